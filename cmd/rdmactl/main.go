@@ -1,0 +1,157 @@
+// Command rdmactl inspects RDMA devices and benchmarks RDMA fabrics without
+// libibverbs: it talks to the kernel over RDMA netlink, sysfs and the uverbs
+// character devices.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes. They are part of the interface (README "Exit codes"): scripts
+// branch on them, so never renumber.
+const (
+	exitOK          = 0
+	exitFailure     = 1   // anything not listed below
+	exitUsage       = 2   // bad flags or arguments
+	exitNotFound    = 3   // unknown device, port, GID index, resource
+	exitPermission  = 4   // EACCES/EPERM, RLIMIT_MEMLOCK too low
+	exitUnsupported = 5   // the kernel or device lacks the feature
+	exitPeer        = 6   // benchmark peer unreachable, vanished or garbled
+	exitInterrupted = 130 // SIGINT/SIGTERM
+)
+
+// exitError carries an exit code with the one-line message printed for it.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// withCode wraps err so that main exits with code.
+func withCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code: code, err: err}
+}
+
+// usageErrorf reports bad command-line input (exit 2).
+func usageErrorf(format string, a ...any) error {
+	return withCode(exitUsage, fmt.Errorf(format, a...))
+}
+
+// options are the global flags, shared by every command.
+type options struct {
+	json      bool
+	pretty    bool
+	details   bool
+	sysfsRoot string
+}
+
+// app is what every command gets: global options and where to write.
+type app struct {
+	opts   options
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// commandFactories build the top-level commands; each command's file adds
+// its factory from init(), so that files stay independent of each other.
+var commandFactories []func(*app) *cobra.Command
+
+// devSubcommands build the children of "rdmactl dev" (show, query, ...).
+var devSubcommands []func(*app) *cobra.Command
+
+func newRootCmd(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "rdmactl",
+		Short: "Inspect RDMA devices and benchmark RDMA fabrics, without libibverbs",
+		Long: `rdmactl inspects RDMA devices (like rdma, ibv_devinfo, ibstat and show_gids)
+and benchmarks RDMA fabrics (like perftest's ib_{send,write,read}_{bw,lat}).
+It is one static binary that talks to the kernel directly: RDMA netlink,
+/sys/class/infiniband and /dev/infiniband/uverbsN.`,
+		Example: `  rdmactl link show
+  rdmactl -j dev show rxe0
+  rdmactl gids --type v2 --ipv4`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	pf := root.PersistentFlags()
+	pf.BoolVarP(&a.opts.json, "json", "j", false, "print JSON instead of a table")
+	pf.BoolVarP(&a.opts.pretty, "pretty", "p", false, "indent JSON output (implies nothing without -j)")
+	pf.BoolVarP(&a.opts.details, "details", "d", false, "print more details")
+	pf.StringVar(&a.opts.sysfsRoot, "sysfs-root", "", "read a captured copy of /sys rooted at `DIR` instead of the live one (netlink is then not used)")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErrorf("%v (see '%s --help')", err, c.CommandPath())
+	})
+
+	dev := &cobra.Command{
+		Use:   "dev",
+		Short: "RDMA devices: show, query",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return usageErrorf("'rdmactl dev' needs a subcommand: try 'rdmactl dev show' (as in 'rdma dev show') or 'rdmactl dev query' (as ibv_devinfo -v)")
+		},
+	}
+	for _, f := range devSubcommands {
+		dev.AddCommand(f(a))
+	}
+	root.AddCommand(dev)
+	for _, f := range commandFactories {
+		root.AddCommand(f(a))
+	}
+	return root
+}
+
+// run executes rdmactl with args and returns the process exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	a := &app{stdout: stdout, stderr: stderr}
+	root := newRootCmd(a)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	code := exitFailure
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+	} else if strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag") ||
+		strings.Contains(err.Error(), "arg(s)") {
+		code = exitUsage
+	}
+	if errors.Is(err, context.Canceled) {
+		code = exitInterrupted
+	}
+	fmt.Fprintf(stderr, "rdmactl: %s\n", oneLine(err.Error()))
+	return code
+}
+
+// oneLine keeps error output to a single line, whatever the error says.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+func runCmd(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = run(context.Background(), args, &o, &e)
+	return o.String(), e.String(), code
+}
+
+func TestUnknownCommandIsUsageError(t *testing.T) {
+	_, stderr, code := runCmd(t, "frobnicate")
+	if code != exitUsage {
+		t.Fatalf("exit code %d, want %d", code, exitUsage)
+	}
+	if strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "rdmactl: ") {
+		t.Fatalf("want one line on stderr, got %q", stderr)
+	}
+}
+
+func TestBareDevSuggestsShow(t *testing.T) {
+	_, stderr, code := runCmd(t, "dev")
+	if code != exitUsage || !strings.Contains(stderr, "dev show") {
+		t.Fatalf("code %d stderr %q", code, stderr)
+	}
+}
+
+func TestTableRendering(t *testing.T) {
+	var b bytes.Buffer
+	tb := newTable(&b, "DEV", "PORT", "STATE")
+	tb.row("rxe0", 1, "ACTIVE")
+	tb.row("rxe1", 1, "")
+	if err := tb.render(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("got %d lines:\n%s", len(lines), b.String())
+	}
+	if !strings.HasPrefix(lines[0], "DEV") || !strings.Contains(lines[2], "-") {
+		t.Fatalf("unexpected table:\n%s", b.String())
+	}
+}
+
