@@ -1,5 +1,7 @@
 package verbs
 
+import "errors"
+
 // This file is the contract between the uverbs control path (this package),
 // the providers' user-space data paths (rxe now, mlx5 beside it) and the
 // benchmark engine. Keep it small and stable: providers and internal/perf
@@ -105,6 +107,13 @@ type WC struct {
 	DLIDBits  uint8
 	PortNum   uint8
 }
+
+// ErrQueueFull is returned by PostSend and PostRecv, without blocking and
+// without posting any of the WRs, when the queue lacks room for all of them.
+// Send queue slots are freed as the provider retires WQEs (on rxe when the
+// ACK arrives, whether or not the WR was signaled), so poll the CQ and try
+// again. Compare with errors.Is.
+var ErrQueueFull = errors.New("verbs: work queue full: poll the completion queue, then post again")
 
 // SendQueue posts send work requests. One call publishes all of wrs and
 // rings the doorbell once.

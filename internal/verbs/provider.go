@@ -20,7 +20,12 @@ type execFunc func(udataIn, udataOut []byte) (handle uint32, err error)
 
 // cqRequest is what the core knows about a CQ being created.
 type cqRequest struct {
-	CQE int // requested capacity
+	// CQE is the requested capacity. A provider may change it before
+	// calling exec (mlx5 sends ncqe-1 of its rounded ring); exec sends
+	// the value it finds here.
+	CQE int
+	// ActualCQE is filled in by exec on success: the kernel's resp.cqe.
+	ActualCQE uint32
 }
 
 // qpRequest is what the core knows about a QP being created.
@@ -34,6 +39,22 @@ type qpRequest struct {
 	SigAll        bool
 	// Send and Recv are the provider queues of the QP's CQs.
 	SendCQ, RecvCQ providerCQ
+
+	// Filled in by exec on success, from the core CREATE_QP response:
+	// the QP number and the capabilities the kernel granted (rxe grants
+	// more inline space than asked for; it echoes the WR counts, so the
+	// real ring capacity comes from the provider's own queues).
+	QPN     uint32
+	Granted QPCaps
+}
+
+// QPCaps are a QP's queue capabilities (struct ib_uverbs_qp_cap).
+type QPCaps struct {
+	MaxSendWR     uint32
+	MaxRecvWR     uint32
+	MaxSendSGE    uint32
+	MaxRecvSGE    uint32
+	MaxInlineData uint32
 }
 
 // QPType is the transport of a queue pair (enum ib_qp_type values).
@@ -57,9 +78,35 @@ type providerCQ interface {
 type providerQP interface {
 	SendQueue
 	RecvQueue
-	// qpCreated tells the provider the kernel's response (QPN, granted
-	// caps) after a successful create.
+	// release unmaps and frees the provider's memory; the core calls it
+	// after DESTROY_QP (or after a failed create). The kernel's answer to
+	// CREATE_QP (QPN, granted caps) reaches the provider through the
+	// qpRequest fields exec fills in.
 	release() error
+	// sendCapacity and recvCapacity are how many WRs the provider's
+	// queues really hold (the kernel's CREATE_QP response only echoes the
+	// request on rxe).
+	sendCapacity() uint32
+	recvCapacity() uint32
+}
+
+// ahRequest is what the core knows about an address handle being created.
+type ahRequest struct {
+	Attr AHAttr
+}
+
+// providerAH is a provider's per-AH state, kept in AH.prov.
+type providerAH interface {
+	release() error
+}
+
+// ahCreator is implemented by provider contexts whose UD sends need
+// something from CREATE_AH's udata (rxe: the AH number the kernel looks the
+// address vector up by; mlx5 would build its AV from the attributes and the
+// response's dmac). A context without it gets CREATE_AH with no udata and
+// AH.num 0.
+type ahCreator interface {
+	createAH(req *ahRequest, exec execFunc) (prov providerAH, ahNum uint32, err error)
 }
 
 // provider is implemented once per driver (rxe.go, mlx5.go) and looked up by
@@ -83,6 +130,15 @@ type providerContext interface {
 	// QP of the context has been released.
 	close() error
 }
+
+// What siw would need (not available on the Debian 6.1 VM kernel): siw,
+// like rxe, maps its SQ, RQ and CQ from the kernel (siw_uresp_create_qp /
+// siw_uresp_create_cq carry mmap keys and sizes) and rings a POST_SEND
+// doorbell, but its WQEs (struct siw_sqe, 64 B + inline) and CQEs (struct
+// siw_cqe) are owned per slot through a flags word (SIW_WQE_VALID) rather
+// than producer/consumer indices, and receives are posted in a separate
+// RQ mapping. A siw provider fits this contract as rxe does: udata out in
+// exec, mmap after, release unmaps.
 
 // Driver ids (enum rdma_driver_id in ib_user_ioctl_verbs.h).
 const (
