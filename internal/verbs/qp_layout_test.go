@@ -1,0 +1,147 @@
+package verbs
+
+import (
+	"bufio"
+	"bytes"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestQPLayoutAgainstC compiles testdata/layout/qp_layout.c with gcc
+// against the system's UAPI headers and compares every offset and size it
+// prints with the Go declarations (qp_abi.go structs, rxe_*.go constants).
+func TestQPLayoutAgainstC(t *testing.T) {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("gcc not installed: the C layout comparison needs it and /usr/include/rdma")
+	}
+	bin := filepath.Join(t.TempDir(), "qp_layout")
+	if out, err := exec.Command(gcc, "-o", bin, "testdata/layout/qp_layout.c").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	goStructs := map[string]reflect.Type{
+		"ib_uverbs_create_cq":       reflect.TypeFor[abiCreateCQ](),
+		"ib_uverbs_create_cq_resp":  reflect.TypeFor[abiCreateCQResp](),
+		"ib_uverbs_destroy_cq":      reflect.TypeFor[abiDestroyCQ](),
+		"ib_uverbs_destroy_cq_resp": reflect.TypeFor[abiDestroyCQResp](),
+		"ib_uverbs_create_qp":       reflect.TypeFor[abiCreateQP](),
+		"ib_uverbs_create_qp_resp":  reflect.TypeFor[abiCreateQPResp](),
+		"ib_uverbs_destroy_qp":      reflect.TypeFor[abiDestroyQP](),
+		"ib_uverbs_destroy_qp_resp": reflect.TypeFor[abiDestroyQPResp](),
+		"ib_uverbs_qp_dest":         reflect.TypeFor[abiQPDest](),
+		"ib_uverbs_modify_qp":       reflect.TypeFor[abiModifyQP](),
+		"ib_uverbs_ah_attr":         reflect.TypeFor[abiAHAttr](),
+		"ib_uverbs_global_route":    reflect.TypeFor[abiAHAttr](), // flattened at offset 0
+		"ib_uverbs_create_ah":       reflect.TypeFor[abiCreateAH](),
+		"ib_uverbs_create_ah_resp":  reflect.TypeFor[abiCreateAHResp](),
+		"ib_uverbs_destroy_ah":      reflect.TypeFor[abiDestroyAH](),
+		"ib_uverbs_wc":              reflect.TypeFor[WC](),
+	}
+	rename := map[string]string{"ib_uverbs_global_route.reserved": "GRHReserved"}
+	consts := map[string]uintptr{
+		"rxe_queue_buf.log2_elem_size":        rxeRingLog2Off,
+		"rxe_queue_buf.index_mask":            rxeRingMaskOff,
+		"rxe_queue_buf.producer_index":        rxeRingProdOff,
+		"rxe_queue_buf.consumer_index":        rxeRingConsOff,
+		"rxe_queue_buf.data":                  rxeRingDataOff,
+		"rxe_send_wqe":                        rxeSWQEHdrSize,
+		"rxe_send_wr":                         rxeSWQEWRSize,
+		"rxe_send_wqe.wr.wr_id":               rxeSWQEWRID,
+		"rxe_send_wqe.wr.opcode":              rxeSWQEOpcode,
+		"rxe_send_wqe.wr.send_flags":          rxeSWQESendFlags,
+		"rxe_send_wqe.wr.ex.imm_data":         rxeSWQEImm,
+		"rxe_send_wqe.wr.wr.rdma.remote_addr": rxeSWQERemoteAddr,
+		"rxe_send_wqe.wr.wr.rdma.rkey":        rxeSWQERKey,
+		"rxe_send_wqe.wr.wr.ud.remote_qpn":    rxeSWQEUDQPN,
+		"rxe_send_wqe.wr.wr.ud.remote_qkey":   rxeSWQEUDQKey,
+		"rxe_send_wqe.wr.wr.ud.pkey_index":    rxeSWQEUDPKey,
+		"rxe_send_wqe.wr.wr.ud.ah_num":        rxeSWQEUDAHNum,
+		"rxe_send_wqe.status":                 rxeSWQEStatus,
+		"rxe_send_wqe.state":                  rxeSWQEState,
+		"rxe_send_wqe.iova":                   rxeSWQEIOVA,
+		"rxe_send_wqe.ssn":                    rxeSWQESSN,
+		"rxe_send_wqe.dma.length":             rxeSWQEDMALength,
+		"rxe_send_wqe.dma.resid":              rxeSWQEDMAResid,
+		"rxe_send_wqe.dma.num_sge":            rxeSWQEDMANumSGE,
+		"rxe_send_wqe.dma.sge":                rxeSWQEHdrSize,
+		"rxe_recv_wqe":                        rxeRWQEHdrSize,
+		"rxe_recv_wqe.wr_id":                  rxeRWQEWRID,
+		"rxe_recv_wqe.dma.length":             rxeRWQEDMALength,
+		"rxe_recv_wqe.dma.resid":              rxeRWQEDMAResid,
+		"rxe_recv_wqe.dma.num_sge":            rxeRWQEDMANumSGE,
+		"rxe_recv_wqe.dma.sge":                rxeRWQEHdrSize,
+		"rxe_sge":                             rxeSGESize,
+		"rxe_create_cq_resp":                  16,
+		"rxe_create_qp_resp":                  32,
+		"rxe_create_qp_resp.rq_mi":            0,
+		"rxe_create_qp_resp.sq_mi":            16,
+		"rxe_create_ah_resp":                  8,
+		"rxe_create_ah_resp.ah_num":           0,
+		"mminfo.offset":                       0,
+		"mminfo.size":                         8,
+	}
+
+	checked := 0
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) != 3 {
+			t.Fatalf("bad line %q", sc.Text())
+		}
+		name := f[0]
+		off, _ := strconv.ParseUint(f[1], 10, 64)
+		size, _ := strconv.ParseUint(f[2], 10, 64)
+		if c, ok := consts[name]; ok {
+			want := uintptr(off)
+			if !strings.Contains(name, ".") {
+				want = uintptr(size)
+			}
+			if c != want {
+				t.Errorf("%s: Go has %d, C has %d", name, c, want)
+			}
+			checked++
+			continue
+		}
+		sname, field, hasField := strings.Cut(name, ".")
+		typ, ok := goStructs[sname]
+		if !ok {
+			t.Errorf("%s: no Go counterpart declared in the test", name)
+			continue
+		}
+		if !hasField {
+			if sname == "ib_uverbs_global_route" {
+				typ = reflect.TypeFor[[24]byte]() // the first 24 bytes of abiAHAttr
+			}
+			if typ.Size() != uintptr(size) {
+				t.Errorf("%s: Go size %d, C size %d", sname, typ.Size(), size)
+			}
+			checked++
+			continue
+		}
+		goName := rename[name]
+		if goName == "" {
+			goName = strings.ReplaceAll(field, "_", "")
+		}
+		sf, ok := typ.FieldByNameFunc(func(n string) bool { return strings.EqualFold(n, goName) })
+		if !ok {
+			t.Errorf("%s: Go type %v has no field like %q", name, typ, goName)
+			continue
+		}
+		if sf.Offset != uintptr(off) || sf.Type.Size() != uintptr(size) {
+			t.Errorf("%s: Go %s at %d size %d, C at %d size %d", name, sf.Name, sf.Offset, sf.Type.Size(), off, size)
+		}
+		checked++
+	}
+	if checked < 120 {
+		t.Errorf("only %d layout facts compared", checked)
+	}
+}

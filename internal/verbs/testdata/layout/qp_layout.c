@@ -1,0 +1,79 @@
+/* Prints "struct.field offset size" for the uverbs structs qp_abi.go
+ * mirrors and the rxe structs rxe_wqe.go encodes; qp_layout_test.go
+ * compiles it with gcc against /usr/include/rdma and compares. */
+#include <stdio.h>
+#include <stddef.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/rdma_user_rxe.h>
+
+#define F(s, f) printf(#s "." #f " %zu %zu\n", offsetof(struct s, f), sizeof(((struct s *)0)->f))
+#define O(s, f) printf(#s "." #f " %zu 0\n", offsetof(struct s, f))
+#define S(s) printf(#s " 0 %zu\n", sizeof(struct s))
+
+int main(void)
+{
+	S(ib_uverbs_create_cq); F(ib_uverbs_create_cq, response); F(ib_uverbs_create_cq, user_handle);
+	F(ib_uverbs_create_cq, cqe); F(ib_uverbs_create_cq, comp_vector); F(ib_uverbs_create_cq, comp_channel);
+	F(ib_uverbs_create_cq, reserved);
+	S(ib_uverbs_create_cq_resp); F(ib_uverbs_create_cq_resp, cq_handle); F(ib_uverbs_create_cq_resp, cqe);
+	S(ib_uverbs_destroy_cq); F(ib_uverbs_destroy_cq, response); F(ib_uverbs_destroy_cq, cq_handle);
+	S(ib_uverbs_destroy_cq_resp); F(ib_uverbs_destroy_cq_resp, comp_events_reported);
+	F(ib_uverbs_destroy_cq_resp, async_events_reported);
+
+	S(ib_uverbs_create_qp); F(ib_uverbs_create_qp, response); F(ib_uverbs_create_qp, user_handle);
+	F(ib_uverbs_create_qp, pd_handle); F(ib_uverbs_create_qp, send_cq_handle); F(ib_uverbs_create_qp, recv_cq_handle);
+	F(ib_uverbs_create_qp, srq_handle); F(ib_uverbs_create_qp, max_send_wr); F(ib_uverbs_create_qp, max_recv_wr);
+	F(ib_uverbs_create_qp, max_send_sge); F(ib_uverbs_create_qp, max_recv_sge); F(ib_uverbs_create_qp, max_inline_data);
+	F(ib_uverbs_create_qp, sq_sig_all); F(ib_uverbs_create_qp, qp_type); F(ib_uverbs_create_qp, is_srq);
+	F(ib_uverbs_create_qp, reserved);
+	S(ib_uverbs_create_qp_resp); F(ib_uverbs_create_qp_resp, qp_handle); F(ib_uverbs_create_qp_resp, qpn);
+	F(ib_uverbs_create_qp_resp, max_send_wr); F(ib_uverbs_create_qp_resp, max_recv_wr);
+	F(ib_uverbs_create_qp_resp, max_send_sge); F(ib_uverbs_create_qp_resp, max_recv_sge);
+	F(ib_uverbs_create_qp_resp, max_inline_data); F(ib_uverbs_create_qp_resp, reserved);
+	S(ib_uverbs_destroy_qp); F(ib_uverbs_destroy_qp, response); F(ib_uverbs_destroy_qp, qp_handle);
+	S(ib_uverbs_destroy_qp_resp); F(ib_uverbs_destroy_qp_resp, events_reported);
+
+	S(ib_uverbs_qp_dest); F(ib_uverbs_qp_dest, dgid); F(ib_uverbs_qp_dest, flow_label); F(ib_uverbs_qp_dest, dlid);
+	F(ib_uverbs_qp_dest, reserved); F(ib_uverbs_qp_dest, sgid_index); F(ib_uverbs_qp_dest, hop_limit);
+	F(ib_uverbs_qp_dest, traffic_class); F(ib_uverbs_qp_dest, sl); F(ib_uverbs_qp_dest, src_path_bits);
+	F(ib_uverbs_qp_dest, static_rate); F(ib_uverbs_qp_dest, is_global); F(ib_uverbs_qp_dest, port_num);
+
+	S(ib_uverbs_modify_qp); F(ib_uverbs_modify_qp, dest); F(ib_uverbs_modify_qp, alt_dest);
+	F(ib_uverbs_modify_qp, qp_handle); F(ib_uverbs_modify_qp, attr_mask); F(ib_uverbs_modify_qp, qkey);
+	F(ib_uverbs_modify_qp, rq_psn); F(ib_uverbs_modify_qp, sq_psn); F(ib_uverbs_modify_qp, dest_qp_num);
+	F(ib_uverbs_modify_qp, qp_access_flags); F(ib_uverbs_modify_qp, pkey_index); F(ib_uverbs_modify_qp, alt_pkey_index);
+	F(ib_uverbs_modify_qp, qp_state); F(ib_uverbs_modify_qp, cur_qp_state); F(ib_uverbs_modify_qp, path_mtu);
+	F(ib_uverbs_modify_qp, path_mig_state); F(ib_uverbs_modify_qp, en_sqd_async_notify);
+	F(ib_uverbs_modify_qp, max_rd_atomic); F(ib_uverbs_modify_qp, max_dest_rd_atomic);
+	F(ib_uverbs_modify_qp, min_rnr_timer); F(ib_uverbs_modify_qp, port_num); F(ib_uverbs_modify_qp, timeout);
+	F(ib_uverbs_modify_qp, retry_cnt); F(ib_uverbs_modify_qp, rnr_retry); F(ib_uverbs_modify_qp, alt_port_num);
+	F(ib_uverbs_modify_qp, alt_timeout); F(ib_uverbs_modify_qp, reserved);
+
+	S(ib_uverbs_ah_attr); F(ib_uverbs_ah_attr, dlid); F(ib_uverbs_ah_attr, sl); F(ib_uverbs_ah_attr, src_path_bits);
+	F(ib_uverbs_ah_attr, static_rate); F(ib_uverbs_ah_attr, is_global); F(ib_uverbs_ah_attr, port_num);
+	F(ib_uverbs_ah_attr, reserved);
+	S(ib_uverbs_global_route); F(ib_uverbs_global_route, dgid); F(ib_uverbs_global_route, flow_label);
+	F(ib_uverbs_global_route, sgid_index); F(ib_uverbs_global_route, hop_limit); F(ib_uverbs_global_route, traffic_class);
+	F(ib_uverbs_global_route, reserved);
+	S(ib_uverbs_create_ah); F(ib_uverbs_create_ah, response); F(ib_uverbs_create_ah, user_handle);
+	F(ib_uverbs_create_ah, pd_handle); F(ib_uverbs_create_ah, reserved); F(ib_uverbs_create_ah, attr);
+	S(ib_uverbs_create_ah_resp); F(ib_uverbs_create_ah_resp, ah_handle);
+	S(ib_uverbs_destroy_ah); F(ib_uverbs_destroy_ah, ah_handle);
+	S(ib_uverbs_wc);
+
+	/* rxe ring and WQE layouts used by rxe_ring.go / rxe_wqe.go. */
+	F(rxe_queue_buf, log2_elem_size); F(rxe_queue_buf, index_mask); F(rxe_queue_buf, producer_index);
+	F(rxe_queue_buf, consumer_index); O(rxe_queue_buf, data);
+	S(rxe_send_wqe); F(rxe_send_wqe, wr.wr_id); F(rxe_send_wqe, wr.opcode); F(rxe_send_wqe, wr.send_flags);
+	F(rxe_send_wqe, wr.ex.imm_data); F(rxe_send_wqe, wr.wr.rdma.remote_addr); F(rxe_send_wqe, wr.wr.rdma.rkey);
+	F(rxe_send_wqe, wr.wr.ud.remote_qpn); F(rxe_send_wqe, wr.wr.ud.remote_qkey); F(rxe_send_wqe, wr.wr.ud.pkey_index);
+	F(rxe_send_wqe, wr.wr.ud.ah_num); F(rxe_send_wqe, status); F(rxe_send_wqe, state); F(rxe_send_wqe, iova);
+	F(rxe_send_wqe, ssn); F(rxe_send_wqe, dma.length); F(rxe_send_wqe, dma.resid); F(rxe_send_wqe, dma.num_sge);
+	O(rxe_send_wqe, dma.sge); S(rxe_send_wr);
+	S(rxe_recv_wqe); F(rxe_recv_wqe, wr_id); F(rxe_recv_wqe, dma.length); F(rxe_recv_wqe, dma.resid);
+	F(rxe_recv_wqe, dma.num_sge); O(rxe_recv_wqe, dma.sge); S(rxe_sge);
+	S(rxe_create_cq_resp); S(rxe_create_qp_resp); F(rxe_create_qp_resp, rq_mi); F(rxe_create_qp_resp, sq_mi);
+	S(rxe_create_ah_resp); F(rxe_create_ah_resp, ah_num);
+	F(mminfo, offset); F(mminfo, size);
+	return 0;
+}
