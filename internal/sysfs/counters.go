@@ -1,0 +1,94 @@
+package sysfs
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Counter is one statistics counter read from sysfs.
+type Counter struct {
+	Name  string
+	Value uint64
+}
+
+// Counters reads the port's PMA counters (ports/N/counters/*: symbol_error,
+// port_xmit_data, ...). Each read makes the kernel send a PerfMgt MAD, so a
+// device without MAD support (rxe) has no counters/ directory: that gives an
+// empty list, not an error. Counters that cannot be read or parsed are left
+// out. The result is sorted by name.
+//
+// port_xmit_data and port_rcv_data count 4-byte words (IBA PortCounters),
+// see UnitBytes.
+func (f *FS) Counters(dev string, port uint32) ([]Counter, error) {
+	if err := f.checkPort(dev, port); err != nil {
+		return nil, err
+	}
+	return readCounterDir(filepath.Join(f.portDir(dev, port), "counters")), nil
+}
+
+// HWCounters reads hw_counters/ of a port, or of the device itself when
+// port is 0 (device-level counters, e.g. mlx5 in switchdev mode). These are
+// the counters "rdma statistic show" gets over netlink. The "lifespan" file
+// is a setting (how many ms the kernel caches the values), not a counter,
+// and is left out. A missing directory gives an empty list.
+func (f *FS) HWCounters(dev string, port uint32) ([]Counter, error) {
+	var dir string
+	if port == 0 {
+		if err := f.checkDevice(dev); err != nil {
+			return nil, err
+		}
+		dir = filepath.Join(f.devDir(dev), "hw_counters")
+	} else {
+		if err := f.checkPort(dev, port); err != nil {
+			return nil, err
+		}
+		dir = filepath.Join(f.portDir(dev, port), "hw_counters")
+	}
+	cs := readCounterDir(dir)
+	return slices.DeleteFunc(cs, func(c Counter) bool { return c.Name == "lifespan" }), nil
+}
+
+// HWCountersLifespan is hw_counters/lifespan in milliseconds (how long the
+// kernel caches hw counter values, so reads within it repeat the value);
+// nil if absent. port 0 means the device-level directory.
+func (f *FS) HWCountersLifespan(dev string, port uint32) *uint32 {
+	dir := f.devDir(dev)
+	if port != 0 {
+		dir = f.portDir(dev, port)
+	}
+	v, _ := parseU32(readOpt(filepath.Join(dir, "hw_counters", "lifespan")))
+	return v
+}
+
+func readCounterDir(dir string) []Counter {
+	ents, _ := os.ReadDir(dir)
+	cs := make([]Counter, 0, len(ents))
+	for _, e := range ents {
+		if e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		s, ok := readString(filepath.Join(dir, e.Name()))
+		if !ok {
+			continue
+		}
+		if v, ok := parseCounter(s); ok {
+			cs = append(cs, Counter{Name: e.Name(), Value: v})
+		}
+	}
+	slices.SortFunc(cs, func(a, b Counter) int { return strings.Compare(a.Name, b.Name) })
+	return cs
+}
+
+// UnitBytes says how many bytes one unit of a counters/ (PMA) counter is:
+// 4 for port_xmit_data and port_rcv_data (and their unicast/multicast-free
+// extended twins), which count 32-bit words (IBA 16.1.3.5: "divided by 4"),
+// 0 for counters that are not byte counts (packets, errors).
+func UnitBytes(name string) uint64 {
+	switch name {
+	case "port_xmit_data", "port_rcv_data", "port_xmit_data_64", "port_rcv_data_64":
+		return 4
+	}
+	return 0
+}

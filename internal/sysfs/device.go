@@ -1,0 +1,151 @@
+package sysfs
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Device is what /sys/class/infiniband/<dev> says about one RDMA device.
+// Strings are "" and pointers nil when the file is absent, unreadable or
+// malformed; rxe, for instance, has no hca_type, hw_rev, board_id or
+// device link, and an empty fw_ver.
+type Device struct {
+	Name string `json:"ifname"`
+	// NodeType is the label of node_type ("CA", "Switch", "Router",
+	// "RNIC"...), NodeTypeNum its number ("1: CA" -> 1).
+	NodeType     string  `json:"node_type,omitempty"`
+	NodeTypeNum  *uint32 `json:"node_type_num,omitempty"`
+	NodeGUID     string  `json:"node_guid,omitempty"` // "xxxx:xxxx:xxxx:xxxx", as rdma -j
+	SysImageGUID string  `json:"sys_image_guid,omitempty"`
+	FWVer        string  `json:"fw,omitempty"` // rdma -j calls it "fw"
+	HCAType      string  `json:"hca_type,omitempty"`
+	HWRev        string  `json:"hw_rev,omitempty"`
+	BoardID      string  `json:"board_id,omitempty"`
+	NodeDesc     string  `json:"node_desc,omitempty"`
+	// PCIAddr is the PCI address behind the device symlink
+	// ("0000:03:00.0"); "" for software devices such as rxe.
+	PCIAddr  string `json:"pci_addr,omitempty"`
+	NUMANode *int   `json:"numa_node,omitempty"` // -1 means "no NUMA affinity", as sysfs says
+	// Driver is the kernel driver bound to the PCI device (device/driver
+	// link, e.g. "mlx5_core"). For devices without a device link, such as
+	// rxe, it is derived from the name prefix ("rdma_rxe" for rxeN, "siw").
+	Driver string `json:"driver,omitempty"`
+	// Parent is the content of the "parent" attribute: for rxe and siw the
+	// netdev the device is bound to ("vrxe0").
+	Parent string   `json:"parent,omitempty"`
+	Ports  []uint32 `json:"ports"`
+	// Uverbs is the uverbs char device name ("uverbs0"), from
+	// class/infiniband_verbs/*/ibdev; "" if there is none.
+	Uverbs      string  `json:"uverbs,omitempty"`
+	UverbsMajor *uint32 `json:"uverbs_major,omitempty"`
+	UverbsMinor *uint32 `json:"uverbs_minor,omitempty"`
+	// UverbsABI is the driver's uverbs ABI (uverbsN/abi_version): rxe 2, mlx5 1.
+	UverbsABI *uint32 `json:"uverbs_abi,omitempty"`
+}
+
+// UverbsPath is the char device path ("/dev/infiniband/uverbs0"), or "".
+func (d *Device) UverbsPath() string {
+	if d.Uverbs == "" {
+		return ""
+	}
+	return "/dev/infiniband/" + d.Uverbs
+}
+
+var pciAddrRE = regexp.MustCompile(`^[0-9a-fA-F]{4,}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$`)
+
+// Device reads the device's attributes. Unknown names give a *NotFoundError
+// that lists the existing devices.
+func (f *FS) Device(name string) (*Device, error) {
+	if err := f.checkDevice(name); err != nil {
+		return nil, err
+	}
+	dir := f.devDir(name)
+	d := &Device{Name: name}
+	if n, label, ok := parseNumLabel(readOpt(filepath.Join(dir, "node_type"))); ok {
+		d.NodeType, d.NodeTypeNum = label, &n
+	}
+	d.NodeGUID, _ = parseGUID(readOpt(filepath.Join(dir, "node_guid")))
+	d.SysImageGUID, _ = parseGUID(readOpt(filepath.Join(dir, "sys_image_guid")))
+	d.FWVer = readOpt(filepath.Join(dir, "fw_ver"))
+	d.HCAType = readOpt(filepath.Join(dir, "hca_type"))
+	d.HWRev = readOpt(filepath.Join(dir, "hw_rev"))
+	d.BoardID = readOpt(filepath.Join(dir, "board_id"))
+	d.NodeDesc = readOpt(filepath.Join(dir, "node_desc"))
+	d.Parent = readOpt(filepath.Join(dir, "parent"))
+
+	if addr := linkBase(filepath.Join(dir, "device")); pciAddrRE.MatchString(addr) {
+		d.PCIAddr = addr
+	}
+	if s, ok := readString(filepath.Join(dir, "device", "numa_node")); ok {
+		if n, err := strconv.Atoi(s); err == nil {
+			d.NUMANode = &n
+		}
+	}
+	d.Driver = linkBase(filepath.Join(dir, "device", "driver"))
+	if d.Driver == "" {
+		d.Driver = softDriver(name)
+	}
+	d.Ports = f.ports(name)
+	f.fillUverbs(d)
+	return d, nil
+}
+
+// softDriver names the kernel module of a software device that has no
+// device/driver link. The names come from the module names
+// (rdma_rxe.ko, siw.ko).
+func softDriver(name string) string {
+	switch {
+	case strings.HasPrefix(name, "rxe"):
+		return "rdma_rxe"
+	case strings.HasPrefix(name, "siw"):
+		return "siw"
+	}
+	return ""
+}
+
+// ports lists the numeric entries of <dev>/ports, sorted.
+func (f *FS) ports(dev string) []uint32 {
+	ents, _ := os.ReadDir(filepath.Join(f.devDir(dev), "ports"))
+	var ps []uint32
+	for _, e := range ents {
+		if n, err := strconv.ParseUint(e.Name(), 10, 32); err == nil {
+			ps = append(ps, uint32(n))
+		}
+	}
+	slices.Sort(ps)
+	return ps
+}
+
+// fillUverbs finds the uverbs char device whose ibdev is d.Name. The uverbs
+// index need not match the device index, so always map through ibdev.
+func (f *FS) fillUverbs(d *Device) {
+	dir := filepath.Join(f.root, "class", "infiniband_verbs")
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), "uverbs") {
+			continue
+		}
+		if readOpt(filepath.Join(dir, e.Name(), "ibdev")) != d.Name {
+			continue
+		}
+		d.Uverbs = e.Name()
+		if ma, mi, ok := parseDevT(readOpt(filepath.Join(dir, e.Name(), "dev"))); ok {
+			d.UverbsMajor, d.UverbsMinor = &ma, &mi
+		}
+		if v, ok := parseU32(readOpt(filepath.Join(dir, e.Name(), "abi_version"))); ok {
+			d.UverbsABI = v
+		}
+		return
+	}
+}
+
+// UverbsABIVersion is the global uverbs ABI (class/infiniband_verbs/abi_version,
+// 6 on every current kernel); nil if unreadable.
+func (f *FS) UverbsABIVersion() *uint32 {
+	v, _ := parseU32(readOpt(filepath.Join(f.root, "class", "infiniband_verbs", "abi_version")))
+	return v
+}

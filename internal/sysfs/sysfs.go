@@ -1,0 +1,148 @@
+// Package sysfs reads RDMA device facts from /sys/class/infiniband (and the
+// related infiniband_verbs and net classes) the way rdma-core, ibstat and
+// show_gids do, without libibverbs.
+//
+// The root is configurable so that a captured copy of /sys (see
+// testdata/capture.sh) can be read offline: New("") reads the live /sys,
+// New(dir) reads dir/class/infiniband/...
+//
+// Malformed or unreadable content never fails a whole call: the affected
+// field is left missing (empty string, nil pointer, entry absent) and the
+// call goes on. Only a missing device, port or class directory is an error.
+package sysfs
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// ErrNoRDMA means the kernel has no /sys/class/infiniband at all: no RDMA
+// core loaded, or no RDMA support.
+var ErrNoRDMA = errors.New("this kernel has no RDMA devices (no /sys/class/infiniband; is ib_core loaded?)")
+
+// NotFoundError reports an unknown device or port together with what exists,
+// so that the message can say what to type instead.
+type NotFoundError struct {
+	Kind   string   // "device" or "port"
+	Name   string   // what was asked for: "mlx5_9" or "rxe0/2"
+	Exists []string // what exists instead
+}
+
+func (e *NotFoundError) Error() string {
+	have := "none"
+	if len(e.Exists) > 0 {
+		have = strings.Join(e.Exists, ", ")
+	}
+	if e.Kind == "port" {
+		return fmt.Sprintf("no RDMA port %s (ports: %s)", e.Name, have)
+	}
+	return fmt.Sprintf("no RDMA device %q (devices: %s)", e.Name, have)
+}
+
+// Is lets errors.Is(err, fs.ErrNotExist) match.
+func (e *NotFoundError) Is(target error) bool { return target == fs.ErrNotExist }
+
+// FS reads one sysfs tree.
+type FS struct {
+	root string
+}
+
+// New returns a reader of the sysfs tree at root; "" means the live "/sys".
+func New(root string) *FS {
+	if root == "" {
+		root = "/sys"
+	}
+	return &FS{root: root}
+}
+
+// Root is the directory that plays the part of /sys.
+func (f *FS) Root() string { return f.root }
+
+func (f *FS) ibDir() string { return filepath.Join(f.root, "class", "infiniband") }
+
+func (f *FS) devDir(dev string) string { return filepath.Join(f.ibDir(), dev) }
+
+func (f *FS) portDir(dev string, port uint32) string {
+	return filepath.Join(f.ibDir(), dev, "ports", fmt.Sprint(port))
+}
+
+// Devices lists the RDMA device names, sorted. A kernel without
+// /sys/class/infiniband gives ErrNoRDMA; one with the class but no devices
+// gives an empty list.
+func (f *FS) Devices() ([]string, error) {
+	ents, err := os.ReadDir(f.ibDir())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrNoRDMA
+	}
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// checkDevice returns a NotFoundError naming the existing devices if dev is
+// not one of them.
+func (f *FS) checkDevice(dev string) error {
+	if dev != "" && !strings.ContainsAny(dev, "/\x00") && dev != "." && dev != ".." {
+		if st, err := os.Stat(f.devDir(dev)); err == nil && st.IsDir() {
+			return nil
+		}
+	}
+	names, err := f.Devices()
+	if err != nil {
+		return err
+	}
+	return &NotFoundError{Kind: "device", Name: dev, Exists: names}
+}
+
+// checkPort returns a NotFoundError naming the device's ports if port is
+// not one of them.
+func (f *FS) checkPort(dev string, port uint32) error {
+	if err := f.checkDevice(dev); err != nil {
+		return err
+	}
+	if st, err := os.Stat(f.portDir(dev, port)); err == nil && st.IsDir() && port != 0 {
+		return nil
+	}
+	var have []string
+	for _, p := range f.ports(dev) {
+		have = append(have, fmt.Sprintf("%s/%d", dev, p))
+	}
+	return &NotFoundError{Kind: "port", Name: fmt.Sprintf("%s/%d", dev, port), Exists: have}
+}
+
+// readString returns the trimmed content of a sysfs file and whether the
+// read worked. sysfs attributes end in one newline; an attribute may also
+// be empty (rxe's fw_ver), which is reported as "" with ok true.
+func readString(path string) (string, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", false
+	}
+	return strings.TrimRight(string(b), "\n\x00 "), true
+}
+
+// readOpt is readString without the ok: missing and empty look alike.
+func readOpt(path string) string {
+	s, _ := readString(path)
+	return s
+}
+
+// linkBase returns the last element of a symlink's target, or "".
+func linkBase(path string) string {
+	t, err := os.Readlink(path)
+	if err != nil {
+		return ""
+	}
+	return filepath.Base(t)
+}
