@@ -166,7 +166,7 @@ type rxeDoorbell struct {
 }
 
 const (
-	cmdPostSend    = 28
+	rxeCmdPostSend    = 28
 	rxeDBWQESize   = 128 // as rdma-core; the kernel requires >= 56 even with no WRs
 	rxeDBInWords   = 8
 	rxeDBOutWords  = 1
@@ -176,7 +176,7 @@ const (
 func newRxeDoorbell(qpHandle uint32) *rxeDoorbell {
 	d := new(rxeDoorbell)
 	le := binary.LittleEndian
-	le.PutUint32(d.cmd[0:], cmdPostSend)
+	le.PutUint32(d.cmd[0:], rxeCmdPostSend)
 	le.PutUint16(d.cmd[4:], rxeDBInWords)
 	le.PutUint16(d.cmd[6:], rxeDBOutWords)
 	le.PutUint64(d.cmd[8:], uint64(uintptr(unsafe.Pointer(&d.resp[0]))))
