@@ -166,7 +166,7 @@ type rxeDoorbell struct {
 }
 
 const (
-	rxeCmdPostSend    = 28
+	rxeCmdPostSend = 28
 	rxeDBWQESize   = 128 // as rdma-core; the kernel requires >= 56 even with no WRs
 	rxeDBInWords   = 8
 	rxeDBOutWords  = 1
