@@ -93,6 +93,24 @@ func (c *rxeContext) createCQ(req *cqRequest, exec execFunc) (providerCQ, error)
 	return &rxeCQ{ring: r}, nil
 }
 
+// createAH runs CREATE_AH with room for struct rxe_create_ah_resp and
+// returns the AH number the kernel gave it: UD send WQEs carry it in
+// wr.ud.ah_num and the 6.1 kernel looks the address vector up by it
+// (rxe_get_av), so the WQE's own rxe_av stays zero.
+func (c *rxeContext) createAH(req *ahRequest, exec execFunc) (providerAH, uint32, error) {
+	out := make([]byte, 8)
+	if _, err := exec(nil, out); err != nil {
+		return nil, 0, err
+	}
+	num := binary.LittleEndian.Uint32(out)
+	if num == 0 {
+		// An old kernel that does not fill ah_num would need the AV copied
+		// into every WQE; 6.1 always fills it.
+		return nil, 0, errors.New("rxe: CREATE_AH returned ah_num 0 (kernel too old for AH numbers)")
+	}
+	return nil, num, nil
+}
+
 // rxeCQ is a CQ ring: the kernel produces CQEs, user space consumes them.
 type rxeCQ struct {
 	ring *rxeRing
