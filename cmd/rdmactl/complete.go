@@ -1,0 +1,302 @@
+package main
+
+// Shell completion: the `completion` command, and dynamic completion of
+// device names, DEV/PORT and GID indexes from the running system (or from
+// --sysfs-root). Completion reads sysfs only, never netlink: it must be
+// fast, must work for unprivileged users and in a captured tree, and must
+// never print errors into the user's command line.
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rdmactl/rdmactl/internal/sysfs"
+	"github.com/spf13/cobra"
+)
+
+// completionFS is the sysfs tree completion reads: the one --sysfs-root
+// names on the command line being completed, else the live /sys.
+func completionFS(cmd *cobra.Command) *sysfs.FS {
+	root := ""
+	if f := cmd.Flags().Lookup("sysfs-root"); f != nil {
+		root = f.Value.String()
+	}
+	return sysfs.New(root)
+}
+
+// completeDevices completes RDMA device names ("rxe0", "mlx5_0").
+func completeDevices(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	devs, err := completionFS(cmd).Devices()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []cobra.Completion
+	for _, d := range devs {
+		if strings.HasPrefix(d, toComplete) {
+			out = append(out, d)
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeDevPorts completes DEV and DEV/PORT ("rxe0", "rxe0/1"). Once the
+// word holds a '/', only that device's ports are offered.
+func completeDevPorts(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	fs := completionFS(cmd)
+	devs, err := fs.Devices()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	if dev, _, ok := strings.Cut(toComplete, "/"); ok {
+		devs = slices.DeleteFunc(devs, func(d string) bool { return d != dev })
+	}
+	var out []cobra.Completion
+	for _, d := range devs {
+		cands := []string{d}
+		if dv, err := fs.Device(d); err == nil {
+			for _, p := range dv.Ports {
+				cands = append(cands, fmt.Sprintf("%s/%d", d, p))
+			}
+		}
+		for _, c := range cands {
+			if strings.HasPrefix(c, toComplete) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeGIDIndexes completes the populated GID indexes of one port, with
+// the GID, its type and netdev as the description. The port comes from a
+// DEV[/PORT] word already on the command line or from the --dev/--device/
+// --ib-dev and --port/--ib-port flags; without a device nothing is offered
+// (a port-less index means nothing).
+func completeGIDIndexes(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	fs := completionFS(cmd)
+	dev, port := portFromCommandLine(cmd, args)
+	if dev == "" {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	gids, err := fs.GIDs(dev, port)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []cobra.Completion
+	for _, g := range gids {
+		idx := strconv.FormatUint(uint64(g.Index), 10)
+		if g.Empty() || !strings.HasPrefix(idx, toComplete) {
+			continue
+		}
+		desc := g.String()
+		if g.Kind != "" {
+			desc += " " + g.Kind
+		}
+		if g.Netdev != "" {
+			desc += " " + g.Netdev
+		}
+		out = append(out, cobra.CompletionWithDesc(idx, desc))
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
+}
+
+// portFromCommandLine finds the device and port the user already named:
+// flags first, then the first DEV[/PORT] positional argument. The port
+// defaults to 1, the only port of RoCE devices.
+func portFromCommandLine(cmd *cobra.Command, args []string) (dev string, port uint32) {
+	port = 1
+	for _, name := range []string{"dev", "device", "ib-dev"} {
+		if f := cmd.Flags().Lookup(name); f != nil && f.Value.Type() == "string" && f.Value.String() != "" {
+			dev = f.Value.String()
+			break
+		}
+	}
+	for _, name := range []string{"port", "ib-port"} {
+		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
+			if p, err := strconv.ParseUint(f.Value.String(), 10, 32); err == nil && p > 0 {
+				port = uint32(p)
+			}
+		}
+	}
+	if dev != "" {
+		if d, p, ok := strings.Cut(dev, "/"); ok {
+			dev = d
+			if n, err := strconv.ParseUint(p, 10, 32); err == nil && n > 0 {
+				port = uint32(n)
+			}
+		}
+		return dev, port
+	}
+	for _, a := range args {
+		d, p, hasPort := strings.Cut(a, "/")
+		if _, err := completionFS(cmd).Device(d); err != nil {
+			continue
+		}
+		if hasPort {
+			if n, err := strconv.ParseUint(p, 10, 32); err == nil && n > 0 {
+				port = uint32(n)
+			}
+		}
+		return d, port
+	}
+	return "", port
+}
+
+// attachCompletions gives every command under root dynamic completion,
+// chosen from its usage line and flag names, unless the command set its own:
+//
+//   - positional arguments, slot by slot as Use lists them: "DEV/PORT" or
+//     "DEV[/PORT]" gets completeDevPorts, "DEV" or "DEVICE"
+//     completeDevices, "GID" or "GID_INDEX" completeGIDIndexes;
+//   - flags --dev, --device, --ib-dev: completeDevices;
+//     --gid-index, --gid-idx, --gid: completeGIDIndexes.
+//
+// So a new command gets completion by writing its usage the way its help
+// shows it (Use: "show [DEV[/PORT]]"), with nothing to register.
+func attachCompletions(root *cobra.Command) {
+	walk(root, func(c *cobra.Command) {
+		if c.ValidArgsFunction == nil && len(c.ValidArgs) == 0 && c != root {
+			if f := argCompletion(c.Use); f != nil {
+				c.ValidArgsFunction = f
+			}
+		}
+		for name, f := range map[string]cobra.CompletionFunc{
+			"dev": completeDevices, "device": completeDevices, "ib-dev": completeDevices,
+			"gid-index": completeGIDIndexes, "gid-idx": completeGIDIndexes, "gid": completeGIDIndexes,
+		} {
+			fl := c.LocalFlags().Lookup(name)
+			if fl == nil {
+				continue
+			}
+			if _, has := c.GetFlagCompletionFunc(name); has {
+				continue
+			}
+			_ = c.RegisterFlagCompletionFunc(name, f)
+		}
+	})
+}
+
+// argCompletion picks the completion for a command's positional arguments
+// from its usage line: the words after the command name are the argument
+// slots in order ("tgid DEV/PORT GID": the first argument is a port, the
+// second a GID index); a slot ending in "..." repeats. Nil when no slot
+// names anything completion knows.
+func argCompletion(use string) cobra.CompletionFunc {
+	slots := strings.Fields(use)[1:]
+	kinds := make([]cobra.CompletionFunc, len(slots))
+	known := false
+	for i, s := range slots {
+		switch {
+		case strings.Contains(s, "DEV/PORT") || strings.Contains(s, "DEV[/PORT]"):
+			kinds[i] = completeDevPorts
+		case containsWord(s, "DEV") || containsWord(s, "DEVICE"):
+			kinds[i] = completeDevices
+		case containsWord(s, "GID") || containsWord(s, "GID_INDEX") || containsWord(s, "GID-INDEX"):
+			kinds[i] = completeGIDIndexes
+		}
+		known = known || kinds[i] != nil
+	}
+	if !known {
+		return nil
+	}
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		i := len(args)
+		if i >= len(slots) {
+			if len(slots) == 0 || !strings.HasSuffix(slots[len(slots)-1], "...") {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			i = len(slots) - 1
+		}
+		if kinds[i] == nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return kinds[i](cmd, args, toComplete)
+	}
+}
+
+// containsWord reports whether w appears in s delimited by anything that is
+// not a letter, digit or underscore ("[DEV]", "DEV...", but not "DEVICE").
+func containsWord(s, w string) bool {
+	isWord := func(r byte) bool {
+		return r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9'
+	}
+	for i := 0; ; {
+		j := strings.Index(s[i:], w)
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(w)
+		if (j == 0 || !isWord(s[j-1])) && (end == len(s) || !isWord(s[end])) {
+			return true
+		}
+		i = j + 1
+	}
+}
+
+func walk(c *cobra.Command, f func(*cobra.Command)) {
+	f(c)
+	for _, sub := range c.Commands() {
+		walk(sub, f)
+	}
+}
+
+// newCompletionCmd replaces cobra's default `completion` command with one
+// that has examples and says where each shell wants the script.
+func newCompletionCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "completion bash|zsh|fish|powershell",
+		Short: "Print the shell completion script for bash, zsh, fish or PowerShell",
+		Long: `Print the shell completion script for bash, zsh, fish or PowerShell.
+
+Completion knows rdmactl's commands and flags, and also the RDMA devices,
+ports and GID indexes of the running system (or of --sysfs-root). The
+release archives ship the same scripts in completions/.`,
+		Example: `  # bash, this shell only (needs the bash-completion package):
+  source <(rdmactl completion bash)
+  # bash, for every session:
+  rdmactl completion bash | sudo tee /usr/share/bash-completion/completions/rdmactl
+  # zsh ("autoload -U compinit; compinit" in ~/.zshrc):
+  rdmactl completion zsh > "${fpath[1]}/_rdmactl"
+  # fish:
+  rdmactl completion fish > ~/.config/fish/completions/rdmactl.fish
+  # PowerShell:
+  rdmactl completion powershell | Out-String | Invoke-Expression`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return usageErrorf("'rdmactl completion' needs a shell: bash, zsh, fish or powershell")
+		},
+	}
+	shells := []struct {
+		name, short, example string
+		gen                  func(root *cobra.Command, c *cobra.Command) error
+	}{
+		{"bash", "Print the bash completion script", "  source <(rdmactl completion bash)",
+			func(root, c *cobra.Command) error { return root.GenBashCompletionV2(c.OutOrStdout(), true) }},
+		{"zsh", "Print the zsh completion script", `  rdmactl completion zsh > "${fpath[1]}/_rdmactl"`,
+			func(root, c *cobra.Command) error { return root.GenZshCompletion(c.OutOrStdout()) }},
+		{"fish", "Print the fish completion script", "  rdmactl completion fish > ~/.config/fish/completions/rdmactl.fish",
+			func(root, c *cobra.Command) error { return root.GenFishCompletion(c.OutOrStdout(), true) }},
+		{"powershell", "Print the PowerShell completion script", "  rdmactl completion powershell | Out-String | Invoke-Expression",
+			func(root, c *cobra.Command) error { return root.GenPowerShellCompletionWithDesc(c.OutOrStdout()) }},
+	}
+	for _, s := range shells {
+		gen := s.gen
+		cmd.AddCommand(&cobra.Command{
+			Use:               s.name,
+			Short:             s.short,
+			Example:           s.example,
+			Args:              cobra.NoArgs,
+			ValidArgsFunction: cobra.NoFileCompletions,
+			RunE: func(c *cobra.Command, args []string) error {
+				c.SetOut(a.stdout)
+				return gen(c.Root(), c)
+			},
+		})
+	}
+	return cmd
+}
+
+func init() { commandFactories = append(commandFactories, newCompletionCmd) }

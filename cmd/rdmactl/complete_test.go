@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// rxeFixture is a captured /sys of the VM (rxe0, rxe1), owned by sysfs.
+const rxeFixture = "../../internal/sysfs/testdata/rxe"
+
+// completeWith runs cobra's hidden __complete command on a root with test
+// commands attached the way attachCompletions does it, and returns the
+// offered words (descriptions cut off) and the directive line.
+func completeWith(t *testing.T, args ...string) (words []string, directive string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	a := &app{stdout: &out, stderr: &errb}
+	root := newRootCmd(a)
+	noop := func(*cobra.Command, []string) error { return nil }
+	root.AddCommand(
+		&cobra.Command{Use: "tshow [DEV[/PORT]]", RunE: noop},
+		&cobra.Command{Use: "tdev DEV", RunE: noop},
+		&cobra.Command{Use: "tgid DEV/PORT GID", RunE: noop},
+	)
+	flagged := &cobra.Command{Use: "tflag", RunE: noop}
+	flagged.Flags().String("ib-dev", "", "")
+	flagged.Flags().Int("gid-index", 0, "")
+	root.AddCommand(flagged)
+	attachCompletions(root)
+	root.SetArgs(append([]string{cobra.ShellCompRequestCmd, "--sysfs-root", rxeFixture}, args...))
+	if err := root.Execute(); err != nil {
+		t.Fatalf("__complete %v: %v (stderr %s)", args, err, errb.String())
+	}
+	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+	for _, l := range lines[:len(lines)-1] {
+		w, _, _ := strings.Cut(l, "\t")
+		words = append(words, w)
+	}
+	return words, lines[len(lines)-1]
+}
+
+func TestCompleteDevPorts(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"tshow", ""}, "rxe0 rxe0/1 rxe1 rxe1/1"},
+		{[]string{"tshow", "rxe1"}, "rxe1 rxe1/1"},
+		{[]string{"tshow", "rxe0/"}, "rxe0/1"},
+		{[]string{"tshow", "mlx"}, ""},
+		{[]string{"tdev", ""}, "rxe0 rxe1"},
+		{[]string{"tflag", "--ib-dev", ""}, "rxe0 rxe1"},
+	} {
+		words, dir := completeWith(t, tc.args...)
+		if got := strings.Join(words, " "); got != tc.want {
+			t.Errorf("complete %q: got %q, want %q", tc.args, got, tc.want)
+		}
+		if dir != ":4" { // ShellCompDirectiveNoFileComp
+			t.Errorf("complete %q: directive %s, want :4 (no file completion)", tc.args, dir)
+		}
+	}
+}
+
+func TestCompleteGIDIndexes(t *testing.T) {
+	// rxe1/1 in the fixture: index 0 is fe80::, 1 is ::ffff:10.77.0.2, and
+	// index 2 (the IPv6 link-local RoCE v2 twin) in newer kernels.
+	words, _ := completeWith(t, "tgid", "rxe1/1", "")
+	if len(words) < 2 || words[0] != "0" || words[1] != "1" {
+		t.Fatalf("GID indexes of rxe1/1: %q", words)
+	}
+	words, _ = completeWith(t, "tflag", "--ib-dev", "rxe0", "--gid-index", "")
+	if len(words) < 2 {
+		t.Fatalf("--gid-index with --ib-dev rxe0: %q", words)
+	}
+	if words, _ := completeWith(t, "tgid", "nosuchdev", ""); len(words) != 0 {
+		t.Fatalf("unknown device: %q", words)
+	}
+}
+
+func TestArgCompletionFromUse(t *testing.T) {
+	for _, tc := range []struct {
+		use  string
+		args []string
+		want string
+	}{
+		{"show [DEV[/PORT]]", nil, "rxe0 rxe0/1 rxe1 rxe1/1"},
+		{"show [DEV[/PORT]]", []string{"rxe0"}, ""}, // one slot only
+		{"query DEVICE...", []string{"rxe0"}, "rxe0 rxe1"},
+		{"gids [DEV] [GID_INDEX]", []string{"rxe1"}, "0 1"},
+		{"write [SERVER] [DEV]", nil, ""},
+		{"write [SERVER] [DEV]", []string{"10.77.0.1"}, "rxe0 rxe1"},
+	} {
+		f := argCompletion(tc.use)
+		if f == nil {
+			t.Errorf("argCompletion(%q) = nil", tc.use)
+			continue
+		}
+		c := &cobra.Command{}
+		c.Flags().String("sysfs-root", rxeFixture, "")
+		words, _ := f(c, tc.args, "")
+		var got []string
+		for _, w := range words {
+			w, _, _ = strings.Cut(w, "\t")
+			got = append(got, w)
+		}
+		// Only the first two GID indexes are certain in any kernel version.
+		if tc.want == "0 1" && len(got) > 2 {
+			got = got[:2]
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("%q args %q: got %q, want %q", tc.use, tc.args, got, tc.want)
+		}
+	}
+	for _, use := range []string{"write [SERVER]", "DEV", "res [qp|cq|mr|pd] [DEVX]"} {
+		if argCompletion(use) != nil {
+			t.Errorf("argCompletion(%q) should be nil", use)
+		}
+	}
+}
+
+func TestCompletionCommand(t *testing.T) {
+	for shell, marker := range map[string]string{
+		"bash":       "__rdmactl_get_completion_results",
+		"zsh":        "#compdef rdmactl",
+		"fish":       "complete -c rdmactl",
+		"powershell": "Register-ArgumentCompleter",
+	} {
+		out, stderr, code := runCmd(t, "completion", shell)
+		if code != 0 || !strings.Contains(out, marker) {
+			t.Errorf("completion %s: code %d, stderr %q, no %q in output", shell, code, stderr, marker)
+		}
+	}
+	_, stderr, code := runCmd(t, "completion")
+	if code != exitUsage || !strings.Contains(stderr, "bash, zsh, fish or powershell") {
+		t.Errorf("bare completion: code %d stderr %q", code, stderr)
+	}
+	_, _, code = runCmd(t, "completion", "tcsh")
+	if code != exitUsage {
+		t.Errorf("completion tcsh: code %d, want %d", code, exitUsage)
+	}
+}
