@@ -1,0 +1,317 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rdmactl/rdmactl/internal/sysfs"
+	"github.com/spf13/cobra"
+)
+
+func init() { commandFactories = append(commandFactories, newCountersCmd) }
+
+// Counter sources, the "source" key of the JSON.
+const (
+	srcCounters   = "counters"    // ports/N/counters/ (PMA PortCounters, via a MAD)
+	srcHWCounters = "hw_counters" // ports/N/hw_counters/ and device-level hw_counters/
+	srcNetlink    = "netlink"     // RDMA_NLDEV_CMD_STAT_GET, what "rdma statistic show" prints
+)
+
+// counterJSON is one counter in `rdmactl -j counters`: a flat list of
+//
+//	{"ifname":"mlx5_0","port":1,"source":"counters","name":"port_xmit_data",
+//	 "value":20000000000,"unit":"bytes","raw":5000000000}
+//
+// One object per counter rather than rdma -j statistic's one object per
+// port with a key per counter: counter names differ between drivers, and a
+// list with fixed keys is easier to filter (jq 'select(.name=="...")') and
+// to type in other languages.
+//
+//   - source: "counters" (sysfs PMA counters/), "hw_counters" (sysfs
+//     hw_counters/) or "netlink" (NLDEV statistics, as rdma statistic show).
+//     The netlink and hw_counters values of a port are the same kernel
+//     counters read two ways; both are listed so that neither path is hidden.
+//   - port: 0 for device-level hw_counters (not per port).
+//   - value: a number. port_xmit_data and port_rcv_data count 4-byte words
+//     in sysfs; value is converted to bytes, unit says "bytes" and raw keeps
+//     the sysfs number. Every other counter has unit "count" and no raw.
+type counterJSON struct {
+	Ifname string  `json:"ifname"`
+	Port   uint32  `json:"port"`
+	Source string  `json:"source"`
+	Name   string  `json:"name"`
+	Value  uint64  `json:"value"`
+	Unit   string  `json:"unit"`
+	Raw    *uint64 `json:"raw,omitempty"`
+}
+
+// counterRateJSON is one line item of `rdmactl -j counters --watch`: every
+// interval one JSON array (one line unless -p) of the counters that moved,
+// with the per-second rate over the interval. value is the new value,
+// delta the increase, rate = delta / interval_s; units as in counterJSON
+// (bytes/s for port_xmit_data and port_rcv_data).
+type counterRateJSON struct {
+	counterJSON
+	Delta     uint64  `json:"delta"`
+	Rate      float64 `json:"rate"`
+	IntervalS float64 `json:"interval_s"`
+}
+
+// netlinkPortStats reads the NLDEV port statistics of dev/port (what
+// "rdma statistic show link DEV/PORT" prints). It is nil until the
+// internal/nldev client provides them; the command then shows sysfs only.
+var netlinkPortStats func(ctx context.Context, dev string, port uint32) ([]sysfs.Counter, error)
+
+type countersFlags struct {
+	nonzero bool
+	watch   string
+	sources []string
+}
+
+func newCountersCmd(a *app) *cobra.Command {
+	var fl countersFlags
+	c := &cobra.Command{
+		Use:   "counters [DEV[/PORT]]",
+		Short: "Show port counters: counters/, hw_counters/ and rdma statistic (netlink); --watch for rates",
+		Long: `Show the counters of every RDMA port, or of DEV or DEV/PORT:
+  counters     ports/N/counters/ (PMA PortCounters; absent on rxe)
+  hw_counters  ports/N/hw_counters/ and the device-level hw_counters/ (PORT 0)
+  netlink      the NLDEV statistics "rdma statistic show" prints (not with --sysfs-root)
+
+port_xmit_data and port_rcv_data count 4-byte words in sysfs; they are shown
+in bytes (UNIT column, JSON "unit": "bytes" with the sysfs number in "raw").
+
+--watch[=INTERVAL] (default 1s) prints, every interval, the per-second rate
+of each counter that moved, until Ctrl-C.`,
+		Example: `  rdmactl counters
+  rdmactl counters mlx5_0/1 --nonzero
+  rdmactl -j counters rxe0 | jq '.[] | select(.name=="rcvd_pkts")'
+  rdmactl counters rxe0 --source hw_counters
+  rdmactl counters --watch
+  rdmactl counters mlx5_0/1 --watch=5s`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			arg := ""
+			if len(args) == 1 {
+				arg = args[0]
+			}
+			for _, s := range fl.sources {
+				if s != srcCounters && s != srcHWCounters && s != srcNetlink {
+					return usageErrorf("--source %q: want counters, hw_counters or netlink", s)
+				}
+			}
+			if c.Flags().Changed("watch") {
+				iv, err := parseInterval(fl.watch)
+				if err != nil {
+					return err
+				}
+				return watchCounters(c.Context(), a, arg, &fl, iv)
+			}
+			rows, err := collectCounters(c.Context(), a, arg, &fl)
+			if err != nil {
+				return err
+			}
+			return printCounters(a, rows)
+		},
+	}
+	f := c.Flags()
+	f.BoolVar(&fl.nonzero, "nonzero", false, "hide counters that are 0")
+	f.StringVar(&fl.watch, "watch", "", "print per-second rates of the counters that move, every `INTERVAL` (default 1s), until Ctrl-C")
+	f.Lookup("watch").NoOptDefVal = "1s"
+	f.StringSliceVar(&fl.sources, "source", nil, "only these sources: counters, hw_counters, netlink (comma-separated)")
+	return c
+}
+
+// parseInterval accepts a Go duration ("500ms", "2s") or plain seconds ("2").
+func parseInterval(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		if secs, err2 := strconv.ParseFloat(s, 64); err2 == nil {
+			d, err = time.Duration(secs*float64(time.Second)), nil
+		}
+	}
+	if err != nil || d < 10*time.Millisecond || d > 24*time.Hour {
+		return 0, usageErrorf("--watch=%s: want an interval from 10ms to 24h, such as --watch=2s", s)
+	}
+	return d, nil
+}
+
+func (fl *countersFlags) want(src string) bool {
+	return len(fl.sources) == 0 || slices.Contains(fl.sources, src)
+}
+
+// toJSON converts a sysfs counter, turning 4-byte words into bytes.
+func toJSON(dev string, port uint32, src string, c sysfs.Counter) counterJSON {
+	r := counterJSON{Ifname: dev, Port: port, Source: src, Name: c.Name, Value: c.Value, Unit: "count"}
+	if src == srcCounters {
+		if m := sysfs.UnitBytes(c.Name); m != 0 {
+			raw := c.Value
+			r.Value, r.Unit, r.Raw = raw*m, "bytes", &raw
+		}
+	}
+	return r
+}
+
+// collectCounters reads every selected counter once. --nonzero is applied.
+func collectCounters(ctx context.Context, a *app, arg string, fl *countersFlags) ([]counterJSON, error) {
+	f := sysfs.New(a.opts.sysfsRoot)
+	targets, err := sfTargets(f, arg)
+	if err != nil {
+		return nil, err
+	}
+	useNetlink := a.opts.sysfsRoot == "" && netlinkPortStats != nil && fl.want(srcNetlink)
+	var rows []counterJSON
+	add := func(dev string, port uint32, src string, cs []sysfs.Counter) {
+		for _, c := range cs {
+			if fl.nonzero && c.Value == 0 {
+				continue
+			}
+			rows = append(rows, toJSON(dev, port, src, c))
+		}
+	}
+	seenDev := map[string]bool{}
+	for _, t := range targets {
+		if !seenDev[t.dev] && fl.want(srcHWCounters) {
+			// Device-level hw_counters once per device, shown as port 0.
+			seenDev[t.dev] = true
+			cs, err := f.HWCounters(t.dev, 0)
+			if err != nil {
+				return nil, sfError(err)
+			}
+			add(t.dev, 0, srcHWCounters, cs)
+		}
+		if fl.want(srcCounters) {
+			cs, err := f.Counters(t.dev, t.port)
+			if err != nil {
+				return nil, sfError(err)
+			}
+			add(t.dev, t.port, srcCounters, cs)
+		}
+		if fl.want(srcHWCounters) {
+			cs, err := f.HWCounters(t.dev, t.port)
+			if err != nil {
+				return nil, sfError(err)
+			}
+			add(t.dev, t.port, srcHWCounters, cs)
+		}
+		if useNetlink {
+			cs, err := netlinkPortStats(ctx, t.dev, t.port)
+			if err != nil {
+				// sysfs already answered; say what netlink lacked and go on.
+				fmt.Fprintf(a.stderr, "rdmactl: netlink statistics of %s/%d: %v (showing sysfs only)\n", t.dev, t.port, oneLine(err.Error()))
+				continue
+			}
+			slices.SortFunc(cs, func(x, y sysfs.Counter) int { return strings.Compare(x.Name, y.Name) })
+			add(t.dev, t.port, srcNetlink, cs)
+		}
+	}
+	return rows, nil
+}
+
+func printCounters(a *app, rows []counterJSON) error {
+	if a.opts.json {
+		if rows == nil {
+			rows = []counterJSON{}
+		}
+		return a.printJSON(rows)
+	}
+	tb := newTable(a.stdout, "DEV", "PORT", "SOURCE", "COUNTER", "VALUE", "UNIT")
+	for _, r := range rows {
+		var port any = r.Port
+		if r.Port == 0 {
+			port = nil // device-level
+		}
+		tb.row(r.Ifname, port, r.Source, r.Name, r.Value, r.Unit)
+	}
+	return tb.render()
+}
+
+type counterKey struct {
+	dev    string
+	port   uint32
+	source string
+	name   string
+}
+
+// watchCounters samples every interval and prints the per-second rate of
+// each counter that moved, until ctx is cancelled (Ctrl-C), then returns
+// nil: stopping a watch is the normal way to end it.
+func watchCounters(ctx context.Context, a *app, arg string, fl *countersFlags, iv time.Duration) error {
+	sample := func() (map[counterKey]counterJSON, []counterKey, time.Time, error) {
+		nz := *fl
+		nz.nonzero = false // a counter leaving 0 must be seen
+		rows, err := collectCounters(ctx, a, arg, &nz)
+		m := make(map[counterKey]counterJSON, len(rows))
+		keys := make([]counterKey, 0, len(rows))
+		for _, r := range rows {
+			k := counterKey{r.Ifname, r.Port, r.Source, r.Name}
+			m[k] = r
+			keys = append(keys, k)
+		}
+		return m, keys, time.Now(), err
+	}
+	prev, _, prevT, err := sample()
+	if err != nil {
+		return err
+	}
+	if !a.opts.json {
+		fmt.Fprintf(a.stdout, "watching counters every %v; Ctrl-C to stop\n", iv)
+	}
+	tick := time.NewTicker(iv)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+		cur, keys, now, err := sample()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		secs := now.Sub(prevT).Seconds()
+		var out []counterRateJSON
+		for _, k := range keys {
+			c := cur[k]
+			p, ok := prev[k]
+			if !ok || c.Value <= p.Value {
+				continue // new, unchanged, or reset/wrapped: no rate
+			}
+			d := c.Value - p.Value
+			out = append(out, counterRateJSON{counterJSON: c, Delta: d, Rate: float64(d) / secs, IntervalS: secs})
+		}
+		prev, prevT = cur, now
+		if err := printRates(a, now, out); err != nil {
+			return err
+		}
+	}
+}
+
+func printRates(a *app, now time.Time, out []counterRateJSON) error {
+	if a.opts.json {
+		if out == nil {
+			out = []counterRateJSON{}
+		}
+		return a.printJSON(out)
+	}
+	if len(out) == 0 {
+		fmt.Fprintf(a.stdout, "%s  no counter moved\n", now.Format("15:04:05"))
+		return nil
+	}
+	tb := newTable(a.stdout, "TIME", "DEV", "PORT", "SOURCE", "COUNTER", "RATE/S", "UNIT", "DELTA")
+	for _, r := range out {
+		var port any = r.Port
+		if r.Port == 0 {
+			port = nil
+		}
+		tb.row(now.Format("15:04:05"), r.Ifname, port, r.Source, r.Name, strconv.FormatFloat(r.Rate, 'f', 1, 64), r.Unit, r.Delta)
+	}
+	return tb.render()
+}
