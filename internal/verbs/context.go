@@ -1,0 +1,287 @@
+package verbs
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// Context is an open uverbs device with its user context (GET_CONTEXT):
+// the parent of every PD, MR, CQ, QP and AH made on it. One fd holds one
+// context (§1.1). A Context is safe for concurrent use by the control-path
+// methods; the data path (providers' queues) has its own rules.
+//
+// Close destroys, newest first, every object still open on the context
+// (children register with addChild), then releases the provider's
+// mappings, the async fd, the command scratch and the device fd. There are
+// no finalizers: not closing leaks until the process exits, when the
+// kernel frees everything of the fd.
+type Context struct {
+	// mu serialises commands (they share scr) and guards fd, children.
+	mu  sync.Mutex
+	fd  int // the uverbs fd; -1 once closed
+	dev Device
+	scr scratch
+
+	asyncFD        int // from write() GET_CONTEXT; -1 if none
+	numCompVectors uint32
+	// useIoctl: the kernel has INVOKE_WRITE and the driver id is known,
+	// so write commands are tunnelled through RDMA_VERBS_IOCTL (§2.7).
+	useIoctl bool
+
+	// prov is the provider's per-context state; nil when the driver has
+	// no provider here (queries still work; see dataPath).
+	prov providerContext
+
+	children []child
+	nextKey  uint64
+}
+
+// child is an object owned by the context, destroyed by Close if its
+// owner has not closed it.
+type child struct {
+	key     uint64
+	destroy func() error
+}
+
+// Options change how Open talks to the kernel.
+type Options struct {
+	// ForceWrite sends every command with write(), never ioctl: the
+	// simplest path, which every kernel since 3.x has. Native ioctl
+	// methods that write() lacks (QUERY_GID_TABLE) fall back to sysfs.
+	ForceWrite bool
+}
+
+// Open opens IB device name ("rxe0") and creates its user context.
+func Open(name string) (*Context, error) { return OpenWith(name, Options{}) }
+
+// OpenWith is Open with options.
+func OpenWith(name string, o Options) (*Context, error) {
+	d, err := LookupDevice(name)
+	if err != nil {
+		return nil, err
+	}
+	return OpenDevice(d, o)
+}
+
+// OpenDevice opens d as found by Devices or LookupDevice.
+func OpenDevice(d Device, o Options) (*Context, error) {
+	if err := d.checkABI(); err != nil {
+		return nil, err
+	}
+	// O_RDWR: providers mmap this fd (rc:device.c verbs_open_device).
+	fd, err := unix.Open(d.Path, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		switch {
+		case errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM):
+			return nil, &PermissionError{Device: d.Name, Path: d.Path, Err: err}
+		case errors.Is(err, unix.ENOENT):
+			return nil, fmt.Errorf("cannot open %s (device %s): no such node: is udev running, or is /dev not devtmpfs?", d.Path, d.Name)
+		case errors.Is(err, unix.ENXIO) || errors.Is(err, unix.ENODEV):
+			return nil, fmt.Errorf("cannot open %s (device %s): %w: the device is going away", d.Path, d.Name, ErrDeviceGone)
+		}
+		return nil, fmt.Errorf("cannot open %s (device %s): %w", d.Path, d.Name, err)
+	}
+	c := &Context{fd: fd, dev: d, asyncFD: -1}
+	if err := c.checkNode(); err != nil {
+		c.release()
+		return nil, err
+	}
+	if err := c.scr.reserve(scratchMin); err != nil {
+		c.release()
+		return nil, err
+	}
+	if !o.ForceWrite && d.DriverID != 0 {
+		c.useIoctl = c.probeInvokeWrite()
+	}
+	if err := c.getContext(); err != nil {
+		c.release()
+		return nil, err
+	}
+	return c, nil
+}
+
+// checkNode makes sure the fd is the char device sysfs/netlink named
+// (rc:util/open_cdev.c), not whatever a stale or hostile /dev holds.
+func (c *Context) checkNode() error {
+	var st unix.Stat_t
+	if err := unix.Fstat(c.fd, &st); err != nil {
+		return fmt.Errorf("%s: fstat %s: %w", c.dev.Name, c.dev.Path, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFCHR || unix.Major(st.Rdev) != c.dev.Major || unix.Minor(st.Rdev) != c.dev.Minor {
+		return fmt.Errorf("%s: %s is not char device %d:%d as the kernel reports: fix /dev (udev) or remove the stale node",
+			c.dev.Name, c.dev.Path, c.dev.Major, c.dev.Minor)
+	}
+	return nil
+}
+
+// probeInvokeWrite asks for INVOKE_WRITE of QUERY_DEVICE with no buffers,
+// as rdma-core does (rc:device.c has_ioctl_write): ENOSPC means the method
+// exists (and refused the missing buffers); EPROTONOSUPPORT or ENOTTY mean
+// it does not.
+func (c *Context) probeInvokeWrite() bool {
+	attrs := []ioctlAttr{attrConst(attrWriteCmd, uint64(cmdQueryDevice))}
+	err := c.ioctl(objDevice, methInvokeWrite, attrs)
+	return errors.Is(err, unix.ENOSPC)
+}
+
+// getContext runs GET_CONTEXT with the provider's udata and hands the
+// provider its response. With the ioctl path it uses the native method
+// (which makes no async fd: rdmactl reads no async events, and CQ/QP
+// creation does not need one); on EPROTONOSUPPORT, or without ioctl, it
+// uses write(), whose async fd is kept and closed by Close.
+func (c *Context) getContext() error {
+	var in []byte
+	var out []byte
+	p := providers[c.dev.DriverID]
+	if p != nil {
+		var outLen int
+		in, outLen = p.contextUData()
+		out = make([]byte, outLen)
+	}
+	done := false
+	if c.useIoctl {
+		var ncv [4]byte
+		var core [8]byte
+		attrs := []ioctlAttr{
+			attrPtrOut(attrGetContextNumCompVectors, ncv[:]),
+			attrPtrOut(attrGetContextCoreSupport, core[:]).optional(),
+		}
+		if len(in) > 0 {
+			attrs = append(attrs, attrPtrIn(attrUHWIn, in))
+		}
+		if len(out) > 0 {
+			attrs = append(attrs, attrPtrOut(attrUHWOut, out))
+		}
+		err := c.ioctl(objDevice, methGetContext, attrs)
+		switch {
+		case err == nil:
+			c.numCompVectors = binary.NativeEndian.Uint32(ncv[:])
+			done = true
+		case errors.Is(err, unix.EPROTONOSUPPORT):
+			// No native GET_CONTEXT: write() below.
+		default:
+			return err
+		}
+	}
+	if !done {
+		req := uvGetContext{}
+		var resp uvGetContextResp
+		if err := c.writeCmd(cmdGetContext, bytesOf(&req), bytesOf(&resp), in, out); err != nil {
+			return err
+		}
+		c.asyncFD = int(resp.AsyncFD)
+		c.numCompVectors = resp.NumCompVectors
+	}
+	if p != nil {
+		pc, err := p.openContext(c.fd, out)
+		if err != nil {
+			return fmt.Errorf("%s: %s provider: %w", c.dev.Name, p.name(), err)
+		}
+		c.prov = pc
+	}
+	return nil
+}
+
+// FD is the uverbs file descriptor (for providers' mmap and doorbells).
+func (c *Context) FD() int { return c.fd }
+
+// Device is what the context was opened from.
+func (c *Context) Device() Device { return c.dev }
+
+// DriverID is the device's RDMA_DRIVER_* id (0 if unknown).
+func (c *Context) DriverID() uint32 { return c.dev.DriverID }
+
+// NumCompVectors is the number of completion vectors (GET_CONTEXT).
+func (c *Context) NumCompVectors() uint32 { return c.numCompVectors }
+
+// UsesIoctl reports whether write commands go through INVOKE_WRITE.
+func (c *Context) UsesIoctl() bool { return c.useIoctl }
+
+// dataPath returns the provider context, or a NoDataPathError when the
+// driver has no provider here (the context then serves queries only).
+func (c *Context) dataPath() (providerContext, error) {
+	if c.prov == nil {
+		return nil, &NoDataPathError{Device: c.dev.Name, Driver: c.dev.Driver}
+	}
+	return c.prov, nil
+}
+
+// addChild registers destroy to be run by Close if the object is still
+// open then, and returns the key to pass to removeChild when the object is
+// closed by its owner. Objects are destroyed newest first, so an MR goes
+// before its PD and a QP before its CQs.
+func (c *Context) addChild(destroy func() error) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.nextKey++
+	c.children = append(c.children, child{key: c.nextKey, destroy: destroy})
+	return c.nextKey
+}
+
+// removeChild forgets the object registered under key.
+func (c *Context) removeChild(key uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := len(c.children) - 1; i >= 0; i-- {
+		if c.children[i].key == key {
+			c.children = append(c.children[:i], c.children[i+1:]...)
+			return
+		}
+	}
+}
+
+// Close destroys the objects still open on the context (newest first),
+// then the provider state, async fd, scratch and fd. It returns the first
+// error but always releases everything. Errors saying the device is gone
+// are dropped: the kernel has freed the objects already. A second Close
+// returns nil.
+func (c *Context) Close() error {
+	var first error
+	for {
+		c.mu.Lock()
+		if c.fd < 0 {
+			c.mu.Unlock()
+			return nil
+		}
+		n := len(c.children)
+		if n == 0 {
+			c.mu.Unlock()
+			break
+		}
+		ch := c.children[n-1]
+		c.mu.Unlock()
+		// destroy calls removeChild itself; make sure it is gone even if
+		// the destroy failed, so the loop ends.
+		if err := ch.destroy(); err != nil && first == nil && !errors.Is(err, ErrDeviceGone) {
+			first = err
+		}
+		c.removeChild(ch.key)
+	}
+	if c.prov != nil {
+		if err := c.prov.close(); err != nil && first == nil {
+			first = err
+		}
+		c.prov = nil
+	}
+	c.release()
+	return first
+}
+
+// release closes the async fd, unmaps the scratch and closes the fd.
+func (c *Context) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.asyncFD >= 0 {
+		_ = unix.Close(c.asyncFD)
+		c.asyncFD = -1
+	}
+	c.scr.free()
+	if c.fd >= 0 {
+		_ = unix.Close(c.fd)
+		c.fd = -1
+	}
+}

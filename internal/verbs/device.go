@@ -1,0 +1,181 @@
+package verbs
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Device is an RDMA device with a uverbs character device: what is needed
+// to open it (verbs-reference §1).
+type Device struct {
+	Name     string // IB device name, "rxe0"
+	Uverbs   string // "uverbs0"; need not share the device's index
+	Path     string // "/dev/infiniband/uverbs0"
+	Major    uint32 // of the char device, checked against fstat at open
+	Minor    uint32
+	ABI      uint32 // the driver's uverbs ABI (rxe 2, mlx5 1)
+	DriverID uint32 // RDMA_DRIVER_* (DriverRXE, DriverMLX5); 0 unknown
+	Driver   string // "rxe", "mlx5", or the best name known
+}
+
+// Where to look. Tests point these at a captured tree.
+var (
+	sysfsRoot = "/sys"
+	devRoot   = "/dev"
+)
+
+// ChardevLookup, when set (by a caller that has an NLDEV client), returns
+// the uverbs char device of an IB device the way rdma-core does first
+// (RDMA_NLDEV_CMD_GET_CHARDEV, §1.2): node name ("uverbs0"), driver ABI,
+// major/minor and driver id. Devices falls back to sysfs when it is nil or
+// fails. It is a hook rather than an import so that this package does not
+// depend on the netlink client.
+var ChardevLookup func(ibdev string) (uverbs string, abi uint64, major, minor, driverID uint32, err error)
+
+// Devices lists the RDMA devices that have a uverbs node, sorted by name.
+// It fails if the kernel's global uverbs ABI is not 6.
+func Devices() ([]Device, error) {
+	verbsDir := filepath.Join(sysfsRoot, "class", "infiniband_verbs")
+	if s, err := readSysfs(filepath.Join(verbsDir, "abi_version")); err == nil {
+		if v, err := strconv.ParseUint(s, 10, 32); err != nil || v != uverbsABIVersion {
+			return nil, fmt.Errorf("the kernel's uverbs ABI is %q, rdmactl speaks ABI %d: the kernel is too old or too new for it", s, uverbsABIVersion)
+		}
+	} else if errors.Is(err, fs.ErrNotExist) {
+		// No ib_uverbs module: no device can be opened.
+		return nil, nil
+	}
+	ents, err := os.ReadDir(verbsDir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var devs []Device
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), "uverbs") {
+			continue
+		}
+		d, err := readUverbs(verbsDir, e.Name())
+		if err != nil {
+			continue // a node that vanished or a malformed entry: skip it
+		}
+		devs = append(devs, d)
+	}
+	sort.Slice(devs, func(i, j int) bool { return devs[i].Name < devs[j].Name })
+	return devs, nil
+}
+
+// LookupDevice finds the uverbs device of IB device name.
+func LookupDevice(name string) (Device, error) {
+	devs, err := Devices()
+	if err != nil {
+		return Device{}, err
+	}
+	var known []string
+	for _, d := range devs {
+		if d.Name == name {
+			return d, nil
+		}
+		known = append(known, d.Name)
+	}
+	return Device{}, &DeviceNotFoundError{Name: name, Known: known}
+}
+
+// readUverbs reads /sys/class/infiniband_verbs/uverbsN, then asks NLDEV
+// (ChardevLookup) for the driver id, which sysfs does not show.
+func readUverbs(verbsDir, node string) (Device, error) {
+	dir := filepath.Join(verbsDir, node)
+	ibdev, err := readSysfs(filepath.Join(dir, "ibdev"))
+	if err != nil {
+		return Device{}, err
+	}
+	d := Device{Name: ibdev, Uverbs: node, Path: filepath.Join(devRoot, "infiniband", node)}
+	if s, err := readSysfs(filepath.Join(dir, "abi_version")); err == nil {
+		v, _ := strconv.ParseUint(s, 10, 32)
+		d.ABI = uint32(v)
+	}
+	if s, err := readSysfs(filepath.Join(dir, "dev")); err == nil {
+		maj, min, ok := strings.Cut(s, ":")
+		a, err1 := strconv.ParseUint(maj, 10, 32)
+		b, err2 := strconv.ParseUint(min, 10, 32)
+		if !ok || err1 != nil || err2 != nil {
+			return Device{}, fmt.Errorf("%s: malformed dev %q", dir, s)
+		}
+		d.Major, d.Minor = uint32(a), uint32(b)
+	} else {
+		return Device{}, err
+	}
+	if ChardevLookup != nil {
+		if name, abi, maj, min, id, err := ChardevLookup(ibdev); err == nil && name == node {
+			d.ABI, d.Major, d.Minor, d.DriverID = uint32(abi), maj, min, id
+		}
+	}
+	if d.DriverID == 0 {
+		d.DriverID = guessDriverID(ibdev)
+	}
+	d.Driver = driverName(d.DriverID, ibdev)
+	return d, nil
+}
+
+// guessDriverID names the driver without netlink: from the kernel module
+// behind the device's parent (mlx5_core), or, for software devices that
+// have no parent device, from the name prefix the rdma tool gives them
+// (rdma-core matches rxe the same way, rc:providers/rxe/rxe.c hca_table).
+func guessDriverID(ibdev string) uint32 {
+	if l, err := os.Readlink(filepath.Join(sysfsRoot, "class", "infiniband", ibdev, "device", "driver")); err == nil {
+		switch filepath.Base(l) {
+		case "mlx5_core":
+			return DriverMLX5
+		}
+		return 0
+	}
+	switch {
+	case strings.HasPrefix(ibdev, "rxe"):
+		return DriverRXE
+	case strings.HasPrefix(ibdev, "mlx5_"):
+		return DriverMLX5
+	}
+	return 0
+}
+
+// driverNames are enum rdma_driver_id (ib_user_ioctl_verbs.h) in order.
+var driverNames = []string{"unknown", "mlx5", "mlx4", "cxgb3", "cxgb4", "mthca", "bnxt_re", "ocrdma", "nes",
+	"irdma", "vmw_pvrdma", "qedr", "hns", "usnic", "rxe", "hfi1", "qib", "efa", "siw", "erdma", "mana"}
+
+func driverName(id uint32, ibdev string) string {
+	if id != 0 && int(id) < len(driverNames) {
+		return driverNames[id]
+	}
+	return "unknown (" + ibdev + ")"
+}
+
+// checkABI applies rdma-core's per-provider ABI ranges (§1.1): rxe 1..2,
+// mlx5 exactly 1. Other drivers are only queried, so any ABI goes.
+func (d Device) checkABI() error {
+	ok := true
+	switch d.DriverID {
+	case DriverRXE:
+		ok = d.ABI >= 1 && d.ABI <= 2
+	case DriverMLX5:
+		ok = d.ABI == 1
+	}
+	if !ok {
+		return fmt.Errorf("%s: driver %s uverbs ABI %d is not supported by rdmactl (rxe 1..2, mlx5 1)", d.Name, d.Driver, d.ABI)
+	}
+	return nil
+}
+
+func readSysfs(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}

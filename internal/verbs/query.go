@@ -1,0 +1,389 @@
+package verbs
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// DeviceAttr is what QUERY_DEVICE and EX QUERY_DEVICE report
+// (ib_uverbs_ex_query_device_resp). Fields past the legacy 176 bytes are
+// valid only when Extended is true and ResponseLength covers them.
+type DeviceAttr struct {
+	FWVer                 uint64
+	NodeGUID              [8]byte // network order
+	SysImageGUID          [8]byte
+	MaxMRSize             uint64
+	PageSizeCap           uint64
+	VendorID              uint32
+	VendorPartID          uint32
+	HWVer                 uint32
+	MaxQP                 uint32
+	MaxQPWR               uint32
+	DeviceCapFlags        uint32
+	MaxSGE                uint32
+	MaxSGERd              uint32
+	MaxCQ                 uint32
+	MaxCQE                uint32
+	MaxMR                 uint32
+	MaxPD                 uint32
+	MaxQPRdAtom           uint32
+	MaxEERdAtom           uint32
+	MaxResRdAtom          uint32
+	MaxQPInitRdAtom       uint32
+	MaxEEInitRdAtom       uint32
+	AtomicCap             uint32
+	MaxEE                 uint32
+	MaxRDD                uint32
+	MaxMW                 uint32
+	MaxRawIPv6QP          uint32
+	MaxRawEthyQP          uint32
+	MaxMcastGrp           uint32
+	MaxMcastQPAttach      uint32
+	MaxTotalMcastQPAttach uint32
+	MaxAH                 uint32
+	MaxFMR                uint32
+	MaxMapPerFMR          uint32
+	MaxSRQ                uint32
+	MaxSRQWR              uint32
+	MaxSRQSGE             uint32
+	MaxPkeys              uint16
+	LocalCAAckDelay       uint8
+	PhysPortCnt           uint8
+
+	// Extended is true when EX QUERY_DEVICE answered; ResponseLength is
+	// how many bytes of the 304-byte response the kernel filled.
+	Extended       bool
+	ResponseLength uint32
+	ODPGeneralCaps uint64
+	ODPRCCaps      uint32
+	ODPUCCaps      uint32
+	ODPUDCaps      uint32
+	XRCODPCaps     uint32
+	// TimestampMask is the completion timestamp mask (0: no timestamps);
+	// HCACoreClock the core clock in kHz (0: unknown).
+	TimestampMask              uint64
+	HCACoreClock               uint64
+	DeviceCapFlagsEx           uint64
+	RSSSupportedQPTs           uint32
+	MaxRWQIndirectionTables    uint32
+	MaxRWQIndirectionTableSize uint32
+	MaxWQTypeRQ                uint32
+	RawPacketCaps              uint32
+	TMMaxRndvHdrSize           uint32
+	TMMaxNumTags               uint32
+	TMFlags                    uint32
+	TMMaxOps                   uint32
+	TMMaxSGE                   uint32
+	MaxCQModerationCount       uint16
+	MaxCQModerationPeriod      uint16
+	MaxDMSize                  uint64
+}
+
+// FWVerString formats FWVer as libibverbs providers do: mlx5
+// "major.minor.subminor" with a 4-digit subminor, others "%d.%d.%d", from
+// the 16-bit fields at bits 32, 16 and 0.
+func (a *DeviceAttr) FWVerString(driverID uint32) string {
+	major, minor, sub := (a.FWVer>>32)&0xffff, (a.FWVer>>16)&0xffff, a.FWVer&0xffff
+	if driverID == DriverMLX5 {
+		return fmt.Sprintf("%d.%d.%04d", major, minor, sub)
+	}
+	return fmt.Sprintf("%d.%d.%d", major, minor, sub)
+}
+
+// GUIDString formats a GUID in network order as "xxxx:xxxx:xxxx:xxxx".
+func GUIDString(g [8]byte) string {
+	return fmt.Sprintf("%02x%02x:%02x%02x:%02x%02x:%02x%02x", g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7])
+}
+
+// QueryDevice returns the device attributes: EX QUERY_DEVICE first, the
+// legacy QUERY_DEVICE when the kernel lacks it (as rc:cmd_device.c
+// ibv_cmd_query_device_any).
+func (c *Context) QueryDevice() (*DeviceAttr, error) {
+	req := uvExQueryDevice{}
+	var resp uvExQueryDeviceResp
+	err := c.writeExCmd(exCmdQueryDevice, bytesOf(&req), bytesOf(&resp), nil, nil)
+	if err == nil {
+		a := deviceAttrFrom(&resp.Base)
+		a.fillEx(&resp)
+		return a, nil
+	}
+	if !errors.Is(err, ErrUnsupported) {
+		return nil, err
+	}
+	lreq := uvQueryDevice{}
+	var lresp uvQueryDeviceResp
+	if err := c.writeCmd(cmdQueryDevice, bytesOf(&lreq), bytesOf(&lresp), nil, nil); err != nil {
+		return nil, err
+	}
+	return deviceAttrFrom(&lresp), nil
+}
+
+func deviceAttrFrom(r *uvQueryDeviceResp) *DeviceAttr {
+	return &DeviceAttr{
+		FWVer: r.FWVer, NodeGUID: r.NodeGUID, SysImageGUID: r.SysImageGUID,
+		MaxMRSize: r.MaxMRSize, PageSizeCap: r.PageSizeCap,
+		VendorID: r.VendorID, VendorPartID: r.VendorPartID, HWVer: r.HWVer,
+		MaxQP: r.MaxQP, MaxQPWR: r.MaxQPWR, DeviceCapFlags: r.DeviceCapFlags,
+		MaxSGE: r.MaxSGE, MaxSGERd: r.MaxSGERd, MaxCQ: r.MaxCQ, MaxCQE: r.MaxCQE,
+		MaxMR: r.MaxMR, MaxPD: r.MaxPD, MaxQPRdAtom: r.MaxQPRdAtom, MaxEERdAtom: r.MaxEERdAtom,
+		MaxResRdAtom: r.MaxResRdAtom, MaxQPInitRdAtom: r.MaxQPInitRdAtom, MaxEEInitRdAtom: r.MaxEEInitRdAtom,
+		AtomicCap: r.AtomicCap, MaxEE: r.MaxEE, MaxRDD: r.MaxRDD, MaxMW: r.MaxMW,
+		MaxRawIPv6QP: r.MaxRawIPv6QP, MaxRawEthyQP: r.MaxRawEthyQP,
+		MaxMcastGrp: r.MaxMcastGrp, MaxMcastQPAttach: r.MaxMcastQPAttach, MaxTotalMcastQPAttach: r.MaxTotalMcastQPAttach,
+		MaxAH: r.MaxAH, MaxFMR: r.MaxFMR, MaxMapPerFMR: r.MaxMapPerFMR,
+		MaxSRQ: r.MaxSRQ, MaxSRQWR: r.MaxSRQWR, MaxSRQSGE: r.MaxSRQSGE,
+		MaxPkeys: r.MaxPkeys, LocalCAAckDelay: r.LocalCAAckDelay, PhysPortCnt: r.PhysPortCnt,
+	}
+}
+
+func (a *DeviceAttr) fillEx(r *uvExQueryDeviceResp) {
+	a.Extended = true
+	a.ResponseLength = r.ResponseLength
+	a.ODPGeneralCaps = r.ODPCaps.GeneralCaps
+	a.ODPRCCaps, a.ODPUCCaps, a.ODPUDCaps = r.ODPCaps.RCODPCaps, r.ODPCaps.UCODPCaps, r.ODPCaps.UDODPCaps
+	a.XRCODPCaps = r.XRCODPCaps
+	a.TimestampMask, a.HCACoreClock, a.DeviceCapFlagsEx = r.TimestampMask, r.HCACoreClock, r.DeviceCapFlagsEx
+	a.RSSSupportedQPTs = r.RSSCaps.SupportedQPTs
+	a.MaxRWQIndirectionTables = r.RSSCaps.MaxRWQIndirectionTables
+	a.MaxRWQIndirectionTableSize = r.RSSCaps.MaxRWQIndirectionTableSize
+	a.MaxWQTypeRQ, a.RawPacketCaps = r.MaxWQTypeRQ, r.RawPacketCaps
+	a.TMMaxRndvHdrSize, a.TMMaxNumTags, a.TMFlags = r.TMCaps.MaxRndvHdrSize, r.TMCaps.MaxNumTags, r.TMCaps.Flags
+	a.TMMaxOps, a.TMMaxSGE = r.TMCaps.MaxOps, r.TMCaps.MaxSGE
+	a.MaxCQModerationCount = r.CQModerationCaps.MaxCQModerationCount
+	a.MaxCQModerationPeriod = r.CQModerationCaps.MaxCQModerationPeriod
+	a.MaxDMSize = r.MaxDMSize
+}
+
+// PortAttr is what QUERY_PORT reports (ib_uverbs_query_port_resp_ex).
+type PortAttr struct {
+	Port          uint8
+	State         uint8 // 4 = ACTIVE
+	MaxMTU        uint8 // 1 = 256 … 5 = 4096
+	ActiveMTU     uint8
+	GIDTblLen     uint32
+	PortCapFlags  uint32
+	PortCapFlags2 uint16
+	MaxMsgSz      uint32
+	BadPkeyCntr   uint32
+	QkeyViolCntr  uint32
+	PkeyTblLen    uint16
+	LID           uint16
+	SMLID         uint16
+	LMC           uint8
+	MaxVLNum      uint8
+	SMSL          uint8
+	SubnetTimeout uint8
+	InitTypeReply uint8
+	ActiveWidth   uint8
+	ActiveSpeed   uint8
+	ActiveSpeedEx uint32
+	PhysState     uint8
+	LinkLayer     uint8 // 0 unspecified, 1 InfiniBand, 2 Ethernet
+	Flags         uint8 // bit 0: GRH required
+}
+
+// QueryPort queries port (1-based): the native ioctl (48-byte response,
+// with port_cap_flags2 and active_speed_ex) first, as rdma-core does on
+// 5.x+, then write() QUERY_PORT. A port the device lacks gives a
+// *PortNotFoundError.
+func (c *Context) QueryPort(port uint8) (*PortAttr, error) {
+	if port == 0 {
+		return nil, &PortNotFoundError{Device: c.dev.Name, Port: 0, Ports: c.portCount()}
+	}
+	var ex uvQueryPortRespEx
+	done := false
+	if c.useIoctl {
+		attrs := []ioctlAttr{
+			attrConst(attrQueryPortNum, uint64(port)),
+			attrPtrOut(attrQueryPortResp, bytesOf(&ex)),
+		}
+		err := c.ioctl(objDevice, methQueryPort, attrs)
+		switch {
+		case err == nil:
+			done = true
+		case errors.Is(err, unix.EPROTONOSUPPORT):
+		case errors.Is(err, unix.EINVAL):
+			return nil, c.portError(port, err)
+		default:
+			return nil, err
+		}
+	}
+	if !done {
+		req := uvQueryPort{PortNum: port}
+		if err := c.writeCmd(cmdQueryPort, bytesOf(&req), bytesOf(&ex.Legacy), nil, nil); err != nil {
+			if errors.Is(err, unix.EINVAL) {
+				return nil, c.portError(port, err)
+			}
+			return nil, err
+		}
+	}
+	r := &ex.Legacy
+	return &PortAttr{
+		Port: port, State: r.State, MaxMTU: r.MaxMTU, ActiveMTU: r.ActiveMTU,
+		GIDTblLen: r.GIDTblLen, PortCapFlags: r.PortCapFlags, PortCapFlags2: ex.PortCapFlags2,
+		MaxMsgSz: r.MaxMsgSz, BadPkeyCntr: r.BadPkeyCntr, QkeyViolCntr: r.QkeyViolCntr,
+		PkeyTblLen: r.PkeyTblLen, LID: r.LID, SMLID: r.SMLID, LMC: r.LMC, MaxVLNum: r.MaxVLNum,
+		SMSL: r.SMSL, SubnetTimeout: r.SubnetTimeout, InitTypeReply: r.InitTypeReply,
+		ActiveWidth: r.ActiveWidth, ActiveSpeed: r.ActiveSpeed, ActiveSpeedEx: ex.ActiveSpeedEx,
+		PhysState: r.PhysState, LinkLayer: r.LinkLayer, Flags: r.Flags,
+	}, nil
+}
+
+// portError turns EINVAL for a port beyond phys_port_cnt into a
+// PortNotFoundError.
+func (c *Context) portError(port uint8, err error) error {
+	if n := c.portCount(); n > 0 && int(port) > n {
+		return &PortNotFoundError{Device: c.dev.Name, Port: int(port), Ports: n}
+	}
+	return err
+}
+
+func (c *Context) portCount() int {
+	a, err := c.QueryDevice()
+	if err != nil {
+		return 0
+	}
+	return int(a.PhysPortCnt)
+}
+
+// GID types (enum ib_uverbs_gid_type).
+const (
+	GIDTypeIB     uint32 = 0
+	GIDTypeRoCEv1 uint32 = 1
+	GIDTypeRoCEv2 uint32 = 2
+)
+
+// GIDEntry is one populated GID table slot.
+type GIDEntry struct {
+	Port          uint32
+	Index         uint32
+	GID           [16]byte // network order
+	Type          uint32   // GIDType*
+	NetdevIfindex uint32   // 0 on InfiniBand or when unknown
+}
+
+// Addr is the GID as an IPv6 address (IPv4-mapped for RoCE IPv4 GIDs).
+func (g GIDEntry) Addr() netip.Addr { return netip.AddrFrom16(g.GID) }
+
+// GIDTypeName is the sysfs/ibv_devinfo name of a GID type.
+func GIDTypeName(t uint32) string {
+	switch t {
+	case GIDTypeIB:
+		return "IB"
+	case GIDTypeRoCEv1:
+		return "RoCE v1"
+	case GIDTypeRoCEv2:
+		return "RoCE v2"
+	}
+	return "type " + strconv.Itoa(int(t))
+}
+
+// QueryGIDTable returns the populated GID entries of every port, in
+// (port, index) order as the kernel gives them. maxEntries bounds the
+// answer (the sum of the ports' gid_tbl_len is always enough). It uses
+// the QUERY_GID_TABLE ioctl (5.10+), else sysfs as rdma-core does
+// (rc:cmd_device.c query_gid_table_fb).
+func (c *Context) QueryGIDTable(maxEntries int) ([]GIDEntry, error) {
+	if maxEntries <= 0 {
+		return nil, nil
+	}
+	if c.useIoctl {
+		const entrySize = 32
+		out := make([]byte, entrySize*maxEntries)
+		var num [8]byte
+		attrs := []ioctlAttr{
+			attrConst(attrGIDTableEntrySize, entrySize),
+			attrFlags32(attrGIDTableFlags, 0).optional(),
+			attrPtrOut(attrGIDTableRespEntries, out),
+			attrPtrOut(attrGIDTableRespNumEntrie, num[:]),
+		}
+		err := c.ioctl(objDevice, methQueryGIDTable, attrs)
+		if err == nil {
+			n := int(binary.NativeEndian.Uint64(num[:]))
+			if n > maxEntries {
+				n = maxEntries
+			}
+			gids := make([]GIDEntry, 0, n)
+			for i := 0; i < n; i++ {
+				var e uvGIDEntry
+				copy(bytesOf(&e), out[i*entrySize:])
+				gids = append(gids, GIDEntry{Port: e.PortNum, Index: e.GIDIndex, GID: e.GID, Type: e.GIDType, NetdevIfindex: e.NetdevIfindex})
+			}
+			return gids, nil
+		}
+		if !errors.Is(err, unix.EPROTONOSUPPORT) {
+			return nil, err
+		}
+	}
+	return c.gidTableSysfs()
+}
+
+// gidTableSysfs reads ports/<p>/gids/<i> and gid_attrs/{types,ndevs}/<i>.
+// Reading the type of an empty slot fails with EINVAL (§1.1), and
+// all-zero GIDs are empty: both are skipped.
+func (c *Context) gidTableSysfs() ([]GIDEntry, error) {
+	portsDir := filepath.Join(sysfsRoot, "class", "infiniband", c.dev.Name, "ports")
+	ports, err := os.ReadDir(portsDir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading the GID table from sysfs: %w", c.dev.Name, err)
+	}
+	var gids []GIDEntry
+	for _, p := range ports {
+		port, err := strconv.ParseUint(p.Name(), 10, 8)
+		if err != nil {
+			continue
+		}
+		pdir := filepath.Join(portsDir, p.Name())
+		ents, err := os.ReadDir(filepath.Join(pdir, "gids"))
+		if err != nil {
+			continue
+		}
+		idx := make([]int, 0, len(ents))
+		for _, e := range ents {
+			if i, err := strconv.Atoi(e.Name()); err == nil {
+				idx = append(idx, i)
+			}
+		}
+		sort.Ints(idx)
+		for _, i := range idx {
+			s, err := readSysfs(filepath.Join(pdir, "gids", strconv.Itoa(i)))
+			if err != nil {
+				continue
+			}
+			a, err := netip.ParseAddr(s)
+			if err != nil || !a.Is6() || a.As16() == [16]byte{} {
+				continue
+			}
+			typ, err := readSysfs(filepath.Join(pdir, "gid_attrs", "types", strconv.Itoa(i)))
+			if err != nil {
+				continue
+			}
+			e := GIDEntry{Port: uint32(port), Index: uint32(i), GID: a.As16()}
+			switch {
+			case strings.Contains(typ, "v2"):
+				e.Type = GIDTypeRoCEv2
+			case strings.Contains(typ, "RoCE"):
+				e.Type = GIDTypeRoCEv1
+			default:
+				e.Type = GIDTypeIB
+			}
+			if nd, err := readSysfs(filepath.Join(pdir, "gid_attrs", "ndevs", strconv.Itoa(i))); err == nil {
+				if s, err := readSysfs(filepath.Join(sysfsRoot, "class", "net", nd, "ifindex")); err == nil {
+					v, _ := strconv.ParseUint(s, 10, 32)
+					e.NetdevIfindex = uint32(v)
+				}
+			}
+			gids = append(gids, e)
+		}
+	}
+	return gids, nil
+}
