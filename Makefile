@@ -58,8 +58,8 @@ fuzz: ## run every Fuzz target for FUZZTIME (default 20s)
 vmtest: build ## kernel tests in one VM: [PKG=./internal/x] [RUN=TestY] [VMFLAGS="--rxe 3"]
 	vm/vmtest
 
-docs: ## regenerate completions/ and man/ from the command tree
-	$(GO) run ./internal/gendocs -out .
+docs: ## regenerate completions/ and man/ from the command tree (commit them)
+	$(GO) test ./cmd/rdmactl -run '^TestDocsUpToDate$$' -count=1 -args -update-docs
 
 release-snapshot: ## dist/: static linux/amd64+arm64 archives and checksums
 	scripts/release-snapshot.sh

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/rdmactl/rdmactl/internal/gendocs"
+)
+
+// make docs runs this test with -update-docs to rewrite completions/ and
+// man/ from the command tree; without it the test fails when they are stale.
+var updateDocs = flag.Bool("update-docs", false, "rewrite completions/ and man/ (make docs)")
+
+// repoRoot is where completions/ and man/ live, seen from this package.
+const repoRoot = "../.."
+
+// exitStatusSection documents the exit codes on every man page, from the
+// same constants main uses.
+func exitStatusSection() gendocs.Section {
+	rows := []struct {
+		code int
+		text string
+	}{
+		{exitOK, "success"},
+		{exitFailure, "any failure not listed below"},
+		{exitUsage, "bad flags or arguments"},
+		{exitNotFound, "unknown device, port, GID index or resource"},
+		{exitPermission, "permission denied (EACCES/EPERM), or RLIMIT_MEMLOCK too low"},
+		{exitUnsupported, "the kernel or the device lacks the feature"},
+		{exitPeer, "benchmark peer unreachable, vanished or garbled"},
+		{exitInterrupted, "interrupted (SIGINT/SIGTERM)"},
+	}
+	s := gendocs.Section{Title: "Exit status"}
+	for _, r := range rows {
+		s.Rows = append(s.Rows, gendocs.Row{Tag: fmt.Sprint(r.code), Text: r.text})
+	}
+	return s
+}
+
+func generateDocs(t *testing.T) map[string][]byte {
+	t.Helper()
+	root := newRootCmd(&app{stdout: io.Discard, stderr: io.Discard})
+	files, err := gendocs.Generate(root, gendocs.Options{
+		Manual:      "rdmactl Manual",
+		Source:      "rdmactl",
+		AllSections: []gendocs.Section{exitStatusSection()},
+		RootSections: []gendocs.Section{
+			{Title: "Environment", Rows: []gendocs.Row{{Text: "rdmactl reads no environment variables. " +
+				"Use --sysfs-root to read a captured copy of /sys."}}},
+			{Title: "Files", Rows: []gendocs.Row{
+				{Tag: "/sys/class/infiniband", Text: "device, port, GID and counter attributes"},
+				{Tag: "/dev/infiniband/uverbsN", Text: "the verbs interface (dev query, perf)"},
+			}},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+func TestDocsUpToDate(t *testing.T) {
+	files := generateDocs(t)
+	if *updateDocs {
+		if err := gendocs.Write(repoRoot, files); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %d files under completions/ and man/", len(files))
+		return
+	}
+	if diffs := gendocs.Check(repoRoot, files); len(diffs) > 0 {
+		t.Fatalf("completions/ or man/ are stale: run make docs (and commit the result)\n  %s",
+			strings.Join(diffs, "\n  "))
+	}
+}
+
+// TestDocsDeterministic guards against output that changes from run to run
+// (map order, dates), which would make TestDocsUpToDate flaky.
+func TestDocsDeterministic(t *testing.T) {
+	a, b := generateDocs(t), generateDocs(t)
+	for p, content := range a {
+		if string(b[p]) != string(content) {
+			t.Fatalf("%s differs between two generations", p)
+		}
+		for _, bad := range []string{"/work/", "/home/", "/root/", "/tmp/"} {
+			if strings.Contains(string(content), bad) {
+				t.Errorf("%s contains an absolute path (%s)", p, bad)
+			}
+		}
+	}
+	if _, ok := a["man/rdmactl.1"]; !ok {
+		t.Fatal("no man/rdmactl.1")
+	}
+	if _, ok := a["man/rdmactl-completion-bash.1"]; !ok {
+		t.Fatal("no page for rdmactl completion bash")
+	}
+}
