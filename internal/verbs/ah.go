@@ -1,5 +1,7 @@
 package verbs
 
+import "errors"
+
 // AHAttr is an address vector: where a UD send goes (CreateAH), or the
 // remote end of an RC/UC QP (RTRAttr.Dest). On RoCE ports (rxe, mlx5
 // Ethernet) IsGlobal must be true and SGIDIndex must name a RoCE v2 GID of
@@ -31,4 +33,67 @@ type AH struct {
 	// struct rxe_create_ah_resp, which the kernel looks the AV up by).
 	num  uint32
 	prov providerAH
+	ctx  *Context
+	key  uint64
+}
+
+// CreateAH creates an address handle on pd for UD sends (CREATE_AH). On
+// RoCE the kernel resolves the destination MAC from attr.DGID here, so the
+// peer must be reachable.
+func (c *Context) CreateAH(pd *PD, attr AHAttr) (*AH, error) {
+	if pd == nil {
+		return nil, errors.New("verbs: CreateAH needs a PD")
+	}
+	pc, err := c.dataPath()
+	if err != nil {
+		return nil, err
+	}
+	var handle uint32
+	created := false
+	exec := func(udataIn, udataOut []byte) (uint32, error) {
+		cmd := abiCreateAH{PDHandle: pd.Handle, Attr: attr.ahAttr()}
+		var resp abiCreateAHResp
+		if err := c.writeCmd(cmdCreateAH, abiBytes(&cmd), abiBytes(&resp), udataIn, udataOut); err != nil {
+			return 0, err
+		}
+		handle, created = resp.AHHandle, true
+		return resp.AHHandle, nil
+	}
+	ah := &AH{ctx: c, Attr: attr}
+	if cr, ok := pc.(ahCreator); ok {
+		ah.prov, ah.num, err = cr.createAH(&ahRequest{Attr: attr}, exec)
+	} else {
+		_, err = exec(nil, nil)
+	}
+	if err != nil {
+		if created {
+			err = errors.Join(err, c.destroyAH(handle))
+		}
+		return nil, err
+	}
+	ah.Handle = handle
+	ah.key = c.addChild(ah.Close)
+	return ah, nil
+}
+
+func (c *Context) destroyAH(handle uint32) error {
+	cmd := abiDestroyAH{AHHandle: handle}
+	return c.writeCmd(cmdDestroyAH, abiBytes(&cmd), nil, nil, nil)
+}
+
+// Close destroys the AH (DESTROY_AH). Close it before its PD. Closing twice
+// returns nil.
+func (ah *AH) Close() error {
+	if ah.ctx == nil {
+		return nil
+	}
+	if err := ah.ctx.destroyAH(ah.Handle); err != nil {
+		return err
+	}
+	ah.ctx.removeChild(ah.key)
+	ah.ctx = nil
+	if ah.prov != nil {
+		return ah.prov.release()
+	}
+	return nil
 }

@@ -7,17 +7,6 @@ import "unsafe"
 // qp_layout_test.go). Requests are sent as their raw bytes after the
 // 8-byte cmd_hdr; the kernel writes responses at the `response` address.
 
-// uverbs write() command numbers (enum ib_uverbs_write_cmds).
-const (
-	uverbsCmdCreateAH  = 5
-	uverbsCmdDestroyAH = 8
-	uverbsCmdCreateCQ  = 18
-	uverbsCmdDestroyCQ = 20
-	uverbsCmdCreateQP  = 24
-	uverbsCmdModifyQP  = 26
-	uverbsCmdDestroyQP = 27
-)
-
 // struct ib_uverbs_create_cq (32 B).
 type abiCreateCQ struct {
 	Response    uint64

@@ -82,15 +82,6 @@ func (m PathMTU) Bytes() int {
 	return 128 << m
 }
 
-// QP access flags (enum ib_access_flags), for InitAttr.Access: what the
-// remote side may do to this QP's peer-visible memory.
-const (
-	QPAccessLocalWrite   uint32 = 1 << 0
-	QPAccessRemoteWrite  uint32 = 1 << 1
-	QPAccessRemoteRead   uint32 = 1 << 2
-	QPAccessRemoteAtomic uint32 = 1 << 3
-)
-
 // ModifyAttr is the subset of ibv_qp_attr that Modify sends; the mask says
 // which fields the kernel reads.
 type ModifyAttr struct {
@@ -101,7 +92,7 @@ type ModifyAttr struct {
 	RQPSN           uint32 // 24 bits: the peer's SQ PSN
 	SQPSN           uint32 // 24 bits
 	DestQPN         uint32
-	Access          uint32 // QPAccess* flags
+	Access          Access // what the peer may do: AccessRemoteWrite, AccessRemoteRead, ...
 	PKeyIndex       uint16
 	Port            uint8
 	MaxRdAtomic     uint8
@@ -121,7 +112,7 @@ func buildModifyQP(qpHandle uint32, a *ModifyAttr, mask QPAttrMask) abiModifyQP 
 		RQPSN:           a.RQPSN & 0xffffff,
 		SQPSN:           a.SQPSN & 0xffffff,
 		DestQPNum:       a.DestQPN,
-		QPAccessFlags:   a.Access,
+		QPAccessFlags:   uint32(a.Access),
 		PKeyIndex:       a.PKeyIndex,
 		QPState:         uint8(a.State),
 		CurQPState:      uint8(a.CurState),
@@ -144,7 +135,7 @@ func buildModifyQP(qpHandle uint32, a *ModifyAttr, mask QPAttrMask) abiModifyQP 
 type InitAttr struct {
 	Port      uint8  // 1-based
 	PKeyIndex uint16 // 0 on RoCE
-	Access    uint32 // RC/UC: QPAccess* flags the peer may use (UC ignores RemoteRead)
+	Access    Access // RC/UC: what the peer may do (UC ignores AccessRemoteRead)
 	QKey      uint32 // UD only
 }
 
@@ -217,7 +208,7 @@ type ConnectAttr struct {
 	Port      uint8  // default 1
 	SGIDIndex uint8  // the local RoCE v2 GID for Remote.GID's family
 	Global    bool   // carry a GRH; forced on when Remote.GID is non-zero (RoCE)
-	Access    uint32 // default LocalWrite|RemoteWrite|RemoteRead
+	Access    Access // default AccessAll (local write, remote write and read)
 	PathMTU   PathMTU
 	QKey      uint32 // UD
 	Local     PathInfo
@@ -248,7 +239,7 @@ func (c *ConnectAttr) withDefaults() ConnectAttr {
 	def(&a.MinRNRTimer, 12)
 	def(&a.RdAtomic, 1)
 	if a.Access == 0 {
-		a.Access = QPAccessLocalWrite | QPAccessRemoteWrite | QPAccessRemoteRead
+		a.Access = AccessAll
 	}
 	if a.PathMTU == 0 {
 		a.PathMTU = PathMTU1024

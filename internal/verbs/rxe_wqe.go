@@ -41,22 +41,9 @@ const (
 
 	rxeSGESize = 16 // struct rxe_sge: u64 addr, u32 length, u32 lkey
 
-	// rxeMaxInline is RXE_MAX_INLINE_DATA on current kernels; the granted
-	// value from CREATE_QP is the real limit for a QP.
-	rxeMaxInline = 512
-
 	// The CQE is struct ib_uverbs_wc at the start of each CQ slot.
 	rxeCQESize = 48
 )
-
-// rxeSendWQEFits reports whether a WR's payload description fits a slot:
-// one SGE, or inline bytes.
-func rxeSendWQEFits(slotSize int, wr *SendWR) bool {
-	if wr.Flags&SendInline != 0 {
-		return rxeSWQEHdrSize+int(wr.SGE.Length) <= slotSize
-	}
-	return rxeSWQEHdrSize+rxeSGESize <= slotSize
-}
 
 // encodeRxeSendWQE writes wr into slot (one SQ slot). ahNum is the rxe AH
 // number for UD (0 otherwise) and ssn the QP's running send sequence number,

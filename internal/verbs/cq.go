@@ -1,0 +1,93 @@
+package verbs
+
+import (
+	"errors"
+	"fmt"
+)
+
+// CQ is a completion queue. Create it with Context.CreateCQ, poll it with
+// Poll from one goroutine at a time, and Close it after every QP that uses
+// it has been closed.
+type CQ struct {
+	ctx    *Context
+	handle uint32
+	cqe    int
+	prov   providerCQ
+	key    uint64 // Context child registration
+}
+
+// CreateCQ creates a completion queue for at least cqe completions
+// (CREATE_CQ, no completion channel: the data path busy-polls). Size it
+// for every WR that can complete into it: rxe drops CQEs on overrun.
+func (c *Context) CreateCQ(cqe int) (*CQ, error) {
+	if cqe < 1 || cqe > 1<<24 {
+		return nil, fmt.Errorf("verbs: CQ size %d out of range 1..%d", cqe, 1<<24)
+	}
+	pc, err := c.dataPath()
+	if err != nil {
+		return nil, err
+	}
+	req := &cqRequest{CQE: cqe}
+	var handle uint32
+	created := false
+	exec := func(udataIn, udataOut []byte) (uint32, error) {
+		cmd := abiCreateCQ{CQE: uint32(req.CQE), CompChannel: -1}
+		var resp abiCreateCQResp
+		if err := c.writeCmd(cmdCreateCQ, abiBytes(&cmd), abiBytes(&resp), udataIn, udataOut); err != nil {
+			return 0, err
+		}
+		handle, created = resp.CQHandle, true
+		req.ActualCQE = resp.CQE
+		return resp.CQHandle, nil
+	}
+	p, err := pc.createCQ(req, exec)
+	if err != nil {
+		if created {
+			err = errors.Join(err, c.destroyCQ(handle))
+		}
+		return nil, err
+	}
+	cq := &CQ{ctx: c, handle: handle, cqe: int(req.ActualCQE), prov: p}
+	cq.key = c.addChild(cq.Close)
+	return cq, nil
+}
+
+func (c *Context) destroyCQ(handle uint32) error {
+	cmd := abiDestroyCQ{CQHandle: handle}
+	var resp abiDestroyCQResp
+	return c.writeCmd(cmdDestroyCQ, abiBytes(&cmd), abiBytes(&resp), nil, nil)
+}
+
+// CQE is the CQ's capacity as the kernel granted it (at least the size
+// asked for).
+func (cq *CQ) CQE() int { return cq.cqe }
+
+// Handle is the kernel's object handle (what `rdma res show cq` lists
+// under the context, not a CQ number).
+func (cq *CQ) Handle() uint32 { return cq.handle }
+
+// Poll fills wcs from the front with completions and returns how many it
+// filled: 0 when the CQ is empty. It does not block, allocate or enter the
+// kernel. Check WC.Status of each completion.
+func (cq *CQ) Poll(wcs []WC) (int, error) {
+	if cq.prov == nil {
+		return 0, ErrClosed
+	}
+	return cq.prov.Poll(wcs)
+}
+
+// Close destroys the CQ (DESTROY_CQ) and then releases the provider's
+// mapping. It fails with EBUSY while a QP still uses the CQ; close the QPs
+// first. Closing twice returns nil.
+func (cq *CQ) Close() error {
+	if cq.prov == nil {
+		return nil
+	}
+	if err := cq.ctx.destroyCQ(cq.handle); err != nil {
+		return err
+	}
+	p := cq.prov
+	cq.prov = nil
+	cq.ctx.removeChild(cq.key)
+	return p.release()
+}

@@ -1,0 +1,478 @@
+//go:build vmtest
+
+package verbs
+
+import (
+	"errors"
+	"fmt"
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Kernel tests of the QP lifecycle and the rxe data path, rxe0 <-> rxe1 in
+// one process (verbs-reference §3.7). They need the rdmavm guest: rxe0
+// (10.77.0.1) and rxe1 (10.77.0.2), GID index 1 = the IPv4-mapped RoCE v2
+// GID, 1500-byte veths (active MTU 1024).
+
+const (
+	vmGIDIndex = 1
+	vmMTU      = PathMTU1024
+	vmQKey     = 0x11111111
+	udGRH      = 40 // UD receive buffers start with the GRH (RoCE v2 IPv4: 20 zero bytes + IPv4 header)
+)
+
+// resSnapshot is `rdma res show` (per-device object counts); tests that
+// create kernel objects check that it is unchanged at the end.
+func resSnapshot(t testing.TB) string {
+	t.Helper()
+	out, err := exec.Command("rdma", "res", "show").CombinedOutput()
+	if err != nil {
+		t.Fatalf("rdma res show: %v\n%s", err, out)
+	}
+	return string(out)
+}
+
+// checkNoLeaks registers a cleanup, to run after every other cleanup of
+// the test, that compares `rdma res show` with what it is now.
+func checkNoLeaks(t testing.TB) {
+	before := resSnapshot(t)
+	t.Cleanup(func() {
+		if after := resSnapshot(t); after != before {
+			t.Errorf("rdma res show changed (leaked kernel objects):\nbefore:\n%s\nafter:\n%s", before, after)
+		}
+	})
+}
+
+// side is one end of a connection: a context on one device with a PD, a
+// registered buffer, one CQ and one QP.
+type side struct {
+	dev string
+	ctx *Context
+	pd  *PD
+	mr  *vmMR
+	cq  *CQ
+	qp  *QP
+	gid [16]byte
+	wcs []WC
+}
+
+func newSide(t testing.TB, dev string, typ QPType, bufSize int, depth uint32, inline uint32) *side {
+	t.Helper()
+	s := &side{dev: dev, wcs: make([]WC, 16)}
+	var err error
+	s.ctx = vmOpen(t, dev)
+	s.pd = vmAllocPD(t, s.ctx)
+	s.mr = vmRegMR(t, s.ctx, s.pd, bufSize)
+	if s.cq, err = s.ctx.CreateCQ(int(2*depth + 2)); err != nil {
+		t.Fatalf("%s: CreateCQ: %v", dev, err)
+	}
+	t.Cleanup(func() {
+		if err := s.cq.Close(); err != nil {
+			t.Errorf("%s: CQ close: %v", dev, err)
+		}
+	})
+	s.qp, err = s.ctx.CreateQP(s.pd, QPAttr{Type: typ, SendCQ: s.cq, RecvCQ: s.cq,
+		MaxSendWR: depth, MaxRecvWR: depth, MaxInlineData: inline})
+	if err != nil {
+		t.Fatalf("%s: CreateQP: %v", dev, err)
+	}
+	t.Cleanup(func() {
+		if err := s.qp.Close(); err != nil {
+			t.Errorf("%s: QP close: %v", dev, err)
+		}
+	})
+	s.gid = vmGID(t, dev, vmGIDIndex)
+	return s
+}
+
+func (s *side) info(psn uint32) PathInfo { return PathInfo{QPN: s.qp.QPN(), PSN: psn, GID: s.gid} }
+
+// connect brings a and b to RTS against each other.
+func connect(t testing.TB, a, b *side) {
+	t.Helper()
+	ai, bi := a.info(100+a.qp.QPN()), b.info(200+b.qp.QPN())
+	if err := a.qp.Connect(ConnectAttr{SGIDIndex: vmGIDIndex, PathMTU: vmMTU, QKey: vmQKey, Local: ai, Remote: bi}); err != nil {
+		t.Fatalf("%s: %v", a.dev, err)
+	}
+	if err := b.qp.Connect(ConnectAttr{SGIDIndex: vmGIDIndex, PathMTU: vmMTU, QKey: vmQKey, Local: bi, Remote: ai}); err != nil {
+		t.Fatalf("%s: %v", b.dev, err)
+	}
+	if a.qp.State() != QPStateRTS || b.qp.State() != QPStateRTS {
+		t.Fatalf("states %v %v", a.qp.State(), b.qp.State())
+	}
+}
+
+// waitWC polls s's CQ until a completion with wrID arrives (failing on a
+// timeout or any error status).
+func (s *side) waitWC(t testing.TB, wrID uint64) WC {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		n, err := s.cq.Poll(s.wcs[:1])
+		if err != nil {
+			t.Fatalf("%s: poll: %v", s.dev, err)
+		}
+		if n == 1 {
+			wc := s.wcs[0]
+			if wc.Status != 0 {
+				t.Fatalf("%s: completion wr_id %d status %d (vendor_err %d) opcode %d", s.dev, wc.WRID, wc.Status, wc.VendorErr, wc.Opcode)
+			}
+			if wc.WRID != wrID {
+				t.Fatalf("%s: completion wr_id %d, want %d (%+v)", s.dev, wc.WRID, wrID, wc)
+			}
+			return wc
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: no completion for wr_id %d after 20 s", s.dev, wrID)
+		}
+		runtime.Gosched()
+	}
+}
+
+func fill(b []byte, seed int) {
+	x := uint32(seed)*2654435761 + 1
+	for i := range b {
+		x = x*1103515245 + 12345
+		b[i] = byte(x >> 16)
+	}
+}
+
+func mustEqual(t testing.TB, what string, got, want []byte) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d bytes, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("%s: byte %d is %#x, want %#x", what, i, got[i], want[i])
+		}
+	}
+}
+
+var vmSizes = []int{1, 2, 63, 64, 4095, 4096, 65536, 1 << 20}
+
+// Layout of each side's buffer: [0, 1 MiB) source/destination for local
+// ops, [1 MiB, 2 MiB) the area the peer writes/reads.
+const vmHalf = 1 << 20
+
+func TestRxeRCLoopback(t *testing.T) {
+	checkNoLeaks(t)
+	a := newSide(t, "rxe1", QPTypeRC, 2*vmHalf, 16, 0)
+	b := newSide(t, "rxe0", QPTypeRC, 2*vmHalf, 16, 0)
+	connect(t, a, b)
+	if c := a.qp.Caps(); c.MaxSendWR < 16 || c.MaxInlineData < 16 {
+		t.Errorf("caps %+v", c)
+	}
+	wr := uint64(0)
+	for op, name := range []string{"SEND", "SEND_IMM", "WRITE", "WRITE_IMM", "READ"} {
+		for _, n := range vmSizes {
+			wr++
+			t.Logf("%s %d bytes", name, n)
+			src := a.mr.buf[:n]
+			dst := b.mr.buf[vmHalf : vmHalf+n]
+			fill(src, op*100+n)
+			clear(dst)
+			remote := b.mr.addr(vmHalf)
+			imm := uint32(0xc0de0000) + uint32(wr)
+			swr := SendWR{WRID: wr, Flags: SendSignaled, SGE: SGE{Addr: a.mr.addr(0), Length: uint32(n), LKey: a.mr.lkey},
+				RemoteAddr: remote, RKey: b.mr.rkey}
+			recv := false
+			switch name {
+			case "SEND":
+				swr.Opcode, recv = OpSend, true
+			case "SEND_IMM":
+				swr.Opcode, swr.Imm, recv = OpSendImm, imm, true
+			case "WRITE":
+				swr.Opcode = OpRDMAWrite
+			case "WRITE_IMM":
+				swr.Opcode, swr.Imm, recv = OpRDMAWriteImm, imm, true
+			case "READ":
+				// a reads b's area into its own buffer.
+				swr.Opcode = OpRDMARead
+				fill(dst, op*100+n)
+				clear(src)
+				src, dst = dst, src
+			}
+			if recv {
+				if err := b.qp.PostRecv([]RecvWR{{WRID: 1000 + wr, SGE: SGE{Addr: b.mr.addr(vmHalf), Length: vmHalf, LKey: b.mr.lkey}}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := a.qp.PostSend([]SendWR{swr}); err != nil {
+				t.Fatalf("%s %d: %v", name, n, err)
+			}
+			wc := a.waitWC(t, wr)
+			wantOp := map[Opcode]WCOpcode{OpSend: WCSend, OpSendImm: WCSend, OpRDMAWrite: WCRDMAWrite, OpRDMAWriteImm: WCRDMAWrite, OpRDMARead: WCRDMARead}[swr.Opcode]
+			if wc.Opcode != wantOp || wc.QPNum != a.qp.QPN() {
+				t.Errorf("%s %d: requester WC %+v", name, n, wc)
+			}
+			if recv {
+				rwc := b.waitWC(t, 1000+wr)
+				if rwc.QPNum != b.qp.QPN() {
+					t.Errorf("%s %d: responder WC qp_num %d", name, n, rwc.QPNum)
+				}
+				switch name {
+				case "WRITE_IMM":
+					if rwc.Opcode != WCRecvRDMAWithImm || rwc.Flags&WCWithImm == 0 || rwc.Imm != imm {
+						t.Errorf("%s %d: responder WC %+v, want RECV_RDMA_WITH_IMM imm %#x", name, n, rwc, imm)
+					}
+				case "SEND_IMM":
+					if rwc.Opcode != WCRecv || rwc.Flags&WCWithImm == 0 || rwc.Imm != imm || rwc.ByteLen != uint32(n) {
+						t.Errorf("%s %d: responder WC %+v, want RECV with imm %#x", name, n, rwc, imm)
+					}
+				default:
+					if rwc.Opcode != WCRecv || rwc.ByteLen != uint32(n) || rwc.Flags&WCWithImm != 0 {
+						t.Errorf("%s %d: responder WC %+v", name, n, rwc)
+					}
+				}
+			}
+			mustEqual(t, fmt.Sprintf("%s %d", name, n), dst, src)
+		}
+	}
+}
+
+func TestRxeUCLoopback(t *testing.T) {
+	checkNoLeaks(t)
+	a := newSide(t, "rxe1", QPTypeUC, 2*vmHalf, 16, 0)
+	b := newSide(t, "rxe0", QPTypeUC, 2*vmHalf, 16, 0)
+	connect(t, a, b)
+	wr := uint64(0)
+	for _, n := range []int{1, 64, 4096, 65536} {
+		for _, opc := range []Opcode{OpSend, OpRDMAWrite} {
+			wr++
+			src, dst := a.mr.buf[:n], b.mr.buf[vmHalf:vmHalf+n]
+			fill(src, int(opc)*7+n)
+			clear(dst)
+			if opc == OpSend {
+				if err := b.qp.PostRecv([]RecvWR{{WRID: 1000 + wr, SGE: SGE{Addr: b.mr.addr(vmHalf), Length: vmHalf, LKey: b.mr.lkey}}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := a.qp.PostSend([]SendWR{{WRID: wr, Opcode: opc, Flags: SendSignaled,
+				SGE: SGE{Addr: a.mr.addr(0), Length: uint32(n), LKey: a.mr.lkey}, RemoteAddr: b.mr.addr(vmHalf), RKey: b.mr.rkey}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.waitWC(t, wr)
+			if opc == OpSend {
+				b.waitWC(t, 1000+wr)
+			} else {
+				// UC has no ACK: the requester completes when the packets
+				// are sent. Wait for the bytes to land.
+				deadline := time.Now().Add(10 * time.Second)
+				for dst[n-1] != src[n-1] && time.Now().Before(deadline) {
+					time.Sleep(time.Millisecond)
+				}
+			}
+			mustEqual(t, fmt.Sprintf("UC op %d %d", opc, n), dst, src)
+		}
+	}
+	// READ is refused on UC before touching the ring.
+	if err := a.qp.PostSend([]SendWR{{Opcode: OpRDMARead, SGE: SGE{Addr: a.mr.addr(0), Length: 1, LKey: a.mr.lkey}}}); err == nil {
+		t.Error("RDMA READ on a UC QP was accepted")
+	}
+}
+
+func TestRxeUDSend(t *testing.T) {
+	checkNoLeaks(t)
+	a := newSide(t, "rxe1", QPTypeUD, 2*vmHalf, 16, 0)
+	b := newSide(t, "rxe0", QPTypeUD, 2*vmHalf, 16, 0)
+	connect(t, a, b)
+	ah, err := a.ctx.CreateAH(a.pd, AHAttr{Port: 1, IsGlobal: true, DGID: b.gid, SGIDIndex: vmGIDIndex, HopLimit: 64})
+	if err != nil {
+		t.Fatalf("CreateAH: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := ah.Close(); err != nil {
+			t.Errorf("AH close: %v", err)
+		}
+	})
+	wr := uint64(0)
+	for _, n := range []int{1, 2, 63, 64, 512, vmMTU.Bytes()} {
+		for _, withImm := range []bool{false, true} {
+			wr++
+			src := a.mr.buf[:n]
+			fill(src, n+int(wr))
+			rbuf := b.mr.buf[vmHalf : vmHalf+udGRH+n]
+			clear(rbuf)
+			if err := b.qp.PostRecv([]RecvWR{{WRID: 1000 + wr, SGE: SGE{Addr: b.mr.addr(vmHalf), Length: uint32(udGRH + vmMTU.Bytes()), LKey: b.mr.lkey}}}); err != nil {
+				t.Fatal(err)
+			}
+			swr := SendWR{WRID: wr, Opcode: OpSend, Flags: SendSignaled, SGE: SGE{Addr: a.mr.addr(0), Length: uint32(n), LKey: a.mr.lkey},
+				AH: ah, RemoteQPN: b.qp.QPN(), RemoteQKey: vmQKey}
+			if withImm {
+				swr.Opcode, swr.Imm = OpSendImm, 0xabcd0000+uint32(wr)
+			}
+			if err := a.qp.PostSend([]SendWR{swr}); err != nil {
+				t.Fatalf("UD send %d: %v", n, err)
+			}
+			a.waitWC(t, wr)
+			rwc := b.waitWC(t, 1000+wr)
+			if rwc.ByteLen != uint32(udGRH+n) || rwc.SrcQP != a.qp.QPN() || rwc.Flags&WCWithGRH == 0 {
+				t.Errorf("UD recv %d: WC %+v (want byte_len %d, src_qp %d, GRH flag)", n, rwc, udGRH+n, a.qp.QPN())
+			}
+			if withImm && (rwc.Flags&WCWithImm == 0 || rwc.Imm != swr.Imm) {
+				t.Errorf("UD recv imm: WC %+v, want imm %#x", rwc, swr.Imm)
+			}
+			mustEqual(t, fmt.Sprintf("UD %d", n), rbuf[udGRH:], src)
+		}
+	}
+	// A UD send without an AH is refused.
+	if err := a.qp.PostSend([]SendWR{{Opcode: OpSend}}); err == nil {
+		t.Error("UD send without AH accepted")
+	}
+}
+
+// TestRxeQueueFullAndInline: a batch larger than the free SQ slots is
+// refused whole with ErrQueueFull (nothing posted); a batch of exactly the
+// capacity of unsignaled inline WRITEs plus one signaled one goes through
+// once slots are retired; an inline WR longer than granted is refused.
+func TestRxeQueueFullAndInline(t *testing.T) {
+	checkNoLeaks(t)
+	a := newSide(t, "rxe1", QPTypeRC, 2*vmHalf, 8, 64)
+	b := newSide(t, "rxe0", QPTypeRC, 2*vmHalf, 8, 64)
+	connect(t, a, b)
+	caps := a.qp.Caps()
+	if caps.MaxInlineData < 64 || caps.MaxSendWR < 8 {
+		t.Fatalf("caps %+v: want MaxInlineData >= 64, MaxSendWR >= 8", caps)
+	}
+	t.Logf("granted caps %+v", caps)
+	w := SendWR{WRID: 1, Opcode: OpRDMAWrite, Flags: SendInline, SGE: SGE{Addr: a.mr.addr(0), Length: 64},
+		RemoteAddr: b.mr.addr(vmHalf), RKey: b.mr.rkey}
+	batch := make([]SendWR, caps.MaxSendWR+1)
+	for i := range batch {
+		batch[i] = w
+		batch[i].WRID = uint64(10 + i)
+		fill(a.mr.buf[:64], 5)
+	}
+	if err := a.qp.PostSend(batch); !errors.Is(err, ErrQueueFull) {
+		t.Fatalf("batch of %d on an SQ of %d: %v, want ErrQueueFull", len(batch), caps.MaxSendWR, err)
+	}
+	// The whole capacity, the last WR signaled.
+	batch = batch[:caps.MaxSendWR]
+	batch[len(batch)-1].Flags |= SendSignaled
+	if err := a.qp.PostSend(batch); err != nil {
+		t.Fatalf("batch of %d: %v", len(batch), err)
+	}
+	a.waitWC(t, batch[len(batch)-1].WRID)
+	mustEqual(t, "inline", b.mr.buf[vmHalf:vmHalf+64], a.mr.buf[:64])
+	// Too long for the granted inline size.
+	w.SGE.Length = caps.MaxInlineData + 1
+	if err := a.qp.PostSend([]SendWR{w}); err == nil {
+		t.Error("inline longer than MaxInlineData accepted")
+	}
+}
+
+// TestRxeLifecycleErrors: a doorbell before RTS fails with the command
+// name and errno; closing twice is fine; a CQ in use cannot be closed.
+func TestRxeLifecycleErrors(t *testing.T) {
+	checkNoLeaks(t)
+	a := newSide(t, "rxe0", QPTypeRC, 1<<16, 4, 0)
+	if err := a.qp.PostRecv([]RecvWR{{SGE: SGE{Addr: a.mr.addr(0), Length: 1, LKey: a.mr.lkey}}}); err == nil {
+		t.Error("PostRecv in RESET accepted")
+	}
+	if err := a.qp.ToInit(InitAttr{Port: 1, Access: AccessLocalWrite}); err != nil {
+		t.Fatal(err)
+	}
+	err := a.qp.PostSend([]SendWR{{WRID: 1, Opcode: OpSend, SGE: SGE{Addr: a.mr.addr(0), Length: 1, LKey: a.mr.lkey}}})
+	if err == nil || !strings.Contains(err.Error(), "POST_SEND") {
+		t.Errorf("send in INIT: %v, want a POST_SEND error", err)
+	}
+	// A bad RTR (empty GID slot) names MODIFY_QP and leaves the QP in INIT.
+	err = a.qp.ToRTR(RTRAttr{Dest: AHAttr{Port: 1, IsGlobal: true, SGIDIndex: 7, DGID: a.gid}, PathMTU: vmMTU, DestQPN: a.qp.QPN(), MaxDestRdAtomic: 1, MinRNRTimer: 12})
+	if err == nil || !strings.Contains(err.Error(), "MODIFY_QP") {
+		t.Errorf("RTR with sgid_index 7: %v", err)
+	}
+	if a.qp.State() != QPStateInit {
+		t.Errorf("state %v after failed RTR", a.qp.State())
+	}
+	if err := a.cq.Close(); err == nil {
+		t.Error("closing a CQ still used by a QP succeeded")
+	}
+	if err := a.qp.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.qp.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if err := a.qp.PostSend(nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("PostSend after Close: %v", err)
+	}
+}
+
+// postPollWrite posts one signaled WRITE and polls until it completes.
+func postPollWrite(a *side, wr []SendWR) {
+	if err := a.qp.PostSend(wr); err != nil {
+		panic(err)
+	}
+	for {
+		n, err := a.cq.Poll(a.wcs[:1])
+		if err != nil {
+			panic(err)
+		}
+		if n == 1 {
+			if a.wcs[0].Status != 0 {
+				panic(fmt.Sprintf("status %d", a.wcs[0].Status))
+			}
+			return
+		}
+	}
+}
+
+func benchPair(t testing.TB, inline uint32) (*side, *side) {
+	a := newSide(t, "rxe1", QPTypeRC, 1<<16, 16, inline)
+	b := newSide(t, "rxe0", QPTypeRC, 1<<16, 16, inline)
+	connect(t, a, b)
+	return a, b
+}
+
+func TestRxeVMPostPollAllocs(t *testing.T) {
+	checkNoLeaks(t)
+	a, b := benchPair(t, 64)
+	for _, inline := range []bool{false, true} {
+		wr := []SendWR{{WRID: 7, Opcode: OpRDMAWrite, Flags: SendSignaled, SGE: SGE{Addr: a.mr.addr(0), Length: 64, LKey: a.mr.lkey},
+			RemoteAddr: b.mr.addr(0), RKey: b.mr.rkey}}
+		if inline {
+			wr[0].Flags |= SendInline
+		}
+		rwr := []RecvWR{{WRID: 8, SGE: SGE{Addr: b.mr.addr(0), Length: 64, LKey: b.mr.lkey}}}
+		allocs := testing.AllocsPerRun(50, func() {
+			postPollWrite(a, wr)
+			// PostRecv is on the measured path too (the RQ fills up: the
+			// WRITEs consume nothing, so post/drain within capacity).
+			if err := b.qp.PostRecv(rwr); err != nil && !errors.Is(err, ErrQueueFull) {
+				panic(err)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("inline=%v: %v allocations per post+poll", inline, allocs)
+		}
+		t.Logf("inline=%v: %v allocations per post+poll iteration", inline, allocs)
+	}
+}
+
+func benchPostPoll(b *testing.B, n uint32, inline bool) {
+	checkNoLeaks(b)
+	x, y := benchPair(b, 64)
+	wr := []SendWR{{WRID: 7, Opcode: OpRDMAWrite, Flags: SendSignaled, SGE: SGE{Addr: x.mr.addr(0), Length: n, LKey: x.mr.lkey},
+		RemoteAddr: y.mr.addr(0), RKey: y.mr.rkey}}
+	if inline {
+		wr[0].Flags |= SendInline
+	}
+	b.SetBytes(int64(n))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		postPollWrite(x, wr)
+	}
+}
+
+// BenchmarkPostPollRXE: one signaled 64-byte RDMA WRITE rxe1 -> rxe0, post
+// and poll to completion, per op (latency of the whole user+kernel path).
+func BenchmarkPostPollRXE(b *testing.B) { benchPostPoll(b, 64, false) }
+
+// BenchmarkPostPollInlineRXE: the same with the 16 bytes inline.
+func BenchmarkPostPollInlineRXE(b *testing.B) { benchPostPoll(b, 16, true) }
