@@ -1,0 +1,88 @@
+package perf
+
+import "github.com/rdmactl/rdmactl/internal/verbs"
+
+// Device is what a benchmark needs from an RDMA device. device_verbs.go
+// implements it over internal/verbs; tests use an in-memory fake. The
+// control path may allocate; the data path (the queues in Resources) is
+// the allocation-free datapath.go contract.
+type Device interface {
+	// Port describes the port the run uses.
+	Port() (PortAttr, error)
+	// Setup creates the PD, registers buf (mmap'd by the caller), creates
+	// the CQs and the QPs (moved to INIT).
+	Setup(cfg SetupConfig) (*Resources, error)
+	// Connect moves QP i to RTR and RTS towards remote (RC/UC), or to
+	// RTS (UD).
+	Connect(i int, cfg ConnectConfig) error
+	// CreateAH builds the address handle of a UD destination.
+	CreateAH(remote *Dest, cfg ConnectConfig) (*verbs.AH, error)
+	// Close destroys everything Setup and CreateAH created, in order.
+	Close() error
+}
+
+// PortAttr is what perftest reads from ibv_query_port and the GID table.
+type PortAttr struct {
+	LinkLayer  string // "Ethernet" or "InfiniBand"
+	ActiveMTU  int    // bytes
+	LID        uint16
+	GIDs       []GIDEntry // non-zero entries of the GID table
+	MaxOutRead int        // max_qp_rd_atom (device)
+}
+
+// GIDEntry is one GID table entry.
+type GIDEntry struct {
+	Index int
+	GID   [16]byte
+	// RoCEVersion is 1 or 2 on RoCE ports, 0 on InfiniBand.
+	RoCEVersion int
+}
+
+// SetupConfig is what Setup creates.
+type SetupConfig struct {
+	Buf      []byte
+	Type     verbs.QPType
+	NumQPs   int
+	SendWR   int // send queue depth per QP
+	RecvWR   int // receive queue depth per QP
+	CQE      int // per CQ
+	Inline   int
+	OutReads int
+}
+
+// ConnectConfig carries the perftest QP attributes (ctx_modify_qp_to_rtr/
+// rts): path MTU, GID index, the peer's out_reads, our PSN.
+type ConnectConfig struct {
+	MTU          int
+	GIDIndex     int // -1: no GRH (InfiniBand without -x)
+	Local        Dest
+	Remote       Dest
+	QKey         uint32
+	Timeout      uint8 // -u, 14
+	TrafficClass uint8
+}
+
+// QP is one queue pair's data path.
+type QP struct {
+	verbs.SendQueue
+	verbs.RecvQueue
+	QPN uint32
+}
+
+// Resources are the objects of one run.
+type Resources struct {
+	Buf    []byte // registered memory
+	Addr   uint64 // virtual address of Buf[0]
+	LKey   uint32
+	RKey   uint32
+	QPs    []QP
+	SendCQ verbs.CompletionQueue
+	RecvCQ verbs.CompletionQueue
+}
+
+// udQKey is perftest's DEF_QKEY.
+const udQKey = 0x11111111
+
+// udGRH is the space a UD receive needs in front of the payload
+// (UD_ADDITION).
+const udGRH = 40

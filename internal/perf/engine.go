@@ -1,0 +1,690 @@
+package perf
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/rdmactl/rdmactl/internal/verbs"
+)
+
+// The measurement loops. Everything they touch is allocated by newRunner
+// (or by prepare for a message size): work requests, completion arrays,
+// timestamp arrays. The loops themselves post, poll, read the clock and
+// check an atomic stop flag; they never allocate, lock or print. Errors are
+// returned as preallocated sentinel values or built only on the way out.
+
+// ErrStalled is returned when no completion arrives for stallTimeout.
+var errStalled = errors.New("no progress")
+
+// runner holds one side's state for the loops.
+type runner struct {
+	p      *Params
+	res    *Resources
+	remote []Dest
+	ahs    []*verbs.AH
+
+	blk    uint64 // per-QP area: max(max message size, cycle buffer)
+	size   uint64 // current message size
+	base   time.Time
+	stall  time.Duration
+	stop   *atomic.Bool // set on Ctrl-C or when the peer vanished
+	isSrv  bool
+	isLat  bool
+	dlSend time.Duration // duration mode: total run length
+
+	wrs  [][]verbs.SendWR // per QP: one post list
+	rwrs [][]verbs.RecvWR // per QP: one receive
+	wcs  []verbs.WC
+
+	scnt, ccnt, rposted []uint64
+
+	posted, completed []int64 // iteration mode, per message (bw) or per iteration (lat)
+	hist              *histogram
+
+	// progress is the number of completed messages (bw) or iterations
+	// (lat), published for the progress/interval goroutine.
+	progress atomic.Uint64
+
+	// Results of the last run.
+	nDone     uint64 // messages (bw) / samples (lat) measured
+	tStart    int64
+	tEnd      int64
+	nSamples  int
+	wcErr     verbs.WC
+	errDetail string
+}
+
+func (r *runner) now() int64 { return int64(time.Since(r.base)) }
+
+// srcOff and dstOff are the offsets of QP i's source area and of its
+// target area (what the key record advertises as vaddr), as perftest's
+// buffer layout: [N source areas][N target areas].
+func (r *runner) srcOff(i int) uint64 { return uint64(i) * r.blk }
+func (r *runner) dstOff(i int) uint64 { return uint64(len(r.res.QPs)+i) * r.blk }
+
+// bufSize is the buffer a run needs (plus the UD GRH room).
+func bufSize(p *Params, cycle uint64) uint64 {
+	blk := max(p.maxSize()+udGRH, cycle)
+	return 2 * uint64(p.QPs) * blk
+}
+
+func blockSize(p *Params, cycle uint64) uint64 { return max(p.maxSize()+udGRH, cycle) }
+
+func newRunner(p *Params, res *Resources, remote []Dest, ahs []*verbs.AH, cycle uint64, stop *atomic.Bool) *runner {
+	n := len(res.QPs)
+	r := &runner{
+		p: p, res: res, remote: remote, ahs: ahs, blk: blockSize(p, cycle),
+		base: time.Now(), stall: 10 * time.Second, stop: stop,
+		isSrv: p.Server, isLat: p.Test == TestLat,
+		wrs: make([][]verbs.SendWR, n), rwrs: make([][]verbs.RecvWR, n),
+		wcs:  make([]verbs.WC, 64),
+		scnt: make([]uint64, n), ccnt: make([]uint64, n), rposted: make([]uint64, n),
+	}
+	if p.Duration > 0 && p.Test == TestLat {
+		r.hist = newHistogram()
+	}
+	if p.Duration == 0 {
+		per := p.Iters
+		if p.Test == TestBW {
+			per *= uint64(n)
+		}
+		r.posted = make([]int64, per+1)
+		r.completed = make([]int64, per+1)
+	}
+	for i := range r.wrs {
+		r.wrs[i] = make([]verbs.SendWR, p.PostList)
+		r.rwrs[i] = make([]verbs.RecvWR, 1)
+	}
+	return r
+}
+
+// prepare sets up the work requests for message size sz.
+func (r *runner) prepare(sz uint64) {
+	r.size = sz
+	p := r.p
+	for i := range r.wrs {
+		for k := range r.wrs[i] {
+			wr := &r.wrs[i][k]
+			*wr = verbs.SendWR{
+				WRID: uint64(i),
+				SGE:  verbs.SGE{Addr: r.res.Addr + r.srcOff(i), Length: uint32(sz), LKey: r.res.LKey},
+			}
+			switch p.Verb {
+			case VerbSend:
+				wr.Opcode = verbs.OpSend
+			case VerbWrite:
+				wr.Opcode = verbs.OpRDMAWrite
+			case VerbRead:
+				wr.Opcode = verbs.OpRDMARead
+			}
+			if p.Verb != VerbSend && i < len(r.remote) {
+				wr.RemoteAddr = r.remote[i].VAddr
+				wr.RKey = r.remote[i].RKey
+			}
+			if p.Conn == UD && i < len(r.ahs) && i < len(r.remote) {
+				wr.AH = r.ahs[i]
+				wr.RemoteQPN = r.remote[i].QPN
+				wr.RemoteQKey = udQKey
+			}
+			if p.Verb != VerbRead && sz <= uint64(p.Inline) {
+				wr.Flags |= verbs.SendInline
+			}
+		}
+		off := r.dstOff(i)
+		ln := sz
+		if p.Conn == UD {
+			ln += udGRH
+		}
+		r.rwrs[i][0] = verbs.RecvWR{WRID: uint64(i), SGE: verbs.SGE{Addr: r.res.Addr + off, Length: uint32(ln), LKey: r.res.LKey}}
+	}
+	clear(r.scnt)
+	clear(r.ccnt)
+	clear(r.rposted)
+	r.nDone, r.tStart, r.tEnd, r.nSamples = 0, 0, 0, 0
+	r.progress.Store(0)
+	if r.hist != nil {
+		r.hist.reset()
+	}
+}
+
+// loopErr turns a loop failure into a message (allocates; only on the way
+// out).
+func (r *runner) loopErr(err error, what string) error {
+	switch {
+	case err == errStalled:
+		return &PeerError{Err: fmt.Errorf("%s: no completion for %v (peer stopped, or messages lost on %s)", what, r.stall, r.p.Conn)}
+	case err == errStopped:
+		return errStopped
+	case err == errWC:
+		return &PeerError{Err: fmt.Errorf("%s: work completion error: %s (status %d, vendor error 0x%x, qpn 0x%x)%s", what, wcStatusName(r.wcErr.Status), r.wcErr.Status, r.wcErr.VendorErr, r.wcErr.QPNum, r.errDetail)}
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+var (
+	errStopped = errors.New("stopped")
+	errWC      = errors.New("completion error")
+)
+
+func wcStatusName(s verbs.WCStatus) string {
+	names := [...]string{"success", "local length error", "local QP operation error", "local EEC operation error",
+		"local protection error", "WR flush error", "memory window bind error", "bad response error",
+		"local access error", "remote invalid request error", "remote access error", "remote operation error",
+		"transport retry counter exceeded (peer gone?)", "RNR retry counter exceeded", "local RDD violation error",
+		"remote invalid RD request", "remote aborted error", "invalid EE context number", "invalid EE context state",
+		"fatal error", "response timeout error", "general error"}
+	if int(s) < len(names) {
+		return names[s]
+	}
+	return "unknown status"
+}
+
+// checkWC records a failed completion.
+func (r *runner) checkWC(wc *verbs.WC) bool {
+	if wc.Status != 0 {
+		r.wcErr = *wc
+		return false
+	}
+	return true
+}
+
+// ---- bandwidth: the sending side (write, read, send client) ----
+
+// runBW posts iters messages per QP (or for Duration) keeping up to
+// TxDepth outstanding per QP, signalling every CQMod-th WR, and records
+// per-message post/completion times.
+func (r *runner) runBW() error {
+	p := r.p
+	n := len(r.res.QPs)
+	iters := p.Iters
+	durMode := p.Duration > 0
+	var tSampleStart, tSampleEnd, tStopAt int64
+	if durMode {
+		tSampleStart = r.now() + int64(p.Margin)
+		tSampleEnd = r.now() + int64(p.Duration-p.Margin)
+		tStopAt = r.now() + int64(p.Duration)
+		iters = 1 << 62
+	}
+	var totS, totC, cntStart uint64
+	cntStartSet := false
+	total := iters * uint64(n)
+	lastProgress := r.now()
+	var spins uint32
+	pl := uint64(p.PostList)
+	cqMod := uint64(p.CQMod)
+	tx := uint64(p.TxDepth)
+	for totC < total {
+		for q := 0; q < n; q++ {
+			for r.scnt[q] < iters && r.scnt[q]-r.ccnt[q]+pl <= tx {
+				wrs := r.wrs[q]
+				s := r.scnt[q]
+				for k := range wrs {
+					idx := s + uint64(k) + 1
+					if idx%cqMod == 0 || idx == iters {
+						wrs[k].Flags |= verbs.SendSignaled
+					} else {
+						wrs[k].Flags &^= verbs.SendSignaled
+					}
+				}
+				t := r.now()
+				if !durMode {
+					for k := uint64(0); k < pl; k++ {
+						r.posted[totS+k] = t
+					}
+				}
+				if err := r.res.QPs[q].PostSend(wrs); err != nil {
+					return err
+				}
+				r.scnt[q] += pl
+				totS += pl
+			}
+		}
+		cnt, err := r.res.SendCQ.Poll(r.wcs)
+		if err != nil {
+			return err
+		}
+		if cnt == 0 {
+			spins++
+			if spins&1023 == 0 {
+				if r.stop.Load() {
+					r.nDone = totC
+					return errStopped
+				}
+				t := r.now()
+				if t-lastProgress > int64(r.stall) {
+					return errStalled
+				}
+				if durMode && t >= tStopAt {
+					break
+				}
+			}
+			continue
+		}
+		t := r.now()
+		lastProgress = t
+		for i := 0; i < cnt; i++ {
+			wc := &r.wcs[i]
+			if !r.checkWC(wc) {
+				return errWC
+			}
+			q := wc.WRID
+			if q >= uint64(n) {
+				continue
+			}
+			credit := min(cqMod, iters-r.ccnt[q])
+			if !durMode {
+				for k := uint64(0); k < credit; k++ {
+					r.completed[totC+k] = t
+				}
+			}
+			r.ccnt[q] += credit
+			totC += credit
+		}
+		r.progress.Store(totC)
+		if durMode {
+			if !cntStartSet && t >= tSampleStart {
+				cntStart, r.tStart, cntStartSet = totC, t, true
+			}
+			if t >= tSampleEnd {
+				r.nDone, r.tEnd = totC-cntStart, t
+				// Drain what is in flight so teardown is clean.
+				break
+			}
+			if r.stop.Load() {
+				r.nDone, r.tEnd = totC-cntStart, t
+				return errStopped
+			}
+		} else if spins&63 == 0 && r.stop.Load() {
+			r.nDone = totC
+			return errStopped
+		}
+		spins++
+	}
+	if !durMode {
+		r.nDone = totC
+	}
+	if durMode {
+		r.drainSend()
+	}
+	return nil
+}
+
+// drainSend waits briefly for outstanding signaled sends (duration mode
+// stops mid-stream).
+func (r *runner) drainSend() {
+	deadline := r.now() + int64(time.Second)
+	for r.now() < deadline {
+		outstanding := false
+		for q := range r.scnt {
+			if r.scnt[q] > r.ccnt[q] {
+				outstanding = true
+			}
+		}
+		if !outstanding {
+			return
+		}
+		cnt, err := r.res.SendCQ.Poll(r.wcs)
+		if err != nil {
+			return
+		}
+		for i := 0; i < cnt; i++ {
+			q := r.wcs[i].WRID
+			if q < uint64(len(r.ccnt)) {
+				r.ccnt[q] += min(uint64(r.p.CQMod), r.scnt[q]-r.ccnt[q])
+			}
+		}
+	}
+}
+
+// ---- bandwidth: the receiving side of send ----
+
+// postRecvs fills each QP's receive queue with up to RxDepth receives
+// (not more than the run needs).
+func (r *runner) postRecvs(limit uint64) error {
+	for q := range r.res.QPs {
+		for r.rposted[q] < uint64(r.p.RxDepth) && r.rposted[q] < limit {
+			if err := r.res.QPs[q].PostRecv(r.rwrs[q]); err != nil {
+				return err
+			}
+			r.rposted[q]++
+		}
+	}
+	return nil
+}
+
+// runBWRecv counts received messages (iters per QP) from the first to the
+// last, re-posting receives as they complete.
+func (r *runner) runBWRecv() error {
+	p := r.p
+	n := len(r.res.QPs)
+	durMode := p.Duration > 0
+	iters := p.Iters
+	var tStopAt, tSampleStart, tSampleEnd int64
+	if durMode {
+		iters = 1 << 62
+	}
+	total := iters * uint64(n)
+	var totR, cntStart uint64
+	cntStartSet := false
+	var spins uint32
+	lastProgress := r.now()
+	first := true
+	for totR < total {
+		cnt, err := r.res.RecvCQ.Poll(r.wcs)
+		if err != nil {
+			return err
+		}
+		if cnt == 0 {
+			spins++
+			if spins&1023 == 0 {
+				if r.stop.Load() {
+					r.nDone = totR
+					return errStopped
+				}
+				t := r.now()
+				if t-lastProgress > int64(r.stall) {
+					if durMode && !first {
+						break
+					}
+					return errStalled
+				}
+				if durMode && !first && t >= tStopAt {
+					break
+				}
+			}
+			continue
+		}
+		t := r.now()
+		lastProgress = t
+		if first {
+			first = false
+			r.tStart = t
+			if durMode {
+				tSampleStart = t + int64(p.Margin)
+				tSampleEnd = t + int64(p.Duration-2*p.Margin)
+				tStopAt = t + int64(p.Duration)
+			}
+		}
+		for i := 0; i < cnt; i++ {
+			wc := &r.wcs[i]
+			if !r.checkWC(wc) {
+				return errWC
+			}
+			q := wc.WRID
+			if q >= uint64(n) {
+				continue
+			}
+			r.ccnt[q]++
+			totR++
+			if r.rposted[q] < iters {
+				if err := r.res.QPs[q].PostRecv(r.rwrs[q]); err != nil {
+					return err
+				}
+				r.rposted[q]++
+			}
+		}
+		r.progress.Store(totR)
+		r.tEnd = t
+		if durMode {
+			if !cntStartSet && t >= tSampleStart {
+				cntStart, r.tStart, cntStartSet = totR, t, true
+			}
+			if cntStartSet && t >= tSampleEnd {
+				break
+			}
+		}
+	}
+	r.nDone = totR - cntStart
+	return nil
+}
+
+// ---- latency ----
+
+// byteAt returns a pointer to the aligned 32-bit word that holds
+// Buf[off] and the byte's shift in it: the peer's RDMA WRITE changes that
+// memory behind the compiler's back, so it is read atomically.
+func (r *runner) byteAt(off uint64) (*uint32, uint32) {
+	w := (*uint32)(unsafe.Pointer(&r.res.Buf[off&^3]))
+	return w, uint32(off&3) * 8
+}
+
+// runLatWrite is perftest's run_iter_lat_write: each side RDMA-writes size
+// bytes whose last byte is the iteration number into the peer's target
+// area and spins on the last byte of its own; the server writes first.
+// Samples are post-to-post times (one round trip), the server also times
+// its last round trip.
+func (r *runner) runLatWrite() error {
+	p := r.p
+	sz := r.size
+	pollW, pollSh := r.byteAt(r.dstOff(0) + sz - 1)
+	postOff := r.srcOff(0) + sz - 1
+	wr := r.wrs[0][:1]
+	wr[0].Flags |= verbs.SendSignaled
+	durMode := p.Duration > 0
+	iters := p.Iters
+	var tStopAt, tSampleStart, tSampleEnd int64
+	if durMode {
+		iters = 1 << 62
+		tSampleStart = r.now() + int64(p.Margin)
+		tSampleEnd = r.now() + int64(p.Duration-p.Margin)
+		tStopAt = r.now() + int64(p.Duration)
+	}
+	var prev int64
+	var ns int
+	for i := uint64(1); i <= iters; i++ {
+		if !(i == 1 && r.isSrv) {
+			if err := r.spinByte(pollW, pollSh, byte(i)); err != nil {
+				r.nSamples = ns
+				return err
+			}
+		}
+		t := r.now()
+		if prev != 0 {
+			if durMode {
+				if t >= tSampleStart && t < tSampleEnd {
+					r.hist.add(t - prev)
+				}
+			} else {
+				r.posted[ns] = t - prev
+				ns++
+			}
+		}
+		prev = t
+		r.res.Buf[postOff] = byte(i)
+		if err := r.res.QPs[0].PostSend(wr); err != nil {
+			return err
+		}
+		if err := r.pollOne(r.res.SendCQ); err != nil {
+			r.nSamples = ns
+			return err
+		}
+		r.progress.Store(i)
+		if durMode && t >= tStopAt {
+			break
+		}
+	}
+	// The server posted first, so it can also time the last round trip.
+	if r.isSrv && !durMode {
+		if err := r.spinByte(pollW, pollSh, byte(iters)); err != nil {
+			r.nSamples = ns
+			return err
+		}
+		r.posted[ns] = r.now() - prev
+		ns++
+	}
+	r.nSamples = ns
+	return nil
+}
+
+// spinByte waits until the byte reads v.
+func (r *runner) spinByte(w *uint32, sh uint32, v byte) error {
+	var spins uint32
+	var since int64
+	for byte(atomic.LoadUint32(w)>>sh) != v {
+		spins++
+		if spins&4095 == 0 {
+			if r.stop.Load() {
+				return errStopped
+			}
+			t := r.now()
+			if since == 0 {
+				since = t
+			} else if t-since > int64(r.stall) {
+				return errStalled
+			}
+		}
+	}
+	return nil
+}
+
+// pollOne polls cq until one completion arrives.
+func (r *runner) pollOne(cq verbs.CompletionQueue) error {
+	var spins uint32
+	var since int64
+	for {
+		cnt, err := cq.Poll(r.wcs[:1])
+		if err != nil {
+			return err
+		}
+		if cnt > 0 {
+			if !r.checkWC(&r.wcs[0]) {
+				return errWC
+			}
+			return nil
+		}
+		spins++
+		if spins&4095 == 0 {
+			if r.stop.Load() {
+				return errStopped
+			}
+			t := r.now()
+			if since == 0 {
+				since = t
+			} else if t-since > int64(r.stall) {
+				return errStalled
+			}
+		}
+	}
+}
+
+// runLatSend is perftest's run_iter_lat_send: ping-pong of SENDs, the
+// client sends first; receives were posted before the sync.
+func (r *runner) runLatSend() error {
+	p := r.p
+	wr := r.wrs[0][:1]
+	wr[0].Flags |= verbs.SendSignaled
+	durMode := p.Duration > 0
+	iters := p.Iters
+	var tStopAt, tSampleStart, tSampleEnd int64
+	if durMode {
+		iters = 1 << 62
+		tSampleStart = r.now() + int64(p.Margin)
+		tSampleEnd = r.now() + int64(p.Duration-p.Margin)
+		tStopAt = r.now() + int64(p.Duration)
+	}
+	var prev int64
+	var ns int
+	for i := uint64(1); i <= iters; i++ {
+		if !(i == 1 && !r.isSrv) {
+			if err := r.recvOne(iters); err != nil {
+				r.nSamples = ns
+				return err
+			}
+		}
+		t := r.now()
+		if prev != 0 {
+			if durMode {
+				if t >= tSampleStart && t < tSampleEnd {
+					r.hist.add(t - prev)
+				}
+			} else {
+				r.posted[ns] = t - prev
+				ns++
+			}
+		}
+		prev = t
+		if err := r.res.QPs[0].PostSend(wr); err != nil {
+			return err
+		}
+		if err := r.pollOne(r.res.SendCQ); err != nil {
+			r.nSamples = ns
+			return err
+		}
+		r.progress.Store(i)
+		if durMode && t >= tStopAt {
+			break
+		}
+	}
+	// The client sent first, so it can also time the last round trip.
+	if !r.isSrv && !durMode {
+		if err := r.recvOne(iters); err != nil {
+			r.nSamples = ns
+			return err
+		}
+		r.posted[ns] = r.now() - prev
+		ns++
+	}
+	r.nSamples = ns
+	return nil
+}
+
+// recvOne waits for one receive and re-posts it while more are needed.
+func (r *runner) recvOne(iters uint64) error {
+	if err := r.pollOne(r.res.RecvCQ); err != nil {
+		return err
+	}
+	r.ccnt[0]++
+	if r.rposted[0] < iters {
+		if err := r.res.QPs[0].PostRecv(r.rwrs[0]); err != nil {
+			return err
+		}
+		r.rposted[0]++
+	}
+	return nil
+}
+
+// runLatRead times each RDMA READ from post to completion (a full round
+// trip; perftest uses post-to-post times).
+func (r *runner) runLatRead() error {
+	p := r.p
+	wr := r.wrs[0][:1]
+	wr[0].Flags |= verbs.SendSignaled
+	durMode := p.Duration > 0
+	iters := p.Iters
+	var tStopAt, tSampleStart, tSampleEnd int64
+	if durMode {
+		iters = 1 << 62
+		tSampleStart = r.now() + int64(p.Margin)
+		tSampleEnd = r.now() + int64(p.Duration-p.Margin)
+		tStopAt = r.now() + int64(p.Duration)
+	}
+	var ns int
+	for i := uint64(1); i <= iters; i++ {
+		t := r.now()
+		if err := r.res.QPs[0].PostSend(wr); err != nil {
+			return err
+		}
+		if err := r.pollOne(r.res.SendCQ); err != nil {
+			r.nSamples = ns
+			return err
+		}
+		t2 := r.now()
+		if durMode {
+			if t >= tSampleStart && t < tSampleEnd {
+				r.hist.add(t2 - t)
+			}
+			if t2 >= tStopAt {
+				break
+			}
+		} else {
+			r.posted[ns] = t2 - t
+			ns++
+		}
+		r.progress.Store(i)
+	}
+	r.nSamples = ns
+	return nil
+}

@@ -1,0 +1,263 @@
+package perf
+
+import (
+	"errors"
+	"sync"
+	"unsafe"
+
+	"github.com/rdmactl/rdmactl/internal/verbs"
+)
+
+// An in-memory RDMA fabric for host tests: WRs execute at post time by
+// copying between the registered buffers of fake QPs, completions go to
+// fixed-size CQ rings. It allocates nothing after setup, so the loops'
+// AllocsPerRun can be measured on it. One mutex serialises the fabric (it
+// is a fake; the loops under test take no locks themselves).
+
+type fakeFabric struct {
+	mu      sync.Mutex
+	nextQPN uint32
+	nextKey uint32
+	qps     map[uint32]*fakeQP
+	mrs     map[uint32]*fakeMR
+	live    int // objects not yet destroyed
+}
+
+func newFakeFabric() *fakeFabric {
+	return &fakeFabric{nextQPN: 0x11, nextKey: 0x100, qps: map[uint32]*fakeQP{}, mrs: map[uint32]*fakeMR{}}
+}
+
+type fakeMR struct {
+	buf  []byte
+	addr uint64
+}
+
+type fakeCQ struct {
+	f    *fakeFabric
+	ring []verbs.WC
+	head int
+	n    int
+}
+
+func (c *fakeCQ) push(wc verbs.WC) bool {
+	if c.n == len(c.ring) {
+		return false
+	}
+	c.ring[(c.head+c.n)%len(c.ring)] = wc
+	c.n++
+	return true
+}
+
+func (c *fakeCQ) Poll(wcs []verbs.WC) (int, error) {
+	c.f.mu.Lock()
+	defer c.f.mu.Unlock()
+	k := 0
+	for k < len(wcs) && c.n > 0 {
+		wcs[k] = c.ring[c.head]
+		c.head = (c.head + 1) % len(c.ring)
+		c.n--
+		k++
+	}
+	return k, nil
+}
+
+type fakePending struct {
+	data []byte // view into the sender's buffer
+	n    uint32
+}
+
+type fakeQP struct {
+	f       *fakeFabric
+	qpn     uint32
+	typ     verbs.QPType
+	mr      *fakeMR
+	scq     *fakeCQ
+	rcq     *fakeCQ
+	remote  Dest
+	rq      []verbs.RecvWR
+	rqHead  int
+	rqN     int
+	pending []fakePending // sends waiting for a receive (RNR retry)
+	pHead   int
+	pN      int
+	// echo makes this QP answer every write or send at once, as a peer
+	// running the other half of a ping-pong would.
+	echo bool
+}
+
+var errFakeFull = errors.New("fake queue full")
+
+func (q *fakeQP) PostRecv(wrs []verbs.RecvWR) error {
+	q.f.mu.Lock()
+	defer q.f.mu.Unlock()
+	for i := range wrs {
+		if q.rqN == len(q.rq) {
+			return errFakeFull
+		}
+		q.rq[(q.rqHead+q.rqN)%len(q.rq)] = wrs[i]
+		q.rqN++
+	}
+	for q.pN > 0 && q.rqN > 0 {
+		pd := q.pending[q.pHead]
+		q.pHead = (q.pHead + 1) % len(q.pending)
+		q.pN--
+		q.deliverLocked(pd.data[:pd.n])
+	}
+	return nil
+}
+
+// deliverLocked puts a received message into the next posted receive.
+func (q *fakeQP) deliverLocked(data []byte) bool {
+	if q.rqN == 0 {
+		if q.pN == len(q.pending) {
+			return false
+		}
+		q.pending[(q.pHead+q.pN)%len(q.pending)] = fakePending{data: data, n: uint32(len(data))}
+		q.pN++
+		return true
+	}
+	rw := q.rq[q.rqHead]
+	q.rqHead = (q.rqHead + 1) % len(q.rq)
+	q.rqN--
+	off := rw.SGE.Addr - q.mr.addr
+	grh := uint64(0)
+	if q.typ == verbs.QPTypeUD {
+		grh = udGRH
+	}
+	copy(q.mr.buf[off+grh:], data)
+	q.rcq.push(verbs.WC{WRID: rw.WRID, Opcode: verbs.WCRecv, ByteLen: uint32(len(data)) + uint32(grh), QPNum: q.qpn})
+	return true
+}
+
+func (q *fakeQP) PostSend(wrs []verbs.SendWR) error {
+	q.f.mu.Lock()
+	defer q.f.mu.Unlock()
+	for i := range wrs {
+		wr := &wrs[i]
+		src := q.mr.buf[wr.SGE.Addr-q.mr.addr:][:wr.SGE.Length]
+		var status verbs.WCStatus
+		var op verbs.WCOpcode
+		switch wr.Opcode {
+		case verbs.OpRDMAWrite:
+			op = verbs.WCRDMAWrite
+			mr := q.f.mrs[wr.RKey]
+			if mr == nil || wr.RemoteAddr < mr.addr || wr.RemoteAddr+uint64(len(src)) > mr.addr+uint64(len(mr.buf)) {
+				status = 10 // remote access error
+				break
+			}
+			copy(mr.buf[wr.RemoteAddr-mr.addr:], src)
+			if peer := q.f.qps[q.remote.QPN]; peer != nil && peer.echo {
+				// The peer answers with the same bytes into our target area.
+				back := mr.buf[wr.RemoteAddr-mr.addr:][:len(src)]
+				copy(q.mr.buf[peer.remote.VAddr-q.mr.addr:], back)
+			}
+		case verbs.OpRDMARead:
+			op = verbs.WCRDMARead
+			mr := q.f.mrs[wr.RKey]
+			if mr == nil || wr.RemoteAddr < mr.addr || wr.RemoteAddr+uint64(len(src)) > mr.addr+uint64(len(mr.buf)) {
+				status = 10
+				break
+			}
+			copy(src, mr.buf[wr.RemoteAddr-mr.addr:])
+		case verbs.OpSend:
+			op = verbs.WCSend
+			dst := q.remote.QPN
+			if q.typ == verbs.QPTypeUD {
+				dst = wr.RemoteQPN
+			}
+			peer := q.f.qps[dst]
+			if peer == nil {
+				status = 12 // retry exceeded
+				break
+			}
+			if peer.echo {
+				q.deliverLocked(src)
+				break
+			}
+			if !peer.deliverLocked(src) {
+				status = 13 // RNR retry exceeded
+			}
+		}
+		if wr.Flags&verbs.SendSignaled != 0 || status != 0 {
+			if !q.scq.push(verbs.WC{WRID: wr.WRID, Status: status, Opcode: op, QPNum: q.qpn}) {
+				return errFakeFull
+			}
+		}
+	}
+	return nil
+}
+
+// fakeDevice implements Device on a fakeFabric.
+type fakeDevice struct {
+	f      *fakeFabric
+	ip     byte
+	qps    []*fakeQP
+	mr     *fakeMR
+	rkey   uint32
+	closed bool
+	echo   bool
+	port   PortAttr
+}
+
+func newFakeDevice(f *fakeFabric, ip byte) *fakeDevice {
+	d := &fakeDevice{f: f, ip: ip}
+	d.port = PortAttr{LinkLayer: "Ethernet", ActiveMTU: 1024, MaxOutRead: 128, GIDs: []GIDEntry{
+		{Index: 0, GID: [16]byte{0xfe, 0x80, 15: ip}, RoCEVersion: 2},
+		{Index: 1, GID: [16]byte{10: 0xff, 11: 0xff, 12: 10, 13: 77, 14: 0, 15: ip}, RoCEVersion: 2},
+	}}
+	return d
+}
+
+func (d *fakeDevice) Port() (PortAttr, error) { return d.port, nil }
+
+func (d *fakeDevice) Setup(cfg SetupConfig) (*Resources, error) {
+	f := d.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	addr := uint64(uintptr(unsafe.Pointer(&cfg.Buf[0])))
+	d.mr = &fakeMR{buf: cfg.Buf, addr: addr}
+	d.rkey = f.nextKey
+	f.nextKey++
+	f.mrs[d.rkey] = d.mr
+	cqe := max(cfg.CQE, 64) * 2
+	scq := &fakeCQ{f: f, ring: make([]verbs.WC, cqe)}
+	rcq := &fakeCQ{f: f, ring: make([]verbs.WC, cqe)}
+	res := &Resources{Buf: cfg.Buf, Addr: addr, LKey: d.rkey, RKey: d.rkey, SendCQ: scq, RecvCQ: rcq}
+	for i := 0; i < cfg.NumQPs; i++ {
+		q := &fakeQP{f: f, qpn: f.nextQPN, typ: cfg.Type, mr: d.mr, scq: scq, rcq: rcq,
+			rq: make([]verbs.RecvWR, cfg.RecvWR+1), pending: make([]fakePending, 4096), echo: d.echo}
+		f.nextQPN++
+		f.qps[q.qpn] = q
+		d.qps = append(d.qps, q)
+		res.QPs = append(res.QPs, QP{SendQueue: q, RecvQueue: q, QPN: q.qpn})
+	}
+	f.live += 2 + 2 + len(d.qps) // pd+mr, 2 cqs, qps
+	return res, nil
+}
+
+func (d *fakeDevice) Connect(i int, cfg ConnectConfig) error {
+	d.f.mu.Lock()
+	defer d.f.mu.Unlock()
+	d.qps[i].remote = cfg.Remote
+	return nil
+}
+
+func (d *fakeDevice) CreateAH(remote *Dest, cfg ConnectConfig) (*verbs.AH, error) {
+	return &verbs.AH{}, nil
+}
+
+func (d *fakeDevice) Close() error {
+	d.f.mu.Lock()
+	defer d.f.mu.Unlock()
+	if d.closed || d.mr == nil {
+		d.closed = true
+		return nil
+	}
+	d.closed = true
+	for _, q := range d.qps {
+		delete(d.f.qps, q.qpn)
+	}
+	delete(d.f.mrs, d.rkey)
+	d.f.live -= 4 + len(d.qps)
+	return nil
+}

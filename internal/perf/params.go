@@ -1,0 +1,319 @@
+package perf
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Verb is the RDMA operation under test.
+type Verb int
+
+const (
+	VerbSend Verb = iota
+	VerbWrite
+	VerbRead
+)
+
+func (v Verb) String() string { return [...]string{"send", "write", "read"}[v] }
+
+// Test is what is measured.
+type Test int
+
+const (
+	TestBW Test = iota
+	TestLat
+)
+
+func (t Test) String() string { return [...]string{"bw", "lat"}[t] }
+
+// Transport is the QP type (perftest -c).
+type Transport int
+
+const (
+	RC Transport = iota
+	UC
+	UD
+)
+
+func (t Transport) String() string { return [...]string{"RC", "UC", "UD"}[t] }
+
+// ParseTransport parses -c.
+func ParseTransport(s string) (Transport, error) {
+	switch strings.ToUpper(s) {
+	case "RC":
+		return RC, nil
+	case "UC":
+		return UC, nil
+	case "UD":
+		return UD, nil
+	}
+	return 0, fmt.Errorf("unknown connection type %q: want RC, UC or UD", s)
+}
+
+// Params are one run's options, as perftest's user_param. Fields marked
+// SYMMETRIC must match on both sides.
+type Params struct {
+	Verb Verb      // SYMMETRIC
+	Test Test      // SYMMETRIC
+	Conn Transport // SYMMETRIC
+
+	Server bool
+	Host   string // client: server address
+	Bind   string // server: listen address ("" = all)
+	Port   int    // SYMMETRIC TCP port
+
+	Device   string
+	IBPort   int
+	GIDIndex int // -1: perftest's scoring
+
+	Size     uint64        // SYMMETRIC
+	AllSizes bool          // SYMMETRIC
+	Iters    uint64        // SYMMETRIC (iteration mode)
+	Duration time.Duration // SYMMETRIC; 0 = iteration mode
+	Margin   time.Duration // warm-up/cool-down excluded in duration mode
+	QPs      int           // SYMMETRIC
+	TxDepth  int
+	RxDepth  int
+	Inline   int
+	PostList int
+	CQMod    int
+	MTU      int  // 0: port's active MTU; the smaller of both sides is used
+	Bidir    bool // SYMMETRIC
+	Gbits    bool // report Gb/s
+	OutReads int  // READ depth offered (0: device max)
+
+	Interval  time.Duration // per-interval reports (0: off)
+	Histogram bool
+	Progress  bool // live progress line
+
+	// Set by defaults: which of the above the user gave.
+	UserCQMod, UserSize, UserInline bool
+}
+
+// Defaults fills unset fields as perftest does for this test.
+func (p *Params) Defaults() {
+	if p.Port == 0 {
+		p.Port = 18515
+	}
+	if p.IBPort == 0 {
+		p.IBPort = 1
+	}
+	if p.Size == 0 {
+		if p.Test == TestBW {
+			p.Size = 65536
+		} else {
+			p.Size = 2
+		}
+	} else {
+		p.UserSize = true
+	}
+	if p.Iters == 0 {
+		if p.Test == TestBW && p.Verb == VerbWrite {
+			p.Iters = 5000
+		} else {
+			p.Iters = 1000
+		}
+	}
+	if p.QPs == 0 {
+		p.QPs = 1
+	}
+	if p.TxDepth == 0 {
+		if p.Test == TestBW {
+			p.TxDepth = 128
+		} else {
+			p.TxDepth = 1
+		}
+	}
+	if p.RxDepth == 0 {
+		if p.Verb == VerbSend {
+			p.RxDepth = 512
+		} else {
+			p.RxDepth = 1
+		}
+	}
+	if p.PostList == 0 {
+		p.PostList = 1
+	}
+	if p.CQMod == 0 {
+		p.CQMod = 100
+		if p.PostList > 1 {
+			p.CQMod = p.PostList
+		}
+		// perftest: big messages signal every WR so that BW math stays
+		// accurate (not for UD).
+		if p.Size > 8192 && p.Conn != UD && !p.AllSizes {
+			p.CQMod = 1
+		}
+	} else {
+		p.UserCQMod = true
+	}
+	if p.Inline < 0 {
+		p.Inline = 0 // perftest's DEF_INLINE -1 means "device default", 0 on rxe
+	} else if p.Inline > 0 {
+		p.UserInline = true
+	}
+	if p.Duration > 0 && p.Margin == 0 {
+		p.Margin = 2 * time.Second
+		if p.Margin > p.Duration/4 {
+			p.Margin = p.Duration / 4
+		}
+	}
+	if p.TxDepth < p.CQMod {
+		p.CQMod = p.TxDepth
+	}
+}
+
+// Validate checks the options for consistency, with one line per problem
+// naming the option.
+func (p *Params) Validate() error {
+	switch {
+	case p.Conn == UD && p.Verb != VerbSend:
+		return errors.New("-c UD works only with send (RDMA write and read need a connection)")
+	case p.Conn == UC && p.Verb == VerbRead:
+		return errors.New("-c UC does not support RDMA read; use RC")
+	case p.Size < 1 || p.Size > maxMsgSize:
+		return fmt.Errorf("-s %d: message size must be 1..%d", p.Size, maxMsgSize)
+	case p.Duration == 0 && p.Iters < 5:
+		return fmt.Errorf("-n %d: at least 5 iterations (as perftest)", p.Iters)
+	case p.Iters > 1<<40:
+		return fmt.Errorf("-n %d: too many iterations", p.Iters)
+	case p.QPs < 1 || p.QPs > 16384:
+		return fmt.Errorf("-q %d: number of QPs must be 1..16384", p.QPs)
+	case p.TxDepth < 1 || p.TxDepth > 16384:
+		return fmt.Errorf("-t %d: TX depth must be 1..16384", p.TxDepth)
+	case p.RxDepth < 1 || p.RxDepth > 16384:
+		return fmt.Errorf("-r %d: RX depth must be 1..16384", p.RxDepth)
+	case p.CQMod < 1 || p.CQMod > 1024:
+		return fmt.Errorf("-Q %d: CQ moderation must be 1..1024", p.CQMod)
+	case p.PostList < 1 || p.PostList > p.TxDepth:
+		return fmt.Errorf("-l %d: post list must be 1..TX depth (%d)", p.PostList, p.TxDepth)
+	case p.Duration == 0 && p.Iters%uint64(p.PostList) != 0:
+		return fmt.Errorf("-n %d must be a multiple of -l %d", p.Iters, p.PostList)
+	case p.Inline < 0 || p.Inline > 1024:
+		return fmt.Errorf("-I %d: inline size must be 0..1024", p.Inline)
+	case p.MTU != 0 && mtuEnum(p.MTU) == 0:
+		return fmt.Errorf("-m %d: MTU must be 256, 512, 1024, 2048 or 4096", p.MTU)
+	case p.GIDIndex < -1 || p.GIDIndex > 255:
+		return fmt.Errorf("-x %d: GID index must be 0..255", p.GIDIndex)
+	case p.Duration < 0:
+		return errors.New("-D must be positive")
+	case p.Duration > 0 && p.AllSizes:
+		return errors.New("-D and -a cannot be combined (as in perftest)")
+	case !p.Server && p.Host == "":
+		return errors.New("client needs the server's address")
+	case p.Test == TestLat && p.QPs != 1:
+		return errors.New("latency tests use one QP (-q 1)")
+	case p.Test == TestLat && p.Bidir:
+		return errors.New("-b applies to bandwidth tests only")
+	}
+	return nil
+}
+
+// sizes returns the message sizes of the run: 2..8 MiB with -a (UD: up to
+// the MTU), else Size.
+func (p *Params) sizes(mtu int) []uint64 {
+	if !p.AllSizes {
+		return []uint64{p.Size}
+	}
+	var s []uint64
+	for sz := uint64(2); sz <= 1<<23; sz <<= 1 {
+		if p.Conn == UD && sz > uint64(mtu) {
+			break
+		}
+		s = append(s, sz)
+	}
+	return s
+}
+
+// maxSize is the largest message of the run (buffer sizing).
+func (p *Params) maxSize() uint64 {
+	if p.AllSizes {
+		return 1 << 23
+	}
+	return p.Size
+}
+
+// paramRecordSize is the size of the record two rdmactl peers exchange
+// after the MTU record (never sent to perftest): key=value text, NUL padded.
+const paramRecordSize = 256
+
+// symmetricText renders the SYMMETRIC options in a fixed order.
+func (p *Params) symmetricText() string {
+	dur := int64(p.Duration / time.Millisecond)
+	iters := p.Iters
+	if p.Duration > 0 {
+		iters = 0
+	}
+	return fmt.Sprintf("rdmactl1 verb=%s test=%s conn=%s size=%d all=%t iters=%d duration_ms=%d qps=%d bidir=%t post_list=%d gbits=%t",
+		p.Verb, p.Test, p.Conn, p.Size, p.AllSizes, iters, dur, p.QPs, p.Bidir, p.PostList, p.Gbits)
+}
+
+func encodeParams(p *Params) []byte {
+	b := make([]byte, paramRecordSize)
+	copy(b[:paramRecordSize-1], p.symmetricText())
+	return b
+}
+
+// checkPeerParams compares the peer's parameter record with ours and names
+// the first option that differs.
+func checkPeerParams(p *Params, b []byte) error {
+	if len(b) != paramRecordSize {
+		return fmt.Errorf("parameter record is %d bytes, want %d", len(b), paramRecordSize)
+	}
+	n := bytes.IndexByte(b, 0)
+	if n < 0 {
+		return errors.New("parameter record has no NUL terminator")
+	}
+	theirs := strings.Fields(string(b[:n]))
+	mine := strings.Fields(p.symmetricText())
+	if len(theirs) == 0 || theirs[0] != mine[0] {
+		return fmt.Errorf("peer's parameter record is not understood (%.20q); run the same rdmactl version on both sides", string(b[:n]))
+	}
+	tm := map[string]string{}
+	for _, f := range theirs[1:] {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok {
+			return fmt.Errorf("peer's parameter record has a malformed field %.20q", f)
+		}
+		tm[k] = v
+	}
+	flag := map[string]string{"verb": "test verb", "test": "bw/--lat", "conn": "-c", "size": "-s", "all": "-a",
+		"iters": "-n", "duration_ms": "-D", "qps": "-q", "bidir": "-b", "post_list": "-l", "gbits": "--report_gbits"}
+	for _, f := range mine[1:] {
+		k, v, _ := strings.Cut(f, "=")
+		tv, ok := tm[k]
+		if !ok {
+			return fmt.Errorf("peer's parameter record lacks %s; run the same rdmactl version on both sides", k)
+		}
+		if tv != v {
+			return fmt.Errorf("parameters differ from the peer's: %s (%s) is %s here but %s there; use the same options on both sides", k, flag[k], v, tv)
+		}
+	}
+	return nil
+}
+
+// ParseSize parses -s with perftest's K/M suffixes (and G).
+func ParseSize(s string) (uint64, error) {
+	mult := uint64(1)
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return 0, errors.New("empty size")
+	}
+	switch t[len(t)-1] {
+	case 'k', 'K':
+		mult, t = 1<<10, t[:len(t)-1]
+	case 'm', 'M':
+		mult, t = 1<<20, t[:len(t)-1]
+	case 'g', 'G':
+		mult, t = 1<<30, t[:len(t)-1]
+	}
+	v, err := strconv.ParseUint(t, 10, 64)
+	if err != nil || v == 0 || v > maxMsgSize/mult {
+		return 0, fmt.Errorf("bad size %q: want a number of bytes 1..1G, with an optional K, M or G suffix", s)
+	}
+	return v * mult, nil
+}

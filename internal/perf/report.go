@@ -1,0 +1,157 @@
+package perf
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Text output in perftest's layout (perftest_parameters.h at v4.5-0.17,
+// the VM's perftest): same separator lines, header lines and row printf
+// formats, so that scripts parsing ib_*_bw/_lat output parse ours.
+
+const resultLine = "---------------------------------------------------------------------------------------\n"
+
+func bwHeader(gbits bool) string {
+	if gbits {
+		return " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n"
+	}
+	return " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
+}
+
+const latHeader = " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n"
+
+// formatBWRow is REPORT_FMT + REPORT_EXT.
+func formatBWRow(r BWResult) string {
+	return fmt.Sprintf(" %-7d    %-10d       %-7.2f            %-7.2f\t\t   %-7.6f\n", r.Size, r.Iters, r.BWPeak, r.BWAvg, r.MsgRate)
+}
+
+// formatLatRow is REPORT_FMT_LAT + REPORT_EXT.
+func formatLatRow(size, iters uint64, s LatStats) string {
+	return fmt.Sprintf(" %-7d %d          %-7.2f        %-7.2f      %-7.2f  \t       %-7.2f     \t%-7.2f\t\t%-7.2f \t\t%-7.2f\n",
+		size, iters, s.Min, s.Max, s.Typical, s.Avg, s.Stdev, s.P99, s.P999)
+}
+
+// testTitle is the centred title line of ctx_print_test_info.
+func testTitle(p *Params) string {
+	verb := map[Verb]string{VerbSend: "Send", VerbWrite: "RDMA_Write", VerbRead: "RDMA_Read"}[p.Verb]
+	kind := "BW"
+	if p.Test == TestLat {
+		kind = "Latency"
+	}
+	t := verb + " "
+	if p.Bidir {
+		t += "Bidirectional "
+	}
+	if p.PostList > 1 {
+		t += "Post List "
+	}
+	return "                    " + t + kind + " Test\n"
+}
+
+// Info is what the header block shows about the run.
+type Info struct {
+	Device   string `json:"device"`
+	Port     int    `json:"port"`
+	LinkType string `json:"link_type"`
+	GIDIndex int    `json:"gid_index"`
+	MTU      int    `json:"mtu"`
+	Peer     string `json:"peer"`
+	PeerVer  string `json:"peer_version"`
+	Local    []Dest `json:"-"`
+	Remote   []Dest `json:"-"`
+	WithGID  bool   `json:"-"`
+	OutReads int    `json:"-"`
+}
+
+// writeHeader prints the block perftest prints before the results.
+func writeHeader(w io.Writer, p *Params, in *Info) {
+	var b strings.Builder
+	b.WriteString(resultLine)
+	b.WriteString(testTitle(p))
+	fmt.Fprintf(&b, " Dual-port       : OFF\t\tDevice         : %s\n", in.Device)
+	fmt.Fprintf(&b, " Number of qps   : %d\t\tTransport type : IB\n", p.QPs)
+	fmt.Fprintf(&b, " Connection type : %s\t\tUsing SRQ      : OFF\n", p.Conn)
+	if !p.Server || p.Bidir || p.Test == TestLat {
+		fmt.Fprintf(&b, " TX depth        : %d\n", p.TxDepth)
+	}
+	if p.Verb == VerbSend && (p.Server || p.Bidir) && p.Test == TestBW {
+		fmt.Fprintf(&b, " RX depth        : %d\n", p.RxDepth)
+	}
+	if p.Test == TestBW {
+		fmt.Fprintf(&b, " CQ Moderation   : %d\n", p.CQMod)
+	}
+	fmt.Fprintf(&b, " Mtu             : %d[B]\n", in.MTU)
+	fmt.Fprintf(&b, " Link type       : %s\n", in.LinkType)
+	if in.WithGID {
+		fmt.Fprintf(&b, " GID index       : %d\n", in.GIDIndex)
+	}
+	if p.Verb == VerbRead {
+		fmt.Fprintf(&b, " Outstand reads  : %d\n", in.OutReads)
+	} else {
+		fmt.Fprintf(&b, " Max inline data : %d[B]\n", p.Inline)
+	}
+	b.WriteString(" rdma_cm QPs\t : OFF\n")
+	b.WriteString(" Data ex. method : Ethernet\n")
+	b.WriteString(resultLine)
+	for i := range in.Local {
+		writeAddr(&b, "local", p, &in.Local[i], in.WithGID)
+	}
+	for i := range in.Remote {
+		writeAddr(&b, "remote", p, &in.Remote[i], in.WithGID)
+	}
+	b.WriteString(resultLine)
+	_, _ = io.WriteString(w, b.String())
+}
+
+// writeAddr is ctx_print_pingpong_data (BASIC_ADDR_FMT, READ_FMT, RDMA_FMT
+// and PERF_GID_FMT with its decimal GID bytes).
+func writeAddr(b *strings.Builder, side string, p *Params, d *Dest, withGID bool) {
+	fmt.Fprintf(b, " %s address: LID %s QPN %s PSN %s", side, cAltHex(uint64(d.LID), 4), cAltHex(uint64(d.QPN), 6), cAltHex(uint64(d.PSN), 6))
+	if p.Verb == VerbRead {
+		fmt.Fprintf(b, " OUT %s", cAltHex(uint64(d.OutReads), 4))
+	}
+	if p.Verb != VerbSend {
+		fmt.Fprintf(b, " RKey %s VAddr %s", cAltHex(uint64(d.RKey), 8), cAltHex(d.VAddr, 16))
+	}
+	b.WriteString("\n")
+	if withGID {
+		g := d.GID
+		fmt.Fprintf(b, " GID: %02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d\n",
+			g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15])
+	}
+}
+
+// Result is the JSON document of one run (-j).
+type Result struct {
+	Test      string       `json:"test"` // e.g. "write_bw"
+	Role      string       `json:"role"` // "client" or "server"
+	Conn      string       `json:"connection_type"`
+	QPs       int          `json:"num_qps"`
+	Info      Info         `json:"info"`
+	Unit      string       `json:"bw_unit,omitempty"` // "MiB/s" or "Gb/s"
+	BW        []BWResult   `json:"bw,omitempty"`
+	Lat       []LatRow     `json:"lat,omitempty"`
+	Intervals []BWResult   `json:"intervals,omitempty"`
+	Histogram []HistBucket `json:"histogram,omitempty"`
+	// Source says whose numbers BW holds: "local", or "peer" when a
+	// write/read server prints the client's report (as perftest does).
+	Source      string `json:"source"`
+	Interrupted bool   `json:"interrupted"`
+}
+
+// LatRow is one latency report row.
+type LatRow struct {
+	Size  uint64 `json:"bytes"`
+	Iters uint64 `json:"iterations"`
+	LatStats
+}
+
+// cAltHex is C's "%#0<width>x": the 0x prefix counts in the width and is
+// left out for zero.
+func cAltHex(v uint64, width int) string {
+	if v == 0 {
+		return fmt.Sprintf("%0*x", width, v)
+	}
+	return fmt.Sprintf("0x%0*x", max(width-2, 0), v)
+}

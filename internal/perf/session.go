@@ -1,0 +1,803 @@
+package perf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rdmactl/rdmactl/internal/verbs"
+)
+
+// Session runs one benchmark, one side, with perftest's exchange sequence
+// for the test (tools-reference §3.5; perftest v4.5-0.17 src/*_bw.c,
+// *_lat.c): the peer may be perftest (exchange >= 5.70, including 6.06 and
+// >= 6.28, which skip their negotiation struct because we claim 6.27) or
+// rdmactl (which also compares the symmetric options up front).
+type Session struct {
+	P        *Params
+	Dev      Device
+	Out      io.Writer // perftest-style text; nil in JSON mode
+	Progress io.Writer // live progress line (a terminal); nil: none
+	// Listener is an already bound server socket (tests); nil: Listen.
+	Listener    net.Listener
+	StepTimeout time.Duration // per exchange; 0: 10 s
+	DialTimeout time.Duration // client connect retries; 0: 5 s
+	Stall       time.Duration // data path without progress; 0: 10 s
+
+	conn     *Conn
+	port     PortAttr
+	mtu      int
+	withGID  bool
+	gidIndex int
+	cycle    int32
+	my, rem  []Dest
+	res      *Resources
+	buf      []byte
+	ahs      []*verbs.AH
+	stop     atomic.Bool
+	peerGone atomic.Bool
+	result   Result
+}
+
+// Run executes the benchmark and returns its result. On Ctrl-C (ctx
+// cancelled) it returns what was measured so far with Interrupted set,
+// together with ctx.Err().
+func (s *Session) Run(ctx context.Context) (*Result, error) {
+	p := s.P
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if s.StepTimeout == 0 {
+		s.StepTimeout = 10 * time.Second
+	}
+	if s.DialTimeout == 0 {
+		s.DialTimeout = 5 * time.Second
+	}
+	if s.Stall == 0 {
+		s.Stall = 10 * time.Second
+	}
+	role := "client"
+	if p.Server {
+		role = "server"
+	}
+	s.result = Result{Test: p.Verb.String() + "_" + p.Test.String(), Role: role, Conn: p.Conn.String(), QPs: p.QPs, Source: "local"}
+	if p.Test == TestBW {
+		s.result.Unit = "MiB/s"
+		if p.Gbits {
+			s.result.Unit = "Gb/s"
+		}
+	}
+	defer s.teardown()
+
+	var err error
+	if s.port, err = s.Dev.Port(); err != nil {
+		return nil, err
+	}
+	if err := s.chooseGID(); err != nil {
+		return nil, err
+	}
+	if err := s.connect(ctx); err != nil {
+		return nil, err
+	}
+	stopWatch := context.AfterFunc(ctx, func() { s.stop.Store(true) })
+	defer stopWatch()
+
+	if err := s.prefix(); err != nil {
+		return nil, err
+	}
+	if err := s.setup(); err != nil {
+		return nil, err
+	}
+	err = s.sequence(ctx)
+	if err != nil && ctx.Err() != nil {
+		s.result.Interrupted = true
+		return &s.result, ctx.Err()
+	}
+	if err != nil {
+		return &s.result, err
+	}
+	return &s.result, nil
+}
+
+func (s *Session) teardown() {
+	if s.conn != nil {
+		_ = s.conn.Close()
+	}
+	if s.Dev != nil {
+		_ = s.Dev.Close()
+	}
+	if s.buf != nil {
+		_ = unix.Munmap(s.buf)
+		s.buf = nil
+	}
+}
+
+// chooseGID decides the key-record form and GID as perftest: a GID iff
+// the link layer is Ethernet or -x was given; -x picks it, else the best
+// scored one.
+func (s *Session) chooseGID() error {
+	p := s.P
+	s.gidIndex = -1
+	s.withGID = s.port.LinkLayer == "Ethernet" || p.GIDIndex >= 0
+	if !s.withGID {
+		return nil
+	}
+	if p.GIDIndex >= 0 {
+		for _, g := range s.port.GIDs {
+			if g.Index == p.GIDIndex {
+				s.gidIndex = p.GIDIndex
+				return nil
+			}
+		}
+		return fmt.Errorf("-x %d: no such GID on %s port %d (see 'rdmactl gids')", p.GIDIndex, p.Device, p.IBPort)
+	}
+	s.gidIndex = BestGID(s.port.GIDs, false)
+	if s.gidIndex < 0 {
+		return fmt.Errorf("%s port %d has no usable GID (is the netdev up with an address?)", p.Device, p.IBPort)
+	}
+	return nil
+}
+
+func (s *Session) gid() [16]byte {
+	for _, g := range s.port.GIDs {
+		if g.Index == s.gidIndex {
+			return g.GID
+		}
+	}
+	return [16]byte{}
+}
+
+func (s *Session) connect(ctx context.Context) error {
+	p := s.P
+	var err error
+	if !p.Server {
+		s.conn, err = Dial(ctx, p.Host, p.Port, s.DialTimeout, s.StepTimeout)
+		return err
+	}
+	l := s.Listener
+	if l == nil {
+		if l, err = Listen(p.Bind, p.Port); err != nil {
+			return err
+		}
+	}
+	if s.Out != nil {
+		fmt.Fprint(s.Out, "\n************************************\n* Waiting for client to connect... *\n************************************\n")
+	}
+	s.conn, err = Accept(ctx, l, s.StepTimeout)
+	_ = l.Close() // one client per run, as perftest
+	return err
+}
+
+// prefix is the exchange before the key records: version, cycle buffer,
+// cache line, MTU (and the parameter record between rdmactl peers).
+func (s *Session) prefix() error {
+	c := s.conn
+	b, err := c.xchg("version", encodeVersion(OurVersion), versionSize, false)
+	if err != nil {
+		return err
+	}
+	if c.peerVer, err = parseVersion(b); err != nil {
+		return &PeerError{Err: err}
+	}
+	page := int32(os.Getpagesize())
+	if b, err = c.xchg("cycle buffer", encodeInt32(page), 4, false); err != nil {
+		return err
+	}
+	rc, err := parseSysValue("cycle buffer", b, 256, 1<<24)
+	if err != nil {
+		return &PeerError{Err: err}
+	}
+	s.cycle = max(page, rc)
+	if b, err = c.xchg("cache line size", encodeInt32(64), 4, false); err != nil {
+		return err
+	}
+	if _, err := parseSysValue("cache line size", b, 8, 4096); err != nil {
+		return &PeerError{Err: err}
+	}
+	mine := s.port.ActiveMTU
+	if s.P.MTU != 0 && s.P.MTU < mine {
+		mine = s.P.MTU
+	}
+	if mtuEnum(mine) == 0 {
+		mine = 1024
+	}
+	if b, err = c.xchg("MTU", encodeMTU(mine), mtuSize, false); err != nil {
+		return err
+	}
+	theirs, err := parseMTU(b)
+	if err != nil {
+		return &PeerError{Err: err}
+	}
+	s.mtu = min(mine, theirs)
+	if c.peerVer.Rdmactl {
+		if b, err = c.xchg("parameters", encodeParams(s.P), paramRecordSize, false); err != nil {
+			return err
+		}
+		if err := checkPeerParams(s.P, b); err != nil {
+			return &PeerError{Err: err}
+		}
+	}
+	if s.P.Conn == UD && s.P.maxSize() > uint64(s.mtu) && !s.P.AllSizes {
+		return fmt.Errorf("-s %d: UD messages cannot exceed the path MTU (%d)", s.P.Size, s.mtu)
+	}
+	return nil
+}
+
+// setup creates the resources and this side's key records.
+func (s *Session) setup() error {
+	p := s.P
+	size := bufSize(p, uint64(s.cycle))
+	pg := uint64(os.Getpagesize())
+	size = (size + pg - 1) &^ (pg - 1)
+	buf, err := unix.Mmap(-1, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return fmt.Errorf("allocating %d bytes of buffer: %v", size, err)
+	}
+	s.buf = buf
+	qt := map[Transport]verbs.QPType{RC: verbs.QPTypeRC, UC: verbs.QPTypeUC, UD: verbs.QPTypeUD}[p.Conn]
+	outReads := 1
+	if p.Verb == VerbRead {
+		outReads = max(1, s.port.MaxOutRead)
+		if p.OutReads > 0 && p.OutReads < outReads {
+			outReads = p.OutReads
+		}
+	}
+	recvWR := 1
+	if p.Verb == VerbSend {
+		recvWR = p.RxDepth
+	}
+	s.res, err = s.Dev.Setup(SetupConfig{
+		Buf: buf, Type: qt, NumQPs: p.QPs, SendWR: p.TxDepth, RecvWR: recvWR,
+		CQE: max(p.TxDepth, p.RxDepth) * p.QPs, Inline: p.Inline, OutReads: outReads,
+	})
+	if err != nil {
+		return err
+	}
+	blk := blockSize(p, uint64(s.cycle))
+	gid := s.gid()
+	s.my = make([]Dest, p.QPs)
+	s.rem = make([]Dest, p.QPs)
+	for i := range s.my {
+		s.my[i] = Dest{LID: s.port.LID, OutReads: uint16(outReads), QPN: s.res.QPs[i].QPN, PSN: rand.Uint32() & 0xffffff,
+			RKey: s.res.RKey, VAddr: s.res.Addr + uint64(p.QPs+i)*blk, GID: gid}
+	}
+	return nil
+}
+
+// key does one key-record round for QP i; long waits may span the peer's
+// run.
+func (s *Session) key(i int, long bool) error {
+	b, err := s.conn.xchg("key record", encodeKey(&s.my[i], s.withGID), keySize(s.withGID), long)
+	if err != nil {
+		return err
+	}
+	d, err := parseKey(b, s.withGID)
+	if err != nil {
+		return &PeerError{Err: err}
+	}
+	s.rem[i] = d
+	return nil
+}
+
+func (s *Session) keys() error {
+	for i := range s.my {
+		if err := s.key(i, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// connectQPs checks GID families (ctx_check_gid_compatibility) and moves
+// the QPs to RTS.
+func (s *Session) connectQPs() error {
+	if s.withGID && isIPv4Mapped(s.my[0].GID) != isIPv4Mapped(s.rem[0].GID) {
+		return &PeerError{Err: errors.New("GID types differ: one side uses an IPv4-mapped GID and the other does not; pick matching GIDs with -x")}
+	}
+	for i := range s.my {
+		cfg := ConnectConfig{MTU: s.mtu, GIDIndex: s.gidIndex, Local: s.my[i], Remote: s.rem[i], QKey: udQKey, Timeout: 14}
+		if err := s.Dev.Connect(i, cfg); err != nil {
+			return err
+		}
+		if s.P.Conn == UD {
+			ah, err := s.Dev.CreateAH(&s.rem[i], cfg)
+			if err != nil {
+				return err
+			}
+			s.ahs = append(s.ahs, ah)
+		}
+	}
+	return nil
+}
+
+// bwReport exchanges the five report fields; use says whether we use the
+// peer's figures (perftest's unidirectional write/read server sends an
+// uninitialised struct, which we must not judge).
+func (s *Session) bwReport(mine BWResult, use bool) (BWReport, error) {
+	var f [5][]byte
+	out := [5][]byte{encodeU64(mine.Size), encodeU64(mine.Iters), encodeF64(mine.BWPeak), encodeF64(mine.BWAvg), encodeF64(mine.MsgRate)}
+	names := [5]string{"report size", "report iterations", "report peak", "report average", "report message rate"}
+	for i := range out {
+		b, err := s.conn.xchg(names[i], out[i], 8, i == 0 && s.P.Server && !s.P.Bidir)
+		if err != nil {
+			return BWReport{}, err
+		}
+		f[i] = b
+	}
+	if !use {
+		return BWReport{}, nil
+	}
+	r, err := parseBWReport(f)
+	if err != nil {
+		return r, &PeerError{Err: err}
+	}
+	return r, nil
+}
+
+func (s *Session) closeConn() error {
+	if err := s.key(0, true); err != nil {
+		return err
+	}
+	s.conn.sayDone()
+	return nil
+}
+
+func (s *Session) info() *Info {
+	in := &Info{Device: s.P.Device, Port: s.P.IBPort, LinkType: s.port.LinkLayer, GIDIndex: s.gidIndex, MTU: s.mtu,
+		Peer: s.conn.RemoteAddr(), PeerVer: s.conn.peerVer.Text, Local: s.my, Remote: s.rem, WithGID: s.withGID}
+	if len(s.my) > 0 {
+		in.OutReads = int(s.my[0].OutReads)
+	}
+	return in
+}
+
+func (s *Session) printf(format string, a ...any) {
+	if s.Out != nil {
+		fmt.Fprintf(s.Out, format, a...)
+	}
+}
+
+// sequence runs the test-specific exchange and measurement.
+func (s *Session) sequence(ctx context.Context) error {
+	p := s.P
+	switch {
+	case p.Test == TestBW && p.Verb != VerbSend:
+		return s.seqRDMABW(ctx)
+	case p.Test == TestBW:
+		return s.seqSendBW(ctx)
+	default:
+		return s.seqLat(ctx)
+	}
+}
+
+func (s *Session) header() {
+	if s.Out == nil {
+		return
+	}
+	writeHeader(s.Out, s.P, s.info())
+	s.result.Info = *s.info()
+	if s.P.Test == TestBW {
+		s.printf("%s", bwHeader(s.P.Gbits))
+	} else {
+		s.printf("%s", latHeader)
+	}
+}
+
+func (s *Session) addBW(r BWResult) {
+	s.result.BW = append(s.result.BW, r)
+	s.printf("%s", formatBWRow(r))
+}
+
+// seqRDMABW is ib_write_bw / ib_read_bw.
+func (s *Session) seqRDMABW(ctx context.Context) error {
+	p := s.P
+	if err := s.keys(); err != nil {
+		return err
+	}
+	if err := s.connectQPs(); err != nil {
+		return err
+	}
+	if err := s.keys(); err != nil {
+		return err
+	}
+	if err := s.key(0, false); err != nil {
+		return err
+	}
+	s.result.Info = *s.info()
+	s.header()
+	if p.Server && !p.Bidir {
+		// The server's memory is the target; it waits for the client's
+		// report and prints it.
+		if err := s.key(0, true); err != nil {
+			return err
+		}
+		rep, err := s.bwReport(BWResult{}, true)
+		if err != nil {
+			return err
+		}
+		want := p.Size
+		if p.AllSizes {
+			want = 1 << 23
+		}
+		if rep.Size != want {
+			return peerErrorf("the client ran %d-byte messages but this server was started with -s %d; use the same size (and -a) on both sides", rep.Size, want)
+		}
+		s.result.Source = "peer"
+		s.addBW(BWResult{Size: rep.Size, Iters: rep.Iters, BWPeak: rep.BWPeak, BWAvg: rep.BWAvg, MsgRate: rep.MsgRate})
+		s.printf("%s", resultLine)
+		return s.closeConn()
+	}
+	r := newRunner(p, s.res, s.rem, s.ahs, uint64(s.cycle), &s.stop)
+	r.stall = s.Stall
+	if p.Bidir && !p.AllSizes {
+		if err := s.key(0, false); err != nil {
+			return err
+		}
+	}
+	var last BWResult
+	for _, sz := range p.sizes(s.mtu) {
+		if p.Bidir && p.AllSizes {
+			if err := s.key(0, false); err != nil {
+				return err
+			}
+		}
+		r.prepare(sz)
+		res, err := s.measure(ctx, r, r.runBW)
+		if err != nil {
+			return err
+		}
+		if p.Bidir {
+			if p.AllSizes {
+				if err := s.key(0, true); err != nil {
+					return err
+				}
+			}
+			rep, err := s.bwReport(res, true)
+			if err != nil {
+				return err
+			}
+			if rep.Size != res.Size {
+				return peerErrorf("the peer ran %d-byte messages and we ran %d; use the same -s on both sides", rep.Size, res.Size)
+			}
+			res.BWPeak += rep.BWPeak
+			res.BWAvg += rep.BWAvg
+			res.MsgRate += rep.MsgRate
+		}
+		s.addBW(res)
+		last = res
+	}
+	s.printf("%s", resultLine)
+	if !p.Bidir {
+		if err := s.key(0, true); err != nil {
+			return err
+		}
+		if _, err := s.bwReport(last, false); err != nil {
+			return err
+		}
+	}
+	return s.closeConn()
+}
+
+// seqSendBW is ib_send_bw.
+func (s *Session) seqSendBW(ctx context.Context) error {
+	p := s.P
+	if p.Bidir {
+		return errors.New("-b with send is not supported yet; use write or read")
+	}
+	if err := s.keys(); err != nil {
+		return err
+	}
+	if err := s.connectQPs(); err != nil {
+		return err
+	}
+	if err := s.key(0, false); err != nil {
+		return err
+	}
+	if err := s.keys(); err != nil {
+		return err
+	}
+	s.result.Info = *s.info()
+	s.header()
+	r := newRunner(p, s.res, s.rem, s.ahs, uint64(s.cycle), &s.stop)
+	r.stall = s.Stall
+	for i, sz := range p.sizes(s.mtu) {
+		r.prepare(sz)
+		if p.Server {
+			limit := p.Iters
+			if p.Duration > 0 {
+				limit = 1 << 62
+			}
+			if err := r.postRecvs(limit); err != nil {
+				return err
+			}
+		}
+		if err := s.key(0, i > 0); err != nil {
+			return err
+		}
+		var res BWResult
+		var err error
+		if p.Server {
+			res, err = s.measure(ctx, r, r.runBWRecv)
+		} else {
+			res, err = s.measure(ctx, r, r.runBW)
+		}
+		if err != nil {
+			return err
+		}
+		s.addBW(res)
+		if p.AllSizes {
+			if err := s.key(0, true); err != nil {
+				return err
+			}
+		}
+	}
+	s.printf("%s", resultLine)
+	return s.closeConn()
+}
+
+// seqLat is ib_write_lat, ib_read_lat and ib_send_lat.
+func (s *Session) seqLat(ctx context.Context) error {
+	p := s.P
+	switch p.Verb {
+	case VerbWrite, VerbRead:
+		if err := s.key(0, false); err != nil {
+			return err
+		}
+		if err := s.keys(); err != nil {
+			return err
+		}
+		if err := s.connectQPs(); err != nil {
+			return err
+		}
+		if err := s.keys(); err != nil {
+			return err
+		}
+		if err := s.key(0, false); err != nil {
+			return err
+		}
+	case VerbSend:
+		if err := s.keys(); err != nil {
+			return err
+		}
+		if err := s.connectQPs(); err != nil {
+			return err
+		}
+		if err := s.key(0, false); err != nil {
+			return err
+		}
+		if err := s.keys(); err != nil {
+			return err
+		}
+	}
+	s.result.Info = *s.info()
+	s.header()
+	if p.Verb == VerbRead && p.Server {
+		// The reader is the client; the server's memory is read.
+		s.printf("%s", resultLine)
+		return s.closeConn()
+	}
+	r := newRunner(p, s.res, s.rem, s.ahs, uint64(s.cycle), &s.stop)
+	r.stall = s.Stall
+	div := 2.0
+	if p.Verb == VerbRead {
+		div = 1
+	}
+	for _, sz := range p.sizes(s.mtu) {
+		r.prepare(sz)
+		run := r.runLatWrite
+		switch p.Verb {
+		case VerbRead:
+			run = r.runLatRead
+		case VerbSend:
+			run = r.runLatSend
+			if err := r.postRecvs(p.Iters); err != nil {
+				return err
+			}
+			if err := s.key(0, false); err != nil {
+				return err
+			}
+		}
+		_, err := s.measure(ctx, r, run)
+		row := s.latRow(r, sz, div)
+		s.result.Lat = append(s.result.Lat, row)
+		if err != nil && !(errors.Is(err, errStopped) && ctx.Err() != nil) {
+			return err
+		}
+		s.printf("%s", formatLatRow(row.Size, row.Iters, row.LatStats))
+		if p.Histogram {
+			s.printHistogram(r, div)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	s.printf("%s", resultLine)
+	if p.Verb == VerbWrite {
+		return nil // ib_write_lat ends without a closing handshake
+	}
+	return s.closeConn()
+}
+
+func (s *Session) latRow(r *runner, sz uint64, div float64) LatRow {
+	var st LatStats
+	if r.hist != nil {
+		st = r.hist.stats(div)
+	} else {
+		st = summarizeSamples(r.posted[:r.nSamples], div)
+	}
+	iters := s.P.Iters
+	if s.P.Duration > 0 || s.result.Interrupted {
+		iters = st.Samples
+	}
+	return LatRow{Size: sz, Iters: iters, LatStats: st}
+}
+
+func (s *Session) printHistogram(r *runner, div float64) {
+	var hb []HistBucket
+	if r.hist != nil {
+		hb = coarseHistogram(nil, r.hist, div)
+	} else {
+		hb = coarseHistogram(r.posted[:r.nSamples], nil, div)
+	}
+	s.result.Histogram = hb
+	if s.Out == nil {
+		return
+	}
+	var total uint64
+	for _, b := range hb {
+		total += b.Count
+	}
+	s.printf(" histogram [usec]      count\n")
+	for _, b := range hb {
+		bar := int(float64(b.Count) / float64(max(total, 1)) * 40)
+		s.printf(" %8.2f - %-8.2f %8d  %s\n", b.LowUsec, b.HighUsec, b.Count, bars(bar))
+	}
+}
+
+func bars(n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = '#'
+	}
+	return string(b)
+}
+
+// measure runs one loop with the peer watcher, the progress line and the
+// interval reports around it, and turns the runner's data into a BW row
+// (latency rows are built by the caller).
+func (s *Session) measure(ctx context.Context, r *runner, loop func() error) (BWResult, error) {
+	stopWatch := s.watchPeer()
+	stopProg := s.progress(r)
+	err := loop()
+	stopProg()
+	stopWatch()
+	var res BWResult
+	if s.P.Test == TestBW {
+		res = s.bwResult(r)
+	}
+	if err == nil {
+		return res, nil
+	}
+	if errors.Is(err, errStopped) {
+		if ctx.Err() != nil {
+			s.result.Interrupted = true
+			if s.P.Test == TestBW && r.nDone > 0 {
+				s.addBW(res)
+			}
+			return res, err
+		}
+		if s.peerGone.Load() {
+			return res, peerErrorf("peer %s closed the connection during the run", s.conn.RemoteAddr())
+		}
+	}
+	if errors.Is(err, errStalled) && s.peerGone.Load() {
+		return res, peerErrorf("peer %s closed the connection during the run", s.conn.RemoteAddr())
+	}
+	return res, r.loopErr(err, s.result.Test)
+}
+
+func (s *Session) bwResult(r *runner) BWResult {
+	p := s.P
+	if p.Duration > 0 || p.Server {
+		return bwFromCount(r.size, r.nDone, r.tEnd-r.tStart, p.Gbits)
+	}
+	n := int(r.nDone)
+	return bwFromTimes(r.size, r.posted[:n], r.completed[:n], p.CQMod, p.PostList, p.Gbits)
+}
+
+// watchPeer notices the peer closing the TCP connection during the run
+// (it crashed or was stopped) and stops the loop, without reading.
+func (s *Session) watchPeer() func() {
+	tc, ok := s.conn.c.(*net.TCPConn)
+	if !ok {
+		return func() {}
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return func() {}
+	}
+	var quit atomic.Bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for !quit.Load() {
+			gone := false
+			_ = rc.Control(func(fd uintptr) {
+				fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLRDHUP}}
+				n, _ := unix.Poll(fds, 100)
+				gone = n > 0 && fds[0].Revents&(unix.POLLRDHUP|unix.POLLHUP|unix.POLLERR) != 0
+			})
+			if gone {
+				s.peerGone.Store(true)
+				s.stop.Store(true)
+				return
+			}
+		}
+	}()
+	return func() { quit.Store(true); wg.Wait() }
+}
+
+// progress prints a live line on s.Progress and, with -P.Interval, a
+// report row per interval; both read the runner's atomic counter.
+func (s *Session) progress(r *runner) func() {
+	p := s.P
+	if s.Progress == nil && p.Interval == 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := 500 * time.Millisecond
+		if p.Interval > 0 {
+			tick = min(tick, p.Interval)
+		}
+		t := time.NewTicker(tick)
+		defer t.Stop()
+		start := time.Now()
+		lastIv, lastN := start, uint64(0)
+		shown := false
+		total := p.Iters
+		if p.Test == TestBW {
+			total *= uint64(p.QPs)
+		}
+		for {
+			select {
+			case <-done:
+				if shown {
+					fmt.Fprint(s.Progress, "\r\033[K")
+				}
+				return
+			case now := <-t.C:
+				n := r.progress.Load()
+				if p.Interval > 0 && p.Test == TestBW && now.Sub(lastIv) >= p.Interval {
+					iv := bwFromCount(r.size, n-lastN, int64(now.Sub(lastIv)), p.Gbits)
+					s.result.Intervals = append(s.result.Intervals, iv)
+					s.printf("%s", formatBWRow(iv))
+					lastIv, lastN = now, n
+				}
+				if s.Progress != nil && now.Sub(start) >= time.Second {
+					el := now.Sub(start).Seconds()
+					if p.Duration > 0 {
+						fmt.Fprintf(s.Progress, "\r\033[K %s %d B: %.0f/%.0f s, %d done", s.result.Test, r.size, el, p.Duration.Seconds(), n)
+					} else {
+						fmt.Fprintf(s.Progress, "\r\033[K %s %d B: %d/%d (%.0f%%), %.1f s", s.result.Test, r.size, n, total, 100*float64(n)/float64(max(total, 1)), el)
+					}
+					shown = true
+				}
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
