@@ -1,0 +1,160 @@
+//go:build vmtest
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rdmaStat runs rdma -j statistic show and returns "dev/port" -> counter -> value.
+func rdmaStat(t *testing.T) map[string]map[string]uint64 {
+	t.Helper()
+	var objs []map[string]any
+	if err := json.Unmarshal([]byte(vmRun(t, "rdma", "-j", "statistic", "show")), &objs); err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]map[string]uint64{}
+	for _, o := range objs {
+		key := o["ifname"].(string) + "/" + strconv.Itoa(int(o["port"].(float64)))
+		m[key] = map[string]uint64{}
+		for k, v := range o {
+			if f, ok := v.(float64); ok && k != "port" {
+				m[key][k] = uint64(f)
+			}
+		}
+	}
+	return m
+}
+
+// pingpong makes some RC traffic between rxe1 and rxe0 so that the
+// counters are not all zero, and waits until it is over.
+func pingpong(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	srv := exec.CommandContext(ctx, "ibv_rc_pingpong", "-d", "rxe0", "-g", "1", "-n", "50", "-p", "18777")
+	if err := srv.Start(); err != nil {
+		t.Fatalf("ibv_rc_pingpong server: %v", err)
+	}
+	time.Sleep(time.Second)
+	var err error
+	for try := 0; try < 10; try++ {
+		if err = exec.CommandContext(ctx, "ibv_rc_pingpong", "-d", "rxe1", "-g", "1", "-n", "50", "-p", "18777", "127.0.0.1").Run(); err == nil {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("ibv_rc_pingpong client: %v", err)
+	}
+	if err := srv.Wait(); err != nil {
+		t.Fatalf("ibv_rc_pingpong server: %v", err)
+	}
+}
+
+// TestVMCountersMatchRdmaStatistic compares rdmactl -j counters with
+// rdma -j statistic show and with the sysfs hw_counters files. Counters are
+// monotonic and may still move between reads (rxe timers, other tests), so
+// instead of equality each of our values must lie between an rdma read made
+// before and one made after it: exact when nothing moves, and never a flaky
+// tolerance. The test makes traffic first, then none while comparing.
+func TestVMCountersMatchRdmaStatistic(t *testing.T) {
+	pingpong(t)
+	before := rdmaStat(t)
+	rows := countersJSON(t, "-j", "counters")
+	after := rdmaStat(t)
+
+	hw := map[string]map[string]uint64{}
+	for _, r := range rows {
+		if r.Source == srcCounters {
+			t.Errorf("rxe has no PMA counters, rdmactl shows %+v", r)
+		}
+		if r.Source != srcHWCounters {
+			continue
+		}
+		key := r.Ifname + "/" + strconv.Itoa(int(r.Port))
+		if hw[key] == nil {
+			hw[key] = map[string]uint64{}
+		}
+		hw[key][r.Name] = r.Value
+	}
+	if len(hw) != len(before) {
+		t.Fatalf("rdmactl has hw_counters for %d ports, rdma statistic %d", len(hw), len(before))
+	}
+	moved, nonzero := 0, 0
+	for key, theirs := range before {
+		ours := hw[key]
+		if len(ours) != len(theirs) {
+			t.Errorf("%s: rdmactl %d counters, rdma statistic %d", key, len(ours), len(theirs))
+		}
+		for name, lo := range theirs {
+			v, ok := ours[name]
+			hi := after[key][name]
+			if !ok {
+				t.Errorf("%s %s: missing in rdmactl", key, name)
+				continue
+			}
+			if v < lo || v > hi {
+				t.Errorf("%s %s: rdmactl %d, rdma statistic %d before and %d after", key, name, v, lo, hi)
+			}
+			if lo != hi {
+				moved++
+			}
+			if v != 0 {
+				nonzero++
+			}
+		}
+	}
+	if nonzero == 0 {
+		t.Error("all counters are 0 after ibv_rc_pingpong: the comparison proves little")
+	}
+	t.Logf("%d ports, %d non-zero counters agree with rdma statistic (%d moved between reads)", len(hw), nonzero, moved)
+
+	// Direct sysfs reads, made after the second rdma read.
+	for key, ours := range hw {
+		dev, port, _ := strings.Cut(key, "/")
+		dir := filepath.Join("/sys/class/infiniband", dev, "ports", port, "hw_counters")
+		for name, v := range ours {
+			b, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			sv, _ := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+			// Read last: it cannot be below the rdma read made before it (which is >= v).
+			if sv < after[key][name] {
+				t.Errorf("%s %s: sysfs %d below the earlier rdma statistic %d (rdmactl %d)", key, name, sv, after[key][name], v)
+			}
+		}
+	}
+}
+
+// TestVMCountersWatch runs --watch for a short while and cancels it as
+// Ctrl-C does: clean exit, one JSON array per interval.
+func TestVMCountersWatch(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	var o, e strings.Builder
+	code := run(ctx, []string{"-j", "counters", "rxe0", "--watch=500ms"}, &o, &e)
+	if code != 0 || e.Len() != 0 {
+		t.Fatalf("exit %d stderr %q", code, e.String())
+	}
+	lines := strings.Split(strings.TrimSpace(o.String()), "\n")
+	if len(lines) < 1 {
+		t.Fatalf("no output")
+	}
+	for _, l := range lines {
+		var v []counterRateJSON
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+	}
+	t.Logf("%d intervals printed", len(lines))
+}

@@ -1,0 +1,171 @@
+//go:build vmtest
+
+package main
+
+import (
+	"encoding/json"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// vmRun runs a reference tool in the VM and fails the test if it is missing
+// or fails.
+func vmRun(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(name, args...).Output()
+	if err != nil {
+		t.Fatalf("%s %v: %v (the VM must provide it)", name, args, err)
+	}
+	return string(out)
+}
+
+// gidKey identifies one GID entry across tools.
+type gidKey struct {
+	dev   string
+	port  uint32
+	index uint32
+}
+
+// TestVMGIDsMatchIbvDevinfo compares rdmactl -j gids with the GID lines of
+// ibv_devinfo -v ("GID[  1]:  ::ffff:10.77.0.1, RoCE v2"), which libibverbs
+// gets from the QUERY_GID_TABLE ioctl, not from sysfs.
+func TestVMGIDsMatchIbvDevinfo(t *testing.T) {
+	ours := gidsJSON(t, "-j", "gids")
+	if len(ours) == 0 {
+		t.Fatal("rdmactl gids found no GID in the VM")
+	}
+	theirs := map[gidKey][2]string{}
+	var dev string
+	var port uint32
+	hca := regexp.MustCompile(`^hca_id:\s+(\S+)`)
+	portRE := regexp.MustCompile(`^\s+port:\s+(\d+)`)
+	gidRE := regexp.MustCompile(`^\s+GID\[\s*(\d+)\]:\s+([0-9a-fA-F:.]+), (.+)$`)
+	for _, line := range strings.Split(vmRun(t, "ibv_devinfo", "-v"), "\n") {
+		if m := hca.FindStringSubmatch(line); m != nil {
+			dev = m[1]
+		} else if m := portRE.FindStringSubmatch(line); m != nil {
+			p, _ := strconv.Atoi(m[1])
+			port = uint32(p)
+		} else if m := gidRE.FindStringSubmatch(line); m != nil {
+			i, _ := strconv.Atoi(m[1])
+			theirs[gidKey{dev, port, uint32(i)}] = [2]string{m[2], m[3]}
+		}
+	}
+	if len(theirs) != len(ours) {
+		t.Errorf("ibv_devinfo -v shows %d GIDs, rdmactl %d", len(theirs), len(ours))
+	}
+	for _, r := range ours {
+		k := gidKey{r.Ifname, r.Port, r.Index}
+		th, ok := theirs[k]
+		if !ok {
+			t.Errorf("%v: rdmactl shows %s, ibv_devinfo nothing", k, r.GID)
+			continue
+		}
+		a, err := netip.ParseAddr(th[0])
+		if err != nil {
+			t.Fatalf("ibv_devinfo GID %q: %v", th[0], err)
+		}
+		raw := a.As16()
+		want := strings.Join(hexGroups(raw[:]), ":")
+		if r.GID != want {
+			t.Errorf("%v: rdmactl GID %s, ibv_devinfo %s (%s)", k, r.GID, th[0], want)
+		}
+		// ibv_devinfo prints "RoCE v2", "RoCE v1" or "IB" (for IB/RoCE v1 on IB).
+		if s(r.Type) != th[1] {
+			t.Errorf("%v: rdmactl type %s, ibv_devinfo %s", k, s(r.Type), th[1])
+		}
+		if v4 := a.Unmap(); v4.Is4() && s(r.IPv4) != v4.String() {
+			t.Errorf("%v: ipv4 %s, want %s", k, s(r.IPv4), v4)
+		}
+	}
+	t.Logf("%d GIDs agree with ibv_devinfo -v", len(ours))
+}
+
+func hexGroups(b []byte) []string {
+	var g []string
+	for i := 0; i < len(b); i += 2 {
+		g = append(g, strconv.FormatUint(uint64(b[i])<<8|uint64(b[i+1]), 16))
+		for len(g[len(g)-1]) < 4 {
+			g[len(g)-1] = "0" + g[len(g)-1]
+		}
+	}
+	return g
+}
+
+// TestVMGIDsMatchSysfs is the show_gids equivalent: walk
+// /sys/class/infiniband/*/ports/*/gids/* directly, skip all-zero GIDs, read
+// gid_attrs/types and ndevs, and compare with rdmactl -j gids; --all must
+// list every slot (gid_tbl_len of them).
+func TestVMGIDsMatchSysfs(t *testing.T) {
+	ours := map[gidKey]gidJSON{}
+	for _, r := range gidsJSON(t, "-j", "gids") {
+		ours[gidKey{r.Ifname, r.Port, r.Index}] = r
+	}
+	files, _ := filepath.Glob("/sys/class/infiniband/*/ports/*/gids/*")
+	if len(files) == 0 {
+		t.Fatal("no GID files in /sys: the VM must have rxe devices")
+	}
+	populated := 0
+	for _, f := range files {
+		parts := strings.Split(f, "/")
+		dev, portS, idxS := parts[4], parts[6], parts[8]
+		p, _ := strconv.Atoi(portS)
+		i, _ := strconv.Atoi(idxS)
+		k := gidKey{dev, uint32(p), uint32(i)}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		gid := strings.TrimSpace(string(b))
+		if gid == "0000:0000:0000:0000:0000:0000:0000:0000" {
+			if _, ok := ours[k]; ok {
+				t.Errorf("%v: empty slot shown without --all", k)
+			}
+			continue
+		}
+		populated++
+		dir := filepath.Dir(filepath.Dir(f))
+		typ, _ := os.ReadFile(filepath.Join(dir, "gid_attrs/types", idxS))
+		nd, _ := os.ReadFile(filepath.Join(dir, "gid_attrs/ndevs", idxS))
+		r, ok := ours[k]
+		if !ok {
+			t.Errorf("%v: sysfs has %s, rdmactl nothing", k, gid)
+			continue
+		}
+		if r.GID != gid || s(r.SysfsType) != strings.TrimSpace(string(typ)) || s(r.Netdev) != strings.TrimSpace(string(nd)) {
+			t.Errorf("%v: rdmactl %s/%s/%s, sysfs %s/%s/%s", k, r.GID, s(r.SysfsType), s(r.Netdev), gid, typ, nd)
+		}
+	}
+	if populated != len(ours) {
+		t.Errorf("sysfs has %d populated GIDs, rdmactl shows %d", populated, len(ours))
+	}
+	all := gidsJSON(t, "-j", "gids", "--all")
+	if len(all) != len(files) {
+		t.Errorf("--all shows %d slots, sysfs has %d", len(all), len(files))
+	}
+	// The recipe from the help: RoCE v2 + IPv4 on vrxe1 is index 1 (rdmavm README).
+	best := gidsJSON(t, "-j", "gids", "--netdev", "vrxe1", "--type", "v2", "--ipv4")
+	if len(best) != 1 || best[0].Ifname != "rxe1" || best[0].Index != 1 || s(best[0].IPv4) != "10.77.0.2" {
+		t.Errorf("--netdev vrxe1 --type v2 --ipv4: %+v", best)
+	}
+	t.Logf("%d populated GIDs of %d slots agree with sysfs", populated, len(files))
+}
+
+// TestVMGIDsUnknownDevice: the error names the live devices.
+func TestVMGIDsUnknownDevice(t *testing.T) {
+	_, stderr, code := runCmd(t, "gids", "mlx5_9")
+	if code != exitNotFound || !strings.Contains(stderr, "rxe0") || !strings.Contains(stderr, "mlx5_9") {
+		t.Fatalf("code %d stderr %q", code, stderr)
+	}
+	var v any
+	out, _, _ := runCmd(t, "-j", "gids", "rxe0/1")
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatal(err)
+	}
+}
