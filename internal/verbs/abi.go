@@ -289,7 +289,7 @@ type uvQueryPortResp struct {
 // port_cap_flags2; newer ones split it into reserved[2] and active_speed_ex
 // at offset 44, which is what this mirrors (same size).
 type uvQueryPortRespEx struct {
-	Legacy        uvQueryPortResp
+	LegacyResp    uvQueryPortResp
 	PortCapFlags2 uint16
 	Reserved      [2]uint8
 	ActiveSpeedEx uint32

@@ -219,14 +219,14 @@ func (c *Context) QueryPort(port uint8) (*PortAttr, error) {
 	}
 	if !done {
 		req := uvQueryPort{PortNum: port}
-		if err := c.writeCmd(cmdQueryPort, bytesOf(&req), bytesOf(&ex.Legacy), nil, nil); err != nil {
+		if err := c.writeCmd(cmdQueryPort, bytesOf(&req), bytesOf(&ex.LegacyResp), nil, nil); err != nil {
 			if errors.Is(err, unix.EINVAL) {
 				return nil, c.portError(port, err)
 			}
 			return nil, err
 		}
 	}
-	r := &ex.Legacy
+	r := &ex.LegacyResp
 	return &PortAttr{
 		Port: port, State: r.State, MaxMTU: r.MaxMTU, ActiveMTU: r.ActiveMTU,
 		GIDTblLen: r.GIDTblLen, PortCapFlags: r.PortCapFlags, PortCapFlags2: ex.PortCapFlags2,

@@ -1,0 +1,138 @@
+package verbs
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// layoutTypes maps each UAPI struct (by its C name) to its Go mirror in
+// abi.go. testdata/layout/layout.c prints the C sizes and offsets.
+var layoutTypes = map[string]reflect.Type{
+	"ib_uverbs_cmd_hdr":              reflect.TypeFor[uvCmdHdr](),
+	"ib_uverbs_ex_cmd_hdr":           reflect.TypeFor[uvExCmdHdr](),
+	"ib_uverbs_ioctl_hdr":            reflect.TypeFor[uvIoctlHdr](),
+	"ib_uverbs_attr":                 reflect.TypeFor[uvAttr](),
+	"ib_uverbs_get_context":          reflect.TypeFor[uvGetContext](),
+	"ib_uverbs_get_context_resp":     reflect.TypeFor[uvGetContextResp](),
+	"ib_uverbs_query_device":         reflect.TypeFor[uvQueryDevice](),
+	"ib_uverbs_query_device_resp":    reflect.TypeFor[uvQueryDeviceResp](),
+	"ib_uverbs_ex_query_device":      reflect.TypeFor[uvExQueryDevice](),
+	"ib_uverbs_odp_caps":             reflect.TypeFor[uvODPCaps](),
+	"ib_uverbs_rss_caps":             reflect.TypeFor[uvRSSCaps](),
+	"ib_uverbs_tm_caps":              reflect.TypeFor[uvTMCaps](),
+	"ib_uverbs_cq_moderation_caps":   reflect.TypeFor[uvCQModerationCaps](),
+	"ib_uverbs_ex_query_device_resp": reflect.TypeFor[uvExQueryDeviceResp](),
+	"ib_uverbs_query_port":           reflect.TypeFor[uvQueryPort](),
+	"ib_uverbs_query_port_resp":      reflect.TypeFor[uvQueryPortResp](),
+	"ib_uverbs_query_port_resp_ex":   reflect.TypeFor[uvQueryPortRespEx](),
+	"ib_uverbs_alloc_pd":             reflect.TypeFor[uvAllocPD](),
+	"ib_uverbs_alloc_pd_resp":        reflect.TypeFor[uvAllocPDResp](),
+	"ib_uverbs_dealloc_pd":           reflect.TypeFor[uvDeallocPD](),
+	"ib_uverbs_reg_mr":               reflect.TypeFor[uvRegMR](),
+	"ib_uverbs_reg_mr_resp":          reflect.TypeFor[uvRegMRResp](),
+	"ib_uverbs_dereg_mr":             reflect.TypeFor[uvDeregMR](),
+	"ib_uverbs_gid_entry":            reflect.TypeFor[uvGIDEntry](),
+}
+
+// goOnly are Go fields the 6.1 headers do not have: newer headers split
+// query_port_resp_ex's reserved[6] into reserved[2] + active_speed_ex
+// (verbs-reference §0); the size check still covers them.
+var goOnly = map[string]bool{
+	"ib_uverbs_query_port_resp_ex.ActiveSpeedEx": true,
+}
+
+// norm makes C and Go field names comparable: max_qp_rd_atom and
+// MaxQPRdAtom both become maxqprdatom.
+func norm(s string) string { return strings.ToLower(strings.ReplaceAll(s, "_", "")) }
+
+// TestLayout compiles testdata/layout/layout.c with gcc against the UAPI
+// headers in /usr/include/rdma and compares every size and offset it
+// prints with the Go structs, and every Go field with a C one.
+func TestLayout(t *testing.T) {
+	if _, err := os.Stat("/usr/include/rdma/ib_user_verbs.h"); err != nil {
+		t.Fatalf("the UAPI headers are needed (Debian: linux-libc-dev): %v", err)
+	}
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Fatalf("gcc is needed to check the struct layouts: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "layout")
+	if out, err := exec.Command(gcc, "-Wall", "-Werror", "-o", bin, "testdata/layout/layout.c").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seenStruct := map[string]bool{}
+	seenField := map[string]bool{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		var name, key string
+		var want uint64
+		switch len(f) {
+		case 3: // "<struct> size <n>"
+			name, key = f[0], "size"
+			want, _ = strconv.ParseUint(f[2], 10, 64)
+		case 2: // "<struct>.<field> <off>"
+			var ok bool
+			name, key, ok = strings.Cut(f[0], ".")
+			if !ok {
+				t.Fatalf("bad line %q", sc.Text())
+			}
+			want, _ = strconv.ParseUint(f[1], 10, 64)
+		default:
+			t.Fatalf("bad line %q", sc.Text())
+		}
+		typ, ok := layoutTypes[name]
+		if !ok {
+			t.Errorf("layout.c prints struct %s, which layoutTypes lacks", name)
+			continue
+		}
+		seenStruct[name] = true
+		if key == "size" {
+			if got := uint64(typ.Size()); got != want {
+				t.Errorf("sizeof(%s) = %d, Go %s is %d", name, want, typ.Name(), got)
+			}
+			continue
+		}
+		sf, ok := fieldByNorm(typ, key)
+		if !ok {
+			t.Errorf("%s.%s has no Go field in %s", name, key, typ.Name())
+			continue
+		}
+		seenField[name+"."+sf.Name] = true
+		if uint64(sf.Offset) != want {
+			t.Errorf("offsetof(%s, %s) = %d, Go %s.%s is at %d", name, key, want, typ.Name(), sf.Name, sf.Offset)
+		}
+	}
+	for name, typ := range layoutTypes {
+		if !seenStruct[name] {
+			t.Errorf("layout.c does not print %s (Go %s)", name, typ.Name())
+			continue
+		}
+		for i := 0; i < typ.NumField(); i++ {
+			k := name + "." + typ.Field(i).Name
+			if !seenField[k] && !goOnly[k] {
+				t.Errorf("Go field %s.%s is not checked against C %s", typ.Name(), typ.Field(i).Name, name)
+			}
+		}
+	}
+}
+
+func fieldByNorm(typ reflect.Type, cname string) (reflect.StructField, bool) {
+	for i := 0; i < typ.NumField(); i++ {
+		if norm(typ.Field(i).Name) == norm(cname) {
+			return typ.Field(i), true
+		}
+	}
+	return reflect.StructField{}, false
+}
