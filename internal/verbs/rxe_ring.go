@@ -51,12 +51,14 @@ func newRxeRing(buf []byte) (*rxeRing, error) {
 	if log2 < 5 || log2 > 16 {
 		return nil, fmt.Errorf("rxe queue header has log2_elem_size %d, want 5..16", log2)
 	}
-	if mask == 0 || mask&(mask+1) != 0 {
-		return nil, fmt.Errorf("rxe queue header has index_mask %#x, want 2^n-1", mask)
+	// In 64 bits: mask+1 overflows uint32 for 0xffffffff.
+	slots := uint64(mask) + 1
+	if mask == 0 || slots&(slots-1) != 0 || slots > 1<<24 {
+		return nil, fmt.Errorf("rxe queue header has index_mask %#x, want 2^n-1 below 2^24", mask)
 	}
-	need := uint64(rxeRingDataOff) + uint64(mask+1)<<log2
+	need := uint64(rxeRingDataOff) + slots<<log2
 	if need > uint64(len(buf)) {
-		return nil, fmt.Errorf("rxe queue needs %d bytes for %d slots of %d, mapping has %d", need, mask+1, 1<<log2, len(buf))
+		return nil, fmt.Errorf("rxe queue needs %d bytes for %d slots of %d, mapping has %d", need, slots, 1<<log2, len(buf))
 	}
 	r := &rxeRing{
 		buf:      buf,
