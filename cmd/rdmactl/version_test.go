@@ -1,0 +1,91 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"runtime/debug"
+	"strings"
+	"testing"
+)
+
+func TestVersionCommand(t *testing.T) {
+	out, stderr, code := runCmd(t, "version")
+	if code != 0 || !strings.HasPrefix(out, "rdmactl ") || !strings.Contains(out, "go:") {
+		t.Fatalf("version: code %d out %q stderr %q", code, out, stderr)
+	}
+	out, _, code = runCmd(t, "-j", "version")
+	var v map[string]any
+	if err := json.Unmarshal([]byte(out), &v); code != 0 || err != nil {
+		t.Fatalf("-j version: code %d, %v: %q", code, err, out)
+	}
+	for _, k := range []string{"version", "commit", "date", "go_version", "platform"} {
+		if s, _ := v[k].(string); s == "" {
+			t.Errorf("-j version: %q missing or empty in %s", k, out)
+		}
+	}
+	if _, _, code := runCmd(t, "version", "extra"); code != exitUsage {
+		t.Errorf("version extra: code %d, want %d", code, exitUsage)
+	}
+}
+
+func TestFillFromBuildInfo(t *testing.T) {
+	bi := &debug.BuildInfo{
+		Main: debug.Module{Version: "v1.2.3"},
+		Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "abc123"},
+			{Key: "vcs.time", Value: "2026-01-02T03:04:05Z"},
+			{Key: "vcs.modified", Value: "true"},
+		},
+	}
+	var v versionInfo
+	fillFromBuildInfo(&v, bi)
+	if v.Version != "v1.2.3" || v.Commit != "abc123-dirty" || v.Date != "2026-01-02T03:04:05Z" {
+		t.Errorf("from build info: %+v", v)
+	}
+	// Link-time stamps win over build info.
+	v = versionInfo{Version: "v9", Commit: "stamped", Date: "d"}
+	fillFromBuildInfo(&v, bi)
+	if v.Version != "v9" || !strings.HasPrefix(v.Commit, "stamped") || v.Date != "d" {
+		t.Errorf("stamped: %+v", v)
+	}
+	// A build from a checkout says "(devel)": not a version.
+	v = versionInfo{}
+	fillFromBuildInfo(&v, &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}})
+	if v.Version != "" {
+		t.Errorf("(devel) taken as version: %+v", v)
+	}
+}
+
+// TestReleaseConfig checks that the Makefile and goreleaser.yaml stamp the
+// variables version.go declares and build what the README promises; a
+// rename on either side would otherwise go unnoticed until a release.
+// (goreleaser check validates the schema; this runs without goreleaser.)
+func TestReleaseConfig(t *testing.T) {
+	read := func(p string) string {
+		b, err := os.ReadFile("../../" + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	mk, gr := read("Makefile"), read("goreleaser.yaml")
+	for _, v := range []string{"main.version=", "main.commit=", "main.date="} {
+		if !strings.Contains(mk, "-X "+v) {
+			t.Errorf("Makefile does not stamp %s", v)
+		}
+		if !strings.Contains(gr, "-X "+v) {
+			t.Errorf("goreleaser.yaml does not stamp %s", v)
+		}
+	}
+	for _, want := range []string{
+		"version: 2", "main: ./cmd/rdmactl", "CGO_ENABLED=0", "- linux", "- amd64", "- arm64", "-trimpath",
+		"- README.md", "- LICENSE", "- completions/*", "- man/*.1", "name_template: checksums.txt", "algorithm: sha256",
+	} {
+		if !strings.Contains(gr, want) {
+			t.Errorf("goreleaser.yaml lacks %q", want)
+		}
+	}
+	if strings.Contains(gr, "\t") {
+		t.Error("goreleaser.yaml contains a tab (YAML indents with spaces)")
+	}
+}
