@@ -476,3 +476,94 @@ func BenchmarkPostPollRXE(b *testing.B) { benchPostPoll(b, 64, false) }
 
 // BenchmarkPostPollInlineRXE: the same with the 16 bytes inline.
 func BenchmarkPostPollInlineRXE(b *testing.B) { benchPostPoll(b, 16, true) }
+
+// TestRxeCreateErrors: refused creates name the command and leak nothing.
+func TestRxeCreateErrors(t *testing.T) {
+	checkNoLeaks(t)
+	c := vmOpen(t, "rxe0")
+	pd := vmAllocPD(t, c)
+	if _, err := c.CreateCQ(0); err == nil {
+		t.Error("CreateCQ(0) accepted")
+	}
+	// rxe's max_cqe is 32767.
+	if _, err := c.CreateCQ(1 << 20); err == nil || !strings.Contains(err.Error(), "CREATE_CQ") {
+		t.Errorf("CreateCQ(1<<20): %v, want a CREATE_CQ error", err)
+	}
+	cq, err := c.CreateCQ(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cq.Close()
+	// rxe's max_qp_wr is 1<<20; its max inline is 512.
+	for _, attr := range []QPAttr{
+		{Type: QPTypeRC, SendCQ: cq, RecvCQ: cq, MaxSendWR: 1 << 21, MaxRecvWR: 1},
+		{Type: QPTypeRC, SendCQ: cq, RecvCQ: cq, MaxSendWR: 4, MaxRecvWR: 4, MaxInlineData: 4096},
+	} {
+		if _, err := c.CreateQP(pd, attr); err == nil || !strings.Contains(err.Error(), "CREATE_QP") {
+			t.Errorf("CreateQP(%+v): %v, want a CREATE_QP error", attr, err)
+		}
+	}
+	if _, err := c.CreateQP(pd, QPAttr{Type: 7, SendCQ: cq, RecvCQ: cq, MaxSendWR: 1}); err == nil {
+		t.Error("QP type 7 accepted")
+	}
+	if _, err := c.CreateQP(pd, QPAttr{Type: QPTypeRC, SendCQ: cq, RecvCQ: cq, MaxSendWR: 4, MaxSendSGE: 2}); err == nil {
+		t.Error("2 send SGEs accepted by the one-SGE rxe data path")
+	}
+	// An AH to a GID nobody has: the kernel cannot resolve the MAC.
+	var nobody [16]byte
+	copy(nobody[10:], []byte{0xff, 0xff, 10, 77, 0, 99})
+	if ah, err := c.CreateAH(pd, AHAttr{Port: 1, IsGlobal: true, DGID: nobody, SGIDIndex: vmGIDIndex, HopLimit: 64}); err == nil {
+		t.Logf("CreateAH to an unreachable GID succeeded (kernel resolves lazily); closing it")
+		if err := ah.Close(); err != nil {
+			t.Error(err)
+		}
+	} else if !strings.Contains(err.Error(), "CREATE_AH") {
+		t.Errorf("CreateAH unreachable: %v, want a CREATE_AH error", err)
+	}
+}
+
+// TestRxeContextCloseReleasesAll: closing only the context destroys its
+// QP, AH, CQ, MR and PD (newest first); the objects' own Close is then a
+// no-op.
+func TestRxeContextCloseReleasesAll(t *testing.T) {
+	checkNoLeaks(t)
+	c, err := Open("rxe1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pd, err := c.AllocPD()
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf, err := NewBuffer(1 << 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Close()
+	if _, err := pd.RegMR(buf, AccessAll); err != nil {
+		t.Fatal(err)
+	}
+	cq, err := c.CreateCQ(16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qp, err := c.CreateQP(pd, QPAttr{Type: QPTypeUD, SendCQ: cq, RecvCQ: cq, MaxSendWR: 4, MaxRecvWR: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ah, err := c.CreateAH(pd, AHAttr{Port: 1, IsGlobal: true, DGID: vmGID(t, "rxe0", vmGIDIndex), SGIDIndex: vmGIDIndex, HopLimit: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("context close: %v", err)
+	}
+	for name, f := range map[string]func() error{"QP": qp.Close, "AH": ah.Close, "CQ": cq.Close} {
+		if err := f(); err != nil {
+			t.Errorf("%s.Close after Context.Close: %v", name, err)
+		}
+	}
+	if _, err := cq.Poll(make([]WC, 1)); !errors.Is(err, ErrClosed) {
+		t.Errorf("Poll after close: %v", err)
+	}
+}
