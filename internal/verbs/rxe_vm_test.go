@@ -567,3 +567,85 @@ func TestRxeContextCloseReleasesAll(t *testing.T) {
 		t.Errorf("Poll after close: %v", err)
 	}
 }
+
+// TestRxeSigAllSeparateCQs: with SigAll an unsignaled SEND still
+// completes; send and receive completions go to their own CQs.
+func TestRxeSigAllSeparateCQs(t *testing.T) {
+	checkNoLeaks(t)
+	type end struct {
+		ctx      *Context
+		pd       *PD
+		mr       *vmMR
+		scq, rcq *CQ
+		qp       *QP
+		gid      [16]byte
+		dev      string
+		sinfo    PathInfo
+		wcs      []WC
+	}
+	mk := func(dev string) *end {
+		e := &end{dev: dev, wcs: make([]WC, 4)}
+		e.ctx = vmOpen(t, dev)
+		e.pd = vmAllocPD(t, e.ctx)
+		e.mr = vmRegMR(t, e.ctx, e.pd, 1<<16)
+		var err error
+		for _, p := range []**CQ{&e.scq, &e.rcq} {
+			if *p, err = e.ctx.CreateCQ(8); err != nil {
+				t.Fatal(err)
+			}
+			cq := *p
+			t.Cleanup(func() { _ = cq.Close() })
+		}
+		if e.qp, err = e.ctx.CreateQP(e.pd, QPAttr{Type: QPTypeRC, SendCQ: e.scq, RecvCQ: e.rcq, MaxSendWR: 4, MaxRecvWR: 4, SigAll: true}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = e.qp.Close() })
+		e.gid = vmGID(t, dev, vmGIDIndex)
+		e.sinfo = PathInfo{QPN: e.qp.QPN(), PSN: 0xabcde + e.qp.QPN(), GID: e.gid}
+		return e
+	}
+	a, b := mk("rxe1"), mk("rxe0")
+	for _, p := range [][2]*end{{a, b}, {b, a}} {
+		if err := p[0].qp.Connect(ConnectAttr{SGIDIndex: vmGIDIndex, Local: p[0].sinfo, Remote: p[1].sinfo}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.qp.PostRecv([]RecvWR{{WRID: 5, SGE: SGE{Addr: b.mr.addr(0), Length: 4096, LKey: b.mr.lkey}}}); err != nil {
+		t.Fatal(err)
+	}
+	fill(a.mr.buf[:100], 42)
+	if err := a.qp.PostSend([]SendWR{{WRID: 6, Opcode: OpSend, SGE: SGE{Addr: a.mr.addr(0), Length: 100, LKey: a.mr.lkey}}}); err != nil {
+		t.Fatal(err)
+	}
+	wait := func(cq *CQ, what string) WC {
+		deadline := time.Now().Add(20 * time.Second)
+		wcs := make([]WC, 2)
+		for time.Now().Before(deadline) {
+			n, err := cq.Poll(wcs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n > 0 {
+				if n != 1 || wcs[0].Status != 0 {
+					t.Fatalf("%s: %d completions %+v", what, n, wcs[:n])
+				}
+				return wcs[0]
+			}
+			runtime.Gosched()
+		}
+		t.Fatalf("%s: no completion", what)
+		return WC{}
+	}
+	if wc := wait(a.scq, "unsignaled SEND on a SigAll QP"); wc.WRID != 6 || wc.Opcode != WCSend {
+		t.Errorf("send WC %+v", wc)
+	}
+	if wc := wait(b.rcq, "RECV"); wc.WRID != 5 || wc.ByteLen != 100 {
+		t.Errorf("recv WC %+v", wc)
+	}
+	mustEqual(t, "SEND 100", b.mr.buf[:100], a.mr.buf[:100])
+	for _, cq := range []*CQ{a.rcq, b.scq} {
+		if n, _ := cq.Poll(make([]WC, 1)); n != 0 {
+			t.Error("a completion landed on the wrong CQ")
+		}
+	}
+}
