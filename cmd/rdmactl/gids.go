@@ -17,7 +17,9 @@ func init() { commandFactories = append(commandFactories, newGIDsCmd) }
 // gidJSON is one GID table entry in `rdmactl -j gids`.
 //
 // Keys: ifname/port as rdma -j; index is the GID index to pass to a
-// benchmark (-x/--gid-index); gid is the text sysfs and ibv_devinfo print;
+// benchmark (-x/--gid-index); gid is the text sysfs prints (ibv_devinfo -v
+// prints the same address compressed), "?" for a slot whose gids/N could
+// not be read (listed only with --all);
 // type is "IB", "RoCE v1" or "RoCE v2" (sysfs's "IB/RoCE v1" is split by the
 // port's link layer: IB on InfiniBand, RoCE v1 on Ethernet) and
 // sysfs_type the raw gid_attrs/types string. netdev, ipv4, ipv6, type and
