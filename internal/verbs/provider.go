@@ -90,6 +90,14 @@ type providerQP interface {
 	recvCapacity() uint32
 }
 
+// qpModifyObserver is implemented by provider QPs that keep state tied to
+// the QP state (mlx5 zeroes its doorbell record and indices on RESET, as
+// rdma-core's mlx5_modify_qp does). The core calls modified after every
+// successful MODIFY_QP.
+type qpModifyObserver interface {
+	modified(attr *ModifyAttr, mask QPAttrMask)
+}
+
 // ahRequest is what the core knows about an address handle being created.
 type ahRequest struct {
 	Attr AHAttr

@@ -3,6 +3,8 @@ package verbs
 import (
 	"errors"
 	"fmt"
+
+	"golang.org/x/sys/unix"
 )
 
 // QPAttr describes a queue pair to create.
@@ -145,6 +147,9 @@ func (qp *QP) Modify(attr *ModifyAttr, mask QPAttrMask) error {
 	if mask&QPAttrState != 0 {
 		qp.state = attr.State
 	}
+	if o, ok := qp.prov.(qpModifyObserver); ok {
+		o.modified(attr, mask)
+	}
 	return nil
 }
 
@@ -195,10 +200,21 @@ func (qp *QP) PostSend(wrs []SendWR) error {
 	if qp.send == nil {
 		return ErrClosed
 	}
+	if qp.state < QPStateRTS {
+		// The kernel would refuse the doorbell (EINVAL below RTS), but
+		// only after the WQEs are in the ring, where they would run at the
+		// next doorbell. Refuse before writing anything instead.
+		return qp.notReady()
+	}
 	if err := qp.send.PostSend(wrs); err != nil {
 		return qp.postError(err)
 	}
 	return nil
+}
+
+func (qp *QP) notReady() error {
+	return fmt.Errorf("%w: QP %d is in %v; sends need RTS (Connect or ToRTS first)",
+		cmdError(qp.ctx.dev.Name, "POST_SEND", unix.EINVAL), qp.qpn, qp.state)
 }
 
 // postError names the device in a provider's failed doorbell syscall

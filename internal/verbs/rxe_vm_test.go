@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Kernel tests of the QP lifecycle and the rxe data path, rxe0 <-> rxe1 in
@@ -378,8 +380,17 @@ func TestRxeLifecycleErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := a.qp.PostSend([]SendWR{{WRID: 1, Opcode: OpSend, SGE: SGE{Addr: a.mr.addr(0), Length: 1, LKey: a.mr.lkey}}})
-	if err == nil || !strings.Contains(err.Error(), "POST_SEND") {
-		t.Errorf("send in INIT: %v, want a POST_SEND error", err)
+	if err == nil || !strings.Contains(err.Error(), "POST_SEND") || !errors.Is(err, unix.EINVAL) {
+		t.Errorf("send in INIT: %v, want a POST_SEND EINVAL error", err)
+	}
+	rq := a.qp.prov.(*rxeQP)
+	if p := rq.sq.loadProd(); p != 0 {
+		t.Errorf("a refused send moved the SQ producer index to %d", p)
+	}
+	// The kernel's own answer to a doorbell below RTS, through the same
+	// error wrapping: EINVAL from POST_SEND.
+	if err := a.qp.postError(rq.doorbell()); !errors.Is(err, unix.EINVAL) || !strings.Contains(err.Error(), "rxe0: POST_SEND") {
+		t.Errorf("doorbell in INIT: %v, want rxe0: POST_SEND: EINVAL", err)
 	}
 	// A bad RTR (empty GID slot) names MODIFY_QP and leaves the QP in INIT.
 	err = a.qp.ToRTR(RTRAttr{Dest: AHAttr{Port: 1, IsGlobal: true, SGIDIndex: 7, DGID: a.gid}, PathMTU: vmMTU, DestQPN: a.qp.QPN(), MaxDestRdAtomic: 1, MinRNRTimer: 12})
