@@ -179,3 +179,25 @@ func readSysfs(path string) (string, error) {
 	}
 	return strings.TrimSpace(string(b)), nil
 }
+
+// NodeType is the device's node type from sysfs (node_type "1: CA"):
+// 1 CA, 2 switch, 3 router, 4 RNIC (iWARP), 5 usNIC, 6 usNIC UDP,
+// 7 unspecified; 0 if unreadable.
+func (d Device) NodeType() uint8 {
+	s, err := readSysfs(filepath.Join(sysfsRoot, "class", "infiniband", d.Name, "node_type"))
+	if err != nil {
+		return 0
+	}
+	num, _, _ := strings.Cut(s, ":")
+	v, err := strconv.ParseUint(strings.TrimSpace(num), 10, 8)
+	if err != nil {
+		return 0
+	}
+	return uint8(v)
+}
+
+// BoardID is the sysfs board_id (mlx5 has one, rxe none): "" if absent.
+func (d Device) BoardID() string {
+	s, _ := readSysfs(filepath.Join(sysfsRoot, "class", "infiniband", d.Name, "board_id"))
+	return s
+}

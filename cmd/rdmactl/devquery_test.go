@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/rdmactl/rdmactl/internal/verbs"
+)
+
+func TestFlagNames(t *testing.T) {
+	// rxe's device_cap_flags as ibv_devinfo -v lists them (fixtures/rxe).
+	got := flagNames(0x01223c76, deviceCapNames)
+	want := []string{"BAD_PKEY_CNTR", "BAD_QKEY_CNTR", "AUTO_PATH_MIG", "CHANGE_PHY_PORT", "UD_AV_PORT_ENFORCE",
+		"PORT_ACTIVE_EVENT", "SYS_IMAGE_GUID", "RC_RNR_NAK_GEN", "SRQ_RESIZE", "MEM_WINDOW", "MEM_MGT_EXTENSIONS",
+		"MEM_WINDOW_TYPE_2B"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v\nwant %v", got, want)
+	}
+	if got := flagNames(1<<15|1<<40, deviceCapNames); !reflect.DeepEqual(got, []string{"0x10000008000"}) {
+		t.Errorf("unknown bits: %v", got)
+	}
+	if got := flagNames(0, portCapNames); got == nil || len(got) != 0 {
+		t.Errorf("zero flags: %#v (want empty, non-nil)", got)
+	}
+}
+
+func TestDevQueryArgs(t *testing.T) {
+	for _, args := range [][]string{
+		{"dev", "query", "rxe0/x"},
+		{"dev", "query", "rxe0/0"},
+		{"dev", "query", "rxe0/1", "--port", "2"},
+		{"dev", "query", "--port", "300"},
+		{"dev", "query", "a", "b"},
+	} {
+		_, stderr, code := runCmd(t, args...)
+		if code != exitUsage || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%v: code %d stderr %q", args, code, stderr)
+		}
+	}
+	_, stderr, code := runCmd(t, "--sysfs-root", t.TempDir(), "dev", "query")
+	if code != exitUnsupported || !strings.Contains(stderr, "sysfs-root") {
+		t.Errorf("--sysfs-root: code %d stderr %q", code, stderr)
+	}
+}
+
+// TestDevQueryRender renders a device shaped like rxe0 (fixtures/rxe
+// ibv_devinfo_v.txt) in both forms.
+func TestDevQueryRender(t *testing.T) {
+	d := verbs.Device{Name: "rxe0", Uverbs: "uverbs0", DriverID: verbs.DriverRXE, Driver: "rxe", ABI: 2}
+	a := &verbs.DeviceAttr{NodeGUID: [8]byte{0xa8, 0x6c, 0x01, 0xff, 0xfe, 0xcc, 0x54, 0xed}, VendorID: 0xffffff,
+		PhysPortCnt: 1, MaxMRSize: ^uint64(0), PageSizeCap: 0xfffff000, DeviceCapFlags: 0x01223c76,
+		AtomicCap: 1, DeviceCapFlagsEx: 0x1223c76, Extended: true, ResponseLength: 304}
+	j := deviceJSON(d, a)
+	p := portJSON(&verbs.PortAttr{Port: 1, State: 4, MaxMTU: 5, ActiveMTU: 3, GIDTblLen: 1024, PortCapFlags: 0x10000,
+		MaxMsgSz: 0x800000, PkeyTblLen: 1, MaxVLNum: 1, ActiveWidth: 1, ActiveSpeed: 8, PhysState: 5, LinkLayer: 2, Flags: 1})
+	p.GIDs = []devQueryGIDJ{{Index: 1, GID: "::ffff:10.77.0.1", Type: "RoCE v2", NetdevIfindex: 4}}
+	j.Ports = []devQueryPortJ{p}
+	var b bytes.Buffer
+	printDevQuery(&b, j)
+	for _, s := range []string{"node_guid:                   a86c:01ff:fecc:54ed", "vendor_id:                   0xffffff",
+		"state:                     PORT_ACTIVE (4)", "active_speed:              10.0 Gbps (8)", "GID[  1]:                  ::ffff:10.77.0.1, RoCE v2",
+		"atomic_cap:                  ATOMIC_HCA (1)", "MEM_WINDOW_TYPE_2B", "device_cap_flags_ex:         0x1223C76"} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("output lacks %q:\n%s", s, b.String())
+		}
+	}
+	raw, err := json.Marshal(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["ifname"] != "rxe0" || m["max_mr_size"] == nil || m["board_id"] != nil {
+		t.Errorf("json %s", raw)
+	}
+	port := m["ports"].([]any)[0].(map[string]any)
+	if port["active_mtu"].(float64) != 3 || port["active_mtu_name"] != "1024" || port["link_layer_name"] != "Ethernet" {
+		t.Errorf("port json %v", port)
+	}
+}
