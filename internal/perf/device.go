@@ -9,8 +9,9 @@ import "github.com/rdmactl/rdmactl/internal/verbs"
 type Device interface {
 	// Port describes the port the run uses.
 	Port() (PortAttr, error)
-	// Setup creates the PD, registers buf (mmap'd by the caller), creates
-	// the CQs and the QPs (moved to INIT).
+	// Setup creates the PD, maps and registers BufSize bytes of memory
+	// (once, for the whole run), creates the CQs and the QPs (moved to
+	// INIT).
 	Setup(cfg SetupConfig) (*Resources, error)
 	// Connect moves QP i to RTR and RTS towards remote (RC/UC), or to
 	// RTS (UD).
@@ -40,7 +41,7 @@ type GIDEntry struct {
 
 // SetupConfig is what Setup creates.
 type SetupConfig struct {
-	Buf      []byte
+	BufSize  int
 	Type     verbs.QPType
 	NumQPs   int
 	SendWR   int // send queue depth per QP

@@ -26,14 +26,16 @@ type runner struct {
 	remote []Dest
 	ahs    []*verbs.AH
 
-	blk    uint64 // per-QP area: max(max message size, cycle buffer)
-	size   uint64 // current message size
-	base   time.Time
-	stall  time.Duration
-	stop   *atomic.Bool // set on Ctrl-C or when the peer vanished
-	isSrv  bool
-	isLat  bool
-	dlSend time.Duration // duration mode: total run length
+	blk   uint64 // per-QP area: max(max message size, cycle buffer)
+	size  uint64 // current message size
+	base  time.Time
+	stall time.Duration
+	stop  *atomic.Bool // set on Ctrl-C or when the peer vanished
+	isSrv bool
+	isLat bool
+	// deadline ends waits in duration mode: both sides stop on their own
+	// clock, as perftest's alarm, so the last wait may never be answered.
+	deadline int64
 
 	wrs  [][]verbs.SendWR // per QP: one post list
 	rwrs [][]verbs.RecvWR // per QP: one receive
@@ -92,7 +94,9 @@ func newRunner(p *Params, res *Resources, remote []Dest, ahs []*verbs.AH, cycle 
 			per *= uint64(n)
 		}
 		r.posted = make([]int64, per+1)
-		r.completed = make([]int64, per+1)
+		if p.Test == TestBW {
+			r.completed = make([]int64, per+1)
+		}
 	}
 	for i := range r.wrs {
 		r.wrs[i] = make([]verbs.SendWR, p.PostList)
@@ -165,8 +169,9 @@ func (r *runner) loopErr(err error, what string) error {
 }
 
 var (
-	errStopped = errors.New("stopped")
-	errWC      = errors.New("completion error")
+	errDeadline = errors.New("duration over")
+	errStopped  = errors.New("stopped")
+	errWC       = errors.New("completion error")
 )
 
 func wcStatusName(s verbs.WCStatus) string {
@@ -471,12 +476,18 @@ func (r *runner) runLatWrite() error {
 		tSampleStart = r.now() + int64(p.Margin)
 		tSampleEnd = r.now() + int64(p.Duration-p.Margin)
 		tStopAt = r.now() + int64(p.Duration)
+		r.deadline = tStopAt
+		defer func() { r.deadline = 0 }()
 	}
 	var prev int64
 	var ns int
+	var rcnt uint64
 	for i := uint64(1); i <= iters; i++ {
+		// The server writes first: it waits for the client's i-1 before
+		// writing i; the client waits for the server's i.
 		if !(i == 1 && r.isSrv) {
-			if err := r.spinByte(pollW, pollSh, byte(i)); err != nil {
+			rcnt++
+			if err := r.spinByte(pollW, pollSh, byte(rcnt)); err != nil {
 				r.nSamples = ns
 				return err
 			}
@@ -530,6 +541,9 @@ func (r *runner) spinByte(w *uint32, sh uint32, v byte) error {
 				return errStopped
 			}
 			t := r.now()
+			if r.deadline != 0 && t >= r.deadline {
+				return errDeadline
+			}
 			if since == 0 {
 				since = t
 			} else if t-since > int64(r.stall) {
@@ -561,6 +575,9 @@ func (r *runner) pollOne(cq verbs.CompletionQueue) error {
 				return errStopped
 			}
 			t := r.now()
+			if r.deadline != 0 && t >= r.deadline {
+				return errDeadline
+			}
 			if since == 0 {
 				since = t
 			} else if t-since > int64(r.stall) {
@@ -584,6 +601,8 @@ func (r *runner) runLatSend() error {
 		tSampleStart = r.now() + int64(p.Margin)
 		tSampleEnd = r.now() + int64(p.Duration-p.Margin)
 		tStopAt = r.now() + int64(p.Duration)
+		r.deadline = tStopAt
+		defer func() { r.deadline = 0 }()
 	}
 	var prev int64
 	var ns int

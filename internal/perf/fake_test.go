@@ -214,15 +214,16 @@ func (d *fakeDevice) Setup(cfg SetupConfig) (*Resources, error) {
 	f := d.f
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	addr := uint64(uintptr(unsafe.Pointer(&cfg.Buf[0])))
-	d.mr = &fakeMR{buf: cfg.Buf, addr: addr}
+	buf := make([]byte, cfg.BufSize)
+	addr := uint64(uintptr(unsafe.Pointer(&buf[0])))
+	d.mr = &fakeMR{buf: buf, addr: addr}
 	d.rkey = f.nextKey
 	f.nextKey++
 	f.mrs[d.rkey] = d.mr
 	cqe := max(cfg.CQE, 64) * 2
 	scq := &fakeCQ{f: f, ring: make([]verbs.WC, cqe)}
 	rcq := &fakeCQ{f: f, ring: make([]verbs.WC, cqe)}
-	res := &Resources{Buf: cfg.Buf, Addr: addr, LKey: d.rkey, RKey: d.rkey, SendCQ: scq, RecvCQ: rcq}
+	res := &Resources{Buf: buf, Addr: addr, LKey: d.rkey, RKey: d.rkey, SendCQ: scq, RecvCQ: rcq}
 	for i := 0; i < cfg.NumQPs; i++ {
 		q := &fakeQP{f: f, qpn: f.nextQPN, typ: cfg.Type, mr: d.mr, scq: scq, rcq: rcq,
 			rq: make([]verbs.RecvWR, cfg.RecvWR+1), pending: make([]fakePending, 4096), echo: d.echo}

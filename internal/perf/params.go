@@ -68,7 +68,8 @@ type Params struct {
 
 	Device   string
 	IBPort   int
-	GIDIndex int // -1: perftest's scoring
+	GIDIndex int  // with UserGID; else perftest's scoring picks one
+	UserGID  bool // -x given
 
 	Size     uint64        // SYMMETRIC
 	AllSizes bool          // SYMMETRIC
@@ -197,7 +198,7 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("-I %d: inline size must be 0..1024", p.Inline)
 	case p.MTU != 0 && mtuEnum(p.MTU) == 0:
 		return fmt.Errorf("-m %d: MTU must be 256, 512, 1024, 2048 or 4096", p.MTU)
-	case p.GIDIndex < -1 || p.GIDIndex > 255:
+	case p.UserGID && (p.GIDIndex < 0 || p.GIDIndex > 255):
 		return fmt.Errorf("-x %d: GID index must be 0..255", p.GIDIndex)
 	case p.Duration < 0:
 		return errors.New("-D must be positive")

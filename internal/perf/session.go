@@ -41,7 +41,6 @@ type Session struct {
 	cycle    int32
 	my, rem  []Dest
 	res      *Resources
-	buf      []byte
 	ahs      []*verbs.AH
 	stop     atomic.Bool
 	peerGone atomic.Bool
@@ -115,10 +114,6 @@ func (s *Session) teardown() {
 	if s.Dev != nil {
 		_ = s.Dev.Close()
 	}
-	if s.buf != nil {
-		_ = unix.Munmap(s.buf)
-		s.buf = nil
-	}
 }
 
 // chooseGID decides the key-record form and GID as perftest: a GID iff
@@ -127,11 +122,11 @@ func (s *Session) teardown() {
 func (s *Session) chooseGID() error {
 	p := s.P
 	s.gidIndex = -1
-	s.withGID = s.port.LinkLayer == "Ethernet" || p.GIDIndex >= 0
+	s.withGID = s.port.LinkLayer == "Ethernet" || p.UserGID
 	if !s.withGID {
 		return nil
 	}
-	if p.GIDIndex >= 0 {
+	if p.UserGID {
 		for _, g := range s.port.GIDs {
 			if g.Index == p.GIDIndex {
 				s.gidIndex = p.GIDIndex
@@ -236,13 +231,6 @@ func (s *Session) prefix() error {
 func (s *Session) setup() error {
 	p := s.P
 	size := bufSize(p, uint64(s.cycle))
-	pg := uint64(os.Getpagesize())
-	size = (size + pg - 1) &^ (pg - 1)
-	buf, err := unix.Mmap(-1, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
-	if err != nil {
-		return fmt.Errorf("allocating %d bytes of buffer: %v", size, err)
-	}
-	s.buf = buf
 	qt := map[Transport]verbs.QPType{RC: verbs.QPTypeRC, UC: verbs.QPTypeUC, UD: verbs.QPTypeUD}[p.Conn]
 	outReads := 1
 	if p.Verb == VerbRead {
@@ -255,8 +243,9 @@ func (s *Session) setup() error {
 	if p.Verb == VerbSend {
 		recvWR = p.RxDepth
 	}
+	var err error
 	s.res, err = s.Dev.Setup(SetupConfig{
-		Buf: buf, Type: qt, NumQPs: p.QPs, SendWR: p.TxDepth, RecvWR: recvWR,
+		BufSize: int(size), Type: qt, NumQPs: p.QPs, SendWR: p.TxDepth, RecvWR: recvWR,
 		CQE: max(p.TxDepth, p.RxDepth) * p.QPs, Inline: p.Inline, OutReads: outReads,
 	})
 	if err != nil {
@@ -678,6 +667,9 @@ func (s *Session) measure(ctx context.Context, r *runner, loop func() error) (BW
 	stopWatch := s.watchPeer()
 	stopProg := s.progress(r)
 	err := loop()
+	if errors.Is(err, errDeadline) {
+		err = nil // duration mode: the peer stopped on its own clock
+	}
 	stopProg()
 	stopWatch()
 	var res BWResult

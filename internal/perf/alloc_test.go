@@ -1,0 +1,154 @@
+package perf
+
+import (
+	"sync/atomic"
+	"testing"
+
+	"github.com/rdmactl/rdmactl/internal/verbs"
+)
+
+// loopRig is one runner wired to a peer on the fake fabric, without TCP.
+type loopRig struct {
+	f           *fakeFabric
+	me, peer    *fakeDevice
+	mine, their *Resources
+	r           *runner
+	stop        atomic.Bool
+}
+
+func newLoopRig(t testing.TB, p Params, peerEcho bool) *loopRig {
+	t.Helper()
+	p.Defaults()
+	g := &loopRig{f: newFakeFabric()}
+	g.me = newFakeDevice(g.f, 1)
+	g.peer = newFakeDevice(g.f, 2)
+	g.peer.echo = peerEcho
+	qt := verbs.QPTypeRC
+	if p.Conn == UD {
+		qt = verbs.QPTypeUD
+	}
+	cfg := SetupConfig{BufSize: int(bufSize(&p, 4096)), Type: qt, NumQPs: p.QPs, SendWR: p.TxDepth, RecvWR: p.RxDepth, CQE: 4096}
+	var err error
+	if g.mine, err = g.me.Setup(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if g.their, err = g.peer.Setup(cfg); err != nil {
+		t.Fatal(err)
+	}
+	blk := blockSize(&p, 4096)
+	dest := func(res *Resources, i int) Dest {
+		return Dest{QPN: res.QPs[i].QPN, RKey: res.RKey, VAddr: res.Addr + uint64(p.QPs+i)*blk}
+	}
+	remote := make([]Dest, p.QPs)
+	for i := range remote {
+		remote[i] = dest(g.their, i)
+		_ = g.me.Connect(i, ConnectConfig{Remote: remote[i]})
+		_ = g.peer.Connect(i, ConnectConfig{Remote: dest(g.mine, i)})
+	}
+	ahs := []*verbs.AH{{}}
+	g.r = newRunner(&p, g.mine, remote, ahs, 4096, &g.stop)
+	return g
+}
+
+func requireNoAllocs(t *testing.T, name string, f func()) {
+	t.Helper()
+	if n := testing.AllocsPerRun(5, f); n != 0 {
+		t.Fatalf("%s: %v allocations per run, want 0", name, n)
+	}
+}
+
+func TestLoopsDoNotAllocate(t *testing.T) {
+	for _, v := range []Verb{VerbWrite, VerbRead, VerbSend} {
+		t.Run(v.String()+"_bw", func(t *testing.T) {
+			g := newLoopRig(t, Params{Verb: v, Test: TestBW, Iters: 1000, Size: 4096, CQMod: 16}, v == VerbSend)
+			if v == VerbSend {
+				// The echo peer sends every message back; give them
+				// somewhere to land.
+				g.r.prepare(4096)
+				_ = g.r.postRecvs(1 << 40)
+			}
+			requireNoAllocs(t, "runBW", func() {
+				g.r.prepare(4096)
+				if err := g.r.runBW(); err != nil {
+					t.Fatal(err)
+				}
+				if v == VerbSend {
+					for i := 0; i < 1000; i++ { // drain the echoes
+						n, _ := g.mine.RecvCQ.Poll(g.r.wcs[:1])
+						if n == 0 {
+							break
+						}
+						_ = g.mine.QPs[0].PostRecv(g.r.rwrs[0])
+					}
+				}
+			})
+			if g.r.nDone != 1000 {
+				t.Fatalf("completed %d", g.r.nDone)
+			}
+		})
+	}
+	t.Run("send_bw_receiver", func(t *testing.T) {
+		g := newLoopRig(t, Params{Verb: VerbSend, Test: TestBW, Iters: 1000, Size: 4096, Server: true}, false)
+		wr := []verbs.SendWR{{Opcode: verbs.OpSend, SGE: verbs.SGE{Addr: g.their.Addr, Length: 4096, LKey: g.their.LKey}}}
+		requireNoAllocs(t, "runBWRecv", func() {
+			g.r.prepare(4096)
+			if err := g.r.postRecvs(1000); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 1000; i++ { // the peer's messages
+				_ = g.their.QPs[0].PostSend(wr)
+			}
+			if err := g.r.runBWRecv(); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if g.r.nDone != 1000 {
+			t.Fatalf("received %d", g.r.nDone)
+		}
+	})
+	t.Run("write_lat", func(t *testing.T) {
+		g := newLoopRig(t, Params{Verb: VerbWrite, Test: TestLat, Iters: 500, Server: true}, true)
+		requireNoAllocs(t, "runLatWrite", func() {
+			g.r.prepare(2)
+			clear(g.mine.Buf) // the counters restart at 1
+			if err := g.r.runLatWrite(); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if g.r.nSamples != 500 {
+			t.Fatalf("samples %d", g.r.nSamples)
+		}
+	})
+	t.Run("send_lat", func(t *testing.T) {
+		g := newLoopRig(t, Params{Verb: VerbSend, Test: TestLat, Iters: 500}, true)
+		requireNoAllocs(t, "runLatSend", func() {
+			g.r.prepare(2)
+			if err := g.r.postRecvs(500); err != nil {
+				t.Fatal(err)
+			}
+			if err := g.r.runLatSend(); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if g.r.nSamples != 500 {
+			t.Fatalf("samples %d", g.r.nSamples)
+		}
+	})
+	t.Run("read_lat", func(t *testing.T) {
+		g := newLoopRig(t, Params{Verb: VerbRead, Test: TestLat, Iters: 500}, false)
+		requireNoAllocs(t, "runLatRead", func() {
+			g.r.prepare(2)
+			if err := g.r.runLatRead(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	})
+	t.Run("histogram_add", func(t *testing.T) {
+		h := newHistogram()
+		requireNoAllocs(t, "histogram.add", func() {
+			for i := int64(0); i < 1000; i++ {
+				h.add(i * 977)
+			}
+		})
+	})
+}

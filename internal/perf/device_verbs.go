@@ -1,0 +1,177 @@
+package perf
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/rdmactl/rdmactl/internal/verbs"
+)
+
+// verbsDevice implements Device over internal/verbs (rxe, mlx5).
+type verbsDevice struct {
+	ctx  *verbs.Context
+	port uint8
+	pd   *verbs.PD
+	buf  *verbs.Buffer
+	mr   *verbs.MR
+	scq  *verbs.CQ
+	rcq  *verbs.CQ
+	qps  []*verbs.QP
+	ahs  []*verbs.AH
+	typ  verbs.QPType
+}
+
+// OpenDevice opens an RDMA device for a benchmark on port.
+func OpenDevice(name string, port int) (Device, error) {
+	if port < 1 || port > 255 {
+		return nil, fmt.Errorf("-i %d: port numbers start at 1", port)
+	}
+	ctx, err := verbs.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	return &verbsDevice{ctx: ctx, port: uint8(port)}, nil
+}
+
+func (d *verbsDevice) Port() (PortAttr, error) {
+	pa, err := d.ctx.QueryPort(d.port)
+	if err != nil {
+		return PortAttr{}, err
+	}
+	if pa.State != 4 {
+		return PortAttr{}, fmt.Errorf("%s port %d is not ACTIVE (state %d); check 'rdmactl link show'", d.ctx.Device().Name, d.port, pa.State)
+	}
+	out := PortAttr{LinkLayer: "InfiniBand", ActiveMTU: mtuBytes(int(pa.ActiveMTU)), LID: pa.LID}
+	if pa.LinkLayer == 2 {
+		out.LinkLayer = "Ethernet"
+	}
+	gids, err := d.ctx.QueryGIDTable(int(max(pa.GIDTblLen, 1)))
+	if err != nil {
+		return PortAttr{}, err
+	}
+	for _, g := range gids {
+		if g.Port != uint32(d.port) || g.GID == ([16]byte{}) {
+			continue
+		}
+		v := 0
+		switch g.Type {
+		case verbs.GIDTypeRoCEv1:
+			v = 1
+		case verbs.GIDTypeRoCEv2:
+			v = 2
+		}
+		out.GIDs = append(out.GIDs, GIDEntry{Index: int(g.Index), GID: g.GID, RoCEVersion: v})
+	}
+	if da, err := d.ctx.QueryDevice(); err == nil {
+		out.MaxOutRead = int(da.MaxQPRdAtom)
+	}
+	return out, nil
+}
+
+func (d *verbsDevice) Setup(cfg SetupConfig) (*Resources, error) {
+	var err error
+	d.typ = cfg.Type
+	if d.pd, err = d.ctx.AllocPD(); err != nil {
+		return nil, err
+	}
+	if d.buf, err = verbs.NewBuffer(cfg.BufSize); err != nil {
+		return nil, err
+	}
+	if d.mr, err = d.pd.RegMR(d.buf, verbs.AccessAll); err != nil {
+		return nil, err
+	}
+	if d.scq, err = d.ctx.CreateCQ(cfg.CQE); err != nil {
+		return nil, err
+	}
+	if d.rcq, err = d.ctx.CreateCQ(cfg.CQE); err != nil {
+		return nil, err
+	}
+	res := &Resources{Buf: d.buf.Bytes(), Addr: d.buf.Addr(), LKey: d.mr.LKey, RKey: d.mr.RKey, SendCQ: d.scq, RecvCQ: d.rcq}
+	access := verbs.AccessAll
+	if cfg.Type == verbs.QPTypeUC {
+		access = verbs.AccessLocalWrite | verbs.AccessRemoteWrite
+	}
+	for i := 0; i < cfg.NumQPs; i++ {
+		qp, err := d.ctx.CreateQP(d.pd, verbs.QPAttr{Type: cfg.Type, SendCQ: d.scq, RecvCQ: d.rcq,
+			MaxSendWR: uint32(cfg.SendWR), MaxRecvWR: uint32(cfg.RecvWR), MaxSendSGE: 1, MaxRecvSGE: 1, MaxInlineData: uint32(cfg.Inline)})
+		if err != nil {
+			return nil, err
+		}
+		d.qps = append(d.qps, qp)
+		if err := qp.ToInit(verbs.InitAttr{Port: d.port, Access: access, QKey: udQKey}); err != nil {
+			return nil, err
+		}
+		res.QPs = append(res.QPs, QP{SendQueue: qp, RecvQueue: qp, QPN: qp.QPN()})
+	}
+	return res, nil
+}
+
+func (d *verbsDevice) av(cfg *ConnectConfig, remote *Dest) verbs.AHAttr {
+	a := verbs.AHAttr{Port: d.port, DLID: remote.LID, HopLimit: 0xff, TrafficClass: cfg.TrafficClass}
+	if cfg.GIDIndex >= 0 {
+		a.IsGlobal, a.DGID, a.SGIDIndex = true, remote.GID, uint8(cfg.GIDIndex)
+	}
+	return a
+}
+
+// Connect applies perftest's ctx_modify_qp_to_rtr/rts attributes.
+func (d *verbsDevice) Connect(i int, cfg ConnectConfig) error {
+	if i < 0 || i >= len(d.qps) {
+		return errors.New("perf: no such QP")
+	}
+	qp := d.qps[i]
+	if d.typ == verbs.QPTypeUD {
+		if err := qp.ToRTR(verbs.RTRAttr{}); err != nil {
+			return err
+		}
+		return qp.ToRTS(verbs.RTSAttr{SQPSN: cfg.Local.PSN})
+	}
+	rd := uint8(max(1, min(int(cfg.Local.OutReads), 255)))
+	remoteRd := uint8(max(1, min(int(cfg.Remote.OutReads), int(rd))))
+	if err := qp.ToRTR(verbs.RTRAttr{Dest: d.av(&cfg, &cfg.Remote), PathMTU: verbs.PathMTU(mtuEnum(cfg.MTU)),
+		DestQPN: cfg.Remote.QPN, RQPSN: cfg.Remote.PSN, MaxDestRdAtomic: rd, MinRNRTimer: 12}); err != nil {
+		return err
+	}
+	return qp.ToRTS(verbs.RTSAttr{SQPSN: cfg.Local.PSN, Timeout: cfg.Timeout, RetryCnt: 7, RNRRetry: 7, MaxRdAtomic: remoteRd})
+}
+
+func (d *verbsDevice) CreateAH(remote *Dest, cfg ConnectConfig) (*verbs.AH, error) {
+	ah, err := d.ctx.CreateAH(d.pd, d.av(&cfg, remote))
+	if err != nil {
+		return nil, err
+	}
+	d.ahs = append(d.ahs, ah)
+	return ah, nil
+}
+
+// Close destroys in reverse order of creation: AHs, QPs, CQs, MR, PD,
+// then unmaps the buffer and closes the context.
+func (d *verbsDevice) Close() error {
+	var errs []error
+	for _, ah := range d.ahs {
+		errs = append(errs, ah.Close())
+	}
+	for _, qp := range d.qps {
+		errs = append(errs, qp.Close())
+	}
+	if d.scq != nil {
+		errs = append(errs, d.scq.Close())
+	}
+	if d.rcq != nil {
+		errs = append(errs, d.rcq.Close())
+	}
+	if d.mr != nil {
+		errs = append(errs, d.mr.Close())
+	}
+	if d.pd != nil {
+		errs = append(errs, d.pd.Close())
+	}
+	if d.buf != nil {
+		errs = append(errs, d.buf.Close())
+	}
+	if d.ctx != nil {
+		errs = append(errs, d.ctx.Close())
+	}
+	d.ahs, d.qps, d.scq, d.rcq, d.mr, d.pd, d.buf, d.ctx = nil, nil, nil, nil, nil, nil, nil, nil
+	return errors.Join(errs...)
+}

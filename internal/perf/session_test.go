@@ -1,0 +1,375 @@
+package perf
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rdmactl/rdmactl/internal/verbs"
+)
+
+// pair runs a server and a client Session over loopback TCP on one fake
+// fabric and returns both results and outputs.
+type sideOut struct {
+	res *Result
+	err error
+	out bytes.Buffer
+}
+
+func runPair(t *testing.T, srv, cli Params) (s, c *sideOut, f *fakeFabric) {
+	t.Helper()
+	f = newFakeFabric()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	srv.Server, srv.Port = true, port
+	cli.Host, cli.Port = "127.0.0.1", port
+	srv.Defaults()
+	cli.Defaults()
+	s, c = &sideOut{}, &sideOut{}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	go func() {
+		defer wg.Done()
+		ss := &Session{P: &srv, Dev: newFakeDevice(f, 1), Out: &s.out, Listener: l, StepTimeout: 5 * time.Second, Stall: 3 * time.Second}
+		s.res, s.err = ss.Run(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		cs := &Session{P: &cli, Dev: newFakeDevice(f, 2), Out: &c.out, StepTimeout: 5 * time.Second, Stall: 3 * time.Second}
+		c.res, c.err = cs.Run(ctx)
+	}()
+	wg.Wait()
+	return s, c, f
+}
+
+func TestSessionPairs(t *testing.T) {
+	type tc struct {
+		name string
+		p    Params
+	}
+	var cases []tc
+	for _, v := range []Verb{VerbWrite, VerbRead, VerbSend} {
+		for _, tt := range []Test{TestBW, TestLat} {
+			cases = append(cases, tc{fmt.Sprintf("%s_%s", v, tt), Params{Verb: v, Test: tt, Iters: 200}})
+		}
+	}
+	cases = append(cases,
+		tc{"send_bw_UD", Params{Verb: VerbSend, Test: TestBW, Conn: UD, Size: 512, Iters: 300}},
+		tc{"send_lat_UD", Params{Verb: VerbSend, Test: TestLat, Conn: UD, Iters: 100}},
+		tc{"write_bw_bidir_2qp", Params{Verb: VerbWrite, Test: TestBW, Bidir: true, QPs: 2, Iters: 100}},
+		tc{"write_bw_all", Params{Verb: VerbWrite, Test: TestBW, AllSizes: true, Iters: 20}},
+		tc{"send_bw_all", Params{Verb: VerbSend, Test: TestBW, AllSizes: true, Iters: 20}},
+		tc{"write_lat_all", Params{Verb: VerbWrite, Test: TestLat, AllSizes: true, Iters: 20}},
+		tc{"read_bw_postlist", Params{Verb: VerbRead, Test: TestBW, PostList: 4, Iters: 200, Size: 4096}},
+		tc{"write_lat_duration", Params{Verb: VerbWrite, Test: TestLat, Duration: 400 * time.Millisecond, Margin: 100 * time.Millisecond}},
+		tc{"write_bw_duration", Params{Verb: VerbWrite, Test: TestBW, Duration: 400 * time.Millisecond, Margin: 100 * time.Millisecond}},
+	)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, cl, f := runPair(t, c.p, c.p)
+			if s.err != nil || cl.err != nil {
+				t.Fatalf("server: %v\nclient: %v\n--- server\n%s--- client\n%s", s.err, cl.err, s.out.String(), cl.out.String())
+			}
+			if f.live != 0 {
+				t.Fatalf("%d fake objects leaked", f.live)
+			}
+			p := c.p
+			p.Defaults()
+			switch {
+			case p.Test == TestBW && p.Verb != VerbSend && !p.Bidir:
+				// The server prints the client's numbers, as perftest.
+				last := cl.res.BW[len(cl.res.BW)-1]
+				last.Seconds = 0
+				if len(s.res.BW) != 1 || s.res.BW[0] != last || s.res.Source != "peer" {
+					t.Fatalf("server %+v, client %+v", s.res.BW, cl.res.BW)
+				}
+			case p.Test == TestBW:
+				if len(s.res.BW) == 0 || len(s.res.BW) != len(cl.res.BW) {
+					t.Fatalf("server %+v, client %+v", s.res.BW, cl.res.BW)
+				}
+				for i := range s.res.BW {
+					if p.Duration == 0 && s.res.BW[i].Iters != cl.res.BW[i].Iters {
+						t.Fatalf("iterations differ: server %+v, client %+v", s.res.BW[i], cl.res.BW[i])
+					}
+				}
+			case p.Verb == VerbRead:
+				if len(cl.res.Lat) != 1 || cl.res.Lat[0].Samples != p.Iters {
+					t.Fatalf("client %+v", cl.res.Lat)
+				}
+			default:
+				if len(s.res.Lat) == 0 || len(s.res.Lat) != len(cl.res.Lat) {
+					t.Fatalf("server %+v, client %+v", s.res.Lat, cl.res.Lat)
+				}
+				if p.Duration == 0 {
+					a, b := s.res.Lat[0].Samples, cl.res.Lat[0].Samples
+					if a+b != 2*p.Iters-1 {
+						t.Fatalf("samples server %d client %d for %d iterations", a, b, p.Iters)
+					}
+				}
+			}
+			for _, o := range []string{s.out.String(), cl.out.String()} {
+				if !strings.Contains(o, resultLine) {
+					t.Fatalf("no perftest layout:\n%s", o)
+				}
+			}
+		})
+	}
+}
+
+func TestSessionMismatch(t *testing.T) {
+	a := Params{Verb: VerbWrite, Test: TestBW, Size: 4096, Iters: 100}
+	b := a
+	b.Size = 65536
+	s, c, f := runPair(t, a, b)
+	for _, e := range []error{s.err, c.err} {
+		var pe *PeerError
+		if !errors.As(e, &pe) || !strings.Contains(e.Error(), "-s") {
+			t.Fatalf("want a peer error naming -s, got %v", e)
+		}
+	}
+	if f.live != 0 {
+		t.Fatalf("%d fake objects leaked", f.live)
+	}
+	b = a
+	b.Verb = VerbRead
+	s, c, _ = runPair(t, a, b)
+	if s.err == nil || c.err == nil || !strings.Contains(c.err.Error(), "verb") {
+		t.Fatalf("verb mismatch: %v / %v", s.err, c.err)
+	}
+}
+
+func TestClientUnreachable(t *testing.T) {
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	p := Params{Verb: VerbWrite, Test: TestBW, Host: "127.0.0.1", Port: port}
+	p.Defaults()
+	start := time.Now()
+	d := newFakeDevice(newFakeFabric(), 1)
+	_, err := (&Session{P: &p, Dev: d, DialTimeout: time.Second}).Run(context.Background())
+	var pe *PeerError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "cannot connect") {
+		t.Fatalf("got %v", err)
+	}
+	if time.Since(start) > 3*time.Second {
+		t.Fatalf("took %v", time.Since(start))
+	}
+}
+
+// scriptedPeer serves one connection with fn and reports its error.
+func scriptedPeer(t *testing.T, fn func(c net.Conn) error) (int, chan error) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan error, 1)
+	go func() {
+		defer l.Close()
+		c, err := l.Accept()
+		if err != nil {
+			ch <- err
+			return
+		}
+		defer c.Close()
+		ch <- fn(c)
+	}()
+	return l.Addr().(*net.TCPAddr).Port, ch
+}
+
+func readN(c net.Conn, n int) ([]byte, error) {
+	b := make([]byte, n)
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, err := io.ReadFull(c, b)
+	return b, err
+}
+
+// perftestServerPrefix plays perftest 6.06's side of V, SD1, SD2, M.
+func perftestServerPrefix(c net.Conn, version string) error {
+	steps := []struct {
+		n     int
+		reply []byte
+	}{
+		{16, append([]byte(version), make([]byte, 16-len(version))...)},
+		{4, []byte{0, 0, 0x10, 0}},
+		{4, []byte{0, 0, 0, 64}},
+		{2, []byte("3\x00")},
+	}
+	for _, s := range steps {
+		if _, err := readN(c, s.n); err != nil {
+			return err
+		}
+		if _, err := c.Write(s.reply); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestClientAgainstScriptedPerftestWriteBWServer replays ib_write_bw 6.06's
+// server side byte by byte (write_bw.c: P, K×N, K×N, K, then K, R, K and
+// "done"), with its target memory on the fake fabric.
+func TestClientAgainstScriptedPerftestWriteBWServer(t *testing.T) {
+	f := newFakeFabric()
+	srvDev := newFakeDevice(f, 1)
+	res, _ := srvDev.Setup(SetupConfig{BufSize: 1 << 20, Type: verbs.QPTypeRC, NumQPs: 1, SendWR: 1, RecvWR: 1, CQE: 1})
+	key := cKeyGID(Dest{OutReads: 1, QPN: res.QPs[0].QPN, PSN: 0x123456, RKey: res.RKey, VAddr: res.Addr + 4096, GID: srvDev.port.GIDs[1].GID})
+	var got BWReport
+	port, done := scriptedPeer(t, func(c net.Conn) error {
+		if err := perftestServerPrefix(c, "6.06"); err != nil {
+			return err
+		}
+		for i := 0; i < 4; i++ { // K×N, K×N, K (N=1), then K after the run
+			b, err := readN(c, 108)
+			if err != nil {
+				return fmt.Errorf("K%d: %v", i, err)
+			}
+			if _, err := parseKey(b, true); err != nil {
+				return fmt.Errorf("K%d: %v", i, err)
+			}
+			if _, err := c.Write([]byte(key)); err != nil {
+				return err
+			}
+		}
+		var f [5][]byte
+		for i := range f {
+			b, err := readN(c, 8)
+			if err != nil {
+				return err
+			}
+			f[i] = b
+			if _, err := c.Write(make([]byte, 8)); err != nil {
+				return err
+			}
+		}
+		var err error
+		if got, err = parseBWReport(f); err != nil {
+			return err
+		}
+		if _, err := readN(c, 108); err != nil {
+			return err
+		}
+		_, _ = c.Write([]byte(key))
+		_, _ = c.Write([]byte("done\x00"))
+		return nil
+	})
+	p := Params{Verb: VerbWrite, Test: TestBW, Host: "127.0.0.1", Port: port, Iters: 100, Size: 4096}
+	p.Defaults()
+	var out bytes.Buffer
+	r, err := (&Session{P: &p, Dev: newFakeDevice(f, 2), Out: &out}).Run(context.Background())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if perr := <-done; perr != nil {
+		t.Fatalf("scripted perftest: %v", perr)
+	}
+	if got.Size != 4096 || got.Iters != 100 || got.BWAvg != r.BW[0].BWAvg {
+		t.Fatalf("perftest received %+v, we measured %+v", got, r.BW[0])
+	}
+}
+
+func TestGarbledAndVanishingPeer(t *testing.T) {
+	cases := map[string]func(c net.Conn) error{
+		"garbled version": func(c net.Conn) error {
+			_, _ = readN(c, 16)
+			_, err := c.Write([]byte("hello, world!!!!"))
+			return err
+		},
+		"old version": func(c net.Conn) error {
+			_, _ = readN(c, 16)
+			_, err := c.Write(append([]byte("5.60"), make([]byte, 12)...))
+			return err
+		},
+		"garbled key": func(c net.Conn) error {
+			if err := perftestServerPrefix(c, "6.06"); err != nil {
+				return err
+			}
+			_, _ = readN(c, 108)
+			_, err := c.Write(bytes.Repeat([]byte("x"), 108))
+			return err
+		},
+		"closes": func(c net.Conn) error {
+			return perftestServerPrefix(c, "6.06")
+		},
+		"silent": func(c net.Conn) error {
+			_, _ = readN(c, 16)
+			time.Sleep(3 * time.Second)
+			return nil
+		},
+	}
+	for name, fn := range cases {
+		t.Run(name, func(t *testing.T) {
+			port, done := scriptedPeer(t, fn)
+			p := Params{Verb: VerbWrite, Test: TestBW, Host: "127.0.0.1", Port: port}
+			p.Defaults()
+			f := newFakeFabric()
+			start := time.Now()
+			_, err := (&Session{P: &p, Dev: newFakeDevice(f, 2), StepTimeout: time.Second}).Run(context.Background())
+			var pe *PeerError
+			if !errors.As(err, &pe) {
+				t.Fatalf("want a PeerError, got %v", err)
+			}
+			if strings.Contains(err.Error(), "\n") || time.Since(start) > 3*time.Second {
+				t.Fatalf("error %q after %v", err, time.Since(start))
+			}
+			if f.live != 0 {
+				t.Fatalf("%d fake objects leaked", f.live)
+			}
+			<-done
+		})
+	}
+}
+
+func TestInterruptPrintsPartial(t *testing.T) {
+	f := newFakeFabric()
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	port := l.Addr().(*net.TCPAddr).Port
+	srv := Params{Verb: VerbWrite, Test: TestLat, Server: true, Port: port, Iters: 1 << 20}
+	cli := Params{Verb: VerbWrite, Test: TestLat, Host: "127.0.0.1", Port: port, Iters: 1 << 20}
+	srv.Defaults()
+	cli.Defaults()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var serr error
+	var sres *Result
+	var started atomic.Bool
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		sres, serr = (&Session{P: &srv, Dev: newFakeDevice(f, 1), Listener: l}).Run(context.Background())
+	}()
+	var out bytes.Buffer
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		started.Store(true)
+		cancel()
+	}()
+	r, err := (&Session{P: &cli, Dev: newFakeDevice(f, 2), Out: &out}).Run(ctx)
+	wg.Wait()
+	if !errors.Is(err, context.Canceled) || r == nil || !r.Interrupted || len(r.Lat) != 1 || r.Lat[0].Samples == 0 {
+		t.Fatalf("client: %v %+v", err, r)
+	}
+	if !strings.Contains(out.String(), " 2       ") {
+		t.Fatalf("no partial row:\n%s", out.String())
+	}
+	var pe *PeerError
+	if !errors.As(serr, &pe) {
+		t.Fatalf("server: want a peer error, got %v (%+v)", serr, sres)
+	}
+	if f.live != 0 {
+		t.Fatalf("%d fake objects leaked", f.live)
+	}
+}
