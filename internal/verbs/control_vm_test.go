@@ -3,12 +3,60 @@
 package verbs
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
-// TestVMOpenQuery opens every rxe device both ways (ioctl and write-only)
-// and checks the answers agree.
+// resCounts is `rdma -j res show`: per device, how many kernel objects of
+// each kind exist.
+type resCounts map[string]map[string]int
+
+func rdmaRes(t *testing.T) resCounts {
+	t.Helper()
+	out, err := exec.Command("rdma", "-j", "res", "show").Output()
+	if err != nil {
+		t.Fatalf("rdma -j res show: %v", err)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal(out, &rows); err != nil {
+		t.Fatalf("rdma -j res show: %v\n%s", err, out)
+	}
+	rc := resCounts{}
+	for _, r := range rows {
+		name, _ := r["ifname"].(string)
+		m := map[string]int{}
+		for k, v := range r {
+			if f, ok := v.(float64); ok && k != "ifindex" {
+				m[k] = int(f)
+			}
+		}
+		rc[name] = m
+	}
+	return rc
+}
+
+func checkNoLeak(t *testing.T, before resCounts) {
+	t.Helper()
+	if after := rdmaRes(t); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("rdma res show changed:\nbefore %v\nafter  %v", before, after)
+	}
+}
+
+// TestVMOpenQuery opens every rxe device both ways (ioctl and write-only),
+// checks the answers agree, and runs a PD/MR lifecycle whose objects
+// `rdma res show` sees while they live and not after.
 func TestVMOpenQuery(t *testing.T) {
+	before := rdmaRes(t)
+	defer checkNoLeak(t, before)
 	devs, err := Devices()
 	if err != nil {
 		t.Fatal(err)
@@ -17,9 +65,12 @@ func TestVMOpenQuery(t *testing.T) {
 		t.Fatalf("want rxe0 and rxe1, got %+v", devs)
 	}
 	for _, d := range devs {
-		t.Logf("device %+v", d)
+		if d.DriverID != DriverRXE || d.ABI != 2 {
+			t.Errorf("%s: driver %d ABI %d, want rxe (14) ABI 2", d.Name, d.DriverID, d.ABI)
+		}
 		var prev *DeviceAttr
 		var prevPort *PortAttr
+		var prevGIDs string
 		for _, force := range []bool{false, true} {
 			c, err := OpenDevice(d, Options{ForceWrite: force})
 			if err != nil {
@@ -32,17 +83,18 @@ func TestVMOpenQuery(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", d.Name, err)
 			}
-			t.Logf("%s ioctl=%v ncv=%d attr %+v", d.Name, c.UsesIoctl(), c.NumCompVectors(), *a)
+			if !a.Extended || a.ResponseLength != 304 {
+				t.Errorf("%s: EX QUERY_DEVICE extended %v length %d, want 304", d.Name, a.Extended, a.ResponseLength)
+			}
 			p, err := c.QueryPort(1)
 			if err != nil {
 				t.Fatalf("%s: %v", d.Name, err)
 			}
-			t.Logf("port %+v", *p)
 			if prev != nil && *prev != *a {
-				t.Errorf("%s: device attrs differ between paths:\n%+v\n%+v", d.Name, *prev, *a)
+				t.Errorf("%s: device attrs differ between ioctl and write():\n%+v\n%+v", d.Name, *prev, *a)
 			}
 			if prevPort != nil && *prevPort != *p {
-				t.Errorf("%s: port attrs differ between paths:\n%+v\n%+v", d.Name, *prevPort, *p)
+				t.Errorf("%s: port attrs differ between ioctl and write():\n%+v\n%+v", d.Name, *prevPort, *p)
 			}
 			prev, prevPort = a, p
 			if _, err := c.QueryPort(2); !IsNotFound(err) {
@@ -52,9 +104,15 @@ func TestVMOpenQuery(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", d.Name, err)
 			}
-			for _, e := range g {
-				t.Logf("gid %+v %v", e, e.Addr())
+			if len(g) != 2 || g[1].Type != GIDTypeRoCEv2 || !g[1].Addr().Is4In6() {
+				t.Errorf("%s: GID table %+v", d.Name, g)
 			}
+			if s := fmt.Sprint(g); prevGIDs != "" && s != prevGIDs {
+				t.Errorf("%s: GID table differs between ioctl and sysfs:\n%s\n%s", d.Name, prevGIDs, s)
+			} else {
+				prevGIDs = s
+			}
+
 			pd, err := c.AllocPD()
 			if err != nil {
 				t.Fatal(err)
@@ -67,12 +125,19 @@ func TestVMOpenQuery(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("pd %d mr %d lkey %#x rkey %#x", pd.Handle, mr.Handle, mr.LKey, mr.RKey)
+			during := rdmaRes(t)[d.Name]
+			b := before[d.Name]
+			if during["pd"] != b["pd"]+1 || during["mr"] != b["mr"]+1 || during["ctx"] != b["ctx"]+1 {
+				t.Errorf("%s: rdma res show with a context, PD and MR open: %v (before %v)", d.Name, during, b)
+			}
+			if mr.LKey == 0 || mr.LKey != mr.RKey || mr.Addr != buf.Addr() || mr.Length != 1<<16 {
+				t.Errorf("%s: MR %+v", d.Name, mr)
+			}
 			if err := buf.Close(); err == nil {
 				t.Errorf("buffer closed under a live MR")
 			}
-			if err := pd.Close(); err == nil {
-				t.Errorf("PD closed under a live MR")
+			if err := pd.Close(); !errors.Is(err, unix.EBUSY) {
+				t.Errorf("PD closed under a live MR: %v (want EBUSY)", err)
 			}
 			if err := mr.Close(); err != nil {
 				t.Fatal(err)
@@ -87,5 +152,278 @@ func TestVMOpenQuery(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+	}
+}
+
+// TestVMCloseReleasesChildren: Context.Close destroys what the caller left
+// open (MR before PD), and a later Close of the children is harmless.
+func TestVMCloseReleasesChildren(t *testing.T) {
+	before := rdmaRes(t)
+	defer checkNoLeak(t, before)
+	c, err := Open("rxe0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf, err := NewBuffer(8192)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pd, err := c.AllocPD()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mr, err := pd.RegMR(buf, AccessLocalWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pd2, err := c.AllocPD()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pd2.Handle == pd.Handle {
+		t.Errorf("two PDs share handle %d", pd.Handle)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close with children open: %v", err)
+	}
+	if err := mr.Close(); err != nil {
+		t.Errorf("MR Close after context Close: %v", err)
+	}
+	if err := pd.Close(); err != nil {
+		t.Errorf("PD Close after context Close: %v", err)
+	}
+	if err := buf.Close(); err != nil {
+		t.Errorf("buffer Close after its MR went: %v", err)
+	}
+	if _, err := c.AllocPD(); !errors.Is(err, ErrClosed) {
+		t.Errorf("AllocPD on a closed context: %v", err)
+	}
+}
+
+// helperEnv selects what TestVMHelperProcess does in a child process.
+const helperEnv = "RDMACTL_VERBS_VM_HELPER"
+
+// TestVMHelperProcess is not a test: it is the body of the child processes
+// started (as an unprivileged user) by the tests below. Without the
+// variable it does nothing.
+func TestVMHelperProcess(t *testing.T) {
+	switch os.Getenv(helperEnv) {
+	case "":
+		return
+	case "memlock":
+		// A 64 KiB limit and a 1 MiB buffer: REG_MR must fail with
+		// ENOMEM, reported as a MemlockError.
+		lim := unix.Rlimit{Cur: 64 << 10, Max: 64 << 10}
+		if err := unix.Setrlimit(unix.RLIMIT_MEMLOCK, &lim); err != nil {
+			fmt.Println("setrlimit:", err)
+			os.Exit(2)
+		}
+		c, err := Open("rxe0")
+		if err != nil {
+			fmt.Println("open:", err)
+			os.Exit(2)
+		}
+		defer c.Close()
+		pd, err := c.AllocPD()
+		if err != nil {
+			fmt.Println("alloc pd:", err)
+			os.Exit(2)
+		}
+		buf, err := NewBuffer(1 << 20)
+		if err != nil {
+			fmt.Println("buffer:", err)
+			os.Exit(2)
+		}
+		small, err := pd.RegMR(buf, AccessLocalWrite) // whole MiB: too much
+		var me *MemlockError
+		if !errors.As(err, &me) || !IsPermission(err) {
+			fmt.Printf("want MemlockError, got %v (%T) %v\n", err, err, small)
+			os.Exit(3)
+		}
+		fmt.Println("ERR:", err)
+		// Within the limit it works.
+		ok, err := pd.RegMRRange(buf, 0, 16<<10, AccessLocalWrite)
+		if err != nil {
+			fmt.Println("16 KiB MR under a 64 KiB limit:", err)
+			os.Exit(3)
+		}
+		ok.Close()
+		pd.Close()
+		buf.Close()
+		os.Exit(0)
+	case "open":
+		_, err := Open("rxe0")
+		var pe *PermissionError
+		if !errors.As(err, &pe) || !IsPermission(err) {
+			fmt.Printf("want PermissionError, got %v (%T)\n", err, err)
+			os.Exit(3)
+		}
+		fmt.Println("ERR:", err)
+		os.Exit(0)
+	}
+	t.Fatalf("unknown helper %q", os.Getenv(helperEnv))
+}
+
+// runHelper runs TestVMHelperProcess as user nobody (no CAP_IPC_LOCK,
+// no root) and returns its output.
+func runHelper(t *testing.T, what string) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestVMHelperProcess$")
+	cmd.Env = append(os.Environ(), helperEnv+"="+what)
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("helper %s as nobody: %v\n%s", what, err, out)
+	}
+	return string(out)
+}
+
+// TestVMMemlock: with RLIMIT_MEMLOCK at 64 KiB and no CAP_IPC_LOCK,
+// registering 1 MiB fails with one line naming the limit, the need and
+// the ulimit fix.
+func TestVMMemlock(t *testing.T) {
+	before := rdmaRes(t)
+	defer checkNoLeak(t, before)
+	out := runHelper(t, "memlock")
+	line := ""
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "ERR: ") {
+			line = strings.TrimPrefix(l, "ERR: ")
+		}
+	}
+	t.Logf("memlock error: %s", line)
+	for _, want := range []string{"rxe0", "REG_MR", "1024 KiB", "RLIMIT_MEMLOCK is 64 KiB", "ulimit -l"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("memlock message lacks %q: %q", want, line)
+		}
+	}
+}
+
+// TestVMPermission: a node the user cannot open gives one line naming it
+// and the fix.
+func TestVMPermission(t *testing.T) {
+	d, err := LookupDevice("rxe0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(d.Path, &st); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Chmod(d.Path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := unix.Chmod(d.Path, st.Mode&0o7777); err != nil {
+			t.Errorf("restoring the mode of %s: %v", d.Path, err)
+		}
+	}()
+	out := runHelper(t, "open")
+	t.Logf("%s", out)
+	for _, want := range []string{"/dev/infiniband/" + d.Uverbs, "permission denied", "rdma", "root"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("permission message lacks %q: %q", want, out)
+		}
+	}
+}
+
+// TestVMDeviceRemoval removes an rxe device (made for the test on its own
+// veth) while a context is open on it. rxe cannot disassociate a live
+// context, so the kernel's unregister waits for the fd to close: calls
+// made meanwhile must answer (with data or a clear error) rather than
+// hang, Close must work, and then the removal must finish.
+func TestVMDeviceRemoval(t *testing.T) {
+	run := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+	}
+	run("ip", "link", "add", "vqrm0", "type", "veth", "peer", "name", "vqrm1")
+	defer exec.Command("ip", "link", "del", "vqrm0").Run()
+	run("ip", "link", "set", "vqrm0", "up")
+	run("ip", "link", "set", "vqrm1", "up")
+	run("rdma", "link", "add", "rxeqrm", "type", "rxe", "netdev", "vqrm0")
+	removed := false
+	defer func() {
+		if !removed {
+			exec.Command("rdma", "link", "delete", "rxeqrm").Run()
+		}
+	}()
+	var c *Context
+	var err error
+	for i := 0; i < 50; i++ { // udev/devtmpfs may take a moment
+		if c, err = Open("rxeqrm"); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("open the new device: %v", err)
+	}
+	pd, err := c.AllocPD()
+	if err != nil {
+		t.Fatal(err)
+	}
+	del := exec.Command("rdma", "link", "delete", "rxeqrm")
+	if err := del.Start(); err != nil {
+		t.Fatal(err)
+	}
+	delDone := make(chan error, 1)
+	go func() { delDone <- del.Wait() }()
+	time.Sleep(500 * time.Millisecond)
+
+	// Calls while the device is being removed: an answer or an error,
+	// never a hang.
+	callDone := make(chan error, 1)
+	go func() {
+		_, err := c.QueryPort(1)
+		if err == nil {
+			_, err = c.QueryDevice()
+		}
+		callDone <- err
+	}()
+	select {
+	case err := <-callDone:
+		t.Logf("query during removal: %v", err)
+		if err != nil && !errors.Is(err, ErrDeviceGone) && !errors.Is(err, unix.EINVAL) {
+			t.Errorf("query during removal: unexpected error %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("query hung while the device was being removed")
+	}
+	select {
+	case err := <-delDone:
+		t.Logf("rdma link delete finished before Close: %v", err)
+	default:
+	}
+	closeDone := make(chan error, 1)
+	go func() {
+		pd.Close()
+		closeDone <- c.Close()
+	}()
+	select {
+	case err := <-closeDone:
+		if err != nil {
+			t.Errorf("Close during removal: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close hung while the device was being removed")
+	}
+	select {
+	case err := <-delDone:
+		removed = true
+		if err != nil {
+			t.Errorf("rdma link delete: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("rdma link delete did not finish after Close")
+	}
+	if _, err := LookupDevice("rxeqrm"); !IsNotFound(err) {
+		t.Errorf("device still listed after removal: %v", err)
+	}
+	if _, err := Open("rxeqrm"); !IsNotFound(err) {
+		t.Errorf("open after removal: %v", err)
 	}
 }
