@@ -1,0 +1,252 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
+
+	"github.com/rdmactl/rdmactl/internal/perf"
+	"github.com/rdmactl/rdmactl/internal/verbs"
+)
+
+// rdmactl perf send|write|read: perftest's ib_{send,write,read}_{bw,lat},
+// wire-compatible with perftest (exchange >= 5.70; tested against 6.06).
+//
+// perftest's letters clash with the root's persistent -d (--details) and
+// -p (--pretty): cobra panics when a subcommand's local flag reuses a
+// persistent shorthand ("unable to redefine 'd' shorthand"). So the perf
+// subcommands parse their own arguments (DisableFlagParsing) with a pflag
+// set of their own, where -d is the device and -p the TCP port, and accept
+// the global -j/--json, --pretty and --details there too.
+
+func init() { commandFactories = append(commandFactories, newPerfCmd) }
+
+const perfExample = `  # bandwidth, like ib_write_bw: start the server, then the client
+  rdmactl perf write -d rxe0
+  rdmactl perf write -d rxe1 10.77.0.1
+  # latency, like ib_send_lat, 4 KiB messages, 10 s, as JSON
+  rdmactl perf send --lat -d rxe0
+  rdmactl -j perf send --lat -d rxe1 -s 4K -D 10 10.77.0.1
+  # against a stock perftest server
+  ib_read_bw -d rxe0 &
+  rdmactl perf read -d rxe1 10.77.0.1`
+
+func newPerfCmd(a *app) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "perf",
+		Short: "Benchmark RDMA bandwidth and latency, wire-compatible with perftest",
+		Long: `rdmactl perf runs perftest's benchmarks (ib_send_bw, ib_write_bw, ib_read_bw and
+their _lat counterparts with --lat). It speaks perftest's TCP exchange, so either
+side may be a stock perftest (exchange version 5.70 or newer), and prints
+perftest's report layout, or JSON with -j.`,
+		Example: perfExample,
+		Args:    cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return usageErrorf("'rdmactl perf' needs a test: send, write or read (e.g. 'rdmactl perf write -d rxe0')")
+		},
+	}
+	for _, v := range []perf.Verb{perf.VerbSend, perf.VerbWrite, perf.VerbRead} {
+		c.AddCommand(newPerfVerbCmd(a, v))
+	}
+	return c
+}
+
+// perfFlags are one invocation's parsed options.
+type perfFlags struct {
+	p        perf.Params
+	lat      bool
+	size     string
+	conn     string
+	inline   int
+	duration int
+	interval int
+	json     bool
+	pretty   bool
+	help     bool
+	fs       *pflag.FlagSet
+}
+
+func perfFlagSet(f *perfFlags, verb perf.Verb) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("perf "+verb.String(), pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
+	p := &f.p
+	fs.BoolVar(&f.lat, "lat", false, "measure latency (ib_"+verb.String()+"_lat) instead of bandwidth")
+	fs.StringVarP(&p.Device, "ib-dev", "d", "", "RDMA device (default: the first one)")
+	fs.IntVarP(&p.IBPort, "ib-port", "i", 1, "device port")
+	fs.IntVarP(&p.GIDIndex, "gid-index", "x", 0, "GID index (default: perftest's choice, the IPv4 RoCE v2 GID)")
+	fs.StringVarP(&f.size, "size", "s", "", "message size, with K/M suffix (default 65536 for bw, 2 for --lat)")
+	fs.BoolVarP(&p.AllSizes, "all", "a", false, "run all sizes from 2 to 8M")
+	fs.Uint64VarP(&p.Iters, "iters", "n", 0, "iterations (default 5000 for write bw, else 1000)")
+	fs.IntVarP(&f.duration, "duration", "D", 0, "run for this many seconds instead of -n")
+	fs.IntVarP(&p.QPs, "qp", "q", 1, "number of QPs")
+	fs.IntVarP(&p.TxDepth, "tx-depth", "t", 0, "send queue depth (default 128 for bw, 1 for --lat)")
+	fs.IntVarP(&p.RxDepth, "rx-depth", "r", 0, "receive queue depth (default 512 for send, else 1)")
+	fs.IntVarP(&f.inline, "inline_size", "I", -1, "max inline payload in bytes (default 0)")
+	fs.IntVarP(&p.PostList, "post_list", "l", 1, "post this many WRs per post call")
+	fs.IntVarP(&p.CQMod, "cq-mod", "Q", 0, "signal every Nth WR (default 100; 1 above 8 KiB)")
+	fs.IntVarP(&p.MTU, "mtu", "m", 0, "path MTU 256..4096 (default: the port's; the smaller side wins)")
+	fs.BoolVarP(&p.Bidir, "bidirectional", "b", false, "traffic both ways (bw; write and read)")
+	fs.IntVarP(&p.OutReads, "outs", "o", 0, "RDMA READs in flight (default: device max)")
+	fs.BoolVar(&p.Gbits, "report_gbits", false, "report Gb/s instead of MiB/s")
+	fs.IntVar(&f.interval, "interval", 0, "print a bandwidth row every N seconds during the run")
+	fs.BoolVarP(&p.Histogram, "histogram", "H", false, "print a latency histogram")
+	fs.IntVarP(&p.Port, "port", "p", 18515, "TCP port of the exchange")
+	fs.StringVar(&p.Bind, "bind", "", "server: listen on this address (default: all)")
+	fs.StringVarP(&f.conn, "connection", "c", "RC", "transport: RC, UC, or UD (send only)")
+	fs.BoolVarP(&f.json, "json", "j", false, "print JSON instead of perftest's table")
+	fs.BoolVar(&f.pretty, "pretty", false, "indent JSON")
+	fs.Bool("details", false, "accepted for symmetry with other commands")
+	fs.BoolVarP(&f.help, "help", "h", false, "show this help")
+	f.fs = fs
+	return fs
+}
+
+// parsePerfArgs turns the command line of 'perf <verb>' into Params.
+func parsePerfArgs(verb perf.Verb, args []string) (*perfFlags, error) {
+	f := &perfFlags{}
+	fs := perfFlagSet(f, verb)
+	if err := fs.Parse(args); err != nil {
+		return f, usageErrorf("%v (see 'rdmactl perf %s --help')", err, verb)
+	}
+	if f.help {
+		return f, nil
+	}
+	p := &f.p
+	p.Verb = verb
+	p.Test = perf.TestBW
+	if f.lat {
+		p.Test = perf.TestLat
+	}
+	p.UserGID = fs.Changed("gid-index")
+	var err error
+	if p.Conn, err = perf.ParseTransport(f.conn); err != nil {
+		return f, usageErrorf("-c: %v", err)
+	}
+	if f.size != "" {
+		if p.Size, err = perf.ParseSize(f.size); err != nil {
+			return f, usageErrorf("-s: %v", err)
+		}
+	}
+	p.Inline = f.inline
+	if f.duration < 0 || f.interval < 0 {
+		return f, usageErrorf("-D and --interval take a positive number of seconds")
+	}
+	p.Duration = time.Duration(f.duration) * time.Second
+	p.Interval = time.Duration(f.interval) * time.Second
+	rest := fs.Args()
+	switch len(rest) {
+	case 0:
+		p.Server = true
+	case 1:
+		p.Host = rest[0]
+	default:
+		return f, usageErrorf("too many arguments %q: give at most the server's address", rest)
+	}
+	p.Defaults()
+	if err := p.Validate(); err != nil {
+		return f, usageErrorf("%v", err)
+	}
+	return f, nil
+}
+
+func newPerfVerbCmd(a *app, verb perf.Verb) *cobra.Command {
+	name := verb.String()
+	f := &perfFlags{}
+	usage := perfFlagSet(f, verb).FlagUsages()
+	return &cobra.Command{
+		Use:   name + " [flags] [SERVER]",
+		Short: fmt.Sprintf("RDMA %s bandwidth or latency (ib_%s_bw, ib_%s_lat)", strings.ToUpper(name), name, name),
+		Long: fmt.Sprintf(`Without SERVER, wait for one client (like 'ib_%[1]s_bw -d DEV'); with SERVER,
+connect to it and run. Either side may be perftest's ib_%[1]s_bw/_lat.
+
+Flags (perftest's letters; here -d is the device and -p the TCP port):
+%[2]s`, name, usage),
+		Example:            perfExample,
+		DisableFlagParsing: true,
+		RunE: func(c *cobra.Command, args []string) error {
+			pf, err := parsePerfArgs(verb, args)
+			if pf.help {
+				fmt.Fprintf(a.stdout, "%s\n\nUsage:\n  rdmactl perf %s [flags] [SERVER]\n\nFlags:\n%s\nExamples:\n%s\n", c.Short, name, pf.fs.FlagUsages(), perfExample)
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if pf.json {
+				a.opts.json = true
+			}
+			if pf.pretty {
+				a.opts.pretty = true
+			}
+			return runPerf(c.Context(), a, &pf.p)
+		},
+	}
+}
+
+func runPerf(ctx context.Context, a *app, p *perf.Params) error {
+	if p.Device == "" {
+		devs, err := verbs.Devices()
+		if err != nil || len(devs) == 0 {
+			return withCode(exitUnsupported, errors.New("no RDMA device with a uverbs node (is ib_uverbs loaded? 'rdmactl dev show' lists the devices)"))
+		}
+		p.Device = devs[0].Name
+	}
+	dev, err := perf.OpenDevice(p.Device, p.IBPort)
+	if err != nil {
+		return perfError(err)
+	}
+	s := &perf.Session{P: p, Dev: dev}
+	if !a.opts.json {
+		s.Out = a.stdout
+	}
+	if isTerminal(a.stderr) {
+		s.Progress = a.stderr
+	}
+	res, err := s.Run(ctx)
+	if a.opts.json && res != nil {
+		if jerr := a.printJSON(res); jerr != nil && err == nil {
+			err = jerr
+		}
+	}
+	if err != nil && ctx.Err() != nil {
+		return withCode(exitInterrupted, fmt.Errorf("interrupted: %w (results so far printed; all resources released)", ctx.Err()))
+	}
+	return perfError(err)
+}
+
+// perfError maps errors to exit codes.
+func perfError(err error) error {
+	var pe *perf.PeerError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &pe):
+		return withCode(exitPeer, err)
+	case verbs.IsNotFound(err):
+		return withCode(exitNotFound, err)
+	case verbs.IsPermission(err):
+		return withCode(exitPermission, err)
+	case errors.Is(err, verbs.ErrUnsupported):
+		return withCode(exitUnsupported, err)
+	}
+	return err
+}
+
+// isTerminal reports whether w is a terminal (for the progress line).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
