@@ -63,7 +63,10 @@ type SendWR struct {
 	RemoteQKey uint32
 }
 
-// RecvWR is one receive work request with a single SGE.
+// RecvWR is one receive work request with a single SGE. On UD QPs the
+// first 40 bytes of every receive buffer get the GRH (on RoCE v2 over IPv4:
+// 20 zero bytes, then the IPv4 header), so post payload+40 bytes; WC.ByteLen
+// counts them.
 type RecvWR struct {
 	WRID uint64
 	SGE  SGE
