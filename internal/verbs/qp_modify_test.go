@@ -55,3 +55,28 @@ func TestBuildModifyQPRTR(t *testing.T) {
 		t.Error("String/Bytes")
 	}
 }
+
+func TestConnectAttrInfiniBand(t *testing.T) {
+	// No GID: an InfiniBand path by LID and SL, without a GRH.
+	c := (&ConnectAttr{Port: 2, SL: 3, Local: PathInfo{QPN: 5, PSN: 1, LID: 7}, Remote: PathInfo{QPN: 6, PSN: 2, LID: 9}}).withDefaults()
+	ini, rtr, rts := c.stages()
+	if c.Global || rtr.Dest.IsGlobal || rtr.Dest.DLID != 9 || rtr.Dest.SL != 3 || rtr.Dest.Port != 2 || ini.Port != 2 {
+		t.Errorf("IB path: %+v / %+v", c, rtr.Dest)
+	}
+	a, mask := rtrMods(QPTypeRC, rtr)
+	m := buildModifyQP(1, &a, mask)
+	if m.Dest.IsGlobal != 0 || m.Dest.DLID != 9 || m.Dest.SL != 3 || m.Dest.PortNum != 2 || m.DestQPNum != 6 || m.RQPSN != 2 {
+		t.Errorf("IB RTR %+v", m)
+	}
+	if rts.SQPSN != 1 {
+		t.Errorf("RTS SQ PSN %d", rts.SQPSN)
+	}
+	// UD ignores the remote; INIT carries the QKey.
+	u := (&ConnectAttr{QKey: 0x11111111}).withDefaults()
+	ini, _, _ = u.stages()
+	a, mask = initMods(QPTypeUD, ini)
+	m = buildModifyQP(1, &a, mask)
+	if m.QKey != 0x11111111 || m.QPAccessFlags != 0 || m.PortNum != 1 {
+		t.Errorf("UD INIT %+v", m)
+	}
+}
