@@ -101,16 +101,13 @@ func readUverbs(verbsDir, node string) (Device, error) {
 		v, _ := strconv.ParseUint(s, 10, 32)
 		d.ABI = uint32(v)
 	}
-	if s, err := readSysfs(filepath.Join(dir, "dev")); err == nil {
-		maj, min, ok := strings.Cut(s, ":")
-		a, err1 := strconv.ParseUint(maj, 10, 32)
-		b, err2 := strconv.ParseUint(min, 10, 32)
-		if !ok || err1 != nil || err2 != nil {
-			return Device{}, fmt.Errorf("%s: malformed dev %q", dir, s)
-		}
-		d.Major, d.Minor = uint32(a), uint32(b)
-	} else {
+	s, err := readSysfs(filepath.Join(dir, "dev"))
+	if err != nil {
 		return Device{}, err
+	}
+	var ok bool
+	if d.Major, d.Minor, ok = parseDevT(s); !ok {
+		return Device{}, fmt.Errorf("%s: malformed dev %q", dir, s)
 	}
 	if ChardevLookup != nil {
 		if name, abi, maj, min, id, err := ChardevLookup(ibdev); err == nil && name == node {
@@ -188,12 +185,28 @@ func (d Device) NodeType() uint8 {
 	if err != nil {
 		return 0
 	}
+	return parseNodeType(s)
+}
+
+// parseNodeType reads sysfs node_type ("1: CA"); 0 if malformed.
+func parseNodeType(s string) uint8 {
 	num, _, _ := strings.Cut(s, ":")
 	v, err := strconv.ParseUint(strings.TrimSpace(num), 10, 8)
 	if err != nil {
 		return 0
 	}
 	return uint8(v)
+}
+
+// parseDevT reads a sysfs dev file ("231:192").
+func parseDevT(s string) (major, minor uint32, ok bool) {
+	maj, min, found := strings.Cut(strings.TrimSpace(s), ":")
+	a, err1 := strconv.ParseUint(maj, 10, 32)
+	b, err2 := strconv.ParseUint(min, 10, 32)
+	if !found || err1 != nil || err2 != nil {
+		return 0, 0, false
+	}
+	return uint32(a), uint32(b), true
 }
 
 // BoardID is the sysfs board_id (mlx5 has one, rxe none): "" if absent.

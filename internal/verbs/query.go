@@ -308,23 +308,30 @@ func (c *Context) QueryGIDTable(maxEntries int) ([]GIDEntry, error) {
 		}
 		err := c.ioctl(objDevice, methQueryGIDTable, attrs)
 		if err == nil {
-			n := int(binary.NativeEndian.Uint64(num[:]))
-			if n > maxEntries {
-				n = maxEntries
-			}
-			gids := make([]GIDEntry, 0, n)
-			for i := 0; i < n; i++ {
-				var e uvGIDEntry
-				copy(bytesOf(&e), out[i*entrySize:])
-				gids = append(gids, GIDEntry{Port: e.PortNum, Index: e.GIDIndex, GID: e.GID, Type: e.GIDType, NetdevIfindex: e.NetdevIfindex})
-			}
-			return gids, nil
+			return parseGIDTable(out, binary.NativeEndian.Uint64(num[:])), nil
 		}
 		if !errors.Is(err, unix.EPROTONOSUPPORT) {
 			return nil, err
 		}
 	}
 	return c.gidTableSysfs()
+}
+
+// parseGIDTable decodes QUERY_GID_TABLE's answer: num packed 32-byte
+// ib_uverbs_gid_entry records at the start of out. A count larger than
+// out holds (a kernel bug) is clamped rather than trusted.
+func parseGIDTable(out []byte, num uint64) []GIDEntry {
+	const entrySize = 32
+	if max := uint64(len(out) / entrySize); num > max {
+		num = max
+	}
+	gids := make([]GIDEntry, 0, num)
+	for i := 0; i < int(num); i++ {
+		var e uvGIDEntry
+		copy(bytesOf(&e), out[i*entrySize:])
+		gids = append(gids, GIDEntry{Port: e.PortNum, Index: e.GIDIndex, GID: e.GID, Type: e.GIDType, NetdevIfindex: e.NetdevIfindex})
+	}
+	return gids
 }
 
 // gidTableSysfs reads ports/<p>/gids/<i> and gid_attrs/{types,ndevs}/<i>.
