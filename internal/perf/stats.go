@@ -241,7 +241,9 @@ func bwFromTimes(size uint64, posted, completed []int64, cqMod, postList int, gb
 	r.Seconds = total / 1e9
 	r.BWAvg = float64(size) * float64(n) / r.Seconds / f
 	r.MsgRate = float64(n) / r.Seconds / 1e6
-	best := total
+	// The whole run is one window too, so the peak is never below the
+	// average even where the bounded search stops early.
+	best := total / float64(n)
 	const maxWindows = 64
 	for i := 0; i < n; i += postList {
 		j0 := ((i+1+cqMod-1)/cqMod)*cqMod - 1

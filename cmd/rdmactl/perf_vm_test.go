@@ -1,0 +1,231 @@
+//go:build vmtest
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// VM integration tests of 'rdmactl perf' against itself and against the
+// VM's stock perftest (exchange version 6.06), on rxe0 (server,
+// 10.77.0.1) and rxe1 (client). Iteration counts are small: the guest CPU
+// is emulated.
+
+const perfServerIP = "10.77.0.1"
+
+// perfRow is one result row of perftest's table (ours has the same layout).
+type perfRow struct {
+	bytes, iters uint64
+	vals         []float64
+}
+
+// parsePerfRows finds the rows under the "#bytes" header, as a script
+// parsing perftest output would.
+func parsePerfRows(t *testing.T, who, out string) []perfRow {
+	t.Helper()
+	var rows []perfRow
+	in := false
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, " #bytes") {
+			in = true
+			continue
+		}
+		if !in || strings.HasPrefix(l, "---") {
+			in = in && !strings.HasPrefix(l, "---")
+			continue
+		}
+		f := strings.Fields(l)
+		if len(f) < 4 {
+			continue
+		}
+		b, err1 := strconv.ParseUint(f[0], 10, 64)
+		n, err2 := strconv.ParseUint(f[1], 10, 64)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		r := perfRow{bytes: b, iters: n}
+		for _, s := range f[2:] {
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				t.Fatalf("%s: unparsable value %q in row %q", who, s, l)
+			}
+			r.vals = append(r.vals, v)
+		}
+		rows = append(rows, r)
+	}
+	if len(rows) == 0 {
+		t.Fatalf("%s printed no result row:\n%s", who, out)
+	}
+	return rows
+}
+
+// side runs either rdmactl in-process (args start with "perf") or a
+// perftest binary.
+func runSide(ctx context.Context, args []string) (string, error) {
+	if args[0] == "perf" {
+		var o, e bytes.Buffer
+		code := run(ctx, args, &o, &e)
+		if code != 0 {
+			return o.String() + e.String(), fmt.Errorf("rdmactl exit %d: %s", code, strings.TrimSpace(e.String()))
+		}
+		return o.String(), nil
+	}
+	out, err := exec.CommandContext(ctx, args[0], args[1:]...).CombinedOutput()
+	return string(out), err
+}
+
+func resShow(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("rdma", "res", "show").Output()
+	if err != nil {
+		t.Fatalf("rdma res show: %v (the VM must provide it)", err)
+	}
+	return string(out)
+}
+
+func TestVMPerfInterop(t *testing.T) {
+	before := resShow(t)
+	type pair struct{ name, server, client string } // "r" rdmactl, "p" perftest
+	pairs := []pair{{"rdmactl-rdmactl", "r", "r"}, {"rdmactl-client-perftest-server", "p", "r"}, {"perftest-client-rdmactl-server", "r", "p"}}
+	type test struct {
+		verb, kind, conn string
+		extra            []string
+	}
+	var tests []test
+	for _, v := range []string{"write", "read", "send"} {
+		for _, k := range []string{"bw", "lat"} {
+			tests = append(tests, test{v, k, "RC", nil})
+		}
+	}
+	tests = append(tests, test{"send", "bw", "UD", []string{"-s", "512"}}, test{"send", "lat", "UD", nil})
+	port := 18600
+	for _, tc := range tests {
+		for _, pr := range pairs {
+			port++
+			name := fmt.Sprintf("%s_%s_%s/%s", tc.verb, tc.kind, tc.conn, pr.name)
+			p := port
+			t.Run(name, func(t *testing.T) {
+				common := []string{"-n", "100", "-p", strconv.Itoa(p)}
+				if tc.conn != "RC" {
+					common = append(common, "-c", tc.conn)
+				}
+				common = append(common, tc.extra...)
+				argv := func(who, dev string, client bool) []string {
+					var a []string
+					if who == "r" {
+						a = []string{"perf", tc.verb}
+						if tc.kind == "lat" {
+							a = append(a, "--lat")
+						}
+					} else {
+						a = []string{"ib_" + tc.verb + "_" + tc.kind}
+					}
+					a = append(a, "-d", dev)
+					a = append(a, common...)
+					if client {
+						a = append(a, perfServerIP)
+					}
+					return a
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+				defer cancel()
+				var sout string
+				var serr error
+				var wg sync.WaitGroup
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					sout, serr = runSide(ctx, argv(pr.server, "rxe0", false))
+				}()
+				time.Sleep(1500 * time.Millisecond) // perftest clients do not retry
+				cout, cerr := runSide(ctx, argv(pr.client, "rxe1", true))
+				wg.Wait()
+				if serr != nil || cerr != nil {
+					t.Fatalf("server: %v\nclient: %v\n--- server output\n%s\n--- client output\n%s", serr, cerr, sout, cout)
+				}
+				if tc.verb == "read" && tc.kind == "lat" {
+					// Only the reader (client) measures; perftest's server prints no row.
+					rows := parsePerfRows(t, "client", cout)
+					if rows[0].iters != 100 || rows[0].vals[0] <= 0 {
+						t.Fatalf("client row %+v", rows[0])
+					}
+					return
+				}
+				srows, crows := parsePerfRows(t, "server", sout), parsePerfRows(t, "client", cout)
+				s, c := srows[0], crows[0]
+				if s.bytes != c.bytes || s.iters != c.iters {
+					t.Fatalf("rows disagree: server %+v client %+v", s, c)
+				}
+				switch {
+				case tc.kind == "bw" && tc.verb != "send":
+					// The server prints the client's report: identical.
+					if fmt.Sprint(s.vals) != fmt.Sprint(c.vals) {
+						t.Fatalf("server printed %v, client measured %v", s.vals, c.vals)
+					}
+				case tc.kind == "bw":
+					// Both measure the same transfer: averages close.
+					if c.vals[1] <= 0 || s.vals[1] <= 0 || s.vals[1]/c.vals[1] > 1.5 || c.vals[1]/s.vals[1] > 1.5 {
+						t.Fatalf("average BW server %v client %v", s.vals[1], c.vals[1])
+					}
+				default:
+					for _, r := range []perfRow{s, c} {
+						if r.vals[0] <= 0 || r.vals[0] > r.vals[2] || r.vals[2] > r.vals[1] {
+							t.Fatalf("latency row not min <= typical <= max: %+v", r)
+						}
+					}
+				}
+			})
+		}
+	}
+	if after := resShow(t); after != before {
+		t.Fatalf("rdma res show changed:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+}
+
+// TestVMPerfPeerErrors: a client without a server, and a server whose
+// client disagrees on the size, fail with exitPeer and one line, quickly.
+func TestVMPerfPeerErrors(t *testing.T) {
+	before := resShow(t)
+	start := time.Now()
+	_, stderr, code := runCmd(t, "perf", "write", "-d", "rxe1", "-p", "18700", perfServerIP)
+	if code != exitPeer || strings.Count(stderr, "\n") != 1 || time.Since(start) > 20*time.Second {
+		t.Fatalf("no server: code %d after %v, stderr %q", code, time.Since(start), stderr)
+	}
+	var wg sync.WaitGroup
+	var scode int
+	var sstderr string
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_, sstderr, scode = runCmd(t, "perf", "write", "-d", "rxe0", "-p", "18701", "-s", "4096", "-n", "50")
+	}()
+	time.Sleep(time.Second)
+	_, cstderr, ccode := runCmd(t, "perf", "write", "-d", "rxe1", "-p", "18701", "-s", "8192", "-n", "50", perfServerIP)
+	wg.Wait()
+	if scode != exitPeer || ccode != exitPeer || !strings.Contains(sstderr, "-s") || !strings.Contains(cstderr, "-s") {
+		t.Fatalf("size mismatch: server %d %q, client %d %q", scode, sstderr, ccode, cstderr)
+	}
+	// A perftest client with another size: our server notices at the report.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_, sstderr, scode = runCmd(t, "perf", "write", "-d", "rxe0", "-p", "18702", "-s", "8192", "-n", "50")
+	}()
+	time.Sleep(time.Second)
+	_ = exec.Command("ib_write_bw", "-d", "rxe1", "-p", "18702", "-s", "4096", "-n", "50", perfServerIP).Run()
+	wg.Wait()
+	if scode != exitPeer || !strings.Contains(sstderr, "4096") {
+		t.Fatalf("perftest size mismatch: server %d %q", scode, sstderr)
+	}
+	if after := resShow(t); after != before {
+		t.Fatalf("rdma res show changed:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+}

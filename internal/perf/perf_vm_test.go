@@ -1,0 +1,198 @@
+//go:build vmtest
+
+package perf
+
+import (
+	"os/exec"
+	"sync/atomic"
+	"testing"
+
+	"github.com/rdmactl/rdmactl/internal/verbs"
+)
+
+// AllocsPerRun = 0 for the measurement loops on the real rxe data path:
+// rxe1 runs the loop under test, rxe0 is the peer (a second loop in a
+// goroutine where the test needs one; testing.AllocsPerRun counts the
+// whole process, so both loops are covered).
+
+type vmRig struct {
+	mine, their     *Resources
+	me, peer        Device
+	r, pr           *runner
+	start, finished chan struct{}
+	errs            chan error
+}
+
+func newVMRig(t *testing.T, p Params) *vmRig {
+	t.Helper()
+	p.Defaults()
+	pp := p
+	pp.Server = !p.Server
+	g := &vmRig{start: make(chan struct{}), finished: make(chan struct{}), errs: make(chan error, 1)}
+	var err error
+	if g.me, err = OpenDevice("rxe1", 1); err != nil {
+		t.Fatal(err)
+	}
+	if g.peer, err = OpenDevice("rxe0", 1); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = g.me.Close(); _ = g.peer.Close() })
+	qt := map[Transport]verbs.QPType{RC: verbs.QPTypeRC, UD: verbs.QPTypeUD}[p.Conn]
+	cfg := SetupConfig{BufSize: int(bufSize(&p, 4096)), Type: qt, NumQPs: 1, SendWR: p.TxDepth, RecvWR: p.RxDepth, CQE: 1024, OutReads: 16}
+	if g.mine, err = g.me.Setup(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if g.their, err = g.peer.Setup(cfg); err != nil {
+		t.Fatal(err)
+	}
+	pa, err := g.me.Port()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, _ := g.peer.Port()
+	gi := BestGID(pa.GIDs, false)
+	gidOf := func(pa PortAttr) [16]byte {
+		for _, e := range pa.GIDs {
+			if e.Index == gi {
+				return e.GID
+			}
+		}
+		t.Fatal("no GID")
+		return [16]byte{}
+	}
+	blk := blockSize(&p, 4096)
+	mk := func(res *Resources, g [16]byte) Dest {
+		return Dest{QPN: res.QPs[0].QPN, PSN: 1, RKey: res.RKey, VAddr: res.Addr + blk, GID: g, OutReads: 16}
+	}
+	dm, dp := mk(g.mine, gidOf(pa)), mk(g.their, gidOf(pb))
+	cm := ConnectConfig{MTU: 1024, GIDIndex: gi, Local: dm, Remote: dp, QKey: udQKey, Timeout: 14}
+	cp := ConnectConfig{MTU: 1024, GIDIndex: gi, Local: dp, Remote: dm, QKey: udQKey, Timeout: 14}
+	if err := g.me.Connect(0, cm); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.peer.Connect(0, cp); err != nil {
+		t.Fatal(err)
+	}
+	var ahm, ahp []*verbs.AH
+	if p.Conn == UD {
+		a, err := g.me.CreateAH(&dp, cm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := g.peer.CreateAH(&dm, cp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ahm, ahp = []*verbs.AH{a}, []*verbs.AH{b}
+	}
+	stop, pstop := new(atomic.Bool), new(atomic.Bool)
+	g.r = newRunner(&p, g.mine, []Dest{dp}, ahm, 4096, stop)
+	g.pr = newRunner(&pp, g.their, []Dest{dm}, ahp, 4096, pstop)
+	return g
+}
+
+// peerLoop runs loop on the peer once per start signal.
+func (g *vmRig) peerLoop(n int, before func(), loop func() error) {
+	go func() {
+		for i := 0; i < n; i++ {
+			<-g.start
+			before()
+			if err := loop(); err != nil {
+				g.errs <- err
+			}
+			g.finished <- struct{}{}
+		}
+	}()
+}
+
+func vmNoAllocs(t *testing.T, name string, f func()) {
+	t.Helper()
+	if n := testing.AllocsPerRun(3, f); n != 0 {
+		t.Fatalf("%s on rxe: %v allocations per run, want 0", name, n)
+	}
+}
+
+func TestVMLoopsDoNotAllocate(t *testing.T) {
+	before, _ := exec.Command("rdma", "res", "show").Output()
+	for _, v := range []Verb{VerbWrite, VerbRead} {
+		t.Run(v.String()+"_bw", func(t *testing.T) {
+			g := newVMRig(t, Params{Verb: v, Test: TestBW, Iters: 200, Size: 4096})
+			vmNoAllocs(t, "runBW", func() {
+				g.r.prepare(4096)
+				if err := g.r.runBW(); err != nil {
+					t.Fatal(g.r.loopErr(err, "runBW"))
+				}
+			})
+		})
+	}
+	for _, c := range []Transport{RC, UD} {
+		t.Run("send_bw_"+c.String(), func(t *testing.T) {
+			g := newVMRig(t, Params{Verb: VerbSend, Test: TestBW, Conn: c, Iters: 200, Size: 512})
+			g.peerLoop(4, func() {}, g.pr.runBWRecv)
+			vmNoAllocs(t, "runBW(send)+runBWRecv", func() {
+				g.pr.prepare(512)
+				if err := g.pr.postRecvs(200); err != nil {
+					t.Fatal(err)
+				}
+				g.start <- struct{}{}
+				g.r.prepare(512)
+				if err := g.r.runBW(); err != nil {
+					t.Fatal(g.r.loopErr(err, "runBW"))
+				}
+				<-g.finished
+			})
+			select {
+			case err := <-g.errs:
+				t.Fatal(g.pr.loopErr(err, "runBWRecv"))
+			default:
+			}
+		})
+	}
+	t.Run("write_lat", func(t *testing.T) {
+		g := newVMRig(t, Params{Verb: VerbWrite, Test: TestLat, Iters: 100})
+		g.peerLoop(4, func() {}, g.pr.runLatWrite)
+		vmNoAllocs(t, "runLatWrite both sides", func() {
+			g.pr.prepare(2)
+			g.r.prepare(2)
+			clear(g.mine.Buf[:8192])
+			clear(g.their.Buf[:8192])
+			g.start <- struct{}{}
+			if err := g.r.runLatWrite(); err != nil {
+				t.Fatal(g.r.loopErr(err, "runLatWrite"))
+			}
+			<-g.finished
+		})
+	})
+	t.Run("send_lat", func(t *testing.T) {
+		g := newVMRig(t, Params{Verb: VerbSend, Test: TestLat, Iters: 100})
+		g.peerLoop(4, func() {}, g.pr.runLatSend)
+		vmNoAllocs(t, "runLatSend both sides", func() {
+			g.pr.prepare(2)
+			g.r.prepare(2)
+			if err := g.pr.postRecvs(100); err != nil {
+				t.Fatal(err)
+			}
+			if err := g.r.postRecvs(100); err != nil {
+				t.Fatal(err)
+			}
+			g.start <- struct{}{}
+			if err := g.r.runLatSend(); err != nil {
+				t.Fatal(g.r.loopErr(err, "runLatSend"))
+			}
+			<-g.finished
+		})
+	})
+	t.Run("read_lat", func(t *testing.T) {
+		g := newVMRig(t, Params{Verb: VerbRead, Test: TestLat, Iters: 100})
+		vmNoAllocs(t, "runLatRead", func() {
+			g.r.prepare(2)
+			if err := g.r.runLatRead(); err != nil {
+				t.Fatal(g.r.loopErr(err, "runLatRead"))
+			}
+		})
+	})
+	after, _ := exec.Command("rdma", "res", "show").Output()
+	if string(after) != string(before) {
+		t.Fatalf("rdma res show changed:\n%s\n%s", before, after)
+	}
+}
