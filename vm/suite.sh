@@ -3,7 +3,8 @@
 #
 # Runs every test binary DIR/<package dir>.test with -test.v in its package
 # directory (so testdata/ is found), one after the other, each under a
-# timeout, then prints a summary. A binary fails when it exits non-zero,
+# timeout, then prints a summary. Each binary runs RUN if given, else only
+# the tests of its vmtest files (DIR/<package dir>.run, from vm/vmtest). A binary fails when it exits non-zero,
 # times out, prints "--- SKIP" (kernel tests must never pass by skipping),
 # or leaves RDMA resources behind (`rdma res show` differs afterwards).
 #
@@ -22,7 +23,6 @@ export RDMACTL_VM=1
 
 mapfile -t bins < <(cd "$DIR" && find . -name '*.test' | sed 's|^\./||' | LC_ALL=C sort)
 args=(-test.v -test.count=1 "-test.timeout=${PER}s")
-[ -n "${RUN:-}" ] && args+=("-test.run=$RUN")
 
 summary=()
 failed=0
@@ -31,12 +31,15 @@ t_all=$(date +%s)
 for b in "${bins[@]}"; do
 	pkg=${b%.test}
 	log=$ROOT/$DIR/$pkg.log
+	# RUN, or the package's vmtest tests (vm/vmtest lists them in .run).
+	run=${RUN:-}
+	if [ -z "$run" ] && [ -s "$ROOT/$DIR/$pkg.run" ]; then run="^($(cat "$ROOT/$DIR/$pkg.run"))\$"; fi
 	before=$(rdma res show 2>&1)
 	echo "=== package $pkg"
 	t=$(date +%s)
 	# -test.timeout makes Go print the stuck goroutines; timeout(1) is the
 	# backstop if the binary is wedged in the kernel.
-	(cd "$ROOT/$pkg" && timeout -k 10 $((PER + 30)) "$ROOT/$DIR/$b" "${args[@]}") 2>&1 | tee "$log"
+	(cd "$ROOT/$pkg" && timeout -k 10 $((PER + 30)) "$ROOT/$DIR/$b" "${args[@]}" ${run:+"-test.run=$run"}) 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	secs=$(($(date +%s) - t))
 	after=$(rdma res show 2>&1)
