@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -81,5 +82,23 @@ func TestDevQueryRender(t *testing.T) {
 	port := m["ports"].([]any)[0].(map[string]any)
 	if port["active_mtu"].(float64) != 3 || port["active_mtu_name"] != "1024" || port["link_layer_name"] != "Ethernet" {
 		t.Errorf("port json %v", port)
+	}
+}
+
+func TestVerbsErrorCodes(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		code int
+	}{
+		{&verbs.DeviceNotFoundError{Name: "x"}, exitNotFound},
+		{&verbs.PortNotFoundError{Device: "rxe0", Port: 2, Ports: 1}, exitNotFound},
+		{&verbs.PermissionError{Device: "rxe0", Path: "/dev/infiniband/uverbs0"}, exitPermission},
+		{&verbs.MemlockError{Device: "rxe0", Op: "REG_MR", Limit: 65536, Need: 1 << 20}, exitPermission},
+		{&verbs.NoDataPathError{Device: "efa0", Driver: "efa"}, exitUnsupported},
+	} {
+		var ee *exitError
+		if err := verbsError(c.err); !errors.As(err, &ee) || ee.code != c.code {
+			t.Errorf("%T: %v, want exit %d", c.err, err, c.code)
+		}
 	}
 }

@@ -6,12 +6,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // ibvDevice is one device of `ibv_devinfo -v`: its key/value lines (nested
@@ -319,4 +323,46 @@ func dqRun(t *testing.T, name string, args ...string) string {
 		t.Fatalf("%s %v: %v: %s (the VM must provide it)", name, args, err, stderr.String())
 	}
 	return string(out)
+}
+
+// TestVMDevQueryPermission runs `rdmactl dev query rxe0` as user nobody
+// with the node at mode 0600: exit 4 and one line naming the node.
+func TestVMDevQueryPermission(t *testing.T) {
+	if os.Getenv("RDMACTL_DQ_HELPER") == "1" {
+		return // the child's run happens in TestVMDevQueryPermissionChild
+	}
+	const node = "/dev/infiniband/uverbs0" // rxe0 in the VM (checked below)
+	if ib, err := os.ReadFile("/sys/class/infiniband_verbs/uverbs0/ibdev"); err != nil || strings.TrimSpace(string(ib)) != "rxe0" {
+		t.Fatalf("uverbs0 is not rxe0: %q %v", ib, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(node, &st); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Chmod(node, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Chmod(node, st.Mode&0o7777)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestVMDevQueryPermissionChild$")
+	cmd.Env = append(os.Environ(), "RDMACTL_DQ_HELPER=1")
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child as nobody: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+	if !strings.Contains(string(out), "exit=4 ") || !strings.Contains(string(out), node) || !strings.Contains(string(out), "lines=1") {
+		t.Errorf("want exit 4 and one line naming %s, got:\n%s", node, out)
+	}
+}
+
+// TestVMDevQueryPermissionChild is the child of TestVMDevQueryPermission;
+// it does nothing unless started by it.
+func TestVMDevQueryPermissionChild(t *testing.T) {
+	if os.Getenv("RDMACTL_DQ_HELPER") != "1" {
+		return
+	}
+	_, stderr, code := runCmd(t, "dev", "query", "rxe0")
+	fmt.Printf("exit=%d lines=%d stderr=%s", code, strings.Count(stderr, "\n"), stderr)
 }
