@@ -1,3 +1,29 @@
+// Package verbs talks to /dev/infiniband/uverbsN directly, without
+// libibverbs: the uverbs control path (context.go, cmd.go, query.go, pd.go,
+// mr.go, memory.go) and the providers' user-space data paths (rxe*.go,
+// mlx5*.go) behind the contract in datapath.go and provider.go.
+//
+// Use:
+//
+//	devs, _ := verbs.Devices()          // or verbs.LookupDevice("rxe0")
+//	ctx, err := verbs.Open("rxe0")      // GET_CONTEXT; Close releases all
+//	attr, _ := ctx.QueryDevice()        // EX QUERY_DEVICE (legacy fallback)
+//	port, _ := ctx.QueryPort(1)         // ioctl QUERY_PORT (write fallback)
+//	gids, _ := ctx.QueryGIDTable(int(port.GIDTblLen))
+//	pd, _ := ctx.AllocPD()
+//	buf, _ := verbs.NewBuffer(1 << 20)  // mmap'd, never Go heap
+//	mr, _ := pd.RegMR(buf, verbs.AccessAll)
+//	defer ctx.Close()                   // MR, PD, ... destroyed newest first
+//
+// Errors are typed for the command layer: *PermissionError and
+// *MemlockError (IsPermission), *DeviceNotFoundError and
+// *PortNotFoundError (IsNotFound), ErrUnsupported, ErrDeviceGone,
+// *CommandError (with the kernel's errno).
+//
+// Inside the package, objects are created with the helpers of cmd.go
+// (writeCmd, writeExCmd, rawWrite, ioctl with the attr* builders), register
+// with Context.addChild so that Close destroys them in order, and reach
+// their provider through Context.dataPath.
 package verbs
 
 import (

@@ -296,6 +296,11 @@ func (c *Context) QueryGIDTable(maxEntries int) ([]GIDEntry, error) {
 	if maxEntries <= 0 {
 		return nil, nil
 	}
+	// An ioctl attribute's length is 16 bits: at most 2047 entries of 32
+	// bytes fit. Populated GIDs are far fewer than that in practice.
+	if maxEntries > 0xffff/32 {
+		maxEntries = 0xffff / 32
+	}
 	if c.useIoctl {
 		const entrySize = 32
 		out := make([]byte, entrySize*maxEntries)
