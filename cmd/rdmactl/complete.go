@@ -113,11 +113,15 @@ func portFromCommandLine(cmd *cobra.Command, args []string) (dev string, port ui
 			break
 		}
 	}
-	for _, name := range []string{"port", "ib-port"} {
-		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
-			if p, err := strconv.ParseUint(f.Value.String(), 10, 32); err == nil && p > 0 {
-				port = uint32(p)
-			}
+	// --ib-port when the command has it: there --port may be a TCP port
+	// (perf's exchange port, as in perftest).
+	portFlag := cmd.Flags().Lookup("ib-port")
+	if portFlag == nil {
+		portFlag = cmd.Flags().Lookup("port")
+	}
+	if portFlag != nil && portFlag.Changed {
+		if p, err := strconv.ParseUint(portFlag.Value.String(), 10, 32); err == nil && p > 0 {
+			port = uint32(p)
 		}
 	}
 	if dev != "" {

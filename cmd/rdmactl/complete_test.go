@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 
@@ -140,5 +141,60 @@ func TestCompletionCommand(t *testing.T) {
 	_, _, code = runCmd(t, "completion", "tcsh")
 	if code != exitUsage {
 		t.Errorf("completion tcsh: code %d, want %d", code, exitUsage)
+	}
+}
+
+// TestAttachCompletionsRealTree completes on the real command tree, as the
+// shell would once newRootCmd calls attachCompletions: every command whose
+// usage names a DEV slot completes device names, and perf's --ib-dev and
+// --gid-index flags complete too.
+func TestAttachCompletionsRealTree(t *testing.T) {
+	complete := func(args ...string) []string {
+		var out bytes.Buffer
+		root := newRootCmd(&app{stdout: &out, stderr: &out})
+		attachCompletions(root)
+		root.SetArgs(append([]string{cobra.ShellCompRequestCmd, "--sysfs-root", rxeFixture}, args...))
+		if err := root.Execute(); err != nil {
+			t.Fatalf("__complete %q: %v", args, err)
+		}
+		var words []string
+		for _, l := range strings.Split(strings.TrimRight(out.String(), "\n"), "\n") {
+			if !strings.HasPrefix(l, ":") && !strings.HasPrefix(l, "Completion ended") {
+				w, _, _ := strings.Cut(l, "\t")
+				words = append(words, w)
+			}
+		}
+		return words
+	}
+	root := newRootCmd(&app{stdout: io.Discard, stderr: io.Discard})
+	n := 0
+	walk(root, func(c *cobra.Command) {
+		if c == root || argCompletion(c.Use) == nil {
+			return
+		}
+		path := strings.Fields(c.CommandPath())[1:]
+		got := complete(append(path, "rxe")...)
+		if len(got) == 0 || got[0] != "rxe0" {
+			t.Errorf("%s (%q): completes %q, want rxe0 first", c.CommandPath(), c.Use, got)
+		}
+		n++
+	})
+	t.Logf("%d commands complete devices", n)
+	for _, c := range root.Commands() {
+		if c.Name() != "perf" {
+			continue
+		}
+		for _, sub := range c.Commands() {
+			if sub.Flags().Lookup("ib-dev") != nil {
+				if got := complete("perf", sub.Name(), "--ib-dev", ""); strings.Join(got, " ") != "rxe0 rxe1" {
+					t.Errorf("perf %s --ib-dev: %q", sub.Name(), got)
+				}
+			}
+			if sub.Flags().Lookup("gid-index") != nil {
+				if got := complete("perf", sub.Name(), "--ib-dev", "rxe1", "--port", "18515", "--gid-index", ""); len(got) < 2 || got[1] != "1" {
+					t.Errorf("perf %s --gid-index: %q", sub.Name(), got)
+				}
+			}
+		}
 	}
 }
