@@ -17,18 +17,30 @@ import (
 )
 
 // completionFS is the sysfs tree completion reads: the one --sysfs-root
-// names on the command line being completed, else the live /sys.
-func completionFS(cmd *cobra.Command) *sysfs.FS {
+// names on the command line being completed, else the live /sys. For a
+// command that parses its own flags (DisableFlagParsing) cobra parsed
+// nothing and hands every word over as an argument, the root's
+// --sysfs-root included, so it is looked for in args.
+func completionFS(cmd *cobra.Command, args []string) *sysfs.FS {
 	root := ""
 	if f := cmd.Flags().Lookup("sysfs-root"); f != nil {
 		root = f.Value.String()
+	}
+	if root == "" && cmd.DisableFlagParsing {
+		for i, w := range args {
+			if v, ok := strings.CutPrefix(w, "--sysfs-root="); ok {
+				root = v
+			} else if w == "--sysfs-root" && i+1 < len(args) {
+				root = args[i+1]
+			}
+		}
 	}
 	return sysfs.New(root)
 }
 
 // completeDevices completes RDMA device names ("rxe0", "mlx5_0").
 func completeDevices(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	devs, err := completionFS(cmd).Devices()
+	devs, err := completionFS(cmd, args).Devices()
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -44,7 +56,7 @@ func completeDevices(cmd *cobra.Command, args []string, toComplete string) ([]co
 // completeDevPorts completes DEV and DEV/PORT ("rxe0", "rxe0/1"). Once the
 // word holds a '/', only that device's ports are offered.
 func completeDevPorts(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	fs := completionFS(cmd)
+	fs := completionFS(cmd, args)
 	devs, err := fs.Devices()
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
@@ -75,11 +87,17 @@ func completeDevPorts(cmd *cobra.Command, args []string, toComplete string) ([]c
 // --ib-dev and --port/--ib-port flags; without a device nothing is offered
 // (a port-less index means nothing).
 func completeGIDIndexes(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	fs := completionFS(cmd)
+	fs := completionFS(cmd, args)
 	dev, port := portFromCommandLine(cmd, args)
 	if dev == "" {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
+	return gidCompletions(fs, dev, port, toComplete)
+}
+
+// gidCompletions lists the populated GID indexes of dev/port starting with
+// toComplete, each described by its GID, kind and netdev.
+func gidCompletions(fs *sysfs.FS, dev string, port uint32, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	gids, err := fs.GIDs(dev, port)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
@@ -135,7 +153,7 @@ func portFromCommandLine(cmd *cobra.Command, args []string) (dev string, port ui
 	}
 	for _, a := range args {
 		d, p, hasPort := strings.Cut(a, "/")
-		if _, err := completionFS(cmd).Device(d); err != nil {
+		if _, err := completionFS(cmd, args).Device(d); err != nil {
 			continue
 		}
 		if hasPort {
@@ -161,8 +179,12 @@ func portFromCommandLine(cmd *cobra.Command, args []string) (dev string, port ui
 // shows it (Use: "show [DEV[/PORT]]"), with nothing to register.
 func attachCompletions(root *cobra.Command) {
 	walk(root, func(c *cobra.Command) {
-		if c.ValidArgsFunction == nil && len(c.ValidArgs) == 0 && c != root {
-			if f := argCompletion(c.Use); f != nil {
+		if c.ValidArgsFunction == nil && len(c.ValidArgs) == 0 {
+			if c.DisableFlagParsing {
+				// Parses its own flags (perf, with perftest's letters):
+				// cobra sees them as arguments.
+				c.ValidArgsFunction = completeRawFlags
+			} else if f := argCompletion(c.Use); f != nil {
 				c.ValidArgsFunction = f
 			}
 		}
@@ -180,6 +202,93 @@ func attachCompletions(root *cobra.Command) {
 			_ = c.RegisterFlagCompletionFunc(name, f)
 		}
 	})
+}
+
+// completeRawFlags completes the values of perftest-style flags for
+// commands that parse their own arguments (DisableFlagParsing), where cobra
+// hands the flags over as plain arguments: -d/--ib-dev completes devices,
+// -x/--gid-index the GID indexes of the -d device's -i/--ib-port port.
+// Both "-d rxe0" and "--ib-dev=rxe0" are understood.
+func completeRawFlags(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	name, val, inline := "", toComplete, false
+	if strings.HasPrefix(toComplete, "--") {
+		if n, v, ok := strings.Cut(toComplete, "="); ok {
+			name, val, inline = n, v, true
+		}
+	}
+	if !inline {
+		if len(args) == 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		name = args[len(args)-1]
+	}
+	var f cobra.CompletionFunc
+	switch name {
+	case "-d", "--ib-dev", "--dev", "--device":
+		f = completeDevices
+	case "-x", "--gid-index":
+		f = func(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			dev, port := rawDevPort(args)
+			if dev == "" {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return gidCompletions(completionFS(cmd, args), dev, port, toComplete)
+		}
+	default:
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	comps, dir := f(cmd, args, val)
+	if inline {
+		for i := range comps {
+			comps[i] = name + "=" + comps[i]
+		}
+	}
+	return comps, dir
+}
+
+// rawDevPort finds -d/--ib-dev and -i/--ib-port values in raw arguments.
+func rawDevPort(args []string) (dev string, port uint32) {
+	port = 1
+	for i, a := range args {
+		name, val, hasVal := strings.Cut(a, "=")
+		if !hasVal {
+			if i+1 >= len(args) {
+				continue
+			}
+			val = args[i+1]
+		}
+		switch name {
+		case "-d", "--ib-dev", "--dev", "--device":
+			dev = val
+		case "-i", "--ib-port":
+			if n, err := strconv.ParseUint(val, 10, 32); err == nil && n > 0 {
+				port = uint32(n)
+			}
+		}
+	}
+	return dev, port
+}
+
+// withCompletions wraps every command factory registered so far so that
+// the commands it builds get attachCompletions. It runs from version.go's
+// init: the go command hands a package's files to the compiler sorted by
+// name and runs their init functions in that order, so version.go's comes
+// after the command files' (counters.go ... perf.go, res.go, ...) have
+// registered their factories. Calling attachCompletions(root) again from
+// newRootCmd is harmless (it only fills what is unset), and
+// TestEveryDevCommandCompletes catches a command file that sorts later.
+func withCompletions() {
+	wrap := func(fs []func(*app) *cobra.Command) {
+		for i, f := range fs {
+			fs[i] = func(a *app) *cobra.Command {
+				c := f(a)
+				attachCompletions(c)
+				return c
+			}
+		}
+	}
+	wrap(commandFactories)
+	wrap(devSubcommands)
 }
 
 // argCompletion picks the completion for a command's positional arguments

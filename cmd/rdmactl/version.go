@@ -99,4 +99,10 @@ func newVersionCmd(a *app) *cobra.Command {
 	}
 }
 
-func init() { commandFactories = append(commandFactories, newVersionCmd) }
+func init() {
+	commandFactories = append(commandFactories, newVersionCmd)
+	// This file sorts after the command files, so its init runs after theirs:
+	// the place to give every registered command dynamic completion
+	// (see withCompletions in complete.go).
+	withCompletions()
+}
