@@ -1,0 +1,594 @@
+package verbs
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The mlx5 (ConnectX-4 and later) provider, written to the kernel ABI
+// (rdma/mlx5-abi.h) and rdma-core's providers/mlx5 (verbs-reference §4).
+// Unlike rxe, user space owns the queues: the CQ buffer, the QP buffer (RQ
+// then SQ) and the doorbell records are anonymous mappings handed to the
+// kernel in the CREATE_CQ / CREATE_QP udata, which pins them for the
+// device. Sends are rung through a UAR page mapped from the command fd
+// (static bfregs, no dynamic UARs: §4.1's recommendation); receives need
+// only the doorbell record. No syscall on the data path.
+//
+// Not yet run on hardware: the encodings are checked against mlx5dv.h (a
+// C program built by the tests), the queue protocol against a software
+// model of the device (mlx5_test.go).
+//
+// Restrictions of this first version: RC and UC QPs (UD needs an address
+// vector in every WQE, built from CREATE_AH's mlx5 response: not done), one
+// SGE per WR, no BlueFlame (the 8-byte doorbell only, as rdma-core with
+// MLX5_SHUT_UP_BF=1), 64-byte CQEs, busy polling (no CQ arming).
+//
+// Queues are not locked, as with rxe: one goroutine at a time per send
+// queue, receive queue and CQ.
+
+func init() { providers[DriverMLX5] = mlx5Provider{} }
+
+type mlx5Provider struct{}
+
+func (mlx5Provider) name() string { return "mlx5" }
+
+func (mlx5Provider) contextUData() ([]byte, int) {
+	req := &mlx5AllocUcontextReq{
+		TotalNumBfregs:      mlx5DefTotBfregs,
+		NumLowLatencyBfregs: mlx5DefLowLatency,
+		MaxCQEVersion:       mlx5MaxCQEVersion,
+		LibCaps:             mlx5LibCap4KUAR,
+	}
+	return abiBytes(req), int(unsafe.Sizeof(mlx5AllocUcontextResp{}))
+}
+
+// mlx5MapFunc maps length bytes of fd at offset (the UAR pages); a
+// variable so that host tests can hand out ordinary memory.
+var mlx5MapUAR = func(fd int, offset int64, length int) ([]byte, error) {
+	// Write-only, shared: rdma-core's mlx5_mmap. The UAR is never read.
+	return unix.Mmap(fd, offset, length, unix.PROT_WRITE, unix.MAP_SHARED)
+}
+
+var mlx5UnmapUAR = unix.Munmap
+
+// mlx5Context is one open mlx5 context: the GET_CONTEXT answer and the
+// static UAR pages it announced.
+type mlx5Context struct {
+	fd       int
+	resp     mlx5AllocUcontextResp
+	pageSize int
+	uars     [][]byte // system pages of UARs, index i of §4.2
+	nextUIdx uint32
+}
+
+func (mlx5Provider) openContext(cmdFD int, out []byte) (providerContext, error) {
+	return mlx5OpenContext(cmdFD, out, unix.Getpagesize())
+}
+
+func mlx5OpenContext(cmdFD int, out []byte, pageSize int) (*mlx5Context, error) {
+	c := &mlx5Context{fd: cmdFD, pageSize: pageSize}
+	if len(out) < int(unsafe.Sizeof(c.resp)) {
+		return nil, fmt.Errorf("GET_CONTEXT response udata is %d bytes, want %d", len(out), unsafe.Sizeof(c.resp))
+	}
+	copy(abiBytes(&c.resp), out)
+	r := &c.resp
+	if r.NumUARsPerPage == 0 {
+		// Old kernels leave it 0: one UAR per system page (rdma-core
+		// adjust_uar_info).
+		r.NumUARsPerPage = 1
+	}
+	if r.CQEVersion > mlx5MaxCQEVersion {
+		return nil, fmt.Errorf("kernel chose CQE version %d, this provider knows 0 and 1", r.CQEVersion)
+	}
+	if r.BfRegSize == 0 || r.BfRegSize > mlx5AdapterPage/2 || r.NumUARsPerPage*mlx5AdapterPage > uint32(pageSize) {
+		return nil, fmt.Errorf("kernel announced bf_reg_size %d and %d UARs per %d-byte page: not a layout this provider understands", r.BfRegSize, r.NumUARsPerPage, pageSize)
+	}
+	npages := r.TotBfregs / (r.NumUARsPerPage * mlx5NonFPBfregsUAR)
+	if npages == 0 {
+		return nil, fmt.Errorf("kernel allocated no static UARs (tot_bfregs %d); dynamic UARs are not supported here", r.TotBfregs)
+	}
+	if npages > 255 {
+		return nil, fmt.Errorf("kernel announced %d UAR pages, more than the mmap index can name", npages)
+	}
+	for i := uint32(0); i < npages; i++ {
+		m, err := mlx5MapUAR(cmdFD, mlx5UARMmapOffset(mlx5MmapRegularPg, i, pageSize), pageSize)
+		if err != nil {
+			_ = c.close()
+			return nil, fmt.Errorf("mmap UAR page %d: %w", i, err)
+		}
+		c.uars = append(c.uars, m)
+	}
+	return c, nil
+}
+
+func (c *mlx5Context) close() error {
+	var errs []error
+	for _, m := range c.uars {
+		errs = append(errs, mlx5UnmapUAR(m))
+	}
+	c.uars = nil
+	return errors.Join(errs...)
+}
+
+// bfreg returns the doorbell register of global bfreg index bfi (the
+// kernel's CREATE_QP answer) and its BlueFlame half size (§4.2, rdma-core
+// mlx5_set_context).
+func (c *mlx5Context) bfreg(bfi uint32) (unsafe.Pointer, uint32, error) {
+	uar := bfi / mlx5BfregsPerUAR
+	k := bfi % mlx5BfregsPerUAR
+	page := uar / c.resp.NumUARsPerPage
+	j := uar % c.resp.NumUARsPerPage
+	if page >= uint32(len(c.uars)) {
+		return nil, 0, fmt.Errorf("kernel gave bfreg %d, beyond the %d mapped UAR pages", bfi, len(c.uars))
+	}
+	off := j*mlx5AdapterPage + mlx5BFOffset + k*c.resp.BfRegSize
+	var half uint32
+	if bfi != 0 {
+		half = c.resp.BfRegSize / 2
+	}
+	return unsafe.Pointer(&c.uars[page][off]), half, nil
+}
+
+// mlx5Mem is an anonymous mapping the device reads or writes (queues,
+// doorbell records): never Go heap (§6.2 item 1), page-aligned, populated,
+// not inherited by fork.
+func mlx5Mem(n int) ([]byte, error) {
+	ps := unix.Getpagesize()
+	n = (n + ps - 1) / ps * ps
+	m, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_POPULATE)
+	if err != nil {
+		return nil, fmt.Errorf("mlx5: cannot map %d bytes of queue memory: %w", n, err)
+	}
+	if err := unix.Madvise(m, unix.MADV_DONTFORK); err != nil {
+		_ = unix.Munmap(m)
+		return nil, fmt.Errorf("mlx5: madvise(MADV_DONTFORK): %w", err)
+	}
+	return m, nil
+}
+
+func mlx5Free(m []byte) error {
+	if m == nil {
+		return nil
+	}
+	return unix.Munmap(m)
+}
+
+func roundPow2(n uint32) uint32 {
+	if n <= 1 {
+		return 1
+	}
+	return 1 << bits.Len32(n-1)
+}
+
+// ---- CQ ----
+
+// mlx5CQ is a CQ ring of ncqe 64-byte CQEs written by the device, and its
+// doorbell record (word 0: consumer index).
+type mlx5CQ struct {
+	buf  []byte // ncqe·64, mapped
+	dbr  []byte // one page; the record is its first 8 bytes
+	ncqe uint32
+	ci   uint32 // unmasked consumer counter
+	cqn  uint32
+	// qps are the QPs completing into this CQ, looked up by the QPN in
+	// each CQE (copy-on-write: QPs come and go on the control path while
+	// another goroutine may poll).
+	qps atomic.Pointer[[]*mlx5QP]
+}
+
+func (c *mlx5Context) createCQ(req *cqRequest, exec execFunc) (providerCQ, error) {
+	ncqe := roundPow2(uint32(req.CQE) + 1)
+	if ncqe > 1<<24 {
+		return nil, fmt.Errorf("mlx5: CQ of %d entries is larger than 2^24", req.CQE)
+	}
+	cq, err := mlx5NewCQ(ncqe)
+	if err != nil {
+		return nil, err
+	}
+	cmd := mlx5CreateCQ{BufAddr: addr(cq.buf), DBAddr: addr(cq.dbr), CQESize: mlx5CQESize}
+	var resp mlx5CreateCQResp
+	// The core sends ncqe-1; the kernel rounds cqe+1 up to ncqe again.
+	req.CQE = int(ncqe - 1)
+	if _, err := exec(abiBytes(&cmd), abiBytes(&resp)); err != nil {
+		_ = cq.release()
+		return nil, err
+	}
+	cq.cqn = resp.CQN
+	if req.ActualCQE+1 != ncqe {
+		_ = cq.release()
+		return nil, fmt.Errorf("mlx5: kernel made a CQ of %d entries, the buffer holds %d", req.ActualCQE+1, ncqe)
+	}
+	return cq, nil
+}
+
+// mlx5NewCQ maps a CQ buffer of ncqe entries, every CQE marked invalid
+// with owner 0, and a zeroed doorbell record.
+func mlx5NewCQ(ncqe uint32) (*mlx5CQ, error) {
+	buf, err := mlx5Mem(int(ncqe) * mlx5CQESize)
+	if err != nil {
+		return nil, err
+	}
+	dbr, err := mlx5Mem(8)
+	if err != nil {
+		_ = mlx5Free(buf)
+		return nil, err
+	}
+	cq := &mlx5CQ{buf: buf[: int(ncqe)*mlx5CQESize : len(buf)], dbr: dbr, ncqe: ncqe}
+	for i := uint32(0); i < ncqe; i++ {
+		cq.buf[i*mlx5CQESize+mlx5CQEOpOwn] = mlx5CQEInitOpOwn
+	}
+	empty := []*mlx5QP{}
+	cq.qps.Store(&empty)
+	return cq, nil
+}
+
+func (cq *mlx5CQ) release() error {
+	err := errors.Join(mlx5Free(cq.buf[:cap(cq.buf)]), mlx5Free(cq.dbr))
+	cq.buf, cq.dbr = nil, nil
+	return err
+}
+
+func (cq *mlx5CQ) attach(q *mlx5QP) {
+	old := *cq.qps.Load()
+	for _, x := range old {
+		if x == q {
+			return
+		}
+	}
+	n := append(append([]*mlx5QP(nil), old...), q)
+	cq.qps.Store(&n)
+}
+
+func (cq *mlx5CQ) detach(q *mlx5QP) {
+	old := *cq.qps.Load()
+	n := make([]*mlx5QP, 0, len(old))
+	for _, x := range old {
+		if x != q {
+			n = append(n, x)
+		}
+	}
+	cq.qps.Store(&n)
+}
+
+func (cq *mlx5CQ) findQP(qpn uint32) *mlx5QP {
+	for _, q := range *cq.qps.Load() {
+		if q.qpn == qpn {
+			return q
+		}
+	}
+	return nil
+}
+
+// Poll takes up to len(wcs) CQEs the device has handed over and then
+// publishes the consumer index once (the device needs it to avoid CQ
+// overrun, §4.9).
+func (cq *mlx5CQ) Poll(wcs []WC) (int, error) {
+	n := 0
+	ci := cq.ci
+	mask := cq.ncqe - 1
+	for n < len(wcs) {
+		cqe := cq.buf[(ci&mask)*mlx5CQESize:][:mlx5CQESize]
+		tail := atomic.LoadUint32((*uint32)(unsafe.Pointer(&cqe[60])))
+		if !mlx5CQEOwned(tail, ci, cq.ncqe) {
+			break
+		}
+		mlx5DMAReadBarrier()
+		wc := &wcs[n]
+		op := mlx5DecodeCQE(cqe, wc)
+		ci++
+		q := cq.findQP(wc.QPNum)
+		if q == nil {
+			// A CQE for a QP destroyed meanwhile: drop it, as
+			// rdma-core does for a missing resource.
+			continue
+		}
+		switch op {
+		case mlx5CQEReq, mlx5CQEReqErr:
+			wc.WRID = q.sendCompleted(binary.BigEndian.Uint16(cqe[mlx5CQEWQECounter:]))
+		default:
+			wc.WRID = q.recvCompleted()
+		}
+		n++
+	}
+	if ci != cq.ci {
+		cq.ci = ci
+		atomic.StoreUint32((*uint32)(unsafe.Pointer(&cq.dbr[0])), bits.ReverseBytes32(ci&0xffffff))
+	}
+	return n, nil
+}
+
+// ---- QP ----
+
+// mlx5QP is a QP's buffer (RQ first, then SQ), its doorbell record (word
+// 0: RQ counter, word 1: SQ counter) and its doorbell register.
+type mlx5QP struct {
+	buf []byte
+	dbr []byte
+	qpn uint32
+
+	sq        []byte // wqeCnt·64 bytes inside buf
+	sqCnt     uint32 // WQEBBs, a power of two
+	curPost   uint32 // unmasked WQEBB producer counter
+	sqTail    uint32 // WQEBBs completed (signaled CQEs); atomic: the poller writes it
+	sqWRID    []uint64
+	sqNext    []uint32 // per WQE start: curPost after it, to retire through it
+	maxWQEBB  uint32   // WQEBBs of the largest WR this QP accepts
+	maxInline uint32
+	sigAll    bool
+	rc        bool
+
+	rq       []byte
+	rqCnt    uint32
+	rqStride uint32
+	rqHead   uint32
+	rqTail   uint32 // atomic: the poller writes it
+	rqWRID   []uint64
+
+	uar     unsafe.Pointer // bfreg base
+	bfOff   uint32         // toggled by bfHalf after each doorbell, as rdma-core
+	bfHalf  uint32
+	sendCQ  *mlx5CQ
+	recvCQ  *mlx5CQ
+	lastCtl uint64 // first 8 bytes of the last WQE's ctrl segment (the doorbell value)
+}
+
+// mlx5QPLayout is the sizing of a QP buffer (rdma-core mlx5_calc_sq_size /
+// mlx5_calc_rq_size for the operations this provider posts, §4.5).
+type mlx5QPLayout struct {
+	sqCnt, wqeBBs, rqCnt, rqShift uint32
+	maxInline                     uint32
+}
+
+func mlx5Layout(req *qpRequest, maxSendWQEBB uint32) (mlx5QPLayout, error) {
+	var l mlx5QPLayout
+	if req.MaxSendWR > 0 {
+		// ctrl + raddr + (one data segment, or the inline data).
+		data := uint32(mlx5SegSize)
+		if in := (4 + req.MaxInlineData + 15) / 16 * 16; req.MaxInlineData > 0 && in > data {
+			data = in
+		}
+		size := (2*mlx5SegSize + data + mlx5WQEBB - 1) / mlx5WQEBB * mlx5WQEBB
+		if size > 0x3f*mlx5SegSize/mlx5WQEBB*mlx5WQEBB {
+			return l, fmt.Errorf("mlx5: %d bytes of inline data need a WQE larger than the 63 segments a ctrl segment can count", req.MaxInlineData)
+		}
+		l.wqeBBs = size / mlx5WQEBB
+		// Inline room actually available in that many WQEBBs.
+		l.maxInline = size - 2*mlx5SegSize - 4
+		if req.MaxInlineData == 0 {
+			l.maxInline = 0
+		}
+		l.sqCnt = roundPow2(req.MaxSendWR*size) / mlx5WQEBB
+		if maxSendWQEBB != 0 && l.sqCnt > maxSendWQEBB {
+			return l, fmt.Errorf("mlx5: %d send WRs of %d bytes need %d WQEBBs, the device allows %d", req.MaxSendWR, size, l.sqCnt, maxSendWQEBB)
+		}
+	}
+	if req.MaxRecvWR > 0 {
+		stride := roundPow2(mlx5SegSize * max(req.MaxRecvSGE, 1))
+		l.rqShift = uint32(bits.TrailingZeros32(stride))
+		bytes := max(roundPow2(req.MaxRecvWR)*stride, mlx5WQEBB)
+		l.rqCnt = bytes / stride
+	}
+	return l, nil
+}
+
+func (c *mlx5Context) createQP(req *qpRequest, exec execFunc) (providerQP, error) {
+	if req.Type != QPTypeRC && req.Type != QPTypeUC {
+		return nil, errors.New("mlx5: only RC and UC QPs are supported by this data path (UD needs address vectors, not implemented)")
+	}
+	if req.MaxSendSGE > 1 || req.MaxRecvSGE > 1 {
+		return nil, fmt.Errorf("mlx5: %d send / %d recv SGEs requested, this data path posts one", req.MaxSendSGE, req.MaxRecvSGE)
+	}
+	sendCQ, ok1 := req.SendCQ.(*mlx5CQ)
+	recvCQ, ok2 := req.RecvCQ.(*mlx5CQ)
+	if !ok1 || !ok2 {
+		return nil, errors.New("mlx5: QP's CQs are not mlx5 CQs")
+	}
+	l, err := mlx5Layout(req, c.resp.MaxSendWQEBB)
+	if err != nil {
+		return nil, err
+	}
+	q, err := mlx5NewQP(l)
+	if err != nil {
+		return nil, err
+	}
+	q.sigAll, q.rc, q.sendCQ, q.recvCQ = req.SigAll, req.Type == QPTypeRC, sendCQ, recvCQ
+	uidx := uint32(mlx5DefaultUIdx)
+	if c.resp.CQEVersion == 1 {
+		uidx = c.nextUIdx % mlx5DefaultUIdx // < 2^24 and not the 'none' value
+		c.nextUIdx++
+	}
+	cmd := mlx5CreateQP{
+		BufAddr: addr(q.buf), DBAddr: addr(q.dbr),
+		SQWQECount: l.sqCnt, RQWQECount: l.rqCnt, RQWQEShift: l.rqShift,
+		UIdx: uidx,
+	}
+	var resp mlx5CreateQPResp
+	// The kernel derives the send/recv sizes from this udata; keep the core
+	// command's counts consistent (max_recv_wr > 0 iff there is an RQ).
+	if _, err := exec(abiBytes(&cmd), abiBytes(&resp)); err != nil {
+		_ = q.release()
+		return nil, err
+	}
+	q.qpn = req.QPN
+	if q.maxInline > req.Granted.MaxInlineData && req.Granted.MaxInlineData > 0 {
+		q.maxInline = req.Granted.MaxInlineData
+	}
+	q.uar, q.bfHalf, err = c.bfreg(resp.BfregIndex)
+	if err != nil {
+		_ = q.release()
+		return nil, fmt.Errorf("mlx5: %w", err)
+	}
+	sendCQ.attach(q)
+	recvCQ.attach(q)
+	return q, nil
+}
+
+// mlx5NewQP maps the buffer and doorbell record for layout l.
+func mlx5NewQP(l mlx5QPLayout) (*mlx5QP, error) {
+	rqBytes := l.rqCnt << l.rqShift
+	sqBytes := l.sqCnt * mlx5WQEBB
+	buf, err := mlx5Mem(int(max(rqBytes+sqBytes, 1)))
+	if err != nil {
+		return nil, err
+	}
+	dbr, err := mlx5Mem(8)
+	if err != nil {
+		_ = mlx5Free(buf)
+		return nil, err
+	}
+	q := &mlx5QP{
+		buf: buf, dbr: dbr,
+		sq: buf[rqBytes : rqBytes+sqBytes], sqCnt: l.sqCnt, maxWQEBB: l.wqeBBs, maxInline: l.maxInline,
+		rq: buf[:rqBytes], rqCnt: l.rqCnt, rqStride: 1 << l.rqShift,
+		sqWRID: make([]uint64, l.sqCnt), sqNext: make([]uint32, l.sqCnt), rqWRID: make([]uint64, l.rqCnt),
+	}
+	return q, nil
+}
+
+func (q *mlx5QP) release() error {
+	if q.sendCQ != nil {
+		q.sendCQ.detach(q)
+		q.recvCQ.detach(q)
+		q.sendCQ, q.recvCQ = nil, nil
+	}
+	err := errors.Join(mlx5Free(q.buf), mlx5Free(q.dbr))
+	q.buf, q.dbr, q.sq, q.rq = nil, nil, nil, nil
+	return err
+}
+
+// sendCapacity is how many WRs of the largest size fit; smaller WRs (no
+// inline data) take one WQEBB each, so more of those fit.
+func (q *mlx5QP) sendCapacity() uint32 {
+	if q.maxWQEBB == 0 {
+		return 0
+	}
+	return q.sqCnt / q.maxWQEBB
+}
+func (q *mlx5QP) recvCapacity() uint32 { return q.rqCnt }
+
+// modified zeroes the doorbell record and the queue indices when the QP
+// goes back to RESET (rdma-core mlx5_modify_qp).
+func (q *mlx5QP) modified(attr *ModifyAttr, mask QPAttrMask) {
+	if mask&QPAttrState == 0 || attr.State != QPStateReset {
+		return
+	}
+	q.curPost, q.sqTail, q.rqHead, q.rqTail, q.bfOff = 0, 0, 0, 0, 0
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(&q.dbr[0])), 0)
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(&q.dbr[4])), 0)
+}
+
+func (q *mlx5QP) checkSend(wr *SendWR) error {
+	switch wr.Opcode {
+	case OpSend, OpSendImm, OpRDMAWrite, OpRDMAWriteImm:
+	case OpRDMARead:
+		if !q.rc {
+			return errReadNotRC
+		}
+	default:
+		return errBadOpcode
+	}
+	if wr.Flags&SendInline != 0 {
+		if wr.Opcode == OpRDMARead {
+			return errInlineRead
+		}
+		if wr.SGE.Length > q.maxInline {
+			return errInlineTooLong
+		}
+	}
+	return nil
+}
+
+// PostSend writes all of wrs into the SQ, publishes the SQ counter in the
+// doorbell record and rings the doorbell once (§4.7). All or nothing:
+// ErrQueueFull when the SQ lacks WQEBBs for all of them. SQ space comes
+// back only through signaled completions (§6.1 item 7): signal at least
+// one WR per SQ depth.
+func (q *mlx5QP) PostSend(wrs []SendWR) error {
+	if len(wrs) == 0 {
+		return nil
+	}
+	if q.sqCnt == 0 {
+		return errNoSQ
+	}
+	need := uint32(0)
+	for i := range wrs {
+		if err := q.checkSend(&wrs[i]); err != nil {
+			return err
+		}
+		need += (mlx5SendDS(&wrs[i])*mlx5SegSize + mlx5WQEBB - 1) / mlx5WQEBB
+	}
+	if uint64(need) > uint64(q.sqCnt-(q.curPost-atomic.LoadUint32(&q.sqTail))) {
+		return ErrQueueFull
+	}
+	var ctl uint64
+	for i := range wrs {
+		wr := &wrs[i]
+		start := q.curPost
+		nbb := mlx5WriteSendWQE(q.sq, start, q.qpn, wr, mlx5FmCeSe(wr.Flags, q.sigAll))
+		idx := start & (q.sqCnt - 1)
+		q.sqWRID[idx] = wr.WRID
+		q.curPost = start + nbb
+		q.sqNext[idx] = q.curPost
+		ctl = *(*uint64)(unsafe.Pointer(&q.sq[idx*mlx5WQEBB]))
+	}
+	q.lastCtl = ctl
+	mlx5DMABarrier()
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(&q.dbr[4])), bits.ReverseBytes32(q.curPost&0xffff))
+	mlx5WCFence()
+	// The ctrl segment's first 8 bytes, as they lie in memory (already
+	// big-endian), go to the register unchanged (mmio_write64_be of
+	// the big-endian value).
+	mlx5MMIOWrite64(unsafe.Add(q.uar, q.bfOff), ctl)
+	mlx5WCFence()
+	q.bfOff ^= q.bfHalf
+	return nil
+}
+
+// sendCompleted retires the SQ through the WQE that starts at WQEBB
+// counter wqeCounter (a signaled WQE: every earlier one is done too) and
+// returns its WRID.
+func (q *mlx5QP) sendCompleted(wqeCounter uint16) uint64 {
+	idx := uint32(wqeCounter) & (q.sqCnt - 1)
+	atomic.StoreUint32(&q.sqTail, q.sqNext[idx])
+	return q.sqWRID[idx]
+}
+
+// recvCompleted retires the oldest receive WQE (without an SRQ, receives
+// complete in order; rdma-core uses the tail, not the CQE's counter).
+func (q *mlx5QP) recvCompleted() uint64 {
+	t := q.rqTail // only the poller writes it
+	id := q.rqWRID[t&(q.rqCnt-1)]
+	atomic.StoreUint32(&q.rqTail, t+1)
+	return id
+}
+
+// PostRecv writes all of wrs into the RQ and publishes the RQ counter in
+// the doorbell record; receives have no UAR doorbell (§4.8).
+func (q *mlx5QP) PostRecv(wrs []RecvWR) error {
+	if len(wrs) == 0 {
+		return nil
+	}
+	if q.rqCnt == 0 {
+		return errNoRQ
+	}
+	if uint64(len(wrs)) > uint64(q.rqCnt-(q.rqHead-atomic.LoadUint32(&q.rqTail))) {
+		return ErrQueueFull
+	}
+	for i := range wrs {
+		idx := q.rqHead & (q.rqCnt - 1)
+		mlx5WriteRecvWQE(q.rq[idx*q.rqStride:(idx+1)*q.rqStride], &wrs[i])
+		q.rqWRID[idx] = wrs[i].WRID
+		q.rqHead++
+	}
+	mlx5DMABarrier()
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(&q.dbr[0])), bits.ReverseBytes32(q.rqHead&0xffff))
+	return nil
+}
+
+var errNoSQ = errors.New("verbs: QP has no send queue")

@@ -1,0 +1,234 @@
+/* Oracle for the Go mlx5 provider (mlx5_test.go). Test-only: built by the
+ * tests with gcc against rdma-core's installed headers; the product stays
+ * cgo-free.
+ *
+ *   golden layout   prints "name value" lines: sizes and offsets of the
+ *                   mlx5-abi.h udata structs and the mlx5dv.h segments and
+ *                   CQE, and the enum values the Go code hard-codes.
+ *   golden wqe      reads a table of send WRs on stdin and builds them into
+ *                   an SQ the way rdma-core's _mlx5_post_send does, with
+ *                   mlx5dv.h's mlx5dv_set_ctrl_seg / mlx5dv_set_data_seg
+ *                   and its segment structs; writes the SQ bytes and the
+ *                   final producer counter (u32, little-endian) to stdout.
+ *
+ * wqe input: first line "sq_wqe_cnt qpn cur_post"; then one WR per line:
+ * "ibv_wr_opcode ibv_send_flags imm lkey addr length raddr rkey sigall seed"
+ * (imm in host order; inline payload byte i is (uint8_t)(seed + 7*i)).
+ */
+#include <endian.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <infiniband/verbs.h>
+#include <infiniband/mlx5dv.h>
+#include <rdma/mlx5-abi.h>
+
+#define S(T) printf("%s.size %zu\n", #T, sizeof(struct T))
+#define F(T, f) printf("%s.%s %zu\n", #T, #f, offsetof(struct T, f))
+#define E(x) printf("%s %lld\n", #x, (long long)(x))
+
+static int layout(void)
+{
+	S(mlx5_ib_alloc_ucontext_req_v2);
+	F(mlx5_ib_alloc_ucontext_req_v2, total_num_bfregs);
+	F(mlx5_ib_alloc_ucontext_req_v2, num_low_latency_bfregs);
+	F(mlx5_ib_alloc_ucontext_req_v2, flags);
+	F(mlx5_ib_alloc_ucontext_req_v2, comp_mask);
+	F(mlx5_ib_alloc_ucontext_req_v2, max_cqe_version);
+	F(mlx5_ib_alloc_ucontext_req_v2, reserved0);
+	F(mlx5_ib_alloc_ucontext_req_v2, reserved1);
+	F(mlx5_ib_alloc_ucontext_req_v2, reserved2);
+	F(mlx5_ib_alloc_ucontext_req_v2, lib_caps);
+	S(mlx5_ib_alloc_ucontext_resp);
+	F(mlx5_ib_alloc_ucontext_resp, qp_tab_size);
+	F(mlx5_ib_alloc_ucontext_resp, bf_reg_size);
+	F(mlx5_ib_alloc_ucontext_resp, tot_bfregs);
+	F(mlx5_ib_alloc_ucontext_resp, cache_line_size);
+	F(mlx5_ib_alloc_ucontext_resp, max_sq_desc_sz);
+	F(mlx5_ib_alloc_ucontext_resp, max_rq_desc_sz);
+	F(mlx5_ib_alloc_ucontext_resp, max_send_wqebb);
+	F(mlx5_ib_alloc_ucontext_resp, max_recv_wr);
+	F(mlx5_ib_alloc_ucontext_resp, max_srq_recv_wr);
+	F(mlx5_ib_alloc_ucontext_resp, num_ports);
+	F(mlx5_ib_alloc_ucontext_resp, flow_action_flags);
+	F(mlx5_ib_alloc_ucontext_resp, comp_mask);
+	F(mlx5_ib_alloc_ucontext_resp, response_length);
+	F(mlx5_ib_alloc_ucontext_resp, cqe_version);
+	F(mlx5_ib_alloc_ucontext_resp, cmds_supp_uhw);
+	F(mlx5_ib_alloc_ucontext_resp, eth_min_inline);
+	F(mlx5_ib_alloc_ucontext_resp, clock_info_versions);
+	F(mlx5_ib_alloc_ucontext_resp, hca_core_clock_offset);
+	F(mlx5_ib_alloc_ucontext_resp, log_uar_size);
+	F(mlx5_ib_alloc_ucontext_resp, num_uars_per_page);
+	F(mlx5_ib_alloc_ucontext_resp, num_dyn_bfregs);
+	F(mlx5_ib_alloc_ucontext_resp, dump_fill_mkey);
+	S(mlx5_ib_create_cq);
+	F(mlx5_ib_create_cq, buf_addr);
+	F(mlx5_ib_create_cq, db_addr);
+	F(mlx5_ib_create_cq, cqe_size);
+	F(mlx5_ib_create_cq, cqe_comp_en);
+	F(mlx5_ib_create_cq, cqe_comp_res_format);
+	F(mlx5_ib_create_cq, flags);
+	F(mlx5_ib_create_cq, uar_page_index);
+	F(mlx5_ib_create_cq, reserved0);
+	F(mlx5_ib_create_cq, reserved1);
+	S(mlx5_ib_create_cq_resp);
+	F(mlx5_ib_create_cq_resp, cqn);
+	F(mlx5_ib_create_cq_resp, reserved);
+	S(mlx5_ib_create_qp);
+	F(mlx5_ib_create_qp, buf_addr);
+	F(mlx5_ib_create_qp, db_addr);
+	F(mlx5_ib_create_qp, sq_wqe_count);
+	F(mlx5_ib_create_qp, rq_wqe_count);
+	F(mlx5_ib_create_qp, rq_wqe_shift);
+	F(mlx5_ib_create_qp, flags);
+	F(mlx5_ib_create_qp, uidx);
+	F(mlx5_ib_create_qp, bfreg_index);
+	F(mlx5_ib_create_qp, sq_buf_addr);
+	F(mlx5_ib_create_qp, ece_options);
+	F(mlx5_ib_create_qp, dci_streams);
+	F(mlx5_ib_create_qp, reserved);
+	S(mlx5_ib_create_qp_resp);
+	F(mlx5_ib_create_qp_resp, bfreg_index);
+	F(mlx5_ib_create_qp_resp, ece_options);
+	F(mlx5_ib_create_qp_resp, comp_mask);
+	F(mlx5_ib_create_qp_resp, tirn);
+	F(mlx5_ib_create_qp_resp, tisn);
+	F(mlx5_ib_create_qp_resp, rqn);
+	F(mlx5_ib_create_qp_resp, sqn);
+	F(mlx5_ib_create_qp_resp, reserved1);
+	F(mlx5_ib_create_qp_resp, tir_icm_addr);
+
+	/* CQE fields the decoder reads. */
+	S(mlx5_cqe64);
+	F(mlx5_cqe64, slid);
+	F(mlx5_cqe64, flags_rqpn);
+	F(mlx5_cqe64, imm_inval_pkey);
+	F(mlx5_cqe64, byte_cnt);
+	F(mlx5_cqe64, sop_drop_qpn);
+	F(mlx5_cqe64, wqe_counter);
+	F(mlx5_cqe64, op_own);
+	S(mlx5_err_cqe);
+	F(mlx5_err_cqe, vendor_err_synd);
+	F(mlx5_err_cqe, syndrome);
+	S(mlx5_wqe_ctrl_seg);
+	S(mlx5_wqe_raddr_seg);
+	S(mlx5_wqe_data_seg);
+	S(mlx5_wqe_inl_data_seg);
+
+	E(MLX5_SEND_WQE_BB); E(MLX5_INLINE_SEG); E(MLX5_INVALID_LKEY);
+	E(MLX5_OPCODE_RDMA_WRITE); E(MLX5_OPCODE_RDMA_WRITE_IMM); E(MLX5_OPCODE_SEND);
+	E(MLX5_OPCODE_SEND_IMM); E(MLX5_OPCODE_RDMA_READ);
+	E(MLX5_WQE_CTRL_CQ_UPDATE); E(MLX5_WQE_CTRL_SOLICITED); E(MLX5_WQE_CTRL_FENCE);
+	E(MLX5_CQE_REQ); E(MLX5_CQE_RESP_WR_IMM); E(MLX5_CQE_RESP_SEND); E(MLX5_CQE_RESP_SEND_IMM);
+	E(MLX5_CQE_RESP_SEND_INV); E(MLX5_CQE_REQ_ERR); E(MLX5_CQE_RESP_ERR); E(MLX5_CQE_INVALID);
+	E(MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR); E(MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+	E(MLX5_CQE_SYNDROME_LOCAL_PROT_ERR); E(MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+	E(MLX5_CQE_SYNDROME_MW_BIND_ERR); E(MLX5_CQE_SYNDROME_BAD_RESP_ERR);
+	E(MLX5_CQE_SYNDROME_LOCAL_ACCESS_ERR); E(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
+	E(MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR); E(MLX5_CQE_SYNDROME_REMOTE_OP_ERR);
+	E(MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR); E(MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR);
+	E(MLX5_CQE_SYNDROME_REMOTE_ABORTED_ERR);
+	E(IBV_WC_SUCCESS); E(IBV_WC_LOC_LEN_ERR); E(IBV_WC_LOC_QP_OP_ERR); E(IBV_WC_LOC_PROT_ERR);
+	E(IBV_WC_WR_FLUSH_ERR); E(IBV_WC_MW_BIND_ERR); E(IBV_WC_BAD_RESP_ERR);
+	E(IBV_WC_LOC_ACCESS_ERR); E(IBV_WC_REM_INV_REQ_ERR); E(IBV_WC_REM_ACCESS_ERR);
+	E(IBV_WC_REM_OP_ERR); E(IBV_WC_RETRY_EXC_ERR); E(IBV_WC_RNR_RETRY_EXC_ERR);
+	E(IBV_WC_REM_ABORT_ERR); E(IBV_WC_GENERAL_ERR);
+	E(IBV_WR_RDMA_WRITE); E(IBV_WR_RDMA_WRITE_WITH_IMM); E(IBV_WR_SEND);
+	E(IBV_WR_SEND_WITH_IMM); E(IBV_WR_RDMA_READ);
+	E(IBV_SEND_FENCE); E(IBV_SEND_SIGNALED); E(IBV_SEND_SOLICITED); E(IBV_SEND_INLINE);
+	E(IBV_WC_SEND); E(IBV_WC_RDMA_WRITE); E(IBV_WC_RDMA_READ); E(IBV_WC_RECV);
+	E(IBV_WC_RECV_RDMA_WITH_IMM); E(IBV_WC_GRH); E(IBV_WC_WITH_IMM);
+	return 0;
+}
+
+/* rdma-core qp.c mlx5_ib_opcode[] for the opcodes exercised. */
+static uint8_t mlx5_op(int op)
+{
+	switch (op) {
+	case IBV_WR_RDMA_WRITE: return MLX5_OPCODE_RDMA_WRITE;
+	case IBV_WR_RDMA_WRITE_WITH_IMM: return MLX5_OPCODE_RDMA_WRITE_IMM;
+	case IBV_WR_SEND: return MLX5_OPCODE_SEND;
+	case IBV_WR_SEND_WITH_IMM: return MLX5_OPCODE_SEND_IMM;
+	case IBV_WR_RDMA_READ: return MLX5_OPCODE_RDMA_READ;
+	}
+	fprintf(stderr, "golden: opcode %d not in the table\n", op);
+	exit(2);
+}
+
+static int wqe(void)
+{
+	unsigned cnt, qpn, cur_post;
+	if (scanf("%u %u %u", &cnt, &qpn, &cur_post) != 3)
+		return 2;
+	size_t qsz = (size_t)cnt * MLX5_SEND_WQE_BB;
+	uint8_t *sq = calloc(1, qsz), *qend = sq + qsz;
+	int op;
+	unsigned flags, imm, lkey, len, rkey, sigall, seed;
+	unsigned long long addr, raddr;
+	while (scanf("%d %u %u %u %llu %u %llu %u %u %u", &op, &flags, &imm, &lkey, &addr,
+		     &len, &raddr, &rkey, &sigall, &seed) == 10) {
+		unsigned idx = cur_post & (cnt - 1);
+		uint8_t *seg = sq + (size_t)idx * MLX5_SEND_WQE_BB;
+		struct mlx5_wqe_ctrl_seg *ctrl = (void *)seg;
+		int size = sizeof(*ctrl) / 16;
+		uint8_t fm_ce_se = 0;
+
+		/* rdma-core zeroes signature/stream id/fm_ce_se first. */
+		*(uint32_t *)(seg + 8) = 0;
+		seg += sizeof(*ctrl);
+		if (op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_WRITE_WITH_IMM || op == IBV_WR_RDMA_READ) {
+			struct mlx5_wqe_raddr_seg *r = (void *)seg;
+			r->raddr = htobe64(raddr);
+			r->rkey = htobe32(rkey);
+			r->reserved = 0;
+			seg += sizeof(*r);
+			size += sizeof(*r) / 16;
+		}
+		if (seg == qend)
+			seg = sq;
+		if ((flags & IBV_SEND_INLINE) && op != IBV_WR_RDMA_READ) {
+			if (len) {
+				struct mlx5_wqe_inl_data_seg *inl = (void *)seg;
+				uint8_t *p = seg + sizeof(*inl);
+				for (unsigned i = 0; i < len; i++) {
+					if (p == qend)
+						p = sq;
+					*p++ = (uint8_t)(seed + 7 * i);
+				}
+				inl->byte_count = htobe32(len | MLX5_INLINE_SEG);
+				size += (len + sizeof(*inl) + 15) / 16;
+			}
+		} else if (len) {
+			mlx5dv_set_data_seg((void *)seg, len, lkey, (uintptr_t)addr);
+			size++;
+		}
+		if ((flags & IBV_SEND_SIGNALED) || sigall)
+			fm_ce_se |= MLX5_WQE_CTRL_CQ_UPDATE;
+		if (flags & IBV_SEND_SOLICITED)
+			fm_ce_se |= MLX5_WQE_CTRL_SOLICITED;
+		if (flags & IBV_SEND_FENCE)
+			fm_ce_se |= MLX5_WQE_CTRL_FENCE;
+		uint32_t cimm = 0;
+		if (op == IBV_WR_SEND_WITH_IMM || op == IBV_WR_RDMA_WRITE_WITH_IMM)
+			cimm = htobe32(imm); /* wr.imm_data is already big-endian */
+		mlx5dv_set_ctrl_seg(ctrl, cur_post & 0xffff, mlx5_op(op), 0, qpn, fm_ce_se, size, 0, cimm);
+		cur_post += (size * 16 + MLX5_SEND_WQE_BB - 1) / MLX5_SEND_WQE_BB;
+	}
+	fwrite(sq, 1, qsz, stdout);
+	uint32_t le = htole32(cur_post);
+	fwrite(&le, 1, 4, stdout);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "layout"))
+		return layout();
+	if (argc == 2 && !strcmp(argv[1], "wqe"))
+		return wqe();
+	fprintf(stderr, "usage: golden layout|wqe\n");
+	return 2;
+}
