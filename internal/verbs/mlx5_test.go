@@ -111,6 +111,10 @@ var mlx5Consts = map[string]int64{
 	"IBV_WC_SEND": int64(WCSend), "IBV_WC_RDMA_WRITE": int64(WCRDMAWrite), "IBV_WC_RDMA_READ": int64(WCRDMARead),
 	"IBV_WC_RECV": int64(WCRecv), "IBV_WC_RECV_RDMA_WITH_IMM": int64(WCRecvRDMAWithImm),
 	"IBV_WC_GRH": int64(WCWithGRH), "IBV_WC_WITH_IMM": int64(WCWithImm),
+	"MLX5_IB_OBJECT_DEVX": mlx5ObjDevX, "MLX5_IB_METHOD_DEVX_OTHER": mlx5MethDevXOther,
+	"MLX5_IB_ATTR_DEVX_OTHER_CMD_IN": mlx5AttrDevXOtherIn, "MLX5_IB_ATTR_DEVX_OTHER_CMD_OUT": mlx5AttrDevXOtherOut,
+	"MLX5_IB_ALLOC_UCTX_DEVX": mlx5AllocUctxDevX, "MLX5_LIB_CAP_4K_UAR": mlx5LibCap4KUAR,
+	"MLX5_IB_MMAP_REGULAR_PAGE": mlx5MmapRegularPg, "RDMA_DRIVER_MLX5": int64(DriverMLX5),
 }
 
 // mlx5SyndromeNames pairs the C syndrome names with mlx5Syndromes entries

@@ -24,6 +24,8 @@
 #include <infiniband/verbs.h>
 #include <infiniband/mlx5dv.h>
 #include <rdma/mlx5-abi.h>
+#include <rdma/mlx5_user_ioctl_cmds.h>
+#include <rdma/ib_user_ioctl_verbs.h>
 
 #define S(T) printf("%s.size %zu\n", #T, sizeof(struct T))
 #define F(T, f) printf("%s.%s %zu\n", #T, #f, offsetof(struct T, f))
@@ -141,6 +143,9 @@ static int layout(void)
 	E(IBV_SEND_FENCE); E(IBV_SEND_SIGNALED); E(IBV_SEND_SOLICITED); E(IBV_SEND_INLINE);
 	E(IBV_WC_SEND); E(IBV_WC_RDMA_WRITE); E(IBV_WC_RDMA_READ); E(IBV_WC_RECV);
 	E(IBV_WC_RECV_RDMA_WITH_IMM); E(IBV_WC_GRH); E(IBV_WC_WITH_IMM);
+	E(MLX5_IB_OBJECT_DEVX); E(MLX5_IB_METHOD_DEVX_OTHER); E(MLX5_IB_ATTR_DEVX_OTHER_CMD_IN);
+	E(MLX5_IB_ATTR_DEVX_OTHER_CMD_OUT); E(MLX5_IB_ALLOC_UCTX_DEVX); E(MLX5_LIB_CAP_4K_UAR);
+	E(MLX5_IB_MMAP_REGULAR_PAGE); E(RDMA_DRIVER_MLX5);
 	return 0;
 }
 
