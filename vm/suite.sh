@@ -6,7 +6,8 @@
 # timeout, then prints a summary. Each binary runs RUN if given, else only
 # the tests of its vmtest files (DIR/<package dir>.run, from vm/vmtest). A binary fails when it exits non-zero,
 # times out, prints "--- SKIP" (kernel tests must never pass by skipping),
-# or leaves RDMA resources behind (`rdma res show` differs afterwards).
+# or leaves RDMA resources behind or the links changed (`rdma res show`,
+# `rdma link show` differ afterwards: the next package would see them).
 #
 # Environment: RUN (-test.run), VMTEST_TIMEOUT (seconds per binary),
 # VMTEST_BUILD_FAILED (packages that did not build, for the summary).
@@ -34,7 +35,7 @@ for b in "${bins[@]}"; do
 	# RUN, or the package's vmtest tests (vm/vmtest lists them in .run).
 	run=${RUN:-}
 	if [ -z "$run" ] && [ -s "$ROOT/$DIR/$pkg.run" ]; then run="^($(cat "$ROOT/$DIR/$pkg.run"))\$"; fi
-	before=$(rdma res show 2>&1)
+	before=$(rdma res show 2>&1; rdma link show 2>&1)
 	echo "=== package $pkg"
 	t=$(date +%s)
 	# -test.timeout makes Go print the stuck goroutines; timeout(1) is the
@@ -42,7 +43,7 @@ for b in "${bins[@]}"; do
 	(cd "$ROOT/$pkg" && timeout -k 10 $((PER + 30)) "$ROOT/$DIR/$b" "${args[@]}" ${run:+"-test.run=$run"}) 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	secs=$(($(date +%s) - t))
-	after=$(rdma res show 2>&1)
+	after=$(rdma res show 2>&1; rdma link show 2>&1)
 	npass=$(grep -cE '^ *--- PASS' "$log")
 	nfail=$(grep -cE '^ *--- FAIL' "$log")
 	nskip=$(grep -cE '^ *--- SKIP' "$log")
@@ -59,9 +60,9 @@ for b in "${bins[@]}"; do
 		status=none why="no test ran"
 	fi
 	if [ "$before" != "$after" ]; then
-		echo "suite.sh: $pkg left RDMA resources behind:"
+		echo "suite.sh: $pkg left RDMA resources or links changed:"
 		diff <(echo "$before") <(echo "$after") | sed 's/^/    /'
-		[ "$status" = FAIL ] && why="$why; leaked resources" || why="leaked resources (rdma res show)"
+		[ "$status" = FAIL ] && why="$why; leaked resources" || why="leaked resources or changed links (rdma res/link show)"
 		status=FAIL
 	fi
 	[ "$status" = FAIL ] && failed=$((failed + 1))
