@@ -50,10 +50,17 @@ func generateDocs(t *testing.T) map[string][]byte {
 		RootSections: []gendocs.Section{
 			{Title: "Environment", Rows: []gendocs.Row{{Text: "rdmactl reads no environment variables. " +
 				"Use --sysfs-root to read a captured copy of /sys."}}},
+			{Title: "JSON output", Rows: []gendocs.Row{{Text: "With -j every command prints one JSON document " +
+				"(indented with -p). Keys are stable snake_case; where rdma -j shows the same fact the key is " +
+				"its name with hyphens turned into underscores. Numbers are JSON numbers, never hex strings; " +
+				"GUIDs are \"xxxx:xxxx:xxxx:xxxx\" strings. A fact the kernel does not provide is left out."}}},
 			{Title: "Files", Rows: []gendocs.Row{
 				{Tag: "/sys/class/infiniband", Text: "device, port, GID and counter attributes"},
 				{Tag: "/dev/infiniband/uverbsN", Text: "the verbs interface (dev query, perf)"},
 			}},
+			{Title: "Reference tools", Rows: []gendocs.Row{{Text: "rdmactl replaces rdma(8) dev/link/res/statistic, " +
+				"ibv_devices(1), ibv_devinfo(1), ibstat(8), show_gids(8) and perftest's ib_send_bw(1), " +
+				"ib_write_bw(1), ib_read_bw(1) and their _lat variants, with which perf is wire-compatible."}}},
 		},
 	})
 	if err != nil {
