@@ -70,6 +70,9 @@ type countersFlags struct {
 	nonzero bool
 	watch   string
 	sources []string
+	// warned remembers the ports whose netlink failure was already reported,
+	// so that --watch says it once, not every interval.
+	warned map[string]bool
 }
 
 func newCountersCmd(a *app) *cobra.Command {
@@ -201,7 +204,15 @@ func collectCounters(ctx context.Context, a *app, arg string, fl *countersFlags)
 		if useNetlink {
 			cs, err := netlinkPortStats(ctx, t.dev, t.port)
 			if err != nil {
-				// sysfs already answered; say what netlink lacked and go on.
+				// sysfs already answered; say what netlink lacked (once) and go on.
+				key := fmt.Sprintf("%s/%d", t.dev, t.port)
+				if fl.warned[key] {
+					continue
+				}
+				if fl.warned == nil {
+					fl.warned = map[string]bool{}
+				}
+				fl.warned[key] = true
 				fmt.Fprintf(a.stderr, "rdmactl: netlink statistics of %s/%d: %v (showing sysfs only)\n", t.dev, t.port, oneLine(err.Error()))
 				continue
 			}
@@ -242,9 +253,10 @@ type counterKey struct {
 // nil: stopping a watch is the normal way to end it.
 func watchCounters(ctx context.Context, a *app, arg string, fl *countersFlags, iv time.Duration) error {
 	sample := func() (map[counterKey]counterJSON, []counterKey, time.Time, error) {
-		nz := *fl
-		nz.nonzero = false // a counter leaving 0 must be seen
-		rows, err := collectCounters(ctx, a, arg, &nz)
+		nonzero := fl.nonzero
+		fl.nonzero = false // a counter leaving 0 must be seen
+		rows, err := collectCounters(ctx, a, arg, fl)
+		fl.nonzero = nonzero
 		m := make(map[counterKey]counterJSON, len(rows))
 		keys := make([]counterKey, 0, len(rows))
 		for _, r := range rows {
