@@ -291,8 +291,11 @@ func (cq *mlx5CQ) Poll(wcs []WC) (int, error) {
 		switch op {
 		case mlx5CQEReq, mlx5CQEReqErr:
 			wc.WRID = q.sendCompleted(binary.BigEndian.Uint16(cqe[mlx5CQEWQECounter:]))
-		default:
+		case mlx5CQERespWRImm, mlx5CQERespSend, mlx5CQERespSendImm, mlx5CQERespSendInv, mlx5CQERespErr:
 			wc.WRID = q.recvCompleted()
+		default:
+			// Not a work completion of ours (decoded as GENERAL_ERR):
+			// report it without touching the queues.
 		}
 		n++
 	}
@@ -554,6 +557,9 @@ func (q *mlx5QP) PostSend(wrs []SendWR) error {
 // counter wqeCounter (a signaled WQE: every earlier one is done too) and
 // returns its WRID.
 func (q *mlx5QP) sendCompleted(wqeCounter uint16) uint64 {
+	if q.sqCnt == 0 {
+		return 0 // a device bug or a stray CQE: never index an empty queue
+	}
 	idx := uint32(wqeCounter) & (q.sqCnt - 1)
 	atomic.StoreUint32(&q.sqTail, q.sqNext[idx])
 	return q.sqWRID[idx]
@@ -562,6 +568,9 @@ func (q *mlx5QP) sendCompleted(wqeCounter uint16) uint64 {
 // recvCompleted retires the oldest receive WQE (without an SRQ, receives
 // complete in order; rdma-core uses the tail, not the CQE's counter).
 func (q *mlx5QP) recvCompleted() uint64 {
+	if q.rqCnt == 0 {
+		return 0
+	}
 	t := q.rqTail // only the poller writes it
 	id := q.rqWRID[t&(q.rqCnt-1)]
 	atomic.StoreUint32(&q.rqTail, t+1)

@@ -917,3 +917,25 @@ func FuzzMLX5CQE(f *testing.F) {
 }
 
 func osYield() { _ = unix.Nanosleep(&unix.Timespec{Nsec: 1000}, nil) }
+
+// TestMLX5StrayCQEs: CQEs that are not ours (unknown QPN, resize opcode,
+// a receive on a QP without RQ) are consumed without touching any queue
+// and without panicking.
+func TestMLX5StrayCQEs(t *testing.T) {
+	q, cq, _ := mlx5TestQP(t, 4, 0, 0, 4)
+	m := &mlx5Model{q: q, cq: cq}
+	var body [64]byte
+	binary.BigEndian.PutUint32(body[mlx5CQESopDropQPN:], q.qpn)
+	m.writeCQE(body[:], mlx5CQERespSend) // receive on a QP with no RQ
+	m.writeCQE(body[:], 5)               // RESIZE_CQ
+	binary.BigEndian.PutUint32(body[mlx5CQESopDropQPN:], 0x999)
+	m.writeCQE(body[:], mlx5CQEReq) // unknown QPN: dropped
+	var wcs [4]WC
+	n, _ := cq.Poll(wcs[:])
+	if n != 2 || wcs[0].WRID != 0 || wcs[1].Status != mlx5WCGeneralErr || cq.ci != 3 {
+		t.Errorf("polled %d: %+v, ci %d", n, wcs[:n], cq.ci)
+	}
+	if got := binary.BigEndian.Uint32(cq.dbr); got != 3 {
+		t.Errorf("CQ doorbell record %d, want 3", got)
+	}
+}
