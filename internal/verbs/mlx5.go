@@ -86,7 +86,10 @@ func mlx5OpenContext(cmdFD int, out []byte, pageSize int) (*mlx5Context, error) 
 	if r.CQEVersion > mlx5MaxCQEVersion {
 		return nil, fmt.Errorf("kernel chose CQE version %d, this provider knows 0 and 1", r.CQEVersion)
 	}
-	if r.BfRegSize == 0 || r.BfRegSize > mlx5AdapterPage/2 || r.NumUARsPerPage*mlx5AdapterPage > uint32(pageSize) {
+	// Four bfregs of bf_reg_size bytes from 0x800 must fit in each 4K UAR
+	// (real devices: 512), and the UARs in the system page.
+	if r.BfRegSize == 0 || r.BfRegSize > (mlx5AdapterPage-mlx5BFOffset)/mlx5BfregsPerUAR ||
+		uint64(r.NumUARsPerPage)*mlx5AdapterPage > uint64(pageSize) {
 		return nil, fmt.Errorf("kernel announced bf_reg_size %d and %d UARs per %d-byte page: not a layout this provider understands", r.BfRegSize, r.NumUARsPerPage, pageSize)
 	}
 	npages := r.TotBfregs / (r.NumUARsPerPage * mlx5NonFPBfregsUAR)
