@@ -1,0 +1,145 @@
+package nldev
+
+import (
+	"encoding/binary"
+	"strings"
+)
+
+// attrs is one level of a netlink attribute list, by type. Repeated types
+// (the entries of a nested table) are kept in order in list.
+type attrs struct {
+	m    map[uint16][]byte
+	list []attr
+}
+
+type attr struct {
+	typ  uint16
+	data []byte
+}
+
+const (
+	nlaHdrLen   = 4
+	nlaTypeMask = 0x3fff // drops NLA_F_NESTED and NLA_F_NET_BYTEORDER
+	nlaAlignTo  = 4
+)
+
+// parseAttrs decodes an attribute list. A truncated or malformed attribute
+// ends the list there: what came before is kept.
+func parseAttrs(b []byte) attrs {
+	a := attrs{m: map[uint16][]byte{}}
+	for len(b) >= nlaHdrLen {
+		l := int(binary.NativeEndian.Uint16(b))
+		t := binary.NativeEndian.Uint16(b[2:]) & nlaTypeMask
+		if l < nlaHdrLen || l > len(b) {
+			break
+		}
+		d := b[nlaHdrLen:l]
+		a.m[t] = d
+		a.list = append(a.list, attr{t, d})
+		al := (l + nlaAlignTo - 1) &^ (nlaAlignTo - 1)
+		if al >= len(b) {
+			break
+		}
+		b = b[al:]
+	}
+	return a
+}
+
+
+func (a attrs) u8(t uint16) *uint8 {
+	if d, ok := a.m[t]; ok && len(d) == 1 {
+		v := d[0]
+		return &v
+	}
+	return nil
+}
+
+func (a attrs) u32(t uint16) *uint32 {
+	if d, ok := a.m[t]; ok && len(d) == 4 {
+		v := binary.NativeEndian.Uint32(d)
+		return &v
+	}
+	return nil
+}
+
+func (a attrs) u64(t uint16) *uint64 {
+	if d, ok := a.m[t]; ok && len(d) == 8 {
+		v := binary.NativeEndian.Uint64(d)
+		return &v
+	}
+	return nil
+}
+
+// uint accepts a u32 or a u64 (attributes whose width differs between the
+// header and the kernel's nla_put, such as UVERBS_DRIVER_ID).
+func (a attrs) uint(t uint16) *uint64 {
+	if v := a.u64(t); v != nil {
+		return v
+	}
+	if v := a.u32(t); v != nil {
+		w := uint64(*v)
+		return &w
+	}
+	return nil
+}
+
+// str returns a NUL-terminated string attribute, "" if absent.
+func (a attrs) str(t uint16) string {
+	d, ok := a.m[t]
+	if !ok {
+		return ""
+	}
+	s := string(d)
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// nested returns the attribute list inside attribute t.
+func (a attrs) nested(t uint16) attrs {
+	return parseAttrs(a.m[t])
+}
+
+// entries returns the nested entries of type entry inside the table t
+// (RES_QP -> RES_QP_ENTRY...).
+func (a attrs) entries(table, entry uint16) []attrs {
+	var out []attrs
+	for _, e := range a.nested(table).list {
+		if e.typ == entry {
+			out = append(out, parseAttrs(e.data))
+		}
+	}
+	return out
+}
+
+// encoder builds a request's attribute list.
+type encoder struct{ b []byte }
+
+func (e *encoder) put(t uint16, d []byte) {
+	l := nlaHdrLen + len(d)
+	var h [nlaHdrLen]byte
+	binary.NativeEndian.PutUint16(h[0:], uint16(l))
+	binary.NativeEndian.PutUint16(h[2:], t)
+	e.b = append(e.b, h[:]...)
+	e.b = append(e.b, d...)
+	for len(e.b)%nlaAlignTo != 0 {
+		e.b = append(e.b, 0)
+	}
+}
+
+func (e *encoder) u32(t uint16, v uint32) {
+	var d [4]byte
+	binary.NativeEndian.PutUint32(d[:], v)
+	e.put(t, d[:])
+}
+
+func (e *encoder) u64(t uint16, v uint64) {
+	var d [8]byte
+	binary.NativeEndian.PutUint64(d[:], v)
+	e.put(t, d[:])
+}
+
+func (e *encoder) u8(t uint16, v uint8) { e.put(t, []byte{v}) }
+
+func (e *encoder) str(t uint16, s string) { e.put(t, append([]byte(s), 0)) }
