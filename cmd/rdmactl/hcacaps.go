@@ -234,3 +234,23 @@ func hcaCapsHint(err error, devx bool) error {
 	}
 	return err
 }
+
+// addHCACapsFlag gives `dev query` its --hca-caps flag: with it, the query
+// becomes `dev hca-caps` for the same device (the DEV part of DEV/PORT).
+// The dev query command (devquery.go, not this file) calls it once in
+// newDevQueryCmd: addHCACapsFlag(a, c).
+func addHCACapsFlag(a *app, c *cobra.Command) {
+	var on bool
+	c.Flags().BoolVar(&on, "hca-caps", false, "show the mlx5 firmware capability pages and counters instead (as 'dev hca-caps')")
+	inner := c.RunE
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if !on {
+			return inner(cmd, args)
+		}
+		name := ""
+		if len(args) == 1 {
+			name, _, _ = strings.Cut(args[0], "/")
+		}
+		return runHCACaps(a, name)
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rdmactl/rdmactl/internal/mlx5cmd"
 	"github.com/rdmactl/rdmactl/internal/verbs"
+	"github.com/spf13/cobra"
 )
 
 func fakeLookup(t *testing.T, d verbs.Device, err error) {
@@ -120,5 +121,27 @@ func TestHCACapsFakeDevice(t *testing.T) {
 	stdout, _, code = runCmd(t, "dev", "hca-caps", "mlx5_0")
 	if code != 0 || !strings.Contains(stdout, "log_max_qp") || !strings.Contains(stdout, "rroce_np_enabled_priorities") {
 		t.Errorf("table:\n%s", stdout)
+	}
+}
+
+// TestAddHCACapsFlag: the wrapper the lead wires into `dev query` runs
+// hca-caps with the flag and the original command without it.
+func TestAddHCACapsFlag(t *testing.T) {
+	fakeLookup(t, verbs.Device{Name: "rxe0", Driver: "rxe", DriverID: verbs.DriverRXE}, nil)
+	var o strings.Builder
+	a := &app{stdout: &o}
+	ran := false
+	c := &cobra.Command{Use: "query", RunE: func(*cobra.Command, []string) error { ran = true; return nil }}
+	addHCACapsFlag(a, c)
+	if err := c.RunE(c, []string{"rxe0/1"}); err != nil || !ran {
+		t.Fatalf("without the flag: %v, ran %v", err, ran)
+	}
+	ran = false
+	if err := c.Flags().Set("hca-caps", "true"); err != nil {
+		t.Fatal(err)
+	}
+	err := c.RunE(c, []string{"rxe0/1"})
+	if ran || err == nil || !strings.Contains(err.Error(), "rxe0 is not an mlx5") {
+		t.Errorf("with --hca-caps: %v (ran %v)", err, ran)
 	}
 }
