@@ -3,7 +3,9 @@
 # as goreleaser.yaml describes them (make release-snapshot).
 #
 # With goreleaser on PATH (or GORELEASER=path) it runs
-# `goreleaser release --snapshot --clean`. Otherwise it builds the same
+# `goreleaser release --snapshot --clean` (v2.14.0 checked: `go install
+# github.com/goreleaser/goreleaser/v2@v2.14.0`; newer ones need Go 1.27 or a
+# dependency the module proxy refuses here). It needs a git remote. Otherwise it builds the same
 # artifacts itself with go build, tar and sha256sum:
 #   dist/rdmactl_<version>_linux_{amd64,arm64}.tar.gz
 #     rdmactl, README.md, LICENSE, completions/*, man/*.1

@@ -79,7 +79,7 @@ func TestReleaseConfig(t *testing.T) {
 	}
 	for _, want := range []string{
 		"version: 2", "main: ./cmd/rdmactl", "CGO_ENABLED=0", "- linux", "- amd64", "- arm64", "-trimpath",
-		"- README.md", "- LICENSE", "- completions/*", "- man/*.1", "name_template: checksums.txt", "algorithm: sha256",
+		"src: README.md", "src: LICENSE", "src: completions/*", "src: man/*.1", "name_template: checksums.txt", "algorithm: sha256",
 	} {
 		if !strings.Contains(gr, want) {
 			t.Errorf("goreleaser.yaml lacks %q", want)
