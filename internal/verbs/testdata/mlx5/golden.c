@@ -11,6 +11,13 @@
  *                   and its segment structs; writes the SQ bytes and the
  *                   final producer counter (u32, little-endian) to stdout.
  *
+ *   golden cqe      reads CQE descriptions on stdin and writes each as a
+ *                   struct mlx5_cqe64 (or mlx5_err_cqe) filled through the
+ *                   header's field names and mlx5dv_set_cqe_owner.
+ *   golden rwqe     reads receive WRs ("stride length lkey addr") and writes
+ *                   each receive WQE as rdma-core's mlx5_post_recv builds it
+ *                   (mlx5dv_set_data_seg, MLX5_INVALID_LKEY terminator).
+ *
  * wqe input: first line "sq_wqe_cnt qpn cur_post"; then one WR per line:
  * "ibv_wr_opcode ibv_send_flags imm lkey addr length raddr rkey sigall seed"
  * (imm in host order; inline payload byte i is (uint8_t)(seed + 7*i)).
@@ -228,12 +235,65 @@ static int wqe(void)
 	return 0;
 }
 
+/* cqe input, one per line:
+ * "opcode owner qpn sop_opcode wqe_counter byte_cnt imm flags_rqpn slid syndrome vendor" */
+static int cqe(void)
+{
+	unsigned op, owner, qpn, sop, ctr, cnt, imm, frq, slid, synd, vend;
+	while (scanf("%u %u %u %u %u %u %u %u %u %u %u", &op, &owner, &qpn, &sop, &ctr, &cnt,
+		     &imm, &frq, &slid, &synd, &vend) == 11) {
+		struct mlx5_cqe64 c;
+		memset(&c, 0, sizeof(c));
+		c.sop_drop_qpn = htobe32(sop << 24 | qpn);
+		c.wqe_counter = htobe16(ctr);
+		c.byte_cnt = htobe32(cnt);
+		c.imm_inval_pkey = htobe32(imm);
+		c.flags_rqpn = htobe32(frq);
+		c.slid = htobe16(slid);
+		c.op_own = op << 4;
+		mlx5dv_set_cqe_owner(&c, owner);
+		if (op == MLX5_CQE_REQ_ERR || op == MLX5_CQE_RESP_ERR) {
+			struct mlx5_err_cqe *e = (void *)&c;
+			e->syndrome = synd;
+			e->vendor_err_synd = vend;
+		}
+		if (mlx5dv_get_cqe_opcode(&c) != op || mlx5dv_get_cqe_owner(&c) != owner)
+			return 3;
+		fwrite(&c, 1, sizeof(c), stdout);
+	}
+	return 0;
+}
+
+static int rwqe(void)
+{
+	unsigned stride, len, lkey;
+	unsigned long long addr;
+	while (scanf("%u %u %u %llu", &stride, &len, &lkey, &addr) == 4) {
+		uint8_t buf[256];
+		memset(buf, 0xee, sizeof(buf)); /* bytes beyond the segments stay as they were */
+		struct mlx5_wqe_data_seg *scat = (void *)buf;
+		int max_gs = stride / sizeof(*scat);
+		mlx5dv_set_data_seg(&scat[0], len, lkey, (uintptr_t)addr);
+		if (max_gs > 1) {
+			scat[1].byte_count = 0;
+			scat[1].lkey = htobe32(MLX5_INVALID_LKEY);
+			scat[1].addr = 0;
+		}
+		fwrite(buf, 1, stride, stdout);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "layout"))
 		return layout();
 	if (argc == 2 && !strcmp(argv[1], "wqe"))
 		return wqe();
-	fprintf(stderr, "usage: golden layout|wqe\n");
+	if (argc == 2 && !strcmp(argv[1], "cqe"))
+		return cqe();
+	if (argc == 2 && !strcmp(argv[1], "rwqe"))
+		return rwqe();
+	fprintf(stderr, "usage: golden layout|wqe|cqe|rwqe\n");
 	return 2;
 }
