@@ -48,7 +48,7 @@ func (mlx5Provider) contextUData() ([]byte, int) {
 	return abiBytes(req), int(unsafe.Sizeof(mlx5AllocUcontextResp{}))
 }
 
-// mlx5MapFunc maps length bytes of fd at offset (the UAR pages); a
+// mlx5MapUAR maps length bytes of fd at offset (the UAR pages); a
 // variable so that host tests can hand out ordinary memory.
 var mlx5MapUAR = func(fd int, offset int64, length int) ([]byte, error) {
 	// Write-only, shared: rdma-core's mlx5_mmap. The UAR is never read.

@@ -65,10 +65,11 @@ func mlx5FmCeSe(f SendFlags, sigAll bool) uint8 {
 	return b
 }
 
-// mlx5SendWQEBBs is how many WQEBBs wr takes: ctrl, then raddr for RDMA
-// operations, then one data segment or the inline data (4-byte header plus
-// payload rounded up to 16), all rounded up to 64 bytes. A zero-length SGE
-// is skipped, as rdma-core does.
+// mlx5SendDS is the size of wr's WQE in 16-byte units (the ctrl segment's
+// ds): ctrl, then raddr for RDMA operations, then one data segment or the
+// inline data (4-byte header plus payload, rounded up to 16). A
+// zero-length SGE is skipped, as rdma-core does. The WQE takes
+// ceil(ds·16/64) WQEBBs.
 func mlx5SendDS(wr *SendWR) uint32 {
 	ds := uint32(1)
 	switch wr.Opcode {
