@@ -43,8 +43,16 @@ type runner struct {
 
 	scnt, ccnt, rposted []uint64
 
-	posted, completed []int64 // iteration mode, per message (bw) or per iteration (lat)
-	hist              *histogram
+	// Iteration mode. Bandwidth: one (time, messages completed so far)
+	// event per poll that returned completions; the clock is read once
+	// per such poll and once before the first post, never per message
+	// (on a guest whose clocksource is not vDSO-capable every read is a
+	// system call). Latency: one sample per iteration.
+	evT    []int64
+	evC    []uint64
+	nEv    int
+	posted []int64
+	hist   *histogram
 
 	// progress is the number of completed messages (bw) or iterations
 	// (lat), published for the progress/interval goroutine.
@@ -93,9 +101,11 @@ func newRunner(p *Params, res *Resources, remote []Dest, ahs []*verbs.AH, cycle 
 		if p.Test == TestBW {
 			per *= uint64(n)
 		}
-		r.posted = make([]int64, per+1)
 		if p.Test == TestBW {
-			r.completed = make([]int64, per+1)
+			r.evT = make([]int64, per+1)
+			r.evC = make([]uint64, per+1)
+		} else {
+			r.posted = make([]int64, per+1)
 		}
 	}
 	for i := range r.wrs {
@@ -147,7 +157,7 @@ func (r *runner) prepare(sz uint64) {
 	clear(r.scnt)
 	clear(r.ccnt)
 	clear(r.rposted)
-	r.nDone, r.tStart, r.tEnd, r.nSamples = 0, 0, 0, 0
+	r.nDone, r.tStart, r.tEnd, r.nSamples, r.nEv = 0, 0, 0, 0, 0
 	r.progress.Store(0)
 	if r.hist != nil {
 		r.hist.reset()
@@ -234,11 +244,8 @@ func (r *runner) runBW() error {
 						wrs[k].Flags &^= verbs.SendSignaled
 					}
 				}
-				t := r.now()
-				if !durMode {
-					for k := uint64(0); k < pl; k++ {
-						r.posted[totS+k] = t
-					}
+				if totS == 0 {
+					r.tStart = r.now()
 				}
 				if err := r.res.QPs[q].PostSend(wrs); err != nil {
 					return err
@@ -280,13 +287,12 @@ func (r *runner) runBW() error {
 				continue
 			}
 			credit := min(cqMod, iters-r.ccnt[q])
-			if !durMode {
-				for k := uint64(0); k < credit; k++ {
-					r.completed[totC+k] = t
-				}
-			}
 			r.ccnt[q] += credit
 			totC += credit
+		}
+		if !durMode && r.nEv < len(r.evT) {
+			r.evT[r.nEv], r.evC[r.nEv] = t, totC
+			r.nEv++
 		}
 		r.progress.Store(totC)
 		if durMode {
@@ -492,6 +498,12 @@ func (r *runner) runLatWrite() error {
 				return err
 			}
 		}
+		r.res.Buf[postOff] = byte(i)
+		if err := r.res.QPs[0].PostSend(wr); err != nil {
+			return err
+		}
+		// The clock is read after the post, off the critical path: the
+		// sample is the period between two posts, i.e. one round trip.
 		t := r.now()
 		if prev != 0 {
 			if durMode {
@@ -504,11 +516,10 @@ func (r *runner) runLatWrite() error {
 			}
 		}
 		prev = t
-		r.res.Buf[postOff] = byte(i)
-		if err := r.res.QPs[0].PostSend(wr); err != nil {
-			return err
-		}
 		if err := r.pollOne(r.res.SendCQ); err != nil {
+			if durMode && r.now() >= tSampleEnd {
+				break // the peer stopped on its own clock and tore down
+			}
 			r.nSamples = ns
 			return err
 		}
@@ -613,7 +624,10 @@ func (r *runner) runLatSend() error {
 				return err
 			}
 		}
-		t := r.now()
+		if err := r.res.QPs[0].PostSend(wr); err != nil {
+			return err
+		}
+		t := r.now() // after the post, as in runLatWrite
 		if prev != 0 {
 			if durMode {
 				if t >= tSampleStart && t < tSampleEnd {
@@ -625,10 +639,10 @@ func (r *runner) runLatSend() error {
 			}
 		}
 		prev = t
-		if err := r.res.QPs[0].PostSend(wr); err != nil {
-			return err
-		}
 		if err := r.pollOne(r.res.SendCQ); err != nil {
+			if durMode && r.now() >= tSampleEnd {
+				break // the peer stopped on its own clock and tore down
+			}
 			r.nSamples = ns
 			return err
 		}
@@ -665,8 +679,7 @@ func (r *runner) recvOne(iters uint64) error {
 	return nil
 }
 
-// runLatRead times each RDMA READ from post to completion (a full round
-// trip; perftest uses post-to-post times).
+// runLatRead times RDMA READs one at a time (a full round trip each).
 func (r *runner) runLatRead() error {
 	p := r.p
 	wr := r.wrs[0][:1]
@@ -681,12 +694,18 @@ func (r *runner) runLatRead() error {
 		tStopAt = r.now() + int64(p.Duration)
 	}
 	var ns int
+	// One clock read per READ: the sample is the time from one READ's
+	// completion (when the next is posted) to the next's, as perftest's
+	// post-to-post time; iters+1 reads give iters samples.
+	t := r.now()
 	for i := uint64(1); i <= iters; i++ {
-		t := r.now()
 		if err := r.res.QPs[0].PostSend(wr); err != nil {
 			return err
 		}
 		if err := r.pollOne(r.res.SendCQ); err != nil {
+			if durMode && r.now() >= tSampleEnd {
+				break // the peer stopped on its own clock and tore down
+			}
 			r.nSamples = ns
 			return err
 		}
@@ -702,6 +721,7 @@ func (r *runner) runLatRead() error {
 			r.posted[ns] = t2 - t
 			ns++
 		}
+		t = t2
 		r.progress.Store(i)
 	}
 	r.nSamples = ns

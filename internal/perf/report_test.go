@@ -106,15 +106,25 @@ func TestHistogramStats(t *testing.T) {
 	}
 }
 
-func TestBWFromTimes(t *testing.T) {
-	// 10 messages of 1 MiB, one per ms, completions 1 ms after posting.
-	var posted, completed []int64
-	for i := 0; i < 10; i++ {
-		posted = append(posted, int64(i)*1e6)
-		completed = append(completed, int64(i+1)*1e6)
+func TestBWFromEvents(t *testing.T) {
+	// 10 MiB-messages, one completion per ms after a first post at 0.
+	var evT []int64
+	var evC []uint64
+	for i := 1; i <= 10; i++ {
+		evT = append(evT, int64(i)*1e6)
+		evC = append(evC, uint64(i))
 	}
-	r := bwFromTimes(1<<20, posted, completed, 1, 1, false)
-	if math.Abs(r.BWAvg-1000) > 1e-6 || math.Abs(r.MsgRate-0.001) > 1e-9 || math.Abs(r.BWPeak-1000) > 1e-6 {
+	r := bwFromEvents(1<<20, 0, evT, evC, 1, false)
+	if math.Abs(r.BWAvg-1000) > 1e-6 || math.Abs(r.MsgRate-0.001) > 1e-9 || math.Abs(r.BWPeak-1000) > 1e-6 || r.Iters != 10 {
 		t.Fatalf("%+v", r)
+	}
+	// A burst: two completions 1 us apart do not make a peak with a
+	// window of 3 messages; a fast stretch of 3 does.
+	evT = []int64{1e6, 1e6 + 1e3, 2e6, 2.5e6, 3e6}
+	evC = []uint64{1, 2, 3, 4, 5}
+	r = bwFromEvents(1<<20, 0, evT, evC, 3, false)
+	want := float64(1<<20) * 3 / 1.5e-3 / (1 << 20) // 3 messages from 1 ms+1us.. hmm: best stretch
+	if r.BWPeak < r.BWAvg || r.BWPeak > want*1.01 {
+		t.Fatalf("peak %v (avg %v, bound %v)", r.BWPeak, r.BWAvg, want)
 	}
 }

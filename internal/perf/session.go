@@ -702,12 +702,13 @@ func (s *Session) bwResult(r *runner) BWResult {
 	if p.Duration > 0 || p.Server {
 		return bwFromCount(r.size, r.nDone, r.tEnd-r.tStart, p.Gbits)
 	}
-	n := int(r.nDone)
-	return bwFromTimes(r.size, r.posted[:n], r.completed[:n], p.CQMod, p.PostList, p.Gbits)
+	return bwFromEvents(r.size, r.tStart, r.evT[:r.nEv], r.evC[:r.nEv], uint64(p.TxDepth*p.QPs), p.Gbits)
 }
 
 // watchPeer notices the peer closing the TCP connection during the run
-// (it crashed or was stopped) and stops the loop, without reading.
+// (it crashed or was stopped) and stops the loop, without reading. It
+// sleeps in poll(2) on the socket and on a pipe that ends the watch, so
+// it never wakes up while the peer is alive.
 func (s *Session) watchPeer() func() {
 	tc, ok := s.conn.c.(*net.TCPConn)
 	if !ok {
@@ -717,26 +718,45 @@ func (s *Session) watchPeer() func() {
 	if err != nil {
 		return func() {}
 	}
-	var quit atomic.Bool
+	var pfd [2]int
+	if err := unix.Pipe2(pfd[:], unix.O_CLOEXEC); err != nil {
+		return func() {}
+	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for !quit.Load() {
-			gone := false
-			_ = rc.Control(func(fd uintptr) {
-				fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLRDHUP}}
-				n, _ := unix.Poll(fds, 100)
-				gone = n > 0 && fds[0].Revents&(unix.POLLRDHUP|unix.POLLHUP|unix.POLLERR) != 0
-			})
-			if gone {
-				s.peerGone.Store(true)
-				s.stop.Store(true)
-				return
+		_ = rc.Control(func(fd uintptr) {
+			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLRDHUP}, {Fd: int32(pfd[0]), Events: unix.POLLIN}}
+			for {
+				n, err := unix.Poll(fds, -1)
+				if err == unix.EINTR {
+					continue
+				}
+				if err != nil || n == 0 || fds[1].Revents != 0 {
+					return
+				}
+				if fds[0].Revents&(unix.POLLRDHUP|unix.POLLHUP|unix.POLLERR) != 0 {
+					// A peer that finished its last iteration may close
+					// a moment before our loop sees its last completion
+					// (ib_write_lat has no closing handshake): give the
+					// loop a second to end on its own.
+					s.peerGone.Store(true)
+					grace := []unix.PollFd{{Fd: int32(pfd[0]), Events: unix.POLLIN}}
+					if n, _ := unix.Poll(grace, 1000); n == 0 {
+						s.stop.Store(true)
+					}
+					return
+				}
 			}
-		}
+		})
 	}()
-	return func() { quit.Store(true); wg.Wait() }
+	return func() {
+		_, _ = unix.Write(pfd[1], []byte{1})
+		wg.Wait()
+		_ = unix.Close(pfd[0])
+		_ = unix.Close(pfd[1])
+	}
 }
 
 // progress prints a live line on s.Progress and, with -P.Interval, a

@@ -337,8 +337,8 @@ func TestInterruptPrintsPartial(t *testing.T) {
 	f := newFakeFabric()
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	port := l.Addr().(*net.TCPAddr).Port
-	srv := Params{Verb: VerbWrite, Test: TestLat, Server: true, Port: port, Iters: 1 << 20}
-	cli := Params{Verb: VerbWrite, Test: TestLat, Host: "127.0.0.1", Port: port, Iters: 1 << 20}
+	srv := Params{Verb: VerbWrite, Test: TestLat, Server: true, Port: port, Duration: time.Hour, Margin: time.Millisecond}
+	cli := Params{Verb: VerbWrite, Test: TestLat, Host: "127.0.0.1", Port: port, Duration: time.Hour, Margin: time.Millisecond}
 	srv.Defaults()
 	cli.Defaults()
 	ctx, cancel := context.WithCancel(context.Background())

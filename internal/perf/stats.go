@@ -223,44 +223,48 @@ func unitFactor(gbits bool) float64 {
 	return 1 << 20
 }
 
-// bwFromTimes computes perftest's figures from per-message post and
-// completion times (ns): average over [posted[0], completed[n-1]], peak as
-// perftest's print_report_bw (best per-message time over windows that end
-// on a completion boundary), bounded to keep it O(n·64) on long runs.
-func bwFromTimes(size uint64, posted, completed []int64, cqMod, postList int, gbits bool) BWResult {
-	n := len(posted)
-	r := BWResult{Size: size, Iters: uint64(n)}
-	if n == 0 || len(completed) != n {
-		return r
+// bwFromEvents computes the figures of a run from its completion events
+// (time ns, messages completed so far) and the time of the first post:
+// the average over [first post, last completion], as perftest; the peak
+// as the best rate over any stretch between two completion events that
+// covers at least window messages (one pipeline's worth, so that a burst
+// of completions polled together does not count as a rate), and never
+// below the average. perftest instead timestamps every post and
+// completion with the TSC; reading the clock per message would cost a
+// system call per message on guests without a vDSO clock.
+func bwFromEvents(size uint64, tFirst int64, evT []int64, evC []uint64, window uint64, gbits bool) BWResult {
+	n := len(evT)
+	if n == 0 {
+		return BWResult{Size: size}
 	}
-	total := float64(completed[n-1] - posted[0])
+	msgs := evC[n-1]
+	r := BWResult{Size: size, Iters: msgs}
+	total := float64(evT[n-1] - tFirst)
 	if total <= 0 {
 		total = 1
 	}
 	f := unitFactor(gbits)
 	r.Seconds = total / 1e9
-	r.BWAvg = float64(size) * float64(n) / r.Seconds / f
-	r.MsgRate = float64(n) / r.Seconds / 1e6
-	// The whole run is one window too, so the peak is never below the
-	// average even where the bounded search stops early.
-	best := total / float64(n)
-	const maxWindows = 64
-	for i := 0; i < n; i += postList {
-		j0 := ((i+1+cqMod-1)/cqMod)*cqMod - 1
-		for w, j := 0, j0; j < n && w < maxWindows; j, w = j+cqMod, w+1 {
-			t := float64(completed[j]-posted[i]) / float64(j-i+1)
-			if t > 0 && t < best {
-				best = t
-			}
+	r.BWAvg = float64(size) * float64(msgs) / r.Seconds / f
+	r.MsgRate = float64(msgs) / r.Seconds / 1e6
+	best := float64(msgs) / total // messages per ns
+	window = max(window, 1)
+	k1 := 0
+	for k2 := 1; k2 < n; k2++ {
+		// Advance k1 as far as the window still holds.
+		for k1+1 < k2 && evC[k2]-evC[k1+1] >= window {
+			k1++
 		}
-		if n%cqMod != 0 {
-			j := n - 1
-			if t := float64(completed[j]-posted[i]) / float64(j-i+1); t > 0 && t < best {
-				best = t
+		if evC[k2]-evC[k1] < window {
+			continue
+		}
+		if dt := float64(evT[k2] - evT[k1]); dt > 0 {
+			if rate := float64(evC[k2]-evC[k1]) / dt; rate > best {
+				best = rate
 			}
 		}
 	}
-	r.BWPeak = float64(size) / (best / 1e9) / f
+	r.BWPeak = float64(size) * best * 1e9 / f
 	return r
 }
 

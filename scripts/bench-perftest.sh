@@ -1,0 +1,109 @@
+#!/bin/bash
+# scripts/bench-perftest.sh [ROUNDS]: rdmactl perf against perftest on the
+# same rxe pair (rxe0 server, rxe1 client) in one VM boot, alternating the
+# two tools run by run, and prints a side-by-side table of medians over
+# ROUNDS (default 3) runs each:
+#   write bandwidth and message rate at 64 B, 4 KiB and 64 KiB (ib_write_bw),
+#   write latency median (t_typical) and p99 at 2 B and 4 KiB (ib_write_lat).
+# Both tools' output is parsed with the same code (rdmactl prints perftest's
+# layout). Figures only; nothing is asserted. Under TCG the guest CPU is
+# emulated, so compare the ratio, not the absolute numbers.
+#
+# Environment: RDMACTL (binary, default bin/rdmactl, built if missing),
+# VMRUN (default /work/shared/rdmavm/run if present, else vm/run),
+# BW_ITERS (default 2000), LAT_ITERS (default 500).
+set -euo pipefail
+
+if [ "${1:-}" = "--guest" ]; then
+	shift
+	R=$1 ROUNDS=$2 BW_ITERS=$3 LAT_ITERS=$4
+	SRV=10.77.0.1
+	out=$(mktemp -d /tmp/bench-perftest.XXXXXX)
+	port=19000
+	# one TOOL KIND SIZE ROUND: run one server/client pair, append the
+	# client's result row to $out/TOOL-KIND-SIZE.
+	one() {
+		local tool=$1 kind=$2 size=$3 iters
+		if [ "$kind" = bw ]; then iters=$BW_ITERS; else iters=$LAT_ITERS; fi
+		port=$((port + 1))
+		local args=(-s "$size" -n "$iters" -p "$port")
+		local srv cli
+		if [ "$tool" = perftest ]; then
+			srv=(ib_write_"$kind" -d rxe0 "${args[@]}")
+			cli=(ib_write_"$kind" -d rxe1 "${args[@]}" "$SRV")
+		else
+			local lat=()
+			[ "$kind" = lat ] && lat=(--lat)
+			srv=("$R" perf write "${lat[@]}" -d rxe0 "${args[@]}")
+			cli=("$R" perf write "${lat[@]}" -d rxe1 "${args[@]}" "$SRV")
+		fi
+		"${srv[@]}" >"$out/srv.txt" 2>&1 &
+		local spid=$!
+		sleep 1
+		if ! timeout 300 "${cli[@]}" >"$out/cli.txt" 2>&1; then
+			echo "bench: $tool $kind $size failed:" >&2
+			cat "$out/cli.txt" "$out/srv.txt" >&2
+			kill "$spid" 2>/dev/null || true
+			wait "$spid" 2>/dev/null || true
+			return 1
+		fi
+		wait "$spid" || true
+		# The first row under the "#bytes" header.
+		awk '/^ #bytes/ {h=1; next} h && $1 ~ /^[0-9]+$/ {print; exit}' "$out/cli.txt" >>"$out/$tool-$kind-$size"
+	}
+	configs=("bw 64" "bw 4096" "bw 65536" "lat 2" "lat 4096")
+	for ((r = 0; r < ROUNDS; r++)); do
+		for c in "${configs[@]}"; do
+			set -- $c
+			# Alternate which tool goes first, round by round.
+			if ((r % 2 == 0)); then
+				one perftest "$1" "$2"
+				one rdmactl "$1" "$2"
+			else
+				one rdmactl "$1" "$2"
+				one perftest "$1" "$2"
+			fi
+		done
+	done
+	# median FILE COLUMN
+	median() {
+		awk -v c="$2" '{print $c}' "$1" | sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else printf "%.6g\n", (v[NR/2]+v[NR/2+1])/2}'
+	}
+	row() { # label kind size column better(higher|lower)
+		local p m
+		p=$(median "$out/perftest-$2-$3" "$4")
+		m=$(median "$out/rdmactl-$2-$3" "$4")
+		awk -v l="$1" -v p="$p" -v m="$m" -v b="$5" 'BEGIN {
+			ratio = (p > 0) ? m / p : 0
+			ok = (b == "higher") ? (ratio >= 1 ? "yes" : "no") : (ratio <= 1 ? "yes" : "no")
+			printf "%-32s %14s %14s %8.3f  %s\n", l, p, m, ratio, ok }'
+	}
+	echo
+	echo "rdmactl perf vs perftest $(dpkg-query -W -f '${Version}' perftest 2>/dev/null || echo '?'), rxe1 -> rxe0, medians of $ROUNDS alternating runs"
+	echo "(bw: -n $BW_ITERS, lat: -n $LAT_ITERS; TCG guest: compare ratios, not absolute figures)"
+	printf "%-32s %14s %14s %8s  %s\n" "metric" "perftest" "rdmactl" "ratio" "rdmactl as good"
+	row "write BW avg 64 B [MB/s]" bw 64 4 higher
+	row "write msg rate 64 B [Mpps]" bw 64 5 higher
+	row "write BW avg 4 KiB [MB/s]" bw 4096 4 higher
+	row "write msg rate 4 KiB [Mpps]" bw 4096 5 higher
+	row "write BW avg 64 KiB [MB/s]" bw 65536 4 higher
+	row "write msg rate 64 KiB [Mpps]" bw 65536 5 higher
+	row "write lat median 2 B [us]" lat 2 5 lower
+	row "write lat p99 2 B [us]" lat 2 8 lower
+	row "write lat median 4 KiB [us]" lat 4096 5 lower
+	row "write lat p99 4 KiB [us]" lat 4096 8 lower
+	rm -rf "$out"
+	exit 0
+fi
+
+cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
+ROUNDS=${1:-3}
+RDMACTL=${RDMACTL:-bin/rdmactl}
+if [ ! -x "$RDMACTL" ]; then
+	CGO_ENABLED=0 ${GO:-go} build -o "$RDMACTL" ./cmd/rdmactl
+fi
+RDMACTL=$(readlink -f "$RDMACTL")
+if [ -z "${VMRUN:-}" ]; then
+	if [ -x /work/shared/rdmavm/run ]; then VMRUN=/work/shared/rdmavm/run; else VMRUN=vm/run; fi
+fi
+exec "$VMRUN" --cpus 2 -- "$PWD/scripts/bench-perftest.sh" --guest "$RDMACTL" "$ROUNDS" "${BW_ITERS:-2000}" "${LAT_ITERS:-500}"
