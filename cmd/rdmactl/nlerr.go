@@ -1,0 +1,130 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/rdmactl/rdmactl/internal/nldev"
+	"github.com/rdmactl/rdmactl/internal/sysfs"
+)
+
+// Shared helpers of the netlink commands (dev show, link, res) that other
+// commands may call too: opening the NLDEV socket, giving netlink errors
+// their exit code, and "unknown device" messages that list what exists.
+
+// errNoRDMA is the one line printed on a machine without any RDMA: no
+// NETLINK_RDMA family and no /sys/class/infiniband.
+var errNoRDMA = errors.New("this kernel has no RDMA support: no RDMA netlink (NETLINK_RDMA) and no /sys/class/infiniband (is ib_core loaded? for Soft-RoCE: modprobe rdma_rxe; rdma link add rxe0 type rxe netdev eth0)")
+
+// openNL opens the RDMA netlink socket. Its error already carries the exit
+// code (exitUnsupported when the kernel has no RDMA netlink).
+func (a *app) openNL() (*nldev.Client, error) {
+	c, err := nldev.Dial()
+	if err != nil {
+		return nil, nlError(err)
+	}
+	return c, nil
+}
+
+// nlError gives an nldev (or sysfs) error its exit code: no RDMA in the
+// kernel -> exitUnsupported, unknown device/port -> exitNotFound,
+// EPERM/EACCES -> exitPermission, ENODEV/ENOENT from the kernel (the device
+// went away between two requests) -> exitNotFound. Errors that already
+// have a code keep it.
+func nlError(err error) error {
+	var ee *exitError
+	var nf *nldev.NotFoundError
+	var snf *sysfs.NotFoundError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ee):
+		return err
+	case errors.Is(err, nldev.ErrNoRDMA), errors.Is(err, sysfs.ErrNoRDMA):
+		return withCode(exitUnsupported, errNoRDMA)
+	case errors.As(err, &nf), errors.As(err, &snf):
+		return withCode(exitNotFound, err)
+	case errors.Is(err, syscall.EPERM), errors.Is(err, syscall.EACCES), errors.Is(err, fs.ErrPermission):
+		return withCode(exitPermission, fmt.Errorf("%w (needs root or CAP_NET_ADMIN)", err))
+	case errors.Is(err, syscall.ENODEV), errors.Is(err, syscall.ENOENT):
+		return withCode(exitNotFound, err)
+	case errors.Is(err, syscall.EOPNOTSUPP):
+		return withCode(exitUnsupported, fmt.Errorf("%w (this kernel does not support the request)", err))
+	}
+	return err
+}
+
+// notFoundDev is the exitNotFound error for an unknown device name, listing
+// the devices that exist.
+func notFoundDev(name string, have []string) error {
+	return withCode(exitNotFound, &nldev.NotFoundError{Kind: "device", Name: name, Exists: have})
+}
+
+// notFoundPort is the exitNotFound error for an unknown port of a known
+// device, listing the device's ports as DEV/PORT.
+func notFoundPort(dev string, port uint32, have []uint32) error {
+	names := make([]string, len(have))
+	for i, p := range have {
+		names[i] = fmt.Sprintf("%s/%d", dev, p)
+	}
+	return withCode(exitNotFound, &nldev.NotFoundError{Kind: "port", Name: fmt.Sprintf("%s/%d", dev, port), Exists: names})
+}
+
+// parseDevPort splits "DEV" or "DEV/PORT" (port 0 = all ports). A bad port
+// is a usage error.
+func parseDevPort(arg string) (dev string, port uint32, err error) {
+	dev, p, hasPort := strings.Cut(arg, "/")
+	if dev == "" {
+		return "", 0, usageErrorf("%q: want DEV or DEV/PORT, as in rxe0 or rxe0/1", arg)
+	}
+	if hasPort {
+		n, perr := strconv.ParseUint(p, 10, 32)
+		if perr != nil || n == 0 {
+			return "", 0, usageErrorf("%q: the port must be a number from 1, as in rxe0/1", arg)
+		}
+		port = uint32(n)
+	}
+	return dev, port, nil
+}
+
+// nlDevices lists the devices over netlink, or only the one called name
+// (name "" = all). An unknown name is exitNotFound listing the devices.
+func nlDevices(c *nldev.Client, name string) ([]nldev.Device, error) {
+	devs, err := c.Devices()
+	if err != nil {
+		return nil, nlError(err)
+	}
+	if name == "" {
+		return devs, nil
+	}
+	var have []string
+	for _, d := range devs {
+		if d.Name == name {
+			return []nldev.Device{d}, nil
+		}
+		have = append(have, d.Name)
+	}
+	return nil, notFoundDev(name, have)
+}
+
+// sfDeviceNames lists the devices of the sysfs tree, or checks name (name
+// "" = all), with nlError's exit codes.
+func sfDeviceNames(f *sysfs.FS, name string) ([]string, error) {
+	names, err := f.Devices()
+	if err != nil {
+		return nil, nlError(err)
+	}
+	if name == "" {
+		return names, nil
+	}
+	for _, n := range names {
+		if n == name {
+			return []string{n}, nil
+		}
+	}
+	return nil, notFoundDev(name, names)
+}
