@@ -13,7 +13,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -31,44 +30,25 @@ import (
 //     consumes WQEs through the doorbell record and writes CQE64s with
 //     the owner-bit protocol.
 
-var (
-	mlx5GoldenOnce sync.Once
-	mlx5GoldenBin  string
-	mlx5GoldenErr  error
-)
-
-// mlx5Golden builds testdata/mlx5/golden.c once. A missing header fails
-// the test (it must not be skipped): install libibverbs-dev.
+// mlx5Golden builds testdata/mlx5/golden.c into the test's temporary
+// directory. A missing header fails the test (it must not be skipped):
+// install libibverbs-dev.
 func mlx5Golden(t *testing.T) string {
 	t.Helper()
-	mlx5GoldenOnce.Do(func() {
-		for _, h := range []string{"/usr/include/infiniband/mlx5dv.h", "/usr/include/rdma/mlx5-abi.h"} {
-			if _, err := os.Stat(h); err != nil {
-				mlx5GoldenErr = fmt.Errorf("%s is missing: install rdma-core's development headers (Debian: apt-get install -y libibverbs-dev linux-libc-dev): %v", h, err)
-				return
-			}
+	for _, h := range []string{"/usr/include/infiniband/mlx5dv.h", "/usr/include/rdma/mlx5-abi.h"} {
+		if _, err := os.Stat(h); err != nil {
+			t.Fatalf("%s is missing: install rdma-core's development headers (Debian: apt-get install -y libibverbs-dev linux-libc-dev): %v", h, err)
 		}
-		gcc, err := exec.LookPath("gcc")
-		if err != nil {
-			mlx5GoldenErr = fmt.Errorf("gcc is needed to build the mlx5 golden program: %v", err)
-			return
-		}
-		dir, err := os.MkdirTemp("", "mlx5-golden")
-		if err != nil {
-			mlx5GoldenErr = err
-			return
-		}
-		bin := filepath.Join(dir, "golden")
-		if out, err := exec.Command(gcc, "-Wall", "-Werror", "-O1", "-o", bin, "testdata/mlx5/golden.c").CombinedOutput(); err != nil {
-			mlx5GoldenErr = fmt.Errorf("gcc testdata/mlx5/golden.c: %v\n%s", err, out)
-			return
-		}
-		mlx5GoldenBin = bin
-	})
-	if mlx5GoldenErr != nil {
-		t.Fatal(mlx5GoldenErr)
 	}
-	return mlx5GoldenBin
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Fatalf("gcc is needed to build the mlx5 golden program: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "golden")
+	if out, err := exec.Command(gcc, "-Wall", "-Werror", "-O1", "-o", bin, "testdata/mlx5/golden.c").CombinedOutput(); err != nil {
+		t.Fatalf("gcc testdata/mlx5/golden.c: %v\n%s", err, out)
+	}
+	return bin
 }
 
 var mlx5LayoutTypes = map[string]reflect.Type{
