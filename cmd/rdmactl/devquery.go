@@ -208,6 +208,7 @@ flag names (key_names).`,
 	}
 	// -p is the global --pretty, so the port is --port/-i (ibv_devinfo's -i).
 	c.Flags().UintVarP(&port, "port", "i", 0, "query only port `N` (as DEV/N)")
+	addHCACapsFlag(a, c)
 	return c
 }
 
