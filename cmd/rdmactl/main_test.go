@@ -47,4 +47,3 @@ func TestTableRendering(t *testing.T) {
 		t.Fatalf("unexpected table:\n%s", b.String())
 	}
 }
-
