@@ -45,7 +45,6 @@ func parseAttrs(b []byte) attrs {
 	return a
 }
 
-
 func (a attrs) u8(t uint16) *uint8 {
 	if d, ok := a.m[t]; ok && len(d) == 1 {
 		v := d[0]

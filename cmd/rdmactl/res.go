@@ -1,0 +1,428 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/rdmactl/rdmactl/internal/nldev"
+	"github.com/spf13/cobra"
+)
+
+func init() { commandFactories = append(commandFactories, newResCmd) }
+
+// JSON of `rdmactl -j res [OBJECT]`. Keys are rdma -j resource show's,
+// hyphens turned into underscores (sq-psn -> sq_psn, path-mig-state ->
+// path_mig_state, poll-ctx -> poll_ctx, cm-idn -> cm_idn, qp-type ->
+// qp_type, src-addr -> src_addr, adaptive-moderation ->
+// adaptive_moderation). As in rdma, a key is absent when the kernel did
+// not report the field (rqpn of an unconnected QP, pid of a kernel-owned
+// object...). Differences from rdma -j, on purpose: rkey, lkey, iova,
+// local_dma_lkey and unsafe_global_rkey are numbers (rdma prints bare hex
+// strings, and truncates iova to 32 bits); comm of a kernel-owned object
+// is the module name without brackets (as rdma -j; its text output adds
+// []), of a user object /proc/PID/comm ("" if the process is gone).
+
+// resSummaryJSON is one device of `rdmactl -j res` (rdma -j res show).
+type resSummaryJSON struct {
+	Ifindex uint32 `json:"ifindex"`
+	Ifname  string `json:"ifname"`
+	PD      uint64 `json:"pd"`
+	CQ      uint64 `json:"cq"`
+	QP      uint64 `json:"qp"`
+	CMID    uint64 `json:"cm_id"`
+	MR      uint64 `json:"mr"`
+	Ctx     uint64 `json:"ctx"`
+	SRQ     uint64 `json:"srq"`
+}
+
+type resHeadJSON struct {
+	Ifindex uint32 `json:"ifindex"`
+	Ifname  string `json:"ifname"`
+}
+
+type resOwnerJSON struct {
+	PID  *uint32 `json:"pid,omitempty"`
+	Comm string  `json:"comm,omitempty"`
+}
+
+type resQPJSON struct {
+	resHeadJSON
+	Port         *uint32 `json:"port,omitempty"`
+	LQPN         *uint32 `json:"lqpn,omitempty"`
+	RQPN         *uint32 `json:"rqpn,omitempty"`
+	Type         string  `json:"type,omitempty"`
+	State        string  `json:"state,omitempty"`
+	RQPSN        *uint32 `json:"rq_psn,omitempty"`
+	SQPSN        *uint32 `json:"sq_psn,omitempty"`
+	PathMigState string  `json:"path_mig_state,omitempty"`
+	PDN          *uint32 `json:"pdn,omitempty"`
+	resOwnerJSON
+}
+
+type resCQJSON struct {
+	resHeadJSON
+	CQN     *uint32 `json:"cqn,omitempty"`
+	CQE     *uint32 `json:"cqe,omitempty"`
+	Users   *uint64 `json:"users,omitempty"`
+	PollCtx string  `json:"poll_ctx,omitempty"`
+	DIM     *bool   `json:"adaptive_moderation,omitempty"`
+	CtxN    *uint32 `json:"ctxn,omitempty"`
+	resOwnerJSON
+}
+
+type resMRJSON struct {
+	resHeadJSON
+	MRN   *uint32 `json:"mrn,omitempty"`
+	RKey  *uint32 `json:"rkey,omitempty"`
+	LKey  *uint32 `json:"lkey,omitempty"`
+	IOVA  *uint64 `json:"iova,omitempty"`
+	MRLen *uint64 `json:"mrlen,omitempty"`
+	PDN   *uint32 `json:"pdn,omitempty"`
+	CtxN  *uint32 `json:"ctxn,omitempty"`
+	resOwnerJSON
+}
+
+type resPDJSON struct {
+	resHeadJSON
+	PDN              *uint32 `json:"pdn,omitempty"`
+	LocalDMALKey     *uint32 `json:"local_dma_lkey,omitempty"`
+	Users            *uint64 `json:"users,omitempty"`
+	UnsafeGlobalRKey *uint32 `json:"unsafe_global_rkey,omitempty"`
+	CtxN             *uint32 `json:"ctxn,omitempty"`
+	resOwnerJSON
+}
+
+type resCMIDJSON struct {
+	resHeadJSON
+	Port    *uint32 `json:"port,omitempty"`
+	CMIDN   *uint32 `json:"cm_idn,omitempty"`
+	LQPN    *uint32 `json:"lqpn,omitempty"`
+	QPType  string  `json:"qp_type,omitempty"`
+	State   string  `json:"state,omitempty"`
+	PS      string  `json:"ps,omitempty"`
+	SrcAddr string  `json:"src_addr,omitempty"`
+	DstAddr string  `json:"dst_addr,omitempty"`
+	resOwnerJSON
+}
+
+type resCtxJSON struct {
+	resHeadJSON
+	CtxN *uint32 `json:"ctxn,omitempty"`
+	resOwnerJSON
+}
+
+// resSRQJSON: lqpn is rdma's list of QP numbers and ranges ("126-128").
+type resSRQJSON struct {
+	resHeadJSON
+	SRQN *uint32  `json:"srqn,omitempty"`
+	Type string   `json:"type,omitempty"`
+	LQPN []string `json:"lqpn,omitempty"`
+	PDN  *uint32  `json:"pdn,omitempty"`
+	CQN  *uint32  `json:"cqn,omitempty"`
+	resOwnerJSON
+}
+
+var resObjects = []string{"qp", "cq", "mr", "pd", "cm_id", "ctx", "srq"}
+
+type resFlags struct {
+	qpn int64
+	pid int64
+}
+
+func newResCmd(a *app) *cobra.Command {
+	var fl resFlags
+	c := &cobra.Command{
+		Use:     "res [qp|cq|mr|pd|cm_id|ctx|srq] [DEV]",
+		Aliases: []string{"resource"},
+		Short:   "Show RDMA resources: per-device counts, or QPs, CQs, MRs, PDs, CM IDs, contexts, SRQs (like rdma resource show)",
+		Long: `Without OBJECT, count the resources of every device (or DEV), as
+rdma resource show. With OBJECT, list those objects with the fields rdma
+resource show OBJECT prints. --qpn keeps QPs (and CM IDs) with that local
+QP number, --pid the objects of one process. Needs the live kernel (RDMA
+netlink); MR keys and addresses are only reported to root.`,
+		Example: `  rdmactl res
+  rdmactl res qp rxe0
+  rdmactl -j res qp --pid 1234
+  rdmactl res cq mlx5_0`,
+		Args: cobra.MaximumNArgs(2),
+		RunE: func(c *cobra.Command, args []string) error {
+			obj, dev := "", ""
+			if len(args) > 0 {
+				if isResObject(args[0]) {
+					obj = args[0]
+					if len(args) == 2 {
+						dev = args[1]
+					}
+				} else if len(args) == 1 {
+					dev = args[0]
+				} else {
+					return usageErrorf("%q is not a resource: want one of %s", args[0], strings.Join(resObjects, ", "))
+				}
+			}
+			if obj == "" && (c.Flags().Changed("qpn") || c.Flags().Changed("pid")) {
+				return usageErrorf("--qpn and --pid filter objects: name one, as in 'rdmactl res qp --pid 1234'")
+			}
+			if c.Flags().Changed("qpn") && obj != "qp" && obj != "cm_id" {
+				return usageErrorf("--qpn applies to qp and cm_id")
+			}
+			if !c.Flags().Changed("qpn") {
+				fl.qpn = -1
+			}
+			if !c.Flags().Changed("pid") {
+				fl.pid = -1
+			}
+			return runRes(a, obj, dev, &fl)
+		},
+	}
+	c.Flags().Int64Var(&fl.qpn, "qpn", -1, "only the QP (or CM ID) with local QP number `N`")
+	c.Flags().Int64Var(&fl.pid, "pid", -1, "only objects of process `PID`")
+	return c
+}
+
+func isResObject(s string) bool {
+	for _, o := range resObjects {
+		if s == o {
+			return true
+		}
+	}
+	return false
+}
+
+func runRes(a *app, obj, dev string, fl *resFlags) error {
+	if a.opts.sysfsRoot != "" {
+		return withCode(exitUnsupported, fmt.Errorf("res needs the live kernel (RDMA netlink); it cannot read a --sysfs-root tree"))
+	}
+	c, err := a.openNL()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if dev != "" {
+		if _, err := nlDevices(c, dev); err != nil {
+			return err
+		}
+	}
+	keepDev := func(h nldev.ResHead) bool { return dev == "" || h.DevName == dev }
+	keepPID := func(o nldev.Owner) bool {
+		return fl.pid < 0 || (o.PID != nil && int64(*o.PID) == fl.pid)
+	}
+	keepQPN := func(n *uint32) bool { return fl.qpn < 0 || (n != nil && int64(*n) == fl.qpn) }
+	head := func(h nldev.ResHead) resHeadJSON { return resHeadJSON{Ifindex: h.DevIndex, Ifname: h.DevName} }
+
+	var rows []any
+	var tbl *table
+	switch obj {
+	case "":
+		sums, err := c.ResourceSummary()
+		if err != nil {
+			return nlError(err)
+		}
+		tbl = newTable(a.stdout, "IDX", "DEV", "PD", "CQ", "QP", "CM_ID", "MR", "CTX", "SRQ")
+		for _, s := range sums {
+			if dev != "" && s.DevName != dev {
+				continue
+			}
+			r := resSummaryJSON{Ifindex: s.DevIndex, Ifname: s.DevName, PD: s.Counts["pd"], CQ: s.Counts["cq"], QP: s.Counts["qp"],
+				CMID: s.Counts["cm_id"], MR: s.Counts["mr"], Ctx: s.Counts["ctx"], SRQ: s.Counts["srq"]}
+			rows = append(rows, r)
+			tbl.row(r.Ifindex, r.Ifname, r.PD, r.CQ, r.QP, r.CMID, r.MR, r.Ctx, r.SRQ)
+		}
+	case "qp":
+		qps, err := c.QPs()
+		if err != nil {
+			return nlError(err)
+		}
+		tbl = newTable(a.stdout, "LINK", "LQPN", "RQPN", "TYPE", "STATE", "RQ_PSN", "SQ_PSN", "PATH_MIG", "PDN", "PID", "COMM")
+		for _, q := range qps {
+			if !keepDev(q.ResHead) || !keepPID(q.Owner) || !keepQPN(q.LQPN) {
+				continue
+			}
+			r := resQPJSON{resHeadJSON: head(q.ResHead), Port: q.Port, LQPN: q.LQPN, RQPN: q.RQPN, RQPSN: q.RQPSN,
+				SQPSN: q.SQPSN, PDN: q.PDN, resOwnerJSON: owner(q.Owner)}
+			r.Type = name8(q.Type, nldev.QPTypeName)
+			r.State = name8(q.State, nldev.QPStateName)
+			r.PathMigState = name8(q.PathMigState, nldev.PathMigStateName)
+			rows = append(rows, r)
+			link := q.DevName + "/-"
+			if q.Port != nil {
+				link = fmt.Sprintf("%s/%d", q.DevName, *q.Port)
+			}
+			tbl.row(link, optU32(r.LQPN), optU32(r.RQPN), r.Type, r.State, optU32(r.RQPSN), optU32(r.SQPSN), r.PathMigState, optU32(r.PDN), optU32(r.PID), commText(q.Owner, r.Comm))
+		}
+	case "cq":
+		cqs, err := c.CQs()
+		if err != nil {
+			return nlError(err)
+		}
+		tbl = newTable(a.stdout, "DEV", "CQN", "CQE", "USERS", "POLL_CTX", "ADAPTIVE_MOD", "CTXN", "PID", "COMM")
+		for _, q := range cqs {
+			if !keepDev(q.ResHead) || !keepPID(q.Owner) {
+				continue
+			}
+			r := resCQJSON{resHeadJSON: head(q.ResHead), CQN: q.CQN, CQE: q.CQE, Users: q.Users, DIM: q.DIM, CtxN: q.CtxN, resOwnerJSON: owner(q.Owner)}
+			r.PollCtx = name8(q.PollCtx, nldev.PollCtxName)
+			rows = append(rows, r)
+			tbl.row(q.DevName, optU32(r.CQN), optU32(r.CQE), optU64(r.Users), r.PollCtx, onOff(r.DIM), optU32(r.CtxN), optU32(r.PID), commText(q.Owner, r.Comm))
+		}
+	case "mr":
+		mrs, err := c.MRs()
+		if err != nil {
+			return nlError(err)
+		}
+		tbl = newTable(a.stdout, "DEV", "MRN", "RKEY", "LKEY", "IOVA", "MRLEN", "PDN", "PID", "COMM")
+		for _, m := range mrs {
+			if !keepDev(m.ResHead) || !keepPID(m.Owner) {
+				continue
+			}
+			r := resMRJSON{resHeadJSON: head(m.ResHead), MRN: m.MRN, RKey: m.RKey, LKey: m.LKey, IOVA: m.IOVA, MRLen: m.Len, PDN: m.PDN, CtxN: m.CtxN, resOwnerJSON: owner(m.Owner)}
+			rows = append(rows, r)
+			tbl.row(m.DevName, optU32(r.MRN), hex32(r.RKey), hex32(r.LKey), hex64(r.IOVA), optU64(r.MRLen), optU32(r.PDN), optU32(r.PID), commText(m.Owner, r.Comm))
+		}
+	case "pd":
+		pds, err := c.PDs()
+		if err != nil {
+			return nlError(err)
+		}
+		tbl = newTable(a.stdout, "DEV", "PDN", "LOCAL_DMA_LKEY", "USERS", "UNSAFE_GLOBAL_RKEY", "CTXN", "PID", "COMM")
+		for _, p := range pds {
+			if !keepDev(p.ResHead) || !keepPID(p.Owner) {
+				continue
+			}
+			r := resPDJSON{resHeadJSON: head(p.ResHead), PDN: p.PDN, LocalDMALKey: p.LocalDMALKey, Users: p.Users, UnsafeGlobalRKey: p.UnsafeGlobalRKey, CtxN: p.CtxN, resOwnerJSON: owner(p.Owner)}
+			rows = append(rows, r)
+			tbl.row(p.DevName, optU32(r.PDN), hex32(r.LocalDMALKey), optU64(r.Users), hex32(r.UnsafeGlobalRKey), optU32(r.CtxN), optU32(r.PID), commText(p.Owner, r.Comm))
+		}
+	case "cm_id":
+		ids, err := c.CMIDs()
+		if err != nil {
+			return nlError(err)
+		}
+		tbl = newTable(a.stdout, "LINK", "CM_IDN", "LQPN", "QP_TYPE", "STATE", "PS", "SRC_ADDR", "DST_ADDR", "PID", "COMM")
+		for _, m := range ids {
+			if !keepDev(m.ResHead) || !keepPID(m.Owner) || !keepQPN(m.LQPN) {
+				continue
+			}
+			r := resCMIDJSON{resHeadJSON: head(m.ResHead), Port: m.Port, CMIDN: m.CMIDN, LQPN: m.LQPN, resOwnerJSON: owner(m.Owner)}
+			r.QPType = name8(m.QPType, nldev.QPTypeName)
+			r.State = name8(m.State, nldev.CMStateName)
+			if m.PS != nil {
+				r.PS = nldev.PSName(*m.PS)
+			}
+			if m.SrcAddr.IsValid() {
+				r.SrcAddr = m.SrcAddr.String()
+			}
+			if m.DstAddr.IsValid() {
+				r.DstAddr = m.DstAddr.String()
+			}
+			rows = append(rows, r)
+			link := m.DevName + "/-"
+			if m.Port != nil {
+				link = fmt.Sprintf("%s/%d", m.DevName, *m.Port)
+			}
+			tbl.row(link, optU32(r.CMIDN), optU32(r.LQPN), r.QPType, r.State, r.PS, r.SrcAddr, r.DstAddr, optU32(r.PID), commText(m.Owner, r.Comm))
+		}
+	case "ctx":
+		ctxs, err := c.Contexts()
+		if err != nil {
+			return nlError(err)
+		}
+		tbl = newTable(a.stdout, "DEV", "CTXN", "PID", "COMM")
+		for _, x := range ctxs {
+			if !keepDev(x.ResHead) || !keepPID(x.Owner) {
+				continue
+			}
+			r := resCtxJSON{resHeadJSON: head(x.ResHead), CtxN: x.CtxN, resOwnerJSON: owner(x.Owner)}
+			rows = append(rows, r)
+			tbl.row(x.DevName, optU32(r.CtxN), optU32(r.PID), commText(x.Owner, r.Comm))
+		}
+	case "srq":
+		srqs, err := c.SRQs()
+		if err != nil {
+			return nlError(err)
+		}
+		tbl = newTable(a.stdout, "DEV", "SRQN", "TYPE", "LQPN", "PDN", "CQN", "PID", "COMM")
+		for _, s := range srqs {
+			if !keepDev(s.ResHead) || !keepPID(s.Owner) {
+				continue
+			}
+			r := resSRQJSON{resHeadJSON: head(s.ResHead), SRQN: s.SRQN, PDN: s.PDN, CQN: s.CQN, resOwnerJSON: owner(s.Owner)}
+			r.Type = name8(s.Type, nldev.SRQTypeName)
+			for _, q := range s.QPs {
+				if q.Min == q.Max {
+					r.LQPN = append(r.LQPN, strconv.FormatUint(uint64(q.Min), 10))
+				} else {
+					r.LQPN = append(r.LQPN, fmt.Sprintf("%d-%d", q.Min, q.Max))
+				}
+			}
+			rows = append(rows, r)
+			tbl.row(s.DevName, optU32(r.SRQN), r.Type, strings.Join(r.LQPN, ","), optU32(r.PDN), optU32(r.CQN), optU32(r.PID), commText(s.Owner, r.Comm))
+		}
+	}
+	if a.opts.json {
+		if rows == nil {
+			rows = []any{}
+		}
+		return a.printJSON(rows)
+	}
+	return tbl.render()
+}
+
+func name8(v *uint8, f func(uint8) string) string {
+	if v == nil {
+		return ""
+	}
+	return f(*v)
+}
+
+// owner: the kernel module's name, or the process's comm as rdma reads it.
+func owner(o nldev.Owner) resOwnerJSON {
+	r := resOwnerJSON{PID: o.PID, Comm: o.KernName}
+	if o.PID != nil && o.KernName == "" {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", *o.PID))
+		if err == nil {
+			r.Comm = strings.TrimSpace(string(b))
+		}
+	}
+	return r
+}
+
+// commText brackets kernel owners in the table, as rdma's text output.
+func commText(o nldev.Owner, comm string) string {
+	if o.KernName != "" {
+		return "[" + comm + "]"
+	}
+	return comm
+}
+
+func optU64(p *uint64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func hex32(p *uint32) any {
+	if p == nil {
+		return nil
+	}
+	return fmt.Sprintf("0x%x", *p)
+}
+
+func hex64(p *uint64) any {
+	if p == nil {
+		return nil
+	}
+	return fmt.Sprintf("0x%x", *p)
+}
+
+func onOff(b *bool) string {
+	if b == nil {
+		return ""
+	}
+	if *b {
+		return "on"
+	}
+	return "off"
+}
