@@ -99,6 +99,15 @@ func (s *sockConn) Execute(req message) ([]message, error) {
 			}
 			switch m.Type {
 			case typeDone:
+				// A dump that failed in the kernel ends with NLMSG_DONE
+				// carrying the negative errno (netlink_dump_done), not
+				// with NLMSG_ERROR: without this check an EINVAL dump
+				// looks like an empty table.
+				if len(m.Data) >= 4 {
+					if e := int32(binary.NativeEndian.Uint32(m.Data)); e < 0 {
+						return nil, syscall.Errno(-e)
+					}
+				}
 				return out, nil
 			case typeError:
 				if len(m.Data) < 4 {

@@ -16,7 +16,21 @@ type fakeConn struct {
 
 func (f *fakeConn) Execute(req message) ([]message, error) {
 	f.reqs = append(f.reqs, req)
+	// Like the kernel (res_get_common_dumpit): a RES_*_GET dump without
+	// a device index is EINVAL.
+	if isResObjectOp(req.Type) && parseAttrs(req.Data).u32(attrDevIndex) == nil {
+		return nil, syscall.EINVAL
+	}
 	return f.fn(req)
+}
+
+func isResObjectOp(t uint16) bool {
+	for _, op := range []uint16{cmdResQPGet, cmdResCMIDGet, cmdResCQGet, cmdResMRGet, cmdResPDGet, cmdResCtxGet, cmdResSRQGet} {
+		if t == msgType(op) {
+			return true
+		}
+	}
+	return false
 }
 func (f *fakeConn) Close() error { return nil }
 
@@ -129,11 +143,47 @@ func TestPorts(t *testing.T) {
 }
 
 func TestKernelError(t *testing.T) {
-	c, _ := newFake(func(message) ([]message, error) { return nil, syscall.EPERM })
+	c, _ := newFake(func(req message) ([]message, error) {
+		if req.Type == msgType(cmdGet) {
+			return twoRxe(req)
+		}
+		return nil, syscall.EPERM
+	})
 	_, err := c.QPs()
 	var ke *KernelError
 	if !errors.As(err, &ke) || !errors.Is(err, syscall.EPERM) || ke.Op != "RES_QP_GET" {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// TestResDumpPerDevice: every resource dump is one request per device,
+// each with its DEV_INDEX (the kernel refuses a dump without one).
+func TestResDumpPerDevice(t *testing.T) {
+	c, f := newFake(func(req message) ([]message, error) {
+		if req.Type == msgType(cmdGet) {
+			return twoRxe(req)
+		}
+		a := parseAttrs(req.Data)
+		idx := *a.u32(attrDevIndex)
+		var q encoder
+		q.u32(attrResLQPN, 1)
+		return []message{{Type: req.Type, Data: resMsg(idx, []string{"rxe0", "rxe1"}[idx], nest(attrResQP, nest(attrResQPEntry, q.b)))}}, nil
+	})
+	qps, err := c.QPs()
+	if err != nil || len(qps) != 2 || qps[0].DevName != "rxe0" || qps[1].DevName != "rxe1" || qps[1].DevIndex != 1 {
+		t.Fatalf("qps %+v %v", qps, err)
+	}
+	var n int
+	for _, r := range f.reqs {
+		if r.Type == msgType(cmdResQPGet) {
+			n++
+			if r.Flags&flagDump != flagDump {
+				t.Errorf("RES_QP_GET without NLM_F_DUMP")
+			}
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d RES_QP_GET requests, want one per device (2)", n)
 	}
 }
 

@@ -2,6 +2,7 @@ package nldev
 
 import (
 	"encoding/binary"
+	"fmt"
 	"net/netip"
 )
 
@@ -106,15 +107,26 @@ type SRQ struct {
 // QPRange is an inclusive range of QP numbers.
 type QPRange struct{ Min, Max uint32 }
 
-// resDump runs one RES_*_GET dump over every device and calls fn for each
-// entry with the device of its message.
+// resDump runs one RES_*_GET dump per device and calls fn for each entry
+// with the device of its message. The kernel's resource dumps need
+// RDMA_NLDEV_ATTR_DEV_INDEX (res_get_common_dumpit answers EINVAL without
+// it, in the dump's NLMSG_DONE; seen on 6.1), so the devices are listed
+// first, as rdma res show does.
 func (c *Client) resDump(op, table, entry uint16, fn func(h ResHead, a attrs)) error {
-	msgs, err := c.do(op, true, nil)
+	devs, err := c.Devices()
 	if err != nil {
 		return err
 	}
-	for _, m := range msgs {
-		decodeRes(m, table, entry, fn)
+	for _, d := range devs {
+		var e encoder
+		e.u32(attrDevIndex, d.Index)
+		msgs, err := c.do(op, true, e.b)
+		if err != nil {
+			return fmt.Errorf("%s: %w", d.Name, err)
+		}
+		for _, m := range msgs {
+			decodeRes(m, table, entry, fn)
+		}
 	}
 	return nil
 }
