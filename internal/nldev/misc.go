@@ -26,15 +26,14 @@ func decodeStats(b []byte) []Counter {
 	return out
 }
 
-// PortStatistics returns the port's hardware counters (what
-// "rdma statistic show link DEV/PORT" prints), in the kernel's order.
-func (c *Client) PortStatistics(dev string, port uint32) ([]Counter, error) {
-	p, err := c.Port(dev, port)
-	if err != nil {
-		return nil, err
-	}
+// PortStatistics returns the hardware counters of port of the device with
+// index devIndex (what "rdma statistic show link DEV/PORT" prints), in the
+// kernel's order. It is one STAT_GET request: callers that start from a
+// name look the index up once (Devices) and reuse it, e.g. every --watch
+// interval. An unknown device or port is the kernel's EINVAL.
+func (c *Client) PortStatistics(devIndex, port uint32) ([]Counter, error) {
 	var e encoder
-	e.u32(attrDevIndex, p.DevIndex)
+	e.u32(attrDevIndex, devIndex)
 	e.u32(attrPortIndex, port)
 	msgs, err := c.do(cmdStatGet, false, e.b)
 	if err != nil {

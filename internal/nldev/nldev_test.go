@@ -387,7 +387,7 @@ func TestStatsChardevSystem(t *testing.T) {
 		}
 		return []message{{Type: req.Type, Data: e.b}}, nil
 	})
-	st, err := c.PortStatistics("rxe0", 1)
+	st, err := c.PortStatistics(0, 1)
 	if err != nil || !reflect.DeepEqual(st, []Counter{{"sent_pkts", 7}, {"rcvd_pkts", 9}}) {
 		t.Errorf("stats %+v %v", st, err)
 	}
