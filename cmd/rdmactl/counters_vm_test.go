@@ -73,50 +73,54 @@ func TestVMCountersMatchRdmaStatistic(t *testing.T) {
 	after := rdmaStat(t)
 
 	hw := map[string]map[string]uint64{}
+	nl := map[string]map[string]uint64{}
 	for _, r := range rows {
 		if r.Source == srcCounters {
 			t.Errorf("rxe has no PMA counters, rdmactl shows %+v", r)
 		}
-		if r.Source != srcHWCounters {
-			continue
+		m := hw
+		if r.Source == srcNetlink {
+			m = nl
 		}
 		key := r.Ifname + "/" + strconv.Itoa(int(r.Port))
-		if hw[key] == nil {
-			hw[key] = map[string]uint64{}
+		if m[key] == nil {
+			m[key] = map[string]uint64{}
 		}
-		hw[key][r.Name] = r.Value
+		m[key][r.Name] = r.Value
 	}
-	if len(hw) != len(before) {
-		t.Fatalf("rdmactl has hw_counters for %d ports, rdma statistic %d", len(hw), len(before))
+	if len(hw) != len(before) || len(nl) != len(before) {
+		t.Fatalf("rdmactl has hw_counters for %d ports and netlink for %d, rdma statistic %d", len(hw), len(nl), len(before))
 	}
 	moved, nonzero := 0, 0
-	for key, theirs := range before {
-		ours := hw[key]
-		if len(ours) != len(theirs) {
-			t.Errorf("%s: rdmactl %d counters, rdma statistic %d", key, len(ours), len(theirs))
-		}
-		for name, lo := range theirs {
-			v, ok := ours[name]
-			hi := after[key][name]
-			if !ok {
-				t.Errorf("%s %s: missing in rdmactl", key, name)
-				continue
+	for _, src := range []map[string]map[string]uint64{hw, nl} {
+		for key, theirs := range before {
+			ours := src[key]
+			if len(ours) != len(theirs) {
+				t.Errorf("%s: rdmactl %d counters, rdma statistic %d", key, len(ours), len(theirs))
 			}
-			if v < lo || v > hi {
-				t.Errorf("%s %s: rdmactl %d, rdma statistic %d before and %d after", key, name, v, lo, hi)
-			}
-			if lo != hi {
-				moved++
-			}
-			if v != 0 {
-				nonzero++
+			for name, lo := range theirs {
+				v, ok := ours[name]
+				hi := after[key][name]
+				if !ok {
+					t.Errorf("%s %s: missing in rdmactl", key, name)
+					continue
+				}
+				if v < lo || v > hi {
+					t.Errorf("%s %s: rdmactl %d, rdma statistic %d before and %d after", key, name, v, lo, hi)
+				}
+				if lo != hi {
+					moved++
+				}
+				if v != 0 {
+					nonzero++
+				}
 			}
 		}
 	}
 	if nonzero == 0 {
 		t.Error("all counters are 0 after ibv_rc_pingpong: the comparison proves little")
 	}
-	t.Logf("%d ports, %d non-zero counters agree with rdma statistic (%d moved between reads)", len(hw), nonzero, moved)
+	t.Logf("%d ports, %d non-zero counters (hw_counters and netlink sources) agree with rdma statistic (%d moved between reads)", len(hw), nonzero, moved)
 
 	// Direct sysfs reads, made after the second rdma read.
 	for key, ours := range hw {
