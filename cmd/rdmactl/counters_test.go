@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmactl/rdmactl/internal/sysfs"
 )
 
 func countersJSON(t *testing.T, args ...string) []counterJSON {
@@ -197,4 +199,20 @@ func copyTree(t *testing.T, src string) string {
 	})
 	must(t, err)
 	return dst
+}
+
+// TestCountersSysfsRootSkipsNetlink: with --sysfs-root the captured tree is
+// all there is; the live kernel's netlink must not be asked.
+func TestCountersSysfsRootSkipsNetlink(t *testing.T) {
+	saved := netlinkPortStats
+	defer func() { netlinkPortStats = saved }()
+	called := false
+	netlinkPortStats = func(context.Context, string, uint32) ([]sysfs.Counter, error) {
+		called = true
+		return nil, nil
+	}
+	rows := countersJSON(t, "--sysfs-root", rxeTree, "-j", "counters")
+	if called || len(rows) != 30 {
+		t.Fatalf("netlink called: %v, %d rows", called, len(rows))
+	}
 }
