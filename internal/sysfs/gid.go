@@ -141,37 +141,66 @@ func (f *FS) GIDs(dev string, port uint32) ([]GID, error) {
 	return gids, nil
 }
 
-// BestGID picks the GID a benchmark should use when the user gives no GID
-// index, with the scoring of perftest's get_best_gid_index
-// (perftest_resources.c): among non-empty entries, +100 if the address
-// family matches the preference (IPv4-mapped unless preferIPv6), +10 if not
-// link-local (fe80::/10, 169.254/16), +2 for RoCE v2 or +1 for RoCE v1/IB.
-// The highest score wins; ties go to the lowest index (perftest scans in
-// index order and only replaces on a strictly higher score). ok is false
-// when there is no non-empty GID.
+// BestGID picks the GID a benchmark uses when the user gives no GID index,
+// as perftest's get_best_gid_index (src/perftest_resources.c) does. It is
+// a pairwise tournament in index order, not a score: the current best
+// starts at the first entry, and each later entry (the rival) replaces it
+//   - if the rival is IPv4 (IPv4-mapped, or perftest's ff0e::ffff:a.b.c.d
+//     multicast form) and the best is not, unless preferIPv6;
+//   - else if the rival is not IPv4 and the best is, when preferIPv6;
+//   - else if both types are known and the rival's is better
+//     (RoCE v2 > RoCE v1 = IB).
+//
+// There is no link-local rule: with preferIPv6 on a port with fe80:: and a
+// global IPv6 GID of the same type, the earlier (fe80::) entry wins, as in
+// perftest. Unlike perftest, empty slots are never candidates (perftest
+// starts at index 0 even when it is empty and, with --ipv6, could move to an
+// empty slot). ok is false when there is no non-empty GID.
 func BestGID(gids []GID, preferIPv6 bool) (best GID, ok bool) {
-	bestScore := -1
 	for _, g := range gids {
 		if g.Empty() {
 			continue
 		}
-		score := 0
-		a := g.Addr()
-		if a.Is4() != preferIPv6 {
-			score += 100
+		if !ok {
+			best, ok = g, true
+			continue
 		}
-		if !g.LinkLocal() {
-			score += 10
-		}
-		switch g.Kind {
-		case KindRoCEv2:
-			score += 2
-		case KindRoCEv1, KindIB:
-			score++
-		}
-		if score > bestScore {
-			best, bestScore, ok = g, score, true
+		bestV4, rivalV4 := perftestV4(best), perftestV4(g)
+		switch {
+		case rivalV4 && !bestV4 && !preferIPv6:
+			best = g
+		case !rivalV4 && bestV4 && preferIPv6:
+			best = g
+		default:
+			// perftest's else branch also runs across families when the
+			// preference does not apply (e.g. IPv4 best, IPv6 rival, IPv4
+			// preferred): only the RoCE version decides then.
+			if rank(g) > 0 && rank(best) > 0 && rank(g) > rank(best) {
+				best = g
+			}
 		}
 	}
 	return best, ok
+}
+
+// perftestV4 is perftest's ipv6_addr_v4mapped: ::ffff:a.b.c.d, or the
+// IPv4-encoded multicast ff0e::ffff:a.b.c.d.
+func perftestV4(g GID) bool {
+	r := g.Raw
+	tail := r[8] == 0 && r[9] == 0 && r[10] == 0xff && r[11] == 0xff
+	zero4 := r[4] == 0 && r[5] == 0 && r[6] == 0 && r[7] == 0
+	return tail && zero4 && ((r[0] == 0 && r[1] == 0 && r[2] == 0 && r[3] == 0) ||
+		(r[0] == 0xff && r[1] == 0x0e && r[2] == 0 && r[3] == 0))
+}
+
+// rank orders GID types as perftest's roce_versions_sorted: v2 above v1/IB;
+// 0 means the type could not be read (perftest then skips the comparison).
+func rank(g GID) int {
+	switch g.Kind {
+	case KindRoCEv2:
+		return 2
+	case KindRoCEv1, KindIB:
+		return 1
+	}
+	return 0
 }

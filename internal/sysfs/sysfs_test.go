@@ -245,7 +245,8 @@ func TestGIDsMLX5(t *testing.T) {
 	best, _ := BestGID(gids, false)
 	check(t, "best v4", best.Index, uint32(3))
 	best, _ = BestGID(gids, true)
-	check(t, "best v6", best.Index, uint32(5))
+	// perftest has no link-local rule: fe80:: v2 (1) beats 2001:db8::10 v2 (5).
+	check(t, "best v6", best.Index, uint32(1))
 
 	ib, err := New(mlx5Root).GIDs("mlx5_1", 1)
 	if err != nil {
@@ -256,6 +257,47 @@ func TestGIDsMLX5(t *testing.T) {
 	check(t, "ib netdev", ib[0].Netdev, "")
 	best, ok := BestGID(ib, false)
 	check(t, "ib best", ok && best.Index == 0, true)
+}
+
+// TestBestGIDTournament pins perftest's pairwise rules, quirks included.
+func TestBestGIDTournament(t *testing.T) {
+	mk := func(idx uint32, addr, kind string) GID {
+		raw, ok := parseGID(addr)
+		if !ok {
+			t.Fatalf("bad test GID %s", addr)
+		}
+		return GID{Index: idx, Raw: raw, RawOK: true, Kind: kind}
+	}
+	const (
+		ll  = "fe80:0000:0000:0000:0000:0000:0000:0001"
+		v4  = "0000:0000:0000:0000:0000:ffff:0a00:0001"
+		v6  = "2001:0db8:0000:0000:0000:0000:0000:0001"
+		mc4 = "ff0e:0000:0000:0000:0000:ffff:e000:0001"
+	)
+	for _, c := range []struct {
+		name string
+		gids []GID
+		ipv6 bool
+		want uint32
+	}{
+		{"v4 wins over earlier ll", []GID{mk(0, ll, KindRoCEv2), mk(1, v4, KindRoCEv1)}, false, 1},
+		{"v2 beats v1 in family", []GID{mk(0, v4, KindRoCEv1), mk(1, v4, KindRoCEv2)}, false, 1},
+		{"equal type keeps earlier", []GID{mk(0, v4, KindRoCEv2), mk(1, v4, KindRoCEv2)}, false, 0},
+		// perftest's else branch compares types across families too.
+		{"v6 v2 replaces v4 v1", []GID{mk(0, v4, KindRoCEv1), mk(1, v6, KindRoCEv2)}, false, 1},
+		{"ipv6 pref leaves v4", []GID{mk(0, v4, KindRoCEv2), mk(1, v6, KindRoCEv1)}, true, 1},
+		// With --ipv6 a later IPv4 entry still wins on type (perftest quirk).
+		{"ipv6 pref still takes better-typed v4", []GID{mk(0, ll, KindRoCEv1), mk(1, v4, KindRoCEv2)}, true, 1},
+		{"ipv6 pref keeps equal-typed v6", []GID{mk(0, ll, KindRoCEv2), mk(1, v4, KindRoCEv2)}, true, 0},
+		{"unknown type never compared", []GID{mk(0, v4, ""), mk(1, v4, KindRoCEv2)}, false, 0},
+		{"multicast-encoded v4 counts as v4", []GID{mk(0, ll, KindRoCEv2), mk(1, mc4, KindRoCEv1)}, false, 1},
+		{"empty slots skipped", []GID{{Index: 0, RawOK: true}, mk(1, ll, KindIB)}, false, 1},
+	} {
+		got, ok := BestGID(c.gids, c.ipv6)
+		if !ok || got.Index != c.want {
+			t.Errorf("%s: got %d (ok %v), want %d", c.name, got.Index, ok, c.want)
+		}
+	}
 }
 
 func TestBestGIDNone(t *testing.T) {
