@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // vmRun runs a reference tool in the VM and fails the test if it is missing
@@ -167,5 +168,42 @@ func TestVMGIDsUnknownDevice(t *testing.T) {
 	out, _, _ := runCmd(t, "-j", "gids", "rxe0/1")
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestVMGIDsBestMatchesPerftest runs ib_write_bw without -x and checks that
+// the "GID index" perftest chose on each side is what gids --best says.
+func TestVMGIDsBestMatchesPerftest(t *testing.T) {
+	srv := exec.Command("ib_write_bw", "-d", "rxe0", "-n", "5", "-s", "64", "-p", "18779")
+	var srvOut strings.Builder
+	srv.Stdout = &srvOut
+	if err := srv.Start(); err != nil {
+		t.Fatalf("ib_write_bw server: %v", err)
+	}
+	defer srv.Process.Kill()
+	var cli []byte
+	var err error
+	for try := 0; try < 20; try++ {
+		time.Sleep(500 * time.Millisecond)
+		if cli, err = exec.Command("ib_write_bw", "-d", "rxe1", "-n", "5", "-s", "64", "-p", "18779", "127.0.0.1").Output(); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("ib_write_bw client: %v\n%s", err, cli)
+	}
+	if err := srv.Wait(); err != nil {
+		t.Fatalf("ib_write_bw server: %v\n%s", err, srvOut.String())
+	}
+	re := regexp.MustCompile(`GID index\s*:\s*(\d+)`)
+	for dev, out := range map[string]string{"rxe0": srvOut.String(), "rxe1": string(cli)} {
+		m := re.FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("%s: no GID index in perftest output:\n%s", dev, out)
+		}
+		best := gidsJSON(t, "-j", "gids", dev+"/1", "--best")
+		if len(best) != 1 || strconv.Itoa(int(best[0].Index)) != m[1] {
+			t.Errorf("%s: gids --best %+v, perftest chose GID index %s", dev, best, m[1])
+		}
 	}
 }
