@@ -294,22 +294,17 @@ func withCompletions() {
 // argCompletion picks the completion for a command's positional arguments
 // from its usage line: the words after the command name are the argument
 // slots in order ("tgid DEV/PORT GID": the first argument is a port, the
-// second a GID index); a slot ending in "..." repeats. Nil when no slot
-// names anything completion knows.
+// second a GID index); a slot ending in "..." repeats; a slot listing
+// lower-case alternatives ("[qp|cq|mr]") offers them; an optional slot
+// ("[...]") also offers what the next slot takes, since it may be left
+// out. Nil when no slot names anything completion knows.
 func argCompletion(use string) cobra.CompletionFunc {
 	slots := strings.Fields(use)[1:]
 	kinds := make([]cobra.CompletionFunc, len(slots))
 	known := false
 	for i, s := range slots {
-		switch {
-		case strings.Contains(s, "DEV/PORT") || strings.Contains(s, "DEV[/PORT]"):
-			kinds[i] = completeDevPorts
-		case containsWord(s, "DEV") || containsWord(s, "DEVICE"):
-			kinds[i] = completeDevices
-		case containsWord(s, "GID") || containsWord(s, "GID_INDEX") || containsWord(s, "GID-INDEX"):
-			kinds[i] = completeGIDIndexes
-		}
-		known = known || kinds[i] != nil
+		kinds[i] = slotCompletion(s)
+		known = known || kinds[i] != nil && !isChoices(s)
 	}
 	if !known {
 		return nil
@@ -322,11 +317,59 @@ func argCompletion(use string) cobra.CompletionFunc {
 			}
 			i = len(slots) - 1
 		}
-		if kinds[i] == nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
+		var out []cobra.Completion
+		dir := cobra.ShellCompDirectiveNoFileComp
+		for ; i < len(slots); i++ {
+			if kinds[i] != nil {
+				c, d := kinds[i](cmd, args, toComplete)
+				out = append(out, c...)
+				dir |= d
+			}
+			if !strings.HasPrefix(slots[i], "[") {
+				break
+			}
 		}
-		return kinds[i](cmd, args, toComplete)
+		return out, dir
 	}
+}
+
+// slotCompletion is the completion for one usage slot, or nil.
+func slotCompletion(s string) cobra.CompletionFunc {
+	switch {
+	case strings.Contains(s, "DEV/PORT") || strings.Contains(s, "DEV[/PORT]"):
+		return completeDevPorts
+	case containsWord(s, "DEV") || containsWord(s, "DEVICE"):
+		return completeDevices
+	case containsWord(s, "GID") || containsWord(s, "GID_INDEX") || containsWord(s, "GID-INDEX"):
+		return completeGIDIndexes
+	case isChoices(s):
+		choices := strings.Split(strings.Trim(s, "[]."), "|")
+		return func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			var out []cobra.Completion
+			for _, c := range choices {
+				if strings.HasPrefix(c, toComplete) {
+					out = append(out, c)
+				}
+			}
+			return out, cobra.ShellCompDirectiveNoFileComp
+		}
+	}
+	return nil
+}
+
+// isChoices reports whether a usage slot lists literal alternatives:
+// "[qp|cq|mr]", "show|set" (lower case: upper case words are placeholders).
+func isChoices(s string) bool {
+	s = strings.Trim(s, "[].")
+	if !strings.Contains(s, "|") {
+		return false
+	}
+	for _, r := range s {
+		if !(r == '|' || r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // containsWord reports whether w appears in s delimited by anything that is

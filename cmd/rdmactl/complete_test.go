@@ -91,8 +91,13 @@ func TestArgCompletionFromUse(t *testing.T) {
 		{"show [DEV[/PORT]]", []string{"rxe0"}, ""}, // one slot only
 		{"query DEVICE...", []string{"rxe0"}, "rxe0 rxe1"},
 		{"gids [DEV] [GID_INDEX]", []string{"rxe1"}, "0 1"},
-		{"write [SERVER] [DEV]", nil, ""},
+		{"write [SERVER] [DEV]", nil, "rxe0 rxe1"}, // SERVER may be left out
+		{"write SERVER [DEV]", nil, ""},
 		{"write [SERVER] [DEV]", []string{"10.77.0.1"}, "rxe0 rxe1"},
+		// alternatives, and an optional slot lets the next one complete too
+		{"res [qp|cq|mr] [DEV]", nil, "qp cq mr rxe0 rxe1"},
+		{"res [qp|cq|mr] [DEV]", []string{"qp"}, "rxe0 rxe1"},
+		{"res qp|cq DEV", nil, "qp cq"},
 	} {
 		f := argCompletion(tc.use)
 		if f == nil {
@@ -115,7 +120,7 @@ func TestArgCompletionFromUse(t *testing.T) {
 			t.Errorf("%q args %q: got %q, want %q", tc.use, tc.args, got, tc.want)
 		}
 	}
-	for _, use := range []string{"write [SERVER]", "DEV", "res [qp|cq|mr|pd] [DEVX]"} {
+	for _, use := range []string{"write [SERVER]", "DEV", "res [qp|cq|mr|pd] [DEVX]", "completion bash|zsh|fish|powershell"} {
 		if argCompletion(use) != nil {
 			t.Errorf("argCompletion(%q) should be nil", use)
 		}
