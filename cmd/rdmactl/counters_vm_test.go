@@ -162,3 +162,18 @@ func TestVMCountersWatch(t *testing.T) {
 	}
 	t.Logf("%d intervals printed", len(lines))
 }
+
+// resSummary is rdma -j res show: per-device object counts. Tests that run
+// traffic tools check it is unchanged afterwards (no leaked QP/CQ/MR/PD/ctx).
+func resSummary(t *testing.T) string {
+	t.Helper()
+	return strings.TrimSpace(vmRun(t, "rdma", "-j", "res", "show"))
+}
+
+func TestVMTrafficToolsLeakNothing(t *testing.T) {
+	before := resSummary(t)
+	pingpong(t)
+	if after := resSummary(t); after != before {
+		t.Errorf("rdma res show changed:\nbefore %s\nafter  %s", before, after)
+	}
+}
