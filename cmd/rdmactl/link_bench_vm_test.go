@@ -1,0 +1,94 @@
+//go:build vmtest
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"testing"
+
+	"github.com/rdmactl/rdmactl/internal/nldev"
+)
+
+// Where 'rdmactl link show' spends its time, in-process (no exec cost):
+// go test -tags vmtest -run XXX -bench LinkShow, in the VM.
+
+func BenchmarkVMLinkShowWhole(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		if code := run(context.Background(), []string{"link", "show"}, io.Discard, io.Discard); code != 0 {
+			b.Fatal(code)
+		}
+	}
+}
+
+func BenchmarkVMLinkShowJSON(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		if code := run(context.Background(), []string{"-j", "link", "show"}, io.Discard, io.Discard); code != 0 {
+			b.Fatal(code)
+		}
+	}
+}
+
+func BenchmarkVMLinkShowNetlinkOnly(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		c, err := nldev.Dial()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := c.Ports(); err != nil {
+			b.Fatal(err)
+		}
+		c.Close()
+	}
+}
+
+func BenchmarkVMLinkShowRows(b *testing.B) {
+	a := &app{stdout: io.Discard, stderr: io.Discard}
+	for i := 0; i < b.N; i++ {
+		if _, err := linkFromNetlink(a, "", 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkVMLinkShowTableOnly(b *testing.B) {
+	rows, err := linkFromNetlink(&app{stdout: io.Discard, stderr: io.Discard}, "", 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < b.N; i++ {
+		var buf bytes.Buffer
+		tb := newTable(&buf, "PORT", "STATE", "PHYS_STATE", "LINK_LAYER", "NETDEV", "LID", "SM_LID", "LMC", "RATE", "MTU")
+		for _, r := range rows {
+			tb.row(r.Ifname, r.State, r.PhysState, r.LinkLayer, r.Netdev, nil, nil, nil, "", "")
+		}
+		_ = tb.render()
+	}
+}
+
+func BenchmarkVMRootCmdBuild(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		newRootCmd(&app{stdout: io.Discard, stderr: io.Discard})
+	}
+}
+
+func benchRead(b *testing.B, path string) {
+	for i := 0; i < b.N; i++ {
+		if readTrim(path) == "" {
+			b.Fatalf("%s: empty", path)
+		}
+	}
+}
+
+func BenchmarkVMSysfsRate(b *testing.B) {
+	benchRead(b, "/sys/class/infiniband/rxe0/ports/1/rate")
+}
+
+func BenchmarkVMSysfsLinkLayer(b *testing.B) {
+	benchRead(b, "/sys/class/infiniband/rxe0/ports/1/link_layer")
+}
+
+func BenchmarkVMSysfsNetdevMTU(b *testing.B) {
+	benchRead(b, "/sys/class/net/vrxe0/mtu")
+}
