@@ -54,7 +54,7 @@ type Chardev struct {
 	Dev      *uint64 // raw, as the kernel encodes it (huge_encode_dev)
 	Major    *uint32 // decoded as rdma-core does (glibc major()/minor())
 	Minor    *uint32
-	DriverID *uint32 // enum rdma_driver_id (RDMA_DRIVER_RXE = 12...)
+	DriverID *uint32 // enum rdma_driver_id (ib_user_ioctl_verbs.h): RDMA_DRIVER_MLX5 = 1, RDMA_DRIVER_RXE = 14 ...
 }
 
 func decodeChardev(b []byte) Chardev {
