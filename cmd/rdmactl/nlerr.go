@@ -138,21 +138,3 @@ func nlDevices(c *nldev.Client, name string) ([]nldev.Device, error) {
 	}
 	return nil, notFoundDev(name, have)
 }
-
-// sfDeviceNames lists the devices of the sysfs tree, or checks name (name
-// "" = all), with nlError's exit codes.
-func sfDeviceNames(f *sysfs.FS, name string) ([]string, error) {
-	names, err := f.Devices()
-	if err != nil {
-		return nil, nlError(err)
-	}
-	if name == "" {
-		return names, nil
-	}
-	for _, n := range names {
-		if n == name {
-			return []string{n}, nil
-		}
-	}
-	return nil, notFoundDev(name, names)
-}
