@@ -67,6 +67,9 @@ for b in "${bins[@]}"; do
 	fi
 	[ "$status" = FAIL ] && failed=$((failed + 1))
 	summary+=("$(printf '%-5s %-28s %5ss  pass %-3d fail %-3d skip %-3d %s' "$status" "$pkg" "$secs" "$npass" "$nfail" "$nskip" "$why")")
+	# Name the failed and skipped top-level tests, so the summary says what to rerun.
+	bad=$(grep -E '^--- (FAIL|SKIP)' "$log" | awk '{ print $3 }' | paste -sd' ')
+	[ -n "$bad" ] && summary+=("      $bad")
 done
 for p in ${VMTEST_BUILD_FAILED:-}; do
 	summary+=("$(printf '%-5s %-28s %6s  %s' FAIL "$p" - "did not build")")
