@@ -85,17 +85,3 @@ func FuzzDecodeStatChardevSys(f *testing.F) {
 		decodeSystem(b)
 	})
 }
-
-func FuzzParseMessages(f *testing.F) {
-	f.Add([]byte{20, 0, 0, 0, 1, 20, 2, 0, 7, 0, 0, 0, 0, 0, 0, 0, 8, 0, 1, 0})
-	f.Add([]byte{16, 0, 0, 0, 3, 0, 2, 0, 7, 0, 0, 0, 0, 0, 0, 0})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		ms, err := parseMessages(b)
-		if err != nil {
-			return
-		}
-		for _, m := range ms {
-			decodeDevice(m.Data)
-		}
-	})
-}

@@ -14,16 +14,18 @@
 // still decodes; a truncated attribute list stops at the damage. Nothing
 // the kernel (or a fuzzer) sends makes a decoder panic.
 //
-// The transport is a raw AF_NETLINK socket through golang.org/x/sys/unix:
-// github.com/mdlayher/netlink is not in go.mod, which this package may not
-// edit. The conn interface keeps the transport replaceable (tests use an
-// in-memory fake shaped like nltest.Func).
+// The transport is github.com/mdlayher/netlink (tests dial an in-memory
+// kernel with its nltest package). Attribute decoding is our own (attr.go)
+// rather than netlink.AttributeDecoder, because a malformed attribute must
+// leave only that field missing, not fail the whole message.
 package nldev
 
 import (
 	"errors"
 	"fmt"
 	"syscall"
+
+	"github.com/mdlayher/netlink"
 )
 
 // NETLINK_RDMA, the netlink family of the RDMA subsystem.
@@ -140,21 +142,18 @@ var ErrNoRDMA = errors.New("this kernel has no RDMA netlink (NETLINK_RDMA socket
 // Client talks NLDEV over one netlink socket. It is not safe for
 // concurrent use.
 type Client struct {
-	c   conn
-	seq uint32
+	c        *netlink.Conn
+	deadline bool // bound each request's wait (real sockets only)
 }
 
 // Dial opens a NETLINK_RDMA socket. A kernel without RDMA gives an error
 // matching ErrNoRDMA.
 func Dial() (*Client, error) {
-	c, err := dialSocket()
+	c, err := dialConn()
 	if err != nil {
-		if errors.Is(err, syscall.EPROTONOSUPPORT) || errors.Is(err, syscall.EAFNOSUPPORT) {
-			return nil, fmt.Errorf("%w: %v", ErrNoRDMA, err)
-		}
-		return nil, fmt.Errorf("open NETLINK_RDMA socket: %w", err)
+		return nil, err
 	}
-	return &Client{c: c}, nil
+	return &Client{c: c, deadline: true}, nil
 }
 
 // Close releases the socket.
@@ -179,12 +178,11 @@ var opNames = map[uint16]string{
 
 // do sends one request and returns the attribute payloads of the answers.
 func (c *Client) do(op uint16, dump bool, attrs []byte) ([][]byte, error) {
-	c.seq++
-	flags := uint16(flagRequest)
+	flags := flagRequest
 	if dump {
 		flags |= flagDump
 	}
-	msgs, err := c.c.Execute(message{Type: msgType(op), Flags: flags, Seq: c.seq, Data: attrs})
+	msgs, err := execute(c.c, c.deadline, msgType(op), flags, attrs)
 	if err != nil {
 		var en syscall.Errno
 		if errors.As(err, &en) {
@@ -194,7 +192,7 @@ func (c *Client) do(op uint16, dump bool, attrs []byte) ([][]byte, error) {
 	}
 	out := make([][]byte, 0, len(msgs))
 	for _, m := range msgs {
-		if m.Type != msgType(op) {
+		if uint16(m.Header.Type) != msgType(op) {
 			continue // not an NLDEV answer to this op; ignore it
 		}
 		out = append(out, m.Data)
