@@ -129,6 +129,7 @@ func TestVMLinkShowMatchesRdmaAndIbvDevinfo(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("%d ports compared with rdma -j link show -d and ibv_devinfo", len(rdma))
 	// One port, and the bare "link".
 	one := ourList(t, "-j", "link", "rxe1/1")
 	if len(one) != 1 || one[0]["ifname"] != "rxe1" {
@@ -241,6 +242,7 @@ func TestVMResMatchesRdma(t *testing.T) {
 		if len(rdma) != len(ours) {
 			t.Errorf("res %s: rdma %d objects, ours %d", obj.name, len(rdma), len(ours))
 		}
+		t.Logf("res %s: %d objects compared with rdma -j res show %s", obj.name, len(rdma), obj.name)
 		for k, r := range rdma {
 			o := ours[k]
 			if o == nil {
