@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/rdmactl/rdmactl/internal/nldev"
 	"github.com/rdmactl/rdmactl/internal/sysfs"
@@ -110,12 +109,7 @@ func runLinkShow(a *app, arg string) error {
 		}
 		return a.printJSON(rows)
 	}
-	// text/tabwriter, not output.go's newTable: measured in the VM (TCG),
-	// tablewriter took ~35 ms of this command's ~50 ms for two ports, and
-	// link show must not be slower than rdma link show. Same look: left
-	// aligned, two spaces between columns, "-" for nothing.
-	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PORT\tSTATE\tPHYS_STATE\tLINK_LAYER\tNETDEV\tLID\tSM_LID\tLMC\tRATE\tMTU")
+	tb := newTable(a.stdout, "PORT", "STATE", "PHYS_STATE", "LINK_LAYER", "NETDEV", "LID", "SM_LID", "LMC", "RATE", "MTU")
 	for _, r := range rows {
 		rate := ""
 		if r.RateGbps != nil {
@@ -132,16 +126,10 @@ func runLinkShow(a *app, arg string) error {
 		if nd != "" && r.NetdevIndex != nil {
 			nd = fmt.Sprintf("%s (%d)", nd, *r.NetdevIndex)
 		}
-		cells := []string{fmt.Sprintf("%s/%d", r.Ifname, r.Port), r.State, r.PhysState, r.LinkLayer, nd,
-			dashU32(r.LID), dashU32(r.SMLID), dashU32(r.LMC), rate, mtu}
-		for i, c := range cells {
-			if c == "" {
-				cells[i] = "-"
-			}
-		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+		tb.row(fmt.Sprintf("%s/%d", r.Ifname, r.Port), r.State, r.PhysState, r.LinkLayer, nd,
+			dashU32(r.LID), dashU32(r.SMLID), dashU32(r.LMC), rate, mtu)
 	}
-	return tw.Flush()
+	return tb.render()
 }
 
 func dashU32(p *uint32) string {
