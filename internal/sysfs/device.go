@@ -3,7 +3,6 @@ package sysfs
 import (
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,7 +54,26 @@ func (d *Device) UverbsPath() string {
 	return "/dev/infiniband/" + d.Uverbs
 }
 
-var pciAddrRE = regexp.MustCompile(`^[0-9a-fA-F]{4,}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$`)
+// isPCIAddr matches a PCI address as the kernel names devices,
+// DDDD:BB:SS.F (domain of four or more hex digits, function 0-7). A
+// hand-written check rather than a package-level regexp: compiling one at
+// init costs every rdmactl run a few ms under emulation.
+func isPCIAddr(s string) bool {
+	dom, rest, ok := strings.Cut(s, ":")
+	return ok && len(dom) >= 4 && isHex(dom) && len(rest) == 7 &&
+		isHex(rest[0:2]) && rest[2] == ':' && isHex(rest[3:5]) && rest[5] == '.' &&
+		rest[6] >= '0' && rest[6] <= '7'
+}
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
 
 // Device reads the device's attributes. Unknown names give a *NotFoundError
 // that lists the existing devices.
@@ -77,7 +95,7 @@ func (f *FS) Device(name string) (*Device, error) {
 	d.NodeDesc = readOpt(filepath.Join(dir, "node_desc"))
 	d.Parent = readOpt(filepath.Join(dir, "parent"))
 
-	if addr := linkBase(filepath.Join(dir, "device")); pciAddrRE.MatchString(addr) {
+	if addr := linkBase(filepath.Join(dir, "device")); isPCIAddr(addr) {
 		d.PCIAddr = addr
 	}
 	if s, ok := readString(filepath.Join(dir, "device", "numa_node")); ok {
