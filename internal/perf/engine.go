@@ -26,13 +26,15 @@ type runner struct {
 	remote []Dest
 	ahs    []*verbs.AH
 
-	blk   uint64 // per-QP area: max(max message size, cycle buffer)
-	size  uint64 // current message size
-	base  time.Time
-	stall time.Duration
-	stop  *atomic.Bool // set on Ctrl-C or when the peer vanished
-	isSrv bool
-	isLat bool
+	blk  uint64 // per-QP area: max(max message size, cycle buffer)
+	size uint64 // current message size
+	// recvLen is what a receive of size bytes reports (UD: + the GRH).
+	recvLen uint32
+	base    time.Time
+	stall   time.Duration
+	stop    *atomic.Bool // set on Ctrl-C or when the peer vanished
+	isSrv   bool
+	isLat   bool
 	// deadline ends waits in duration mode: both sides stop on their own
 	// clock, as perftest's alarm, so the last wait may never be answered.
 	deadline int64
@@ -119,6 +121,10 @@ func newRunner(p *Params, res *Resources, remote []Dest, ahs []*verbs.AH, cycle 
 func (r *runner) prepare(sz uint64) {
 	r.size = sz
 	p := r.p
+	r.recvLen = uint32(sz)
+	if p.Conn == UD {
+		r.recvLen += udGRH
+	}
 	for i := range r.wrs {
 		for k := range r.wrs[i] {
 			wr := &r.wrs[i][k]
@@ -172,6 +178,12 @@ func (r *runner) loopErr(err error, what string) error {
 		return &PeerError{Err: fmt.Errorf("%s: no completion for %v (peer stopped, or messages lost on %s)", what, r.stall, r.p.Conn)}
 	case err == errStopped:
 		return errStopped
+	case err == errLength:
+		got, want := uint64(r.wcErr.ByteLen), r.size
+		if r.p.Conn == UD {
+			got -= udGRH
+		}
+		return &PeerError{Err: fmt.Errorf("%s: the peer sends %d-byte messages, this side expects %d; use the same -s (and -a) on both sides", what, got, want)}
 	case err == errWC:
 		return &PeerError{Err: fmt.Errorf("%s: work completion error: %s (status %d, vendor error 0x%x, qpn 0x%x)%s", what, wcStatusName(r.wcErr.Status), r.wcErr.Status, r.wcErr.VendorErr, r.wcErr.QPNum, r.errDetail)}
 	}
@@ -179,6 +191,7 @@ func (r *runner) loopErr(err error, what string) error {
 }
 
 var (
+	errLength   = errors.New("message length")
 	errDeadline = errors.New("duration over")
 	errStopped  = errors.New("stopped")
 	errWC       = errors.New("completion error")
@@ -428,6 +441,10 @@ func (r *runner) runBWRecv() error {
 			if q >= uint64(n) {
 				continue
 			}
+			if wc.ByteLen != r.recvLen {
+				r.wcErr = *wc
+				return errLength
+			}
 			r.ccnt[q]++
 			totR++
 			if r.rposted[q] < iters {
@@ -668,6 +685,10 @@ func (r *runner) runLatSend() error {
 func (r *runner) recvOne(iters uint64) error {
 	if err := r.pollOne(r.res.RecvCQ); err != nil {
 		return err
+	}
+	if r.wcs[0].ByteLen != r.recvLen {
+		r.wcErr = r.wcs[0]
+		return errLength
 	}
 	r.ccnt[0]++
 	if r.rposted[0] < iters {

@@ -373,3 +373,19 @@ func TestInterruptPrintsPartial(t *testing.T) {
 		t.Fatalf("%d fake objects leaked", f.live)
 	}
 }
+
+// A perftest sender with another -s: the receiver names both sizes.
+func TestSendLengthMismatch(t *testing.T) {
+	g := newLoopRig(t, Params{Verb: VerbSend, Test: TestBW, Iters: 10, Size: 512, Server: true}, false)
+	g.r.prepare(512)
+	if err := g.r.postRecvs(10); err != nil {
+		t.Fatal(err)
+	}
+	wr := []verbs.SendWR{{Opcode: verbs.OpSend, SGE: verbs.SGE{Addr: g.their.Addr, Length: 100, LKey: g.their.LKey}}}
+	_ = g.their.QPs[0].PostSend(wr)
+	err := g.r.loopErr(g.r.runBWRecv(), "send_bw")
+	var pe *PeerError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "100-byte") || !strings.Contains(err.Error(), "512") {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -1,0 +1,50 @@
+// Package perf is rdmactl's benchmark engine: perftest's
+// ib_{send,write,read}_{bw,lat} over internal/verbs, wire-compatible with
+// perftest's TCP exchange.
+//
+// Layout:
+//   - wire.go: the exchange records (version, system data, MTU, key
+//     records, BW report), byte-exact, validated on read, fuzzed.
+//   - conn.go: the TCP channel (client writes first, server reads first,
+//     deadlines, keepalive, PeerError).
+//   - session.go: one side of a run, with perftest's per-test sequence of
+//     exchanges (tools-reference §3.5, perftest v4.5-0.17 src/*_bw.c and
+//     *_lat.c), the peer watcher, progress and interval reports.
+//   - engine.go: the measurement loops (allocation- and lock-free).
+//   - stats.go, report.go: figures and perftest's report layout.
+//   - device.go, device_verbs.go: what a run needs from a device, and its
+//     implementation over internal/verbs.
+//
+// Compatibility: we claim exchange version "6.27 rdmactl". perftest >= 5.70
+// accepts it; peers >= 6.28 then skip their build-dependent negotiation
+// struct, as we do. Two rdmactl peers recognise the suffix and also compare
+// the symmetric options (a 256-byte parameter record after the MTU
+// record), so a mismatch fails at once on both sides with the option named.
+// Against perftest, a size mismatch is caught where the protocol allows:
+// a write/read server checks the client's report, a send receiver the
+// length of each message (or the run stalls and says so).
+//
+// Deliberate differences from perftest (numbers):
+//   - Clock: Go's monotonic nanosecond clock, not TSC cycles converted
+//     with a measured CPU frequency (no "Conflicting CPU frequency" and no
+//     negative figures). It is read once per completion batch in bandwidth
+//     loops and once per iteration, after the post, in latency loops.
+//   - Bandwidth average: as perftest, first post to last completion.
+//     Peak: the best rate between two completion events at least one
+//     pipeline (TX depth × QPs messages) apart, never below the average;
+//     perftest takes the best per-message post-to-completion slope.
+//   - Latency: all samples are kept (perftest drops the two largest, and
+//     its t_max is the third largest); ping-pong sides also time the last
+//     round trip they can see, so the side that starts has iters samples
+//     and the other iters-1 (perftest: iters-1 on both). The standard
+//     deviation is exact float64 (perftest truncates each deviation to an
+//     integer). Percentiles are nearest-rank on all samples. READ latency
+//     is the period between completions (post-to-post), as perftest.
+//   - Duration mode (-D) prints the full latency table (perftest: only the
+//     average and tps), from a log-linear histogram (<1% bucket error;
+//     min, max, average and stdev exact). Samples count only between the
+//     warm-up and cool-down margins (2 s, at most a quarter of -D each).
+//   - Bandwidth duration mode measures between the margins too and, like
+//     perftest, has no peak.
+//   - -b with send is not supported yet.
+package perf
