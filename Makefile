@@ -33,7 +33,7 @@ export PKG RUN VMFLAGS VMTEST_TIMEOUT GO
 # make fuzz FUZZTIME=1m
 FUZZTIME ?= 20s
 
-.PHONY: help build run test unit lint fuzz vmtest docs release-snapshot clean
+.PHONY: help build run test unit lint fuzz vmtest docs release-snapshot clean bench-link bench-perftest
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
@@ -70,3 +70,9 @@ clean: ## remove build outputs
 # ---- benchmarks -------------------------------------------------------------
 # bench-* targets go here (one per benchmark script, each documented with ##
 # so that `make help` lists it). They print figures; they never assert on them.
+
+bench-link: build ## rdmactl link show vs rdma link show in one VM, medians of N (default 25) alternating runs
+	vm/run -- env N=$(or $(N),25) scripts/bench-link.sh bin/rdmactl
+
+bench-perftest: build ## rdmactl perf vs perftest on the same rxe pair in one VM: side-by-side medians and ratios
+	RDMACTL=bin/rdmactl VMRUN=vm/run scripts/bench-perftest.sh

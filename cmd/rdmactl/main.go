@@ -113,6 +113,7 @@ It is one static binary that talks to the kernel directly: RDMA netlink,
 	for _, f := range commandFactories {
 		root.AddCommand(f(a))
 	}
+	attachCompletions(root) // device, port and GID completion (complete.go)
 	return root
 }
 
