@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-const fixtures = "../../../shared/fixtures/rxe/"
+const fixtures = "testdata/perftest/"
 
 func readFixture(t *testing.T, name string) string {
 	t.Helper()
