@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -29,6 +30,15 @@ type perfRow struct {
 
 // parsePerfRows finds the rows under the "#bytes" header, as a script
 // parsing perftest output would.
+func finite(vs []float64) bool {
+	for _, v := range vs {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
+}
+
 func parsePerfRows(t *testing.T, who, out string) []perfRow {
 	t.Helper()
 	var rows []perfRow
@@ -53,7 +63,13 @@ func parsePerfRows(t *testing.T, who, out string) []perfRow {
 		}
 		r := perfRow{bytes: b, iters: n}
 		for _, s := range f[2:] {
+			// perftest prints "inf" and "-nan" when its cycle-counter
+			// calibration fails (seen under TCG); keep them as such so
+			// the caller can tell perftest's figures from ours.
 			v, err := strconv.ParseFloat(s, 64)
+			if s == "-nan" {
+				v, err = math.NaN(), nil
+			}
 			if err != nil {
 				t.Fatalf("%s: unparsable value %q in row %q", who, s, l)
 			}
@@ -170,13 +186,35 @@ func TestVMPerfInterop(t *testing.T) {
 					if fmt.Sprint(s.vals) != fmt.Sprint(c.vals) {
 						t.Fatalf("server printed %v, client measured %v", s.vals, c.vals)
 					}
+				case tc.kind == "bw" && ((pr.server == "p" && !finite(s.vals)) || (pr.client == "p" && !finite(c.vals))):
+					// perftest's cycle-counter calibration failed under TCG:
+					// its figures say nothing; ours must still be sane.
+					t.Logf("perftest printed non-finite figures: server %+v client %+v", s, c)
+					for i, r := range []perfRow{s, c} {
+						if []string{pr.server, pr.client}[i] == "r" && (!finite(r.vals) || r.vals[1] <= 0) {
+							t.Fatalf("rdmactl's row is not sane: %+v", r)
+						}
+					}
 				case tc.kind == "bw":
 					// Both measure the same transfer: averages close.
 					if c.vals[1] <= 0 || s.vals[1] <= 0 || s.vals[1]/c.vals[1] > 1.5 || c.vals[1]/s.vals[1] > 1.5 {
 						t.Fatalf("average BW server %v client %v", s.vals[1], c.vals[1])
 					}
 				default:
-					for _, r := range []perfRow{s, c} {
+					for i, r := range []perfRow{s, c} {
+						who := []string{pr.server, pr.client}[i]
+						if !finite(r.vals) {
+							if who == "p" {
+								// perftest's own clock failed (cycles
+								// over a CPU MHz it could not measure
+								// under emulation): nothing to check
+								// in its figures; bytes and iterations
+								// agreed above.
+								t.Logf("perftest printed non-finite latencies (its cycle-counter calibration under TCG): %+v", r)
+								continue
+							}
+							t.Fatalf("rdmactl printed non-finite latencies: %+v", r)
+						}
 						if r.vals[0] <= 0 || r.vals[0] > r.vals[2] || r.vals[2] > r.vals[1] {
 							t.Fatalf("latency row not min <= typical <= max: %+v", r)
 						}
