@@ -129,41 +129,21 @@ func TestVMPerfInterop(t *testing.T) {
 			name := fmt.Sprintf("%s_%s_%s/%s", tc.verb, tc.kind, tc.conn, pr.name)
 			p := port
 			t.Run(name, func(t *testing.T) {
-				common := []string{"-n", "100", "-p", strconv.Itoa(p)}
-				if tc.conn != "RC" {
-					common = append(common, "-c", tc.conn)
-				}
-				common = append(common, tc.extra...)
-				argv := func(who, dev string, client bool) []string {
-					var a []string
-					if who == "r" {
-						a = []string{"perf", tc.verb}
-						if tc.kind == "lat" {
-							a = append(a, "--lat")
-						}
-					} else {
-						a = []string{"ib_" + tc.verb + "_" + tc.kind}
+				var sout, cout string
+				var serr, cerr error
+				// Stock perftest sometimes gives up before the run: its
+				// CPU-frequency regression (get_clock.c) fails under TCG
+				// ("Correlation coefficient r^2 ... < 0.9 / Can't produce a
+				// report") and it exits 1, so our side sees the peer vanish.
+				// That is perftest's clock, not the exchange under test:
+				// try the pair again, at most twice, on a fresh TCP port.
+				for attempt := 0; attempt < 3; attempt++ {
+					sout, serr, cout, cerr = runPerfPair(tc.verb, tc.kind, tc.conn, tc.extra, pr.server, pr.client, p+1000*attempt)
+					if !perftestClockFailed(sout + cout) {
+						break
 					}
-					a = append(a, "-d", dev)
-					a = append(a, common...)
-					if client {
-						a = append(a, perfServerIP)
-					}
-					return a
+					t.Logf("attempt %d: stock perftest could not calibrate its clock under TCG; trying again", attempt+1)
 				}
-				ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-				defer cancel()
-				var sout string
-				var serr error
-				var wg sync.WaitGroup
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					sout, serr = runSide(ctx, argv(pr.server, "rxe0", false))
-				}()
-				time.Sleep(1500 * time.Millisecond) // perftest clients do not retry
-				cout, cerr := runSide(ctx, argv(pr.client, "rxe1", true))
-				wg.Wait()
 				if serr != nil || cerr != nil {
 					t.Fatalf("server: %v\nclient: %v\n--- server output\n%s\n--- client output\n%s", serr, cerr, sout, cout)
 				}
@@ -266,4 +246,49 @@ func TestVMPerfPeerErrors(t *testing.T) {
 	if after := resShow(t); after != before {
 		t.Fatalf("rdma res show changed:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
+}
+
+// perftestClockFailed reports whether stock perftest gave up on its
+// cycle-counter calibration (src/get_clock.c) instead of running.
+func perftestClockFailed(out string) bool {
+	return strings.Contains(out, "Can't produce a report") || strings.Contains(out, "Correlation coefficient")
+}
+
+// runPerfPair runs one server (on rxe0) and one client (on rxe1) of a test,
+// each "r" (rdmactl, in-process) or "p" (stock perftest), on TCP port p.
+func runPerfPair(verb, kind, conn string, extra []string, server, client string, p int) (sout string, serr error, cout string, cerr error) {
+	common := []string{"-n", "100", "-p", strconv.Itoa(p)}
+	if conn != "RC" {
+		common = append(common, "-c", conn)
+	}
+	common = append(common, extra...)
+	argv := func(who, dev string, isClient bool) []string {
+		var a []string
+		if who == "r" {
+			a = []string{"perf", verb}
+			if kind == "lat" {
+				a = append(a, "--lat")
+			}
+		} else {
+			a = []string{"ib_" + verb + "_" + kind}
+		}
+		a = append(a, "-d", dev)
+		a = append(a, common...)
+		if isClient {
+			a = append(a, perfServerIP)
+		}
+		return a
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		sout, serr = runSide(ctx, argv(server, "rxe0", false))
+	}()
+	time.Sleep(1500 * time.Millisecond) // perftest clients do not retry
+	cout, cerr = runSide(ctx, argv(client, "rxe1", true))
+	wg.Wait()
+	return sout, serr, cout, cerr
 }
