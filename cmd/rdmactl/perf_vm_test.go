@@ -176,8 +176,17 @@ func TestVMPerfInterop(t *testing.T) {
 						}
 					}
 				case tc.kind == "bw":
-					// Both measure the same transfer: averages close.
-					if c.vals[1] <= 0 || s.vals[1] <= 0 || s.vals[1]/c.vals[1] > 1.5 || c.vals[1]/s.vals[1] > 1.5 {
+					// Both measure the same transfer: averages close. The
+					// sender starts its clock at the first post and the
+					// receiver at the first completion, over only 100
+					// messages; a stock perftest side also converts TCG
+					// cycle counts with a CPU frequency it measures badly
+					// there (see perftestClockFailed), so it gets 2x.
+					lim := 1.5
+					if pr.server == "p" || pr.client == "p" {
+						lim = 2
+					}
+					if c.vals[1] <= 0 || s.vals[1] <= 0 || s.vals[1]/c.vals[1] > lim || c.vals[1]/s.vals[1] > lim {
 						t.Fatalf("average BW server %v client %v", s.vals[1], c.vals[1])
 					}
 				default:
