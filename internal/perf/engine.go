@@ -71,6 +71,24 @@ type runner struct {
 
 func (r *runner) now() int64 { return int64(time.Since(r.base)) }
 
+// sampleRTT records the round trip that ended at t, the previous one having
+// ended at prev (0: none yet): in duration mode into the histogram when t
+// lies in [start, end), otherwise as sample ns of posted. It returns the
+// next sample index.
+func (r *runner) sampleRTT(durMode bool, prev, t, start, end int64, ns int) int {
+	if prev == 0 {
+		return ns
+	}
+	if durMode {
+		if t >= start && t < end {
+			r.hist.add(t - prev)
+		}
+		return ns
+	}
+	r.posted[ns] = t - prev
+	return ns + 1
+}
+
 // srcOff and dstOff are the offsets of QP i's source area and of its
 // target area (what the key record advertises as vaddr), as perftest's
 // buffer layout: [N source areas][N target areas].
@@ -522,16 +540,7 @@ func (r *runner) runLatWrite() error {
 		// The clock is read after the post, off the critical path: the
 		// sample is the period between two posts, i.e. one round trip.
 		t := r.now()
-		if prev != 0 {
-			if durMode {
-				if t >= tSampleStart && t < tSampleEnd {
-					r.hist.add(t - prev)
-				}
-			} else {
-				r.posted[ns] = t - prev
-				ns++
-			}
-		}
+		ns = r.sampleRTT(durMode, prev, t, tSampleStart, tSampleEnd, ns)
 		prev = t
 		if err := r.pollOne(r.res.SendCQ); err != nil {
 			if durMode && r.now() >= tSampleEnd {
@@ -645,16 +654,7 @@ func (r *runner) runLatSend() error {
 			return err
 		}
 		t := r.now() // after the post, as in runLatWrite
-		if prev != 0 {
-			if durMode {
-				if t >= tSampleStart && t < tSampleEnd {
-					r.hist.add(t - prev)
-				}
-			} else {
-				r.posted[ns] = t - prev
-				ns++
-			}
-		}
+		ns = r.sampleRTT(durMode, prev, t, tSampleStart, tSampleEnd, ns)
 		prev = t
 		if err := r.pollOne(r.res.SendCQ); err != nil {
 			if durMode && r.now() >= tSampleEnd {
