@@ -3,6 +3,7 @@ package perf
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -186,6 +187,12 @@ func (r *runner) prepare(sz uint64) {
 	if r.hist != nil {
 		r.hist.reset()
 	}
+	// Start each size on a clean heap: the setup's garbage would otherwise
+	// trigger a concurrent mark during the timed loop, whose workers take
+	// CPU (a quarter of GOMAXPROCS) from the poller and the peer. Here,
+	// before the sessions' start barrier, and not at the loop, so that a
+	// receiver is not still collecting when the sender starts.
+	runtime.GC()
 }
 
 // loopErr turns a loop failure into a message (allocates; only on the way

@@ -286,14 +286,19 @@ func (q *rxeQP) checkSend(wr *SendWR) error {
 	return nil
 }
 
-// doorbell writes the prepared POST_SEND command. unix.Syscall does not
-// allocate; only the failure path builds an error value.
+// doorbell writes the prepared POST_SEND command; it does not allocate, only
+// the failure path builds an error value. It is a raw syscall, without the
+// runtime's entersyscall/exitsyscall: rxe runs the requester inline in
+// post_send and never sleeps there, but a doorbell for a batch of WQEs can
+// take longer than sysmon's 20 us retake threshold, and under Syscall sysmon
+// then hands the P to another thread mid-loop (a wakeup, a migration and a
+// latency spike per doorbell in a busy benchmark).
 func (q *rxeQP) doorbell() error {
 	if q.kick != nil {
 		return q.kick()
 	}
 	for {
-		_, _, e := unix.Syscall(unix.SYS_WRITE, uintptr(q.fd), uintptr(unsafe.Pointer(&q.db.cmd[0])), uintptr(len(q.db.cmd)))
+		_, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(q.fd), uintptr(unsafe.Pointer(&q.db.cmd[0])), uintptr(len(q.db.cmd)))
 		if e == 0 {
 			return nil
 		}
