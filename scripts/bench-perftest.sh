@@ -10,8 +10,8 @@
 # emulated, so compare the ratio, not the absolute numbers.
 #
 # Environment: RDMACTL (binary, default bin/rdmactl, built if missing),
-# VMRUN (default /work/shared/rdmavm/run if present, else vm/run),
-# BW_ITERS (default 2000), LAT_ITERS (default 500).
+# VMRUN (default vm/run),
+# BW_ITERS (default 2000), LAT_ITERS (default 1000, as perftest).
 set -euo pipefail
 
 if [ "${1:-}" = "--guest" ]; then
@@ -116,7 +116,4 @@ if [ ! -x "$RDMACTL" ]; then
 	CGO_ENABLED=0 ${GO:-go} build -o "$RDMACTL" ./cmd/rdmactl
 fi
 RDMACTL=$(readlink -f "$RDMACTL")
-if [ -z "${VMRUN:-}" ]; then
-	if [ -x /work/shared/rdmavm/run ]; then VMRUN=/work/shared/rdmavm/run; else VMRUN=vm/run; fi
-fi
-exec "$VMRUN" --cpus 2 -- "$PWD/scripts/bench-perftest.sh" --guest "$RDMACTL" "$ROUNDS" "${BW_ITERS:-2000}" "${LAT_ITERS:-500}"
+exec "${VMRUN:-vm/run}" --cpus 2 -- "$PWD/scripts/bench-perftest.sh" --guest "$RDMACTL" "$ROUNDS" "${BW_ITERS:-2000}" "${LAT_ITERS:-1000}"
