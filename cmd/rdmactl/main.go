@@ -150,7 +150,13 @@ func oneLine(s string) string {
 	return s
 }
 
+// soleSession is true in the rdmactl binary, where a perf command is the
+// only benchmark in the process; tests run both sides of a benchmark in
+// one process through run and leave it false (perf.Session.SoleSession).
+var soleSession bool
+
 func main() {
+	soleSession = true
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

@@ -94,7 +94,7 @@ func perfFlagSet(f *perfFlags, verb perf.Verb) *pflag.FlagSet {
 	fs.IntVarP(&p.PostList, "post_list", "l", 1, "post this many WRs per post call")
 	fs.IntVarP(&p.CQMod, "cq-mod", "Q", 0, "signal every Nth WR (default 100; 1 above 8 KiB)")
 	fs.IntVarP(&p.MTU, "mtu", "m", 0, "path MTU 256..4096 (default: the port's; the smaller side wins)")
-	fs.BoolVarP(&p.Bidir, "bidirectional", "b", false, "traffic both ways (bw; write and read)")
+	fs.BoolVarP(&p.Bidir, "bidirectional", "b", false, "traffic both ways (bw): each side sends and receives, both print the sum")
 	fs.IntVarP(&p.OutReads, "outs", "o", 0, "RDMA READs in flight (default: device max)")
 	fs.BoolVar(&p.Gbits, "report_gbits", false, "report Gb/s instead of MiB/s")
 	fs.IntVar(&f.interval, "interval", 0, "print a bandwidth row every N seconds during the run")
@@ -204,7 +204,7 @@ func runPerf(ctx context.Context, a *app, p *perf.Params) error {
 	if err != nil {
 		return perfError(err)
 	}
-	s := &perf.Session{P: p, Dev: dev}
+	s := &perf.Session{P: p, Dev: dev, SoleSession: soleSession}
 	if !a.opts.json {
 		s.Out = a.stdout
 	}

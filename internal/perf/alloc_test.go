@@ -47,6 +47,7 @@ func newLoopRig(t testing.TB, p Params, peerEcho bool) *loopRig {
 	}
 	ahs := []*verbs.AH{{}}
 	g.r = newRunner(&p, g.mine, remote, ahs, 4096, &g.stop)
+	g.r.yield = true // as in the binary: the Gosched path must not allocate either
 	return g
 }
 
@@ -87,6 +88,22 @@ func TestLoopsDoNotAllocate(t *testing.T) {
 			}
 		})
 	}
+	t.Run("send_bw_bidir", func(t *testing.T) {
+		// -b: runBW also receives; the echo peer returns every message.
+		g := newLoopRig(t, Params{Verb: VerbSend, Test: TestBW, Bidir: true, Iters: 1000, Size: 4096, CQMod: 16}, true)
+		requireNoAllocs(t, "runBW -b", func() {
+			g.r.prepare(4096)
+			if err := g.r.postRecvs(1000); err != nil {
+				t.Fatal(err)
+			}
+			if err := g.r.runBW(); err != nil {
+				t.Fatal(g.r.loopErr(err, "runBW -b"))
+			}
+		})
+		if g.r.nDone != 1000 || g.r.rcnt[0] != 1000 {
+			t.Fatalf("sent %d, received %d", g.r.nDone, g.r.rcnt[0])
+		}
+	})
 	t.Run("send_bw_receiver", func(t *testing.T) {
 		g := newLoopRig(t, Params{Verb: VerbSend, Test: TestBW, Iters: 1000, Size: 4096, Server: true}, false)
 		wr := []verbs.SendWR{{Opcode: verbs.OpSend, SGE: verbs.SGE{Addr: g.their.Addr, Length: 4096, LKey: g.their.LKey}}}

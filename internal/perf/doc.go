@@ -46,5 +46,12 @@
 //     warm-up and cool-down margins (2 s, at most a quarter of -D each).
 //   - Bandwidth duration mode measures between the margins too and, like
 //     perftest, has no peak.
-//   - -b with send is not supported yet.
+//   - -b with send runs perftest's run_iter_bi: one loop posts this
+//     side's messages and receives the peer's; each side's BW is its
+//     sending half, and both print the sum (in -D mode, their own half,
+//     as perftest).
+//   - The session runs on one Go P (when it is alone in the process) and
+//     its loops yield to the scheduler now and then: otherwise the
+//     runtime's preemption every 10 ms moves it between threads, which
+//     shows as millisecond latency outliers on busy CPUs.
 package perf

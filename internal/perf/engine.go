@@ -33,6 +33,15 @@ type runner struct {
 	recvLen uint32
 	base    time.Time
 	stall   time.Duration
+	// yield: the loop runs alone on one P (Session.SoleSession), so a
+	// waiting loop calls runtime.Gosched about once a millisecond
+	// (maybeYield). That is cheap with one P (the goroutine resumes at
+	// once, no other thread wakes) and it keeps sysmon from preempting
+	// the loop with a signal every 10 ms, which cost the latency loops an
+	// outlier of up to a millisecond each time under TCG.
+	yield   bool
+	yielded int64        // when maybeYield last yielded
+	spins   uint32       // spinByte and pollOne's empty rounds, over the run
 	stop    *atomic.Bool // set on Ctrl-C or when the peer vanished
 	isSrv   bool
 	isLat   bool
@@ -45,6 +54,7 @@ type runner struct {
 	wcs  []verbs.WC
 
 	scnt, ccnt, rposted []uint64
+	rcnt                []uint64 // received per QP (send: the receiving side, -b)
 
 	// Iteration mode. Bandwidth: one (time, messages completed so far)
 	// event per poll that returned completions; the clock is read once
@@ -112,7 +122,7 @@ func newRunner(p *Params, res *Resources, remote []Dest, ahs []*verbs.AH, cycle 
 		isSrv: p.Server, isLat: p.Test == TestLat,
 		wrs: make([][]verbs.SendWR, n), rwrs: make([][]verbs.RecvWR, n),
 		wcs:  make([]verbs.WC, 64),
-		scnt: make([]uint64, n), ccnt: make([]uint64, n), rposted: make([]uint64, n),
+		scnt: make([]uint64, n), ccnt: make([]uint64, n), rposted: make([]uint64, n), rcnt: make([]uint64, n),
 	}
 	if p.Duration > 0 && p.Test == TestLat {
 		r.hist = newHistogram()
@@ -182,6 +192,7 @@ func (r *runner) prepare(sz uint64) {
 	clear(r.scnt)
 	clear(r.ccnt)
 	clear(r.rposted)
+	clear(r.rcnt)
 	r.nDone, r.tStart, r.tEnd, r.nSamples, r.nEv = 0, 0, 0, 0, 0
 	r.progress.Store(0)
 	if r.hist != nil {
@@ -261,15 +272,18 @@ func (r *runner) runBW() error {
 		tStopAt = r.now() + int64(p.Duration)
 		iters = 1 << 62
 	}
-	var totS, totC, cntStart uint64
+	var totS, totC, totR, cntStart uint64
 	cntStartSet := false
 	total := iters * uint64(n)
+	// -b with send (perftest's run_iter_bi): this side also receives the
+	// peer's iters per QP, in the same loop; its BW is its sending side's.
+	recvToo := p.Bidir && p.Verb == VerbSend
 	lastProgress := r.now()
 	var spins uint32
 	pl := uint64(p.PostList)
 	cqMod := uint64(p.CQMod)
 	tx := uint64(p.TxDepth)
-	for totC < total {
+	for totC < total || (recvToo && totR < total) {
 		for q := 0; q < n; q++ {
 			for r.scnt[q] < iters && r.scnt[q]-r.ccnt[q]+pl <= tx {
 				wrs := r.wrs[q]
@@ -292,6 +306,16 @@ func (r *runner) runBW() error {
 				totS += pl
 			}
 		}
+		if recvToo && totR < total {
+			got, err := r.recvSome(iters)
+			if err != nil {
+				return err
+			}
+			if got > 0 {
+				totR += got
+				lastProgress = r.now()
+			}
+		}
 		cnt, err := r.res.SendCQ.Poll(r.wcs)
 		if err != nil {
 			return err
@@ -304,6 +328,7 @@ func (r *runner) runBW() error {
 					return errStopped
 				}
 				t := r.now()
+				r.maybeYield(t)
 				if t-lastProgress > int64(r.stall) {
 					return errStalled
 				}
@@ -404,6 +429,41 @@ func (r *runner) postRecvs(limit uint64) error {
 	return nil
 }
 
+// recvSome polls the receive CQ once, checks each completion and
+// re-posts receives while the run needs more (iters per QP). It returns
+// how many messages arrived.
+func (r *runner) recvSome(iters uint64) (uint64, error) {
+	cnt, err := r.res.RecvCQ.Poll(r.wcs)
+	if err != nil || cnt == 0 {
+		return 0, err
+	}
+	n := uint64(len(r.res.QPs))
+	var got uint64
+	for i := 0; i < cnt; i++ {
+		wc := &r.wcs[i]
+		if !r.checkWC(wc) {
+			return got, errWC
+		}
+		q := wc.WRID
+		if q >= n {
+			continue
+		}
+		if wc.ByteLen != r.recvLen {
+			r.wcErr = *wc
+			return got, errLength
+		}
+		r.rcnt[q]++
+		got++
+		if r.rposted[q] < iters {
+			if err := r.res.QPs[q].PostRecv(r.rwrs[q]); err != nil {
+				return got, err
+			}
+			r.rposted[q]++
+		}
+	}
+	return got, nil
+}
+
 // runBWRecv counts received messages (iters per QP) from the first to the
 // last, re-posting receives as they complete.
 func (r *runner) runBWRecv() error {
@@ -422,11 +482,11 @@ func (r *runner) runBWRecv() error {
 	lastProgress := r.now()
 	first := true
 	for totR < total {
-		cnt, err := r.res.RecvCQ.Poll(r.wcs)
+		got, err := r.recvSome(iters)
 		if err != nil {
 			return err
 		}
-		if cnt == 0 {
+		if got == 0 {
 			spins++
 			if spins&1023 == 0 {
 				if r.stop.Load() {
@@ -434,6 +494,7 @@ func (r *runner) runBWRecv() error {
 					return errStopped
 				}
 				t := r.now()
+				r.maybeYield(t)
 				if t-lastProgress > int64(r.stall) {
 					if durMode && !first {
 						break
@@ -457,28 +518,7 @@ func (r *runner) runBWRecv() error {
 				tStopAt = t + int64(p.Duration)
 			}
 		}
-		for i := 0; i < cnt; i++ {
-			wc := &r.wcs[i]
-			if !r.checkWC(wc) {
-				return errWC
-			}
-			q := wc.WRID
-			if q >= uint64(n) {
-				continue
-			}
-			if wc.ByteLen != r.recvLen {
-				r.wcErr = *wc
-				return errLength
-			}
-			r.ccnt[q]++
-			totR++
-			if r.rposted[q] < iters {
-				if err := r.res.QPs[q].PostRecv(r.rwrs[q]); err != nil {
-					return err
-				}
-				r.rposted[q]++
-			}
-		}
+		totR += got
 		r.progress.Store(totR)
 		r.tEnd = t
 		if durMode {
@@ -576,22 +616,12 @@ func (r *runner) runLatWrite() error {
 
 // spinByte waits until the byte reads v.
 func (r *runner) spinByte(w *uint32, sh uint32, v byte) error {
-	var spins uint32
 	var since int64
 	for byte(atomic.LoadUint32(w)>>sh) != v {
-		spins++
-		if spins&4095 == 0 {
-			if r.stop.Load() {
-				return errStopped
-			}
-			t := r.now()
-			if r.deadline != 0 && t >= r.deadline {
-				return errDeadline
-			}
-			if since == 0 {
-				since = t
-			} else if t-since > int64(r.stall) {
-				return errStalled
+		r.spins++
+		if r.spins&4095 == 0 {
+			if err := r.waiting(&since); err != nil {
+				return err
 			}
 		}
 	}
@@ -600,7 +630,6 @@ func (r *runner) spinByte(w *uint32, sh uint32, v byte) error {
 
 // pollOne polls cq until one completion arrives.
 func (r *runner) pollOne(cq verbs.CompletionQueue) error {
-	var spins uint32
 	var since int64
 	for {
 		cnt, err := cq.Poll(r.wcs[:1])
@@ -613,21 +642,42 @@ func (r *runner) pollOne(cq verbs.CompletionQueue) error {
 			}
 			return nil
 		}
-		spins++
-		if spins&4095 == 0 {
-			if r.stop.Load() {
-				return errStopped
-			}
-			t := r.now()
-			if r.deadline != 0 && t >= r.deadline {
-				return errDeadline
-			}
-			if since == 0 {
-				since = t
-			} else if t-since > int64(r.stall) {
-				return errStalled
+		r.spins++
+		if r.spins&4095 == 0 {
+			if err := r.waiting(&since); err != nil {
+				return err
 			}
 		}
+	}
+}
+
+// waiting runs every 4096 empty rounds of spinByte and pollOne, counted
+// over the run (a latency loop's single waits are often shorter): it ends
+// the wait on Ctrl-C, at the duration deadline, or after r.stall without
+// progress since this wait's first call (*since), and it may yield.
+func (r *runner) waiting(since *int64) error {
+	if r.stop.Load() {
+		return errStopped
+	}
+	t := r.now()
+	if r.deadline != 0 && t >= r.deadline {
+		return errDeadline
+	}
+	if *since == 0 {
+		*since = t
+	} else if t-*since > int64(r.stall) {
+		return errStalled
+	}
+	r.maybeYield(t)
+	return nil
+}
+
+// maybeYield calls runtime.Gosched if r.yield is set and it has not done
+// so for a millisecond (t is r.now()).
+func (r *runner) maybeYield(t int64) {
+	if r.yield && t-r.yielded >= int64(time.Millisecond) {
+		runtime.Gosched()
+		r.yielded = t
 	}
 }
 

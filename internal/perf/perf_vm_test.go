@@ -88,6 +88,7 @@ func newVMRig(t *testing.T, p Params) *vmRig {
 	stop, pstop := new(atomic.Bool), new(atomic.Bool)
 	g.r = newRunner(&p, g.mine, []Dest{dp}, ahm, 4096, stop)
 	g.pr = newRunner(&pp, g.their, []Dest{dm}, ahp, 4096, pstop)
+	g.r.yield, g.pr.yield = true, true // as in the binary (Session.SoleSession)
 	return g
 }
 

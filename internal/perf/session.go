@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,6 +33,10 @@ type Session struct {
 	StepTimeout time.Duration // per exchange; 0: 10 s
 	DialTimeout time.Duration // client connect retries; 0: 5 s
 	Stall       time.Duration // data path without progress; 0: 10 s
+	// SoleSession says that nothing else in the process runs a loop
+	// meanwhile, so Run may take the Go runtime down to one P (two
+	// sessions in one process, as in tests, need two Ps to progress).
+	SoleSession bool
 
 	conn     *Conn
 	port     PortAttr
@@ -60,6 +65,19 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	}
 	if s.DialTimeout == 0 {
 		s.DialTimeout = 5 * time.Second
+	}
+	if s.SoleSession {
+		// One P for the whole session. With more, the runtime's
+		// preemption of the (never blocking) loop every 10 ms wakes an
+		// idle P's thread, which takes the loop over while the old thread
+		// sleeps: a futex hand-off that costs milliseconds when the CPUs
+		// are busy (the peer spins too), each a latency outlier. With one
+		// P a preempted or yielding (runner.yield) loop resumes on its own
+		// thread; the watcher, the progress ticker and Ctrl-C need no
+		// parallelism and run when the loop yields. Set here, not around
+		// each loop: GOMAXPROCS stops the world, which after the start
+		// barrier delayed a receiver's first poll by milliseconds.
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	}
 	if s.Stall == 0 {
 		s.Stall = 10 * time.Second
@@ -332,6 +350,30 @@ func (s *Session) bwReport(mine BWResult, use bool) (BWReport, error) {
 	return r, nil
 }
 
+// newRunner builds the runner for this session's loops.
+func (s *Session) newRunner() *runner {
+	r := newRunner(s.P, s.res, s.rem, s.ahs, uint64(s.cycle), &s.stop)
+	r.yield = s.SoleSession
+	r.stall = s.Stall
+	return r
+}
+
+// sumBidir exchanges BW reports after a bidirectional run and adds the
+// peer's figures to ours.
+func (s *Session) sumBidir(res BWResult) (BWResult, error) {
+	rep, err := s.bwReport(res, true)
+	if err != nil {
+		return res, err
+	}
+	if rep.Size != res.Size {
+		return res, peerErrorf("the peer ran %d-byte messages and we ran %d; use the same -s on both sides", rep.Size, res.Size)
+	}
+	res.BWPeak += rep.BWPeak
+	res.BWAvg += rep.BWAvg
+	res.MsgRate += rep.MsgRate
+	return res, nil
+}
+
 func (s *Session) closeConn() error {
 	if err := s.key(0, true); err != nil {
 		return err
@@ -425,8 +467,7 @@ func (s *Session) seqRDMABW(ctx context.Context) error {
 		s.printf("%s", resultLine)
 		return s.closeConn()
 	}
-	r := newRunner(p, s.res, s.rem, s.ahs, uint64(s.cycle), &s.stop)
-	r.stall = s.Stall
+	r := s.newRunner()
 	if p.Bidir && !p.AllSizes {
 		if err := s.key(0, false); err != nil {
 			return err
@@ -450,16 +491,9 @@ func (s *Session) seqRDMABW(ctx context.Context) error {
 					return err
 				}
 			}
-			rep, err := s.bwReport(res, true)
-			if err != nil {
+			if res, err = s.sumBidir(res); err != nil {
 				return err
 			}
-			if rep.Size != res.Size {
-				return peerErrorf("the peer ran %d-byte messages and we ran %d; use the same -s on both sides", rep.Size, res.Size)
-			}
-			res.BWPeak += rep.BWPeak
-			res.BWAvg += rep.BWAvg
-			res.MsgRate += rep.MsgRate
 		}
 		s.addBW(res)
 		last = res
@@ -479,9 +513,6 @@ func (s *Session) seqRDMABW(ctx context.Context) error {
 // seqSendBW is ib_send_bw.
 func (s *Session) seqSendBW(ctx context.Context) error {
 	p := s.P
-	if p.Bidir {
-		return errors.New("-b with send is not supported yet; use write or read")
-	}
 	if err := s.keys(); err != nil {
 		return err
 	}
@@ -496,11 +527,10 @@ func (s *Session) seqSendBW(ctx context.Context) error {
 	}
 	s.result.Info = *s.info()
 	s.header()
-	r := newRunner(p, s.res, s.rem, s.ahs, uint64(s.cycle), &s.stop)
-	r.stall = s.Stall
+	r := s.newRunner()
 	for i, sz := range p.sizes(s.mtu) {
 		r.prepare(sz)
-		if p.Server {
+		if p.Server || p.Bidir {
 			limit := p.Iters
 			if p.Duration > 0 {
 				limit = 1 << 62
@@ -514,13 +544,20 @@ func (s *Session) seqSendBW(ctx context.Context) error {
 		}
 		var res BWResult
 		var err error
-		if p.Server {
+		if p.Server && !p.Bidir {
 			res, err = s.measure(ctx, r, r.runBWRecv)
 		} else {
 			res, err = s.measure(ctx, r, r.runBW)
 		}
 		if err != nil {
 			return err
+		}
+		if p.Bidir && p.Duration == 0 {
+			// Each side measured its sending half; both print the sum
+			// (perftest: xchg_bw_reports, then print_full_bw_report).
+			if res, err = s.sumBidir(res); err != nil {
+				return err
+			}
 		}
 		s.addBW(res)
 		if p.AllSizes {
@@ -574,8 +611,7 @@ func (s *Session) seqLat(ctx context.Context) error {
 		s.printf("%s", resultLine)
 		return s.closeConn()
 	}
-	r := newRunner(p, s.res, s.rem, s.ahs, uint64(s.cycle), &s.stop)
-	r.stall = s.Stall
+	r := s.newRunner()
 	div := 2.0
 	if p.Verb == VerbRead {
 		div = 1
@@ -707,8 +743,11 @@ func (s *Session) bwResult(r *runner) BWResult {
 
 // watchPeer notices the peer closing the TCP connection during the run
 // (it crashed or was stopped) and stops the loop, without reading. It
-// sleeps in poll(2) on the socket and on a pipe that ends the watch, so
-// it never wakes up while the peer is alive.
+// waits in Go's network poller, so no thread sleeps in a system call
+// meanwhile: a goroutine blocked in poll(2) keeps its P in the syscall
+// state, the runtime's sysmon interrupts it every 10 ms, and each EINTR
+// made the runtime move the benchmark loop to another thread through a
+// futex wake-up, which showed as millisecond latency outliers under load.
 func (s *Session) watchPeer() func() {
 	tc, ok := s.conn.c.(*net.TCPConn)
 	if !ok {
@@ -718,44 +757,42 @@ func (s *Session) watchPeer() func() {
 	if err != nil {
 		return func() {}
 	}
-	var pfd [2]int
-	if err := unix.Pipe2(pfd[:], unix.O_CLOEXEC); err != nil {
-		return func() {}
-	}
+	// The last exchange read left a step deadline; the run may be longer.
+	_ = tc.SetReadDeadline(time.Time{})
+	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		_ = rc.Control(func(fd uintptr) {
-			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLRDHUP}, {Fd: int32(pfd[0]), Events: unix.POLLIN}}
-			for {
-				n, err := unix.Poll(fds, -1)
-				if err == unix.EINTR {
-					continue
-				}
-				if err != nil || n == 0 || fds[1].Revents != 0 {
-					return
-				}
-				if fds[0].Revents&(unix.POLLRDHUP|unix.POLLHUP|unix.POLLERR) != 0 {
-					// A peer that finished its last iteration may close
-					// a moment before our loop sees its last completion
-					// (ib_write_lat has no closing handshake): give the
-					// loop a second to end on its own.
-					s.peerGone.Store(true)
-					grace := []unix.PollFd{{Fd: int32(pfd[0]), Events: unix.POLLIN}}
-					if n, _ := unix.Poll(grace, 1000); n == 0 {
-						s.stop.Store(true)
-					}
-					return
-				}
-			}
+		gone := false
+		// Called whenever the socket turns readable (data, FIN, reset);
+		// returning false waits for the next event. A non-blocking poll
+		// tells a hang-up from data the exchange will read afterwards.
+		_ = rc.Read(func(fd uintptr) bool {
+			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLRDHUP}}
+			n, err := unix.Poll(fds, 0)
+			gone = err == nil && n > 0 && fds[0].Revents&(unix.POLLRDHUP|unix.POLLHUP|unix.POLLERR) != 0
+			return gone
 		})
+		if !gone {
+			return // stopped: our deadline, or Ctrl-C's (newConn)
+		}
+		// A peer that finished its last iteration may close a moment
+		// before our loop sees its last completion (ib_write_lat has no
+		// closing handshake): give the loop a second to end on its own.
+		s.peerGone.Store(true)
+		t := time.NewTimer(time.Second)
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+			s.stop.Store(true)
+		}
 	}()
 	return func() {
-		_, _ = unix.Write(pfd[1], []byte{1})
+		close(done)
+		_ = tc.SetReadDeadline(time.Now()) // ends rc.Read
 		wg.Wait()
-		_ = unix.Close(pfd[0])
-		_ = unix.Close(pfd[1])
 	}
 }
 

@@ -70,6 +70,9 @@ func TestSessionPairs(t *testing.T) {
 		tc{"send_bw_UD", Params{Verb: VerbSend, Test: TestBW, Conn: UD, Size: 512, Iters: 300}},
 		tc{"send_lat_UD", Params{Verb: VerbSend, Test: TestLat, Conn: UD, Iters: 100}},
 		tc{"write_bw_bidir_2qp", Params{Verb: VerbWrite, Test: TestBW, Bidir: true, QPs: 2, Iters: 100}},
+		tc{"send_bw_bidir_2qp", Params{Verb: VerbSend, Test: TestBW, Bidir: true, QPs: 2, Iters: 100}},
+		tc{"send_bw_bidir_UD", Params{Verb: VerbSend, Test: TestBW, Bidir: true, Conn: UD, Size: 512, Iters: 100}},
+		tc{"send_bw_bidir_all", Params{Verb: VerbSend, Test: TestBW, Bidir: true, AllSizes: true, Iters: 20}},
 		tc{"write_bw_all", Params{Verb: VerbWrite, Test: TestBW, AllSizes: true, Iters: 20}},
 		tc{"send_bw_all", Params{Verb: VerbSend, Test: TestBW, AllSizes: true, Iters: 20}},
 		tc{"write_lat_all", Params{Verb: VerbWrite, Test: TestLat, AllSizes: true, Iters: 20}},
@@ -103,6 +106,10 @@ func TestSessionPairs(t *testing.T) {
 				for i := range s.res.BW {
 					if p.Duration == 0 && s.res.BW[i].Iters != cl.res.BW[i].Iters {
 						t.Fatalf("iterations differ: server %+v, client %+v", s.res.BW[i], cl.res.BW[i])
+					}
+					// -b: both sides print their sum of the two directions.
+					if p.Bidir && (s.res.BW[i].BWAvg != cl.res.BW[i].BWAvg || s.res.BW[i].MsgRate != cl.res.BW[i].MsgRate) {
+						t.Fatalf("bidirectional sums differ: server %+v, client %+v", s.res.BW[i], cl.res.BW[i])
 					}
 				}
 			case p.Verb == VerbRead:
