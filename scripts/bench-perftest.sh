@@ -11,7 +11,9 @@
 #
 # Environment: RDMACTL (binary, default bin/rdmactl, built if missing),
 # VMRUN (default vm/run),
-# BW_ITERS (default 2000), LAT_ITERS (default 1000, as perftest).
+# BW_ITERS (default 2000), LAT_ITERS (default 1000, as perftest),
+# CONFIGS (a subset, e.g. "lat 2,lat 4096"), KEEP (a directory, shared
+# with the guest, for the raw result rows of every run).
 set -euo pipefail
 
 if [ "${1:-}" = "--guest" ]; then
@@ -65,6 +67,9 @@ if [ "${1:-}" = "--guest" ]; then
 		one "$@" || { echo "bench: retrying $*" >&2; sleep 2; one "$@"; }
 	}
 	configs=("bw 64" "bw 4096" "bw 65536" "lat 2" "lat 4096")
+	if [ -n "${CONFIGS:-}" ]; then
+		IFS=, read -r -a configs <<<"$CONFIGS"
+	fi
 	for ((r = 0; r < ROUNDS; r++)); do
 		for c in "${configs[@]}"; do
 			set -- $c
@@ -82,19 +87,25 @@ if [ "${1:-}" = "--guest" ]; then
 	median() {
 		awk -v c="$2" '{print $c}' "$1" | sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else printf "%.6g\n", (v[NR/2]+v[NR/2+1])/2}'
 	}
+	# spread FILE COLUMN: "min-max" over the rounds.
+	spread() {
+		awk -v c="$2" '{print $c}' "$1" | sort -g | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%s-%s\n", lo, hi}'
+	}
 	row() { # label kind size column better(higher|lower)
 		local p m
+		[ -s "$out/perftest-$2-$3" ] || return 0 # not in CONFIGS
 		p=$(median "$out/perftest-$2-$3" "$4")
 		m=$(median "$out/rdmactl-$2-$3" "$4")
-		awk -v l="$1" -v p="$p" -v m="$m" -v b="$5" 'BEGIN {
+		awk -v l="$1" -v p="$p" -v m="$m" -v b="$5" -v ps="$(spread "$out/perftest-$2-$3" "$4")" \
+			-v ms="$(spread "$out/rdmactl-$2-$3" "$4")" 'BEGIN {
 			ratio = (p > 0) ? m / p : 0
 			ok = (b == "higher") ? (ratio >= 1 ? "yes" : "no") : (ratio <= 1 ? "yes" : "no")
-			printf "%-32s %14s %14s %8.3f  %s\n", l, p, m, ratio, ok }'
+			printf "%-30s %11s %11s %7.3f  %-4s %21s %21s\n", l, p, m, ratio, ok, ps, ms }'
 	}
 	echo
 	echo "rdmactl perf vs perftest $(dpkg-query -W -f '${Version}' perftest 2>/dev/null || echo '?'), rxe1 -> rxe0, medians of $ROUNDS alternating runs"
 	echo "(bw: -n $BW_ITERS, lat: -n $LAT_ITERS; TCG guest: compare ratios, not absolute figures)"
-	printf "%-32s %14s %14s %8s  %s\n" "metric" "perftest" "rdmactl" "ratio" "rdmactl as good"
+	printf "%-30s %11s %11s %7s  %-4s %21s %21s\n" "metric" "perftest" "rdmactl" "ratio" "ok" "perftest min-max" "rdmactl min-max"
 	row "write BW avg 64 B [MB/s]" bw 64 4 higher
 	row "write msg rate 64 B [Mpps]" bw 64 5 higher
 	row "write BW avg 4 KiB [MB/s]" bw 4096 4 higher
@@ -105,6 +116,9 @@ if [ "${1:-}" = "--guest" ]; then
 	row "write lat p99 2 B [us]" lat 2 8 lower
 	row "write lat median 4 KiB [us]" lat 4096 5 lower
 	row "write lat p99 4 KiB [us]" lat 4096 8 lower
+	if [ -n "${KEEP:-}" ]; then
+		mkdir -p "$KEEP" && cp "$out"/*-*-* "$KEEP"/ && echo "raw result rows kept in $KEEP"
+	fi
 	rm -rf "$out"
 	exit 0
 fi
@@ -116,4 +130,5 @@ if [ ! -x "$RDMACTL" ]; then
 	CGO_ENABLED=0 ${GO:-go} build -o "$RDMACTL" ./cmd/rdmactl
 fi
 RDMACTL=$(readlink -f "$RDMACTL")
-exec "${VMRUN:-vm/run}" --cpus 2 -- "$PWD/scripts/bench-perftest.sh" --guest "$RDMACTL" "$ROUNDS" "${BW_ITERS:-2000}" "${LAT_ITERS:-1000}"
+KEEP=${KEEP:+$(mkdir -p "$KEEP" && readlink -f "$KEEP")}
+exec "${VMRUN:-vm/run}" --cpus 2 -- env CONFIGS="${CONFIGS:-}" KEEP="$KEEP" "$PWD/scripts/bench-perftest.sh" --guest "$RDMACTL" "$ROUNDS" "${BW_ITERS:-2000}" "${LAT_ITERS:-1000}"
