@@ -130,5 +130,9 @@ if [ ! -x "$RDMACTL" ]; then
 	CGO_ENABLED=0 ${GO:-go} build -o "$RDMACTL" ./cmd/rdmactl
 fi
 RDMACTL=$(readlink -f "$RDMACTL")
-KEEP=${KEEP:+$(mkdir -p "$KEEP" && readlink -f "$KEEP")}
-exec "${VMRUN:-vm/run}" --cpus 2 -- env CONFIGS="${CONFIGS:-}" KEEP="$KEEP" "$PWD/scripts/bench-perftest.sh" --guest "$RDMACTL" "$ROUNDS" "${BW_ITERS:-2000}" "${LAT_ITERS:-1000}"
+share=()
+if [ -n "${KEEP:-}" ]; then
+	KEEP=$(mkdir -p "$KEEP" && readlink -f "$KEEP")
+	share=(--share "$KEEP") # the guest's writes elsewhere stay in the guest
+fi
+exec "${VMRUN:-vm/run}" --cpus 2 "${share[@]}" -- env CONFIGS="${CONFIGS:-}" KEEP="$KEEP" "$PWD/scripts/bench-perftest.sh" --guest "$RDMACTL" "$ROUNDS" "${BW_ITERS:-2000}" "${LAT_ITERS:-1000}"
