@@ -42,11 +42,13 @@ if [ "${1:-}" = "--guest" ]; then
 		echo "bench: $tool $kind $size" >&2
 		timeout 60 "${srv[@]}" >"$out/srv.txt" 2>&1 &
 		local spid=$!
-		# perftest clients do not retry: wait until the server listens.
+		# perftest clients do not retry: wait until the server listens
+		# (on IPv4 or, for both tools here, IPv6: tcp6; checking only
+		# /proc/net/tcp made every run wait out the whole loop, ~20 s).
 		local hex i
 		hex=$(printf ':%04X ' "$port")
 		for ((i = 0; i < 100; i++)); do
-			grep -q "$hex 00000000:0000 0A" /proc/net/tcp && break
+			grep -qE "$hex 0+:0000 0A" /proc/net/tcp /proc/net/tcp6 && break
 			sleep 0.1
 		done
 		if ! timeout 45 "${cli[@]}" >"$out/cli.txt" 2>&1; then
@@ -135,4 +137,4 @@ if [ -n "${KEEP:-}" ]; then
 	KEEP=$(mkdir -p "$KEEP" && readlink -f "$KEEP")
 	share=(--share "$KEEP") # the guest's writes elsewhere stay in the guest
 fi
-exec "${VMRUN:-vm/run}" --cpus 2 "${share[@]}" -- env CONFIGS="${CONFIGS:-}" KEEP="$KEEP" "$PWD/scripts/bench-perftest.sh" --guest "$RDMACTL" "$ROUNDS" "${BW_ITERS:-2000}" "${LAT_ITERS:-1000}"
+exec "${VMRUN:-vm/run}" --cpus 2 "${share[@]}" -- env CONFIGS="${CONFIGS:-}" KEEP="${KEEP:-}" "$PWD/scripts/bench-perftest.sh" --guest "$RDMACTL" "$ROUNDS" "${BW_ITERS:-2000}" "${LAT_ITERS:-1000}"
