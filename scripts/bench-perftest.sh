@@ -137,4 +137,5 @@ if [ -n "${KEEP:-}" ]; then
 	KEEP=$(mkdir -p "$KEEP" && readlink -f "$KEEP")
 	share=(--share "$KEEP") # the guest's writes elsewhere stay in the guest
 fi
-exec "${VMRUN:-vm/run}" --cpus 2 "${share[@]}" -- env CONFIGS="${CONFIGS:-}" KEEP="${KEEP:-}" "$PWD/scripts/bench-perftest.sh" --guest "$RDMACTL" "$ROUNDS" "${BW_ITERS:-2000}" "${LAT_ITERS:-1000}"
+# About 4 min a round under TCG; vm/run's default limit is 30 min.
+exec "${VMRUN:-vm/run}" --cpus 2 --timeout $((600 + ROUNDS * 400)) "${share[@]}" -- env CONFIGS="${CONFIGS:-}" KEEP="${KEEP:-}" "$PWD/scripts/bench-perftest.sh" --guest "$RDMACTL" "$ROUNDS" "${BW_ITERS:-2000}" "${LAT_ITERS:-1000}"
