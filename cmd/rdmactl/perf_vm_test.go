@@ -310,10 +310,11 @@ func TestVMPerfPeerKilled(t *testing.T) {
 		case <-time.After(30 * time.Second):
 			t.Fatalf("%s: server still running 30 s after its peer was killed", kind)
 		}
-		if code != exitPeer || strings.Count(stderr, "\n") != 1 || time.Since(killed) > 5*time.Second {
-			t.Fatalf("%s: server exit %d after %v, stderr %q", kind, code, time.Since(killed), stderr)
+		took := time.Since(killed)
+		if code != exitPeer || strings.Count(stderr, "\n") != 1 || took > 5*time.Second {
+			t.Fatalf("%s: server exit %d after %v, stderr %q", kind, code, took, stderr)
 		}
-		t.Logf("%s: exit %d %v after the kill: %s", kind, code, time.Since(killed).Round(time.Millisecond), strings.TrimSpace(stderr))
+		t.Logf("%s: exit %d %v after the kill: %s", kind, code, took.Round(time.Millisecond), strings.TrimSpace(stderr))
 	}
 	if after := resShow(t); after != before {
 		t.Fatalf("rdma res show changed:\nbefore:\n%s\nafter:\n%s", before, after)
