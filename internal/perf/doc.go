@@ -53,5 +53,8 @@
 //   - The session runs on one Go P (when it is alone in the process) and
 //     its loops yield to the scheduler now and then: otherwise the
 //     runtime's preemption every 10 ms moves it between threads, which
-//     shows as millisecond latency outliers on busy CPUs.
+//     shows as millisecond latency outliers on busy CPUs. For the same
+//     reason the runtime's monitor thread (sysmon) is set to SCHED_IDLE
+//     for the rest of the process (sysmon_linux.go): its wake-ups every
+//     10 ms preempted the loops and doubled the p99.
 package perf

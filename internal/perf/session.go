@@ -78,6 +78,9 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 		// each loop: GOMAXPROCS stops the world, which after the start
 		// barrier delayed a receiver's first poll by milliseconds.
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+		// And the runtime's monitor thread stops preempting the loop
+		// (idleSysmon). Best effort: without it, the tail is longer.
+		_, _ = idleSysmon()
 	}
 	if s.Stall == 0 {
 		s.Stall = 10 * time.Second

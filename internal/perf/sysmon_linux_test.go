@@ -1,0 +1,176 @@
+package perf
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestSleepsInNanosleep(t *testing.T) {
+	ns := strconv.Itoa(unix.SYS_NANOSLEEP)
+	for in, want := range map[string]bool{
+		ns + " 0xc000067f28 0x0 0x0 0x0 0x0 0x0 0xc000067ef8 0x46e7a3\n": true,
+		ns + "\n": true,
+		strconv.Itoa(unix.SYS_FUTEX) + " 0x5b2c38 0x80 0x0 0x0 0x0 0x0 0x7ffe 0x46e7a3\n": false,
+		"running\n":                  false,
+		"-1 0x7ffd5c0a1e28 0x4660a1": false,
+		"":                           false,
+		" " + ns:                     true, // leading space trimmed
+		ns + "x 0x0":                 false,
+	} {
+		if got := sleepsInNanosleep([]byte(in)); got != want {
+			t.Errorf("sleepsInNanosleep(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+// FuzzSleepsInNanosleep: any content of a syscall file is handled, and a
+// yes means its first field is nanosleep's number.
+func FuzzSleepsInNanosleep(f *testing.F) {
+	f.Add([]byte(strconv.Itoa(unix.SYS_NANOSLEEP) + " 0x1 0x0\n"))
+	f.Add([]byte("running\n"))
+	f.Add([]byte("-1 0x7ffd5c0a1e28 0x4660a1\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !sleepsInNanosleep(b) {
+			return
+		}
+		f := strings.Fields(string(b))
+		if len(f) == 0 {
+			t.Fatalf("yes for %q", b)
+		}
+		if n, err := strconv.Atoi(f[0]); err != nil || n != unix.SYS_NANOSLEEP {
+			t.Fatalf("yes for %q", b)
+		}
+	})
+}
+
+func TestMostSeen(t *testing.T) {
+	for _, c := range []struct {
+		seen map[int]int
+		tid  int
+		ok   bool
+	}{
+		{map[int]int{}, 0, false},
+		{map[int]int{7: 2}, 0, false},
+		{map[int]int{7: 3}, 7, true},
+		{map[int]int{7: 3, 9: 1}, 7, true},
+		{map[int]int{7: 3, 9: 2}, 0, false},
+	} {
+		tid, ok := mostSeen(c.seen)
+		if tid != c.tid && ok || ok != c.ok {
+			t.Errorf("mostSeen(%v) = %d, %v; want %d, %v", c.seen, tid, ok, c.tid, c.ok)
+		}
+	}
+}
+
+// fakeTasks writes a /proc/PID/task look-alike: tid -> syscall file.
+func fakeTasks(t *testing.T, tasks map[int]string) string {
+	dir := t.TempDir()
+	for tid, sys := range tasks {
+		d := filepath.Join(dir, strconv.Itoa(tid))
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "syscall"), []byte(sys), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestFindSysmonFake(t *testing.T) {
+	ns := strconv.Itoa(unix.SYS_NANOSLEEP) + " 0x0 0x0\n"
+	futex := strconv.Itoa(unix.SYS_FUTEX) + " 0x0 0x0\n"
+	dir := fakeTasks(t, map[int]string{100: ns, 101: ns, 102: futex, 103: "running\n"})
+	if tid, err := findSysmon(dir, 100); err != nil || tid != 101 {
+		t.Errorf("findSysmon = %d, %v; want 101 (100 is the caller)", tid, err)
+	}
+	if tid, err := findSysmon(dir, 1); !errors.Is(err, errNoSysmon) {
+		t.Errorf("two threads in nanosleep: findSysmon = %d, %v; want errNoSysmon", tid, err)
+	}
+	dir = fakeTasks(t, map[int]string{100: futex, 101: "running\n"})
+	if tid, err := findSysmon(dir, 1); !errors.Is(err, errNoSysmon) {
+		t.Errorf("none in nanosleep: findSysmon = %d, %v; want errNoSysmon", tid, err)
+	}
+	if _, err := findSysmon(filepath.Join(dir, "missing"), 1); err == nil || errors.Is(err, errNoSysmon) {
+		t.Errorf("missing task dir: err = %v", err)
+	}
+}
+
+// TestIdleSysmon runs in a child process (its monitor thread stays
+// SCHED_IDLE): the thread found wakes again and again while a goroutine
+// runs, as sysmon does, and idleSysmon leaves it SCHED_IDLE.
+func TestIdleSysmon(t *testing.T) {
+	if os.Getenv("RDMACTL_TEST_SYSMON_CHILD") == "1" {
+		if err := sysmonChild(); err != nil {
+			fmt.Println("FAIL:", err)
+			os.Exit(1)
+		}
+		fmt.Println("sysmon ok")
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestIdleSysmon$", "-test.v")
+	cmd.Env = append(os.Environ(), "RDMACTL_TEST_SYSMON_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("sysmon ok")) {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+}
+
+func sysmonChild() error {
+	tid, err := findSysmon("/proc/self/task", unix.Gettid())
+	if err != nil {
+		return err
+	}
+	before, err := voluntarySwitches(tid)
+	if err != nil {
+		return err
+	}
+	for t0 := time.Now(); time.Since(t0) < 100*time.Millisecond; {
+	}
+	after, err := voluntarySwitches(tid)
+	if err != nil {
+		return err
+	}
+	// sysmon sleeps at most 10 ms at a time while a P runs.
+	if after-before < 3 {
+		return fmt.Errorf("thread %d slept %d times in 100 ms of spinning; sysmon sleeps at least 10", tid, after-before)
+	}
+	got, err := idleSysmon()
+	if err != nil || got != tid {
+		return fmt.Errorf("idleSysmon = %d, %v; want %d", got, err, tid)
+	}
+	attr, err := unix.SchedGetAttr(tid, 0)
+	if err != nil {
+		return err
+	}
+	if attr.Policy != unix.SCHED_IDLE {
+		return fmt.Errorf("thread %d policy %d, want SCHED_IDLE", tid, attr.Policy)
+	}
+	if self, err := unix.SchedGetAttr(0, 0); err != nil || self.Policy == unix.SCHED_IDLE {
+		return fmt.Errorf("the caller's thread policy: %+v, %v", self, err)
+	}
+	return nil
+}
+
+func voluntarySwitches(tid int) (int, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/status", tid))
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "voluntary_ctxt_switches:"); ok {
+			return strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	return 0, fmt.Errorf("thread %d: no voluntary_ctxt_switches", tid)
+}
