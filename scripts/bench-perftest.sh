@@ -9,7 +9,7 @@
 # layout). Figures only; nothing is asserted. Under TCG the guest CPU is
 # emulated, so compare the ratio, not the absolute numbers.
 #
-# Environment: RDMACTL (binary, default bin/rdmactl, built if missing),
+# Environment: RDMACTL (binary; default: bin/rdmactl, built from this tree),
 # VMRUN (default vm/run),
 # BW_ITERS (default 2000), LAT_ITERS (default 1000, as perftest),
 # CONFIGS (a subset, e.g. "lat 2,lat 4096"), KEEP (a directory, shared
@@ -127,8 +127,10 @@ fi
 
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 ROUNDS=${1:-3}
-RDMACTL=${RDMACTL:-bin/rdmactl}
-if [ ! -x "$RDMACTL" ]; then
+# Unset RDMACTL: build bin/rdmactl from this tree (go build is a no-op
+# when it is up to date), never bench a stale binary.
+if [ -z "${RDMACTL:-}" ]; then
+	RDMACTL=bin/rdmactl
 	CGO_ENABLED=0 ${GO:-go} build -o "$RDMACTL" ./cmd/rdmactl
 fi
 RDMACTL=$(readlink -f "$RDMACTL")
