@@ -43,10 +43,11 @@ if [ "${1:-}" = "--guest" ]; then
 		timeout 60 "${srv[@]}" >"$out/srv.txt" 2>&1 &
 		local spid=$!
 		# perftest clients do not retry: wait until the server listens
-		# (on IPv4 or, for both tools here, IPv6: tcp6; checking only
-		# /proc/net/tcp made every run wait out the whole loop, ~20 s).
+		# (perftest on IPv4, /proc/net/tcp; rdmactl on IPv6, tcp6). A
+		# row reads "N: ADDR:PORT REMADDR:0000 0A", one space apart; a
+		# pattern that does not match waits out the loop, ~30 s a run.
 		local hex i
-		hex=$(printf ':%04X ' "$port")
+		hex=$(printf ':%04X' "$port")
 		for ((i = 0; i < 100; i++)); do
 			grep -qE "$hex 0+:0000 0A" /proc/net/tcp /proc/net/tcp6 && break
 			sleep 0.1
