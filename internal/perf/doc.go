@@ -56,5 +56,5 @@
 //     shows as millisecond latency outliers on busy CPUs. For the same
 //     reason the runtime's monitor thread (sysmon) is set to SCHED_IDLE
 //     for the rest of the process (sysmon_linux.go): its wake-ups every
-//     10 ms preempted the loops and doubled the p99.
+//     10 ms preempted the loops and about doubled the p99.
 package perf
