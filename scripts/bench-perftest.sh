@@ -7,7 +7,10 @@
 #   write latency median (t_typical) and p99 at 2 B and 4 KiB (ib_write_lat).
 # Both tools' output is parsed with the same code (rdmactl prints perftest's
 # layout). Figures only; nothing is asserted. Under TCG the guest CPU is
-# emulated, so compare the ratio, not the absolute numbers.
+# emulated, so compare the ratio, not the absolute numbers. "ratio" is
+# rdmactl's median over perftest's; "paired" is the median of each round's
+# ratio, which a slow spell of the host (it hits both runs of a round)
+# moves less.
 #
 # Environment: RDMACTL (binary; default: bin/rdmactl, built from this tree),
 # VMRUN (default vm/run),
@@ -94,21 +97,33 @@ if [ "${1:-}" = "--guest" ]; then
 	spread() {
 		awk -v c="$2" '{print $c}' "$1" | sort -g | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%s-%s\n", lo, hi}'
 	}
+	# paired PERFTEST_FILE RDMACTL_FILE COLUMN: the median of the
+	# per-round ratios rdmactl/perftest (the two ran back to back, so a
+	# slow spell of the host hits both); "-" unless every round has both.
+	paired() {
+		if [ "$(wc -l <"$1")" != "$(wc -l <"$2")" ]; then
+			echo -
+			return
+		fi
+		paste <(awk -v c="$3" '{print $c}' "$1") <(awk -v c="$3" '{print $c}' "$2") |
+			awk '$1 > 0 {print $2 / $1}' | sort -g |
+			awk '{v[NR]=$1} END {if (NR == 0) print "-"; else if (NR%2) printf "%.3f\n", v[(NR+1)/2]; else printf "%.3f\n", (v[NR/2]+v[NR/2+1])/2}'
+	}
 	row() { # label kind size column better(higher|lower)
-		local p m
-		[ -s "$out/perftest-$2-$3" ] || return 0 # not in CONFIGS
-		p=$(median "$out/perftest-$2-$3" "$4")
-		m=$(median "$out/rdmactl-$2-$3" "$4")
-		awk -v l="$1" -v p="$p" -v m="$m" -v b="$5" -v ps="$(spread "$out/perftest-$2-$3" "$4")" \
-			-v ms="$(spread "$out/rdmactl-$2-$3" "$4")" 'BEGIN {
+		local p m pf=$out/perftest-$2-$3 mf=$out/rdmactl-$2-$3
+		[ -s "$pf" ] || return 0 # not in CONFIGS
+		p=$(median "$pf" "$4")
+		m=$(median "$mf" "$4")
+		awk -v l="$1" -v p="$p" -v m="$m" -v b="$5" -v pr="$(paired "$pf" "$mf" "$4")" \
+			-v ps="$(spread "$pf" "$4")" -v ms="$(spread "$mf" "$4")" 'BEGIN {
 			ratio = (p > 0) ? m / p : 0
 			ok = (b == "higher") ? (ratio >= 1 ? "yes" : "no") : (ratio <= 1 ? "yes" : "no")
-			printf "%-30s %11s %11s %7.3f  %-4s %21s %21s\n", l, p, m, ratio, ok, ps, ms }'
+			printf "%-30s %11s %11s %7.3f  %-4s %7s %21s %21s\n", l, p, m, ratio, ok, pr, ps, ms }'
 	}
 	echo
 	echo "rdmactl perf vs perftest $(dpkg-query -W -f '${Version}' perftest 2>/dev/null || echo '?'), rxe1 -> rxe0, medians of $ROUNDS alternating runs"
 	echo "(bw: -n $BW_ITERS, lat: -n $LAT_ITERS; TCG guest: compare ratios, not absolute figures)"
-	printf "%-30s %11s %11s %7s  %-4s %21s %21s\n" "metric" "perftest" "rdmactl" "ratio" "ok" "perftest min-max" "rdmactl min-max"
+	printf "%-30s %11s %11s %7s  %-4s %7s %21s %21s\n" "metric" "perftest" "rdmactl" "ratio" "ok" "paired" "perftest min-max" "rdmactl min-max"
 	row "write BW avg 64 B [MB/s]" bw 64 4 higher
 	row "write msg rate 64 B [Mpps]" bw 64 5 higher
 	row "write BW avg 4 KiB [MB/s]" bw 4096 4 higher
