@@ -16,19 +16,19 @@ import (
 // SCHED_IDLE policy and returns its thread ID.
 //
 // Why: sysmon has no P and wakes every 20 us to 10 ms for as long as a
-// goroutine runs. On a machine whose CPUs all spin (a latency pair on two
-// CPUs, perftest's usual setup) every wake-up preempts a loop, and each
+// goroutine runs. When every CPU spins (a latency pair on a two-CPU
+// machine, as in the VM bench), each wake-up preempts a loop, and each
 // preemption is a latency outlier (traced in the VM: 19 of the 26
 // preemptions of the two loop threads during a 1000-iteration 2-byte
 // write_lat pair were by their own sysmon; p99 about 2x perftest's). A
 // SCHED_IDLE thread never preempts a normal one on wake-up and runs when
-// a CPU is free or its tiny CFS share falls due; traced again, the loop
+// a CPU is free or its tiny CFS share falls due. Traced again, the loop
 // threads then saw 1 preemption by a runtime thread and 5 by the kernel's
-// threads (rcu_preempt, ksoftirqd), as perftest's processes do. It still
-// runs when its CFS share falls due, about every 100 ms of a loop (a
-// 450 ms 4 KiB write_lat pair: 10 such preemptions, ~300 us each under
-// TCG, beside ~20 by ksoftirqd); only a thread that never wakes would
-// avoid that, and the runtime has no switch for it.
+// threads (rcu_preempt, ksoftirqd), as perftest's processes do. That
+// share still falls due about every 100 ms of a loop (a 450 ms 4 KiB
+// write_lat pair: 10 such preemptions, ~300 us each under TCG, beside ~20
+// by ksoftirqd); only a thread that never wakes would avoid that, and the
+// runtime has no switch for it.
 //
 // What it costs: during a loop on busy CPUs, sysmon's duties (polling the
 // network when the scheduler does not, preempting goroutines that run
