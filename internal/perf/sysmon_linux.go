@@ -40,16 +40,7 @@ import (
 // is for the process's lifetime; only the rdmactl binary, where the perf
 // command is all the process does, asks for it (Session.SoleSession).
 // Once per process: the first call's result is returned to all.
-func idleSysmon() (int, error) {
-	sysmonOnce.Do(func() { sysmonTID, sysmonErr = setIdleSysmon() })
-	return sysmonTID, sysmonErr
-}
-
-var (
-	sysmonOnce sync.Once
-	sysmonTID  int
-	sysmonErr  error
-)
+var idleSysmon = sync.OnceValues(setIdleSysmon)
 
 func setIdleSysmon() (int, error) {
 	tid, err := findSysmon("/proc/self/task", unix.Gettid())
