@@ -89,9 +89,13 @@ if [ "${1:-}" = "--guest" ]; then
 			fi
 		done
 	done
+	# middle: the median of the numbers on stdin, one a line.
+	middle() {
+		sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else printf "%.6g\n", (v[NR/2]+v[NR/2+1])/2}'
+	}
 	# median FILE COLUMN
 	median() {
-		awk -v c="$2" '{print $c}' "$1" | sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else printf "%.6g\n", (v[NR/2]+v[NR/2+1])/2}'
+		awk -v c="$2" '{print $c}' "$1" | middle
 	}
 	# spread FILE COLUMN: "min-max" over the rounds.
 	spread() {
@@ -105,9 +109,13 @@ if [ "${1:-}" = "--guest" ]; then
 			echo -
 			return
 		fi
-		paste <(awk -v c="$3" '{print $c}' "$1") <(awk -v c="$3" '{print $c}' "$2") |
-			awk '$1 > 0 {print $2 / $1}' | sort -g |
-			awk '{v[NR]=$1} END {if (NR == 0) print "-"; else if (NR%2) printf "%.3f\n", v[(NR+1)/2]; else printf "%.3f\n", (v[NR/2]+v[NR/2+1])/2}'
+		local r
+		r=$(paste <(awk -v c="$3" '{print $c}' "$1") <(awk -v c="$3" '{print $c}' "$2") | awk '$1 > 0 {print $2 / $1}')
+		if [ -z "$r" ]; then
+			echo -
+			return
+		fi
+		printf '%s\n' "$r" | middle | awk '{printf "%.3f\n", $1}'
 	}
 	row() { # label kind size column better(higher|lower)
 		local p m pf=$out/perftest-$2-$3 mf=$out/rdmactl-$2-$3
@@ -155,5 +163,6 @@ if [ -n "${KEEP:-}" ]; then
 	KEEP=$(mkdir -p "$KEEP" && readlink -f "$KEEP")
 	share=(--share "$KEEP") # the guest's writes elsewhere stay in the guest
 fi
-# About 4 min a round under TCG; vm/run's default limit is 30 min.
+# A round takes about 1 min under TCG, up to 4 on a slow host; vm/run's
+# default limit is 30 min.
 exec "${VMRUN:-vm/run}" --cpus 2 --timeout $((600 + ROUNDS * 400)) "${share[@]}" -- env CONFIGS="${CONFIGS:-}" KEEP="${KEEP:-}" "$PWD/scripts/bench-perftest.sh" --guest "$RDMACTL" "$ROUNDS" "${BW_ITERS:-2000}" "${LAT_ITERS:-1000}"
