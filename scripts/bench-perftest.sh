@@ -10,11 +10,14 @@
 # emulated, so compare the ratio, not the absolute numbers. "ratio" is
 # rdmactl's median over perftest's; "paired" is the median of each round's
 # ratio, which a slow spell of the host (it hits both runs of a round)
-# moves less.
+# moves less; "wins" counts the rounds in which rdmactl did at least as
+# well.
 #
 # Environment: RDMACTL (binary; default: bin/rdmactl, built from this tree),
 # VMRUN (default vm/run),
-# BW_ITERS (default 2000), LAT_ITERS (default 1000, as perftest),
+# BW_ITERS (default 2000), LAT_ITERS (default 1000, as perftest; runs 4-10x
+# longer spread about as widely over 15 rounds: each run mixes the host's
+# fast and slow spells in its own proportion),
 # CONFIGS (a subset, e.g. "lat 2,lat 4096"), KEEP (a directory, shared
 # with the guest, for the raw result rows of every run).
 set -euo pipefail
@@ -117,21 +120,34 @@ if [ "${1:-}" = "--guest" ]; then
 		fi
 		printf '%s\n' "$r" | middle | awk '{printf "%.3f\n", $1}'
 	}
+	# wins PERFTEST_FILE RDMACTL_FILE COLUMN higher|lower: "K/N", the
+	# rounds in which rdmactl did at least as well as perftest. With no
+	# real difference K/N hovers around half; 9 of 9 either way would be
+	# a 1-in-256 fluke.
+	wins() {
+		if [ "$(wc -l <"$1")" != "$(wc -l <"$2")" ]; then
+			echo -
+			return
+		fi
+		paste <(awk -v c="$3" '{print $c}' "$1") <(awk -v c="$3" '{print $c}' "$2") |
+			awk -v b="$4" '{n++; if ((b == "higher" && $2 >= $1) || (b == "lower" && $2 <= $1)) k++} END {printf "%d/%d\n", k, n}'
+	}
 	row() { # label kind size column better(higher|lower)
 		local p m pf=$out/perftest-$2-$3 mf=$out/rdmactl-$2-$3
 		[ -s "$pf" ] || return 0 # not in CONFIGS
 		p=$(median "$pf" "$4")
 		m=$(median "$mf" "$4")
 		awk -v l="$1" -v p="$p" -v m="$m" -v b="$5" -v pr="$(paired "$pf" "$mf" "$4")" \
+			-v w="$(wins "$pf" "$mf" "$4" "$5")" \
 			-v ps="$(spread "$pf" "$4")" -v ms="$(spread "$mf" "$4")" 'BEGIN {
 			ratio = (p > 0) ? m / p : 0
 			ok = (b == "higher") ? (ratio >= 1 ? "yes" : "no") : (ratio <= 1 ? "yes" : "no")
-			printf "%-30s %11s %11s %7.3f  %-4s %7s %21s %21s\n", l, p, m, ratio, ok, pr, ps, ms }'
+			printf "%-30s %11s %11s %7.3f  %-4s %7s %6s %21s %21s\n", l, p, m, ratio, ok, pr, w, ps, ms }'
 	}
 	echo
 	echo "rdmactl perf vs perftest $(dpkg-query -W -f '${Version}' perftest 2>/dev/null || echo '?'), rxe1 -> rxe0, medians of $ROUNDS alternating runs"
 	echo "(bw: -n $BW_ITERS, lat: -n $LAT_ITERS; TCG guest: compare ratios, not absolute figures)"
-	printf "%-30s %11s %11s %7s  %-4s %7s %21s %21s\n" "metric" "perftest" "rdmactl" "ratio" "ok" "paired" "perftest min-max" "rdmactl min-max"
+	printf "%-30s %11s %11s %7s  %-4s %7s %6s %21s %21s\n" "metric" "perftest" "rdmactl" "ratio" "ok" "paired" "wins" "perftest min-max" "rdmactl min-max"
 	row "write BW avg 64 B [MB/s]" bw 64 4 higher
 	row "write msg rate 64 B [Mpps]" bw 64 5 higher
 	row "write BW avg 4 KiB [MB/s]" bw 4096 4 higher
