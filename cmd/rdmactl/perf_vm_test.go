@@ -84,6 +84,17 @@ func parsePerfRows(t *testing.T, who, out string) []perfRow {
 	return rows
 }
 
+// headerField is the value after "NAME : " in a perftest header ("" if
+// the header has no such line).
+func headerField(out, name string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == name {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
 // side runs either rdmactl in-process (args start with "perf") or a
 // perftest binary.
 func runSide(ctx context.Context, args []string) (string, error) {
@@ -153,6 +164,11 @@ func TestVMPerfInterop(t *testing.T) {
 				}
 				if serr != nil || cerr != nil {
 					t.Fatalf("server: %v\nclient: %v\n--- server output\n%s\n--- client output\n%s", serr, cerr, sout, cout)
+				}
+				// Both sides chose the same inline size (perftest's
+				// per-device default; 0 on rxe, which it does not know).
+				if si, ci := headerField(sout, "Max inline data"), headerField(cout, "Max inline data"); si != ci || (si == "" && tc.verb != "read") {
+					t.Fatalf("Max inline data: server %q, client %q", si, ci)
 				}
 				if tc.verb == "read" && tc.kind == "lat" {
 					// Only the reader (client) measures; perftest's server prints no row.

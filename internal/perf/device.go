@@ -29,6 +29,9 @@ type PortAttr struct {
 	LID        uint16
 	GIDs       []GIDEntry // non-zero entries of the GID table
 	MaxOutRead int        // max_qp_rd_atom (device)
+	// VendorPartID is the device's vendor_part_id, which perftest's
+	// defaults depend on (ResolveInline).
+	VendorPartID uint32
 }
 
 // GIDEntry is one GID table entry.

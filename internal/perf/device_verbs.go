@@ -64,6 +64,7 @@ func (d *verbsDevice) Port() (PortAttr, error) {
 	}
 	if da, err := d.ctx.QueryDevice(); err == nil {
 		out.MaxOutRead = int(da.MaxQPRdAtom)
+		out.VendorPartID = da.VendorPartID
 	}
 	return out, nil
 }

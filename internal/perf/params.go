@@ -79,7 +79,7 @@ type Params struct {
 	QPs      int           // SYMMETRIC
 	TxDepth  int
 	RxDepth  int
-	Inline   int
+	Inline   int // bytes; InlineDeviceDefault until ResolveInline
 	PostList int
 	CQMod    int
 	MTU      int  // 0: port's active MTU; the smaller of both sides is used
@@ -153,7 +153,9 @@ func (p *Params) Defaults() {
 		p.UserCQMod = true
 	}
 	if p.Inline < 0 {
-		p.Inline = 0 // perftest's DEF_INLINE -1 means "device default", 0 on rxe
+		// perftest's DEF_INLINE: the device's default, which needs the
+		// device (Session.Run calls ResolveInline once it has it).
+		p.Inline = InlineDeviceDefault
 	} else if p.Inline > 0 {
 		p.UserInline = true
 	}
@@ -194,7 +196,7 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("-l %d: post list must be 1..TX depth (%d)", p.PostList, p.TxDepth)
 	case p.Duration == 0 && p.Iters%uint64(p.PostList) != 0:
 		return fmt.Errorf("-n %d must be a multiple of -l %d", p.Iters, p.PostList)
-	case p.Inline < 0 || p.Inline > 1024:
+	case p.Inline < InlineDeviceDefault || p.Inline > 1024:
 		return fmt.Errorf("-I %d: inline size must be 0..1024", p.Inline)
 	case p.MTU != 0 && mtuEnum(p.MTU) == 0:
 		return fmt.Errorf("-m %d: MTU must be 256, 512, 1024, 2048 or 4096", p.MTU)

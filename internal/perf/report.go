@@ -58,10 +58,20 @@ type Info struct {
 	MTU      int    `json:"mtu"`
 	Peer     string `json:"peer"`
 	PeerVer  string `json:"peer_version"`
+	// The run's queue parameters, as the header shows them (perftest
+	// prints TX depth only on a sender, CQ moderation only for bandwidth;
+	// JSON always has them, so that a script needs no per-test rules).
+	TxDepth  int `json:"tx_depth"`
+	RxDepth  int `json:"rx_depth"`
+	CQMod    int `json:"cq_moderation"`
+	PostList int `json:"post_list"`
+	Inline   int `json:"max_inline_data"` // bytes
+	// OutReads is the RDMA READs in flight this side allows (READ tests;
+	// 0 for the others).
+	OutReads int    `json:"outstanding_reads"`
 	Local    []Dest `json:"-"`
 	Remote   []Dest `json:"-"`
 	WithGID  bool   `json:"-"`
-	OutReads int    `json:"-"`
 }
 
 // writeHeader prints the block perftest prints before the results.

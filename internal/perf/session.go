@@ -102,6 +102,7 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	if s.port, err = s.Dev.Port(); err != nil {
 		return nil, err
 	}
+	p.ResolveInline(s.port)
 	if err := s.chooseGID(); err != nil {
 		return nil, err
 	}
@@ -387,8 +388,9 @@ func (s *Session) closeConn() error {
 
 func (s *Session) info() *Info {
 	in := &Info{Device: s.P.Device, Port: s.P.IBPort, LinkType: s.port.LinkLayer, GIDIndex: s.gidIndex, MTU: s.mtu,
-		Peer: s.conn.RemoteAddr(), PeerVer: s.conn.peerVer.Text, Local: s.my, Remote: s.rem, WithGID: s.withGID}
-	if len(s.my) > 0 {
+		Peer: s.conn.RemoteAddr(), PeerVer: s.conn.peerVer.Text, Local: s.my, Remote: s.rem, WithGID: s.withGID,
+		TxDepth: s.P.TxDepth, RxDepth: s.P.RxDepth, CQMod: s.P.CQMod, PostList: s.P.PostList, Inline: s.P.Inline}
+	if len(s.my) > 0 && s.P.Verb == VerbRead {
 		in.OutReads = int(s.my[0].OutReads)
 	}
 	return in

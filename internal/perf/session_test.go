@@ -26,6 +26,12 @@ type sideOut struct {
 
 func runPair(t *testing.T, srv, cli Params) (s, c *sideOut, f *fakeFabric) {
 	t.Helper()
+	return runPairOn(t, srv, cli, 0)
+}
+
+// runPairOn is runPair on two fake devices with this vendor_part_id.
+func runPairOn(t *testing.T, srv, cli Params, partID uint32) (s, c *sideOut, f *fakeFabric) {
+	t.Helper()
 	f = newFakeFabric()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -43,12 +49,16 @@ func runPair(t *testing.T, srv, cli Params) (s, c *sideOut, f *fakeFabric) {
 	defer cancel()
 	go func() {
 		defer wg.Done()
-		ss := &Session{P: &srv, Dev: newFakeDevice(f, 1), Out: &s.out, Listener: l, StepTimeout: 5 * time.Second, Stall: 3 * time.Second}
+		d := newFakeDevice(f, 1)
+		d.port.VendorPartID = partID
+		ss := &Session{P: &srv, Dev: d, Out: &s.out, Listener: l, StepTimeout: 5 * time.Second, Stall: 3 * time.Second}
 		s.res, s.err = ss.Run(ctx)
 	}()
 	go func() {
 		defer wg.Done()
-		cs := &Session{P: &cli, Dev: newFakeDevice(f, 2), Out: &c.out, StepTimeout: 5 * time.Second, Stall: 3 * time.Second}
+		d := newFakeDevice(f, 2)
+		d.port.VendorPartID = partID
+		cs := &Session{P: &cli, Dev: d, Out: &c.out, StepTimeout: 5 * time.Second, Stall: 3 * time.Second}
 		c.res, c.err = cs.Run(ctx)
 	}()
 	wg.Wait()
@@ -132,7 +142,44 @@ func TestSessionPairs(t *testing.T) {
 					t.Fatalf("no perftest layout:\n%s", o)
 				}
 			}
+			// JSON's info has the run's parameters, as the header.
+			in := cl.res.Info
+			if in.TxDepth != p.TxDepth || in.RxDepth != p.RxDepth || in.CQMod != p.CQMod || in.PostList != p.PostList || in.Inline != 0 {
+				t.Fatalf("info %+v for params %+v", in, p)
+			}
+			if (in.OutReads > 0) != (p.Verb == VerbRead) {
+				t.Fatalf("outstanding_reads %d in a %s test", in.OutReads, p.Verb)
+			}
 		})
+	}
+}
+
+// On a device perftest knows (here a ConnectX-5's part ID), latency tests
+// default to its inline sizes; the header, the JSON and the QPs agree.
+func TestSessionInlineOnKnownDevice(t *testing.T) {
+	for _, c := range []struct {
+		p    Params
+		want int
+	}{
+		{Params{Verb: VerbWrite, Test: TestLat, Iters: 50}, 220},
+		{Params{Verb: VerbSend, Test: TestLat, Iters: 50}, 236},
+		{Params{Verb: VerbSend, Test: TestLat, Conn: UD, Iters: 50}, 188},
+		{Params{Verb: VerbWrite, Test: TestBW, Iters: 50}, 0},
+		{Params{Verb: VerbWrite, Test: TestLat, Iters: 50, Inline: 16}, 16},
+	} {
+		if c.p.Inline == 0 {
+			c.p.Inline = InlineDeviceDefault
+		}
+		s, cl, _ := runPairOn(t, c.p, c.p, 4119)
+		if s.err != nil || cl.err != nil {
+			t.Fatalf("%s %s: server: %v client: %v", c.p.Verb, c.p.Test, s.err, cl.err)
+		}
+		hdr := fmt.Sprintf(" Max inline data : %d[B]\n", c.want)
+		for _, side := range []*sideOut{s, cl} {
+			if side.res.Info.Inline != c.want || !strings.Contains(side.out.String(), hdr) {
+				t.Fatalf("%s %s %s: info.max_inline_data %d, want %d; header:\n%s", c.p.Verb, c.p.Test, c.p.Conn, side.res.Info.Inline, c.want, side.out.String())
+			}
+		}
 	}
 }
 
