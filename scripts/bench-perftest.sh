@@ -19,7 +19,9 @@
 # longer spread about as widely over 15 rounds: each run mixes the host's
 # fast and slow spells in its own proportion),
 # CONFIGS (a subset, e.g. "lat 2,lat 4096"), KEEP (a directory, shared
-# with the guest, for the raw result rows of every run).
+# with the guest, for the raw result rows of every run), CPUS (guest vCPUs,
+# default 2: one per side; a third costs the host a core whenever any
+# thread wakes on it, which under TCG slows the other two).
 set -euo pipefail
 
 if [ "${1:-}" = "--guest" ]; then
@@ -181,4 +183,4 @@ if [ -n "${KEEP:-}" ]; then
 fi
 # A round takes about 1 min under TCG, up to 4 on a slow host; vm/run's
 # default limit is 30 min.
-exec "${VMRUN:-vm/run}" --cpus 2 --timeout $((600 + ROUNDS * 400)) "${share[@]}" -- env CONFIGS="${CONFIGS:-}" KEEP="${KEEP:-}" "$PWD/scripts/bench-perftest.sh" --guest "$RDMACTL" "$ROUNDS" "${BW_ITERS:-2000}" "${LAT_ITERS:-1000}"
+exec "${VMRUN:-vm/run}" --cpus "${CPUS:-2}" --timeout $((600 + ROUNDS * 400)) "${share[@]}" -- env CONFIGS="${CONFIGS:-}" KEEP="${KEEP:-}" "$PWD/scripts/bench-perftest.sh" --guest "$RDMACTL" "$ROUNDS" "${BW_ITERS:-2000}" "${LAT_ITERS:-1000}"
