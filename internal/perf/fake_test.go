@@ -2,6 +2,7 @@ package perf
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"unsafe"
 
@@ -80,6 +81,9 @@ type fakeQP struct {
 	pending []fakePending // sends waiting for a receive (RNR retry)
 	pHead   int
 	pN      int
+	// maxInline is SetupConfig.Inline: as the real providers, the fake
+	// refuses a longer inline send.
+	maxInline uint32
 	// echo makes this QP answer every write or send at once, as a peer
 	// running the other half of a ping-pong would.
 	echo bool
@@ -132,6 +136,11 @@ func (q *fakeQP) deliverLocked(data []byte) bool {
 func (q *fakeQP) PostSend(wrs []verbs.SendWR) error {
 	q.f.mu.Lock()
 	defer q.f.mu.Unlock()
+	for i := range wrs {
+		if wrs[i].Flags&verbs.SendInline != 0 && wrs[i].SGE.Length > q.maxInline {
+			return fmt.Errorf("fake: %d-byte inline send on a QP created for %d", wrs[i].SGE.Length, q.maxInline)
+		}
+	}
 	for i := range wrs {
 		wr := &wrs[i]
 		src := q.mr.buf[wr.SGE.Addr-q.mr.addr:][:wr.SGE.Length]
@@ -225,7 +234,7 @@ func (d *fakeDevice) Setup(cfg SetupConfig) (*Resources, error) {
 	rcq := &fakeCQ{f: f, ring: make([]verbs.WC, cqe)}
 	res := &Resources{Buf: buf, Addr: addr, LKey: d.rkey, RKey: d.rkey, SendCQ: scq, RecvCQ: rcq}
 	for i := 0; i < cfg.NumQPs; i++ {
-		q := &fakeQP{f: f, qpn: f.nextQPN, typ: cfg.Type, mr: d.mr, scq: scq, rcq: rcq,
+		q := &fakeQP{f: f, qpn: f.nextQPN, typ: cfg.Type, mr: d.mr, scq: scq, rcq: rcq, maxInline: uint32(max(cfg.Inline, 0)),
 			rq: make([]verbs.RecvWR, cfg.RecvWR+1), pending: make([]fakePending, 4096), echo: d.echo}
 		f.nextQPN++
 		f.qps[q.qpn] = q
