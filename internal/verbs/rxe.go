@@ -118,6 +118,10 @@ type rxeCQ struct {
 
 // Poll copies up to len(wcs) completions out of the ring and publishes the
 // new consumer index once.
+//
+// Part of the detached data path (detached.go): nosplit.
+//
+//go:nosplit
 func (c *rxeCQ) Poll(wcs []WC) (int, error) {
 	r := c.ring
 	cons := r.loadCons()
@@ -211,6 +215,7 @@ type rxeQP struct {
 	sq, rq    *rxeRing
 	ssn       uint32
 	db        *rxeDoorbell
+	dbErr     doorbellError
 	// kick replaces the doorbell write in host unit tests (fake kernel).
 	kick func() error
 }
@@ -230,6 +235,10 @@ func (q *rxeQP) release() error {
 // PostSend validates every WR, then writes them all, publishes the producer
 // index once and rings the doorbell once. Either all of wrs are posted or
 // none is (ErrQueueFull when the SQ lacks room for all of them).
+//
+// Part of the detached data path (detached.go): nosplit.
+//
+//go:nosplit
 func (q *rxeQP) PostSend(wrs []SendWR) error {
 	if len(wrs) == 0 {
 		return nil
@@ -258,6 +267,9 @@ func (q *rxeQP) PostSend(wrs []SendWR) error {
 	return q.doorbell()
 }
 
+// checkSend refuses a WR this QP cannot post, with a preallocated error.
+//
+//go:nosplit
 func (q *rxeQP) checkSend(wr *SendWR) error {
 	switch wr.Opcode {
 	case OpSend, OpSendImm:
@@ -293,6 +305,10 @@ func (q *rxeQP) checkSend(wr *SendWR) error {
 // take longer than sysmon's 20 us retake threshold, and under Syscall sysmon
 // then hands the P to another thread mid-loop (a wakeup, a migration and a
 // latency spike per doorbell in a busy benchmark).
+//
+// Part of the detached data path (detached.go): nosplit.
+//
+//go:nosplit
 func (q *rxeQP) doorbell() error {
 	if q.kick != nil {
 		return q.kick()
@@ -303,7 +319,8 @@ func (q *rxeQP) doorbell() error {
 			return nil
 		}
 		if e != unix.EINTR {
-			return &doorbellError{errno: e}
+			q.dbErr = doorbellError{errno: e}
+			return &q.dbErr
 		}
 	}
 }

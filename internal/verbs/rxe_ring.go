@@ -89,12 +89,20 @@ func (r *rxeRing) capacity() uint32 { return r.mask }
 func (r *rxeRing) free(prod, cons uint32) uint32 { return (cons - prod - 1) & r.mask }
 
 // slotPtr is the address of slot i (i is masked by the caller).
+//
+// Part of the detached data path (detached.go): nosplit.
+//
+//go:nosplit
 func (r *rxeRing) slotPtr(i uint32) unsafe.Pointer {
 	return unsafe.Add(r.data, uintptr(i)<<r.log2)
 }
 
 // slot is slot i as a byte slice; building the slice header does not
 // allocate.
+//
+// Part of the detached data path (detached.go): nosplit.
+//
+//go:nosplit
 func (r *rxeRing) slot(i uint32) []byte {
 	return unsafe.Slice((*byte)(r.slotPtr(i)), r.slotSize)
 }

@@ -51,6 +51,10 @@ const (
 // type, inline length against the granted maximum, slot size). For inline
 // WRs the payload is read from wr.SGE.Addr, which must be mapped memory of
 // this process (registered MR memory, not the Go heap).
+//
+// Part of the detached data path (detached.go): nosplit.
+//
+//go:nosplit
 func encodeRxeSendWQE(slot []byte, wr *SendWR, ahNum, ssn uint32) {
 	_ = slot[rxeSWQEHdrSize-1]
 	// The kernel wrote status, state, PSNs and DMA progress into this slot
@@ -104,6 +108,7 @@ func encodeRxeRecvWQE(slot []byte, wr *RecvWR) {
 	putRxeSGE(slot[rxeRWQEHdrSize:], &wr.SGE)
 }
 
+//go:nosplit
 func putRxeSGE(b []byte, s *SGE) {
 	_ = b[rxeSGESize-1]
 	binary.LittleEndian.PutUint64(b[0:], s.Addr)
@@ -112,6 +117,10 @@ func putRxeSGE(b []byte, s *SGE) {
 }
 
 // decodeRxeCQE reads one struct ib_uverbs_wc from the start of a CQ slot.
+//
+// Part of the detached data path (detached.go): nosplit.
+//
+//go:nosplit
 func decodeRxeCQE(b []byte, wc *WC) {
 	_ = b[rxeCQESize-1]
 	le := binary.LittleEndian
@@ -136,6 +145,10 @@ func decodeRxeCQE(b []byte, wc *WC) {
 // rather than converted from uintptr so that vet's unsafeptr check, meant
 // for Go heap pointers, does not apply; the memory is never moved or freed
 // by the Go runtime.
+//
+// Part of the detached data path (detached.go): nosplit.
+//
+//go:nosplit
 func userBytes(addr uint64, n int) []byte {
 	p := *(*unsafe.Pointer)(unsafe.Pointer(&addr))
 	return unsafe.Slice((*byte)(p), n)

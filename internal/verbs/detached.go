@@ -1,0 +1,51 @@
+package verbs
+
+// The detached data path.
+//
+// A latency loop spends most of its time spinning on memory for a few
+// microseconds at a time. While a goroutine runs, the Go runtime's
+// monitor thread (sysmon) wakes every 10 ms to watch it; on a machine
+// whose CPUs are all busy (both ends of a benchmark on one host, or a
+// VM) every wake-up preempts someone's loop, and they make most of the
+// latency tail that perftest, which has no such thread, does not have.
+// A goroutine that enters a blocking system call gives its P back, and
+// with no P running, sysmon sleeps until it is needed. internal/perf runs
+// its latency loops that way: runtime.entersyscallblock before the loop,
+// runtime.exitsyscall after it, the loop in between detached from the
+// scheduler like a C thread.
+//
+// Code that runs detached must not grow the stack, allocate or write
+// pointers into the heap (the runtime has no P to do it with): every
+// function on the path is //go:nosplit (the runtime throws at once if a
+// function that checks the stack is called), errors are preallocated,
+// and only integers and bytes are stored. DetachedSendQueue and
+// DetachedCQ hand out the provider queues that keep to this; PostSend and
+// Poll on them skip the QP and CQ wrappers' checks (state, closed) and
+// their error wrapping, so the caller must hold a QP in RTS and keep both
+// open for the duration.
+
+// detachable marks provider queues whose PostSend or Poll keep to the
+// rules above. rxe does; mlx5 does not yet (its doorbell and BlueFlame
+// helpers are not audited), and tests' fakes do not.
+type detachable interface{ detachable() }
+
+// DetachedSendQueue returns the provider send queue of qp for use while
+// detached from the scheduler, or false if its provider has no such path.
+func (qp *QP) DetachedSendQueue() (SendQueue, bool) {
+	if _, ok := qp.send.(detachable); !ok || qp.state < QPStateRTS {
+		return nil, false
+	}
+	return qp.send, true
+}
+
+// DetachedCQ returns the provider CQ of cq for use while detached from
+// the scheduler, or false if its provider has no such path.
+func (cq *CQ) DetachedCQ() (CompletionQueue, bool) {
+	if _, ok := cq.prov.(detachable); !ok {
+		return nil, false
+	}
+	return cq.prov, true
+}
+
+func (q *rxeQP) detachable() {}
+func (c *rxeCQ) detachable() {}
