@@ -40,11 +40,14 @@ type runner struct {
 	// the loop with a signal every 10 ms, which cost the latency loops an
 	// outlier of up to a millisecond each time under TCG.
 	yield   bool
-	yielded int64        // when maybeYield last yielded
-	spins   uint32       // spinByte and pollOne's empty rounds, over the run
-	stop    *atomic.Bool // set on Ctrl-C or when the peer vanished
-	isSrv   bool
-	isLat   bool
+	yielded int64  // when maybeYield last yielded
+	spins   uint32 // spinByte and pollOne's empty rounds, over the run
+	// detached counts the loops run detached from the scheduler
+	// (detach.go); tests check that the VM's rxe runs take that path.
+	detached int
+	stop     *atomic.Bool // set on Ctrl-C or when the peer vanished
+	isSrv    bool
+	isLat    bool
 	// deadline ends waits in duration mode: both sides stop on their own
 	// clock, as perftest's alarm, so the last wait may never be answered.
 	deadline int64
@@ -566,6 +569,20 @@ func (r *runner) runLatWrite() error {
 		tStopAt = r.now() + int64(p.Duration)
 		r.deadline = tStopAt
 		defer func() { r.deadline = 0 }()
+	}
+	if !durMode {
+		if sq, cq, ok := r.detachedQueues(); ok {
+			a := &latWriteArgs{sq: sq, cq: cq, wr: wr, wcs: r.wcs, buf: r.res.Buf, pollW: pollW, pollSh: pollSh,
+				postOff: postOff, iters: iters, isSrv: r.isSrv, posted: r.posted, stop: r.stop, prog: &r.progress,
+				stall: int64(r.stall)}
+			growStack()
+			entersyscallblock()
+			end, ns, err := latWriteDetached(a)
+			exitsyscall()
+			r.detached++
+			r.nSamples = ns
+			return r.detachedErr(end, err)
+		}
 	}
 	var prev int64
 	var ns int

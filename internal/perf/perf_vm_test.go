@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rdmactl/rdmactl/internal/verbs"
 )
@@ -163,6 +164,20 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 			}
 			<-g.finished
 		})
+		// rxe's queues run the loop detached from the scheduler
+		// (detach.go), and it times every round trip: the client all but
+		// the first, the server (which posts first) all of them.
+		if g.r.detached == 0 || g.pr.detached == 0 {
+			t.Fatalf("write lat on rxe ran detached %d (client) and %d (server) times, want every run", g.r.detached, g.pr.detached)
+		}
+		if g.r.nSamples != 99 || g.pr.nSamples != 100 {
+			t.Fatalf("samples: client %d, server %d; want 99 and 100 of 100 iterations", g.r.nSamples, g.pr.nSamples)
+		}
+		for i, d := range g.r.posted[:g.r.nSamples] {
+			if d <= 0 || d > int64(time.Second) {
+				t.Fatalf("client sample %d is %d ns", i, d)
+			}
+		}
 	})
 	t.Run("send_lat", func(t *testing.T) {
 		g := newVMRig(t, Params{Verb: VerbSend, Test: TestLat, Iters: 100})
