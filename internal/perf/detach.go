@@ -10,10 +10,10 @@ import (
 // Running a latency loop detached from the Go scheduler (see
 // internal/verbs/detached.go for why and for the rules such code keeps).
 //
-// runLatWrite calls runtime.entersyscallblock, which hands the goroutine's
-// P to the scheduler at once as for a blocking system call, runs the loop
-// (latWriteDetached, //go:nosplit throughout), and calls
-// runtime.exitsyscall, which takes a P back. In between, the watcher,
+// runDetached calls runtime.entersyscallblock, which hands the
+// goroutine's P to the scheduler at once as for a blocking system call,
+// runs the loop (latWriteDetached, latSendDetached or latReadDetached,
+// //go:nosplit throughout), and calls runtime.exitsyscall, which takes a P back. In between, the watcher,
 // Ctrl-C and progress goroutines run on the freed P in other threads, and
 // with no P running the runtime's monitor thread sleeps instead of waking
 // every 10 ms. Both runtime functions are exported to x/sys, the syscall
@@ -40,61 +40,124 @@ func growStack() byte {
 	return pad[len(pad)-1] + pad[0]
 }
 
-// detachedQueues returns QP 0's send queue and the send CQ for a detached
-// loop, or false when the provider has no detached path (mlx5, the tests'
-// fakes) or the run has more than one QP.
-func (r *runner) detachedQueues() (verbs.SendQueue, verbs.CompletionQueue, bool) {
+// detachedArgs returns what a detached latency loop needs, or false when
+// the provider has no detached path (mlx5, the tests' fakes) or the run
+// has more than one QP. withRecv: the loop also receives (send).
+func (r *runner) detachedArgs(withRecv bool) (latArgs, bool) {
 	if len(r.res.QPs) != 1 {
-		return nil, nil, false
+		return latArgs{}, false
 	}
 	vq, ok := r.res.QPs[0].SendQueue.(*verbs.QP)
 	if !ok {
-		return nil, nil, false
+		return latArgs{}, false
+	}
+	a := latArgs{wr: r.wrs[0][:1], wcs: r.wcs, iters: r.p.Iters, isSrv: r.isSrv, posted: r.posted,
+		stop: r.stop, prog: &r.progress, stall: int64(r.stall)}
+	if a.sq, ok = vq.DetachedSendQueue(); !ok {
+		return latArgs{}, false
 	}
 	vc, ok := r.res.SendCQ.(*verbs.CQ)
 	if !ok {
-		return nil, nil, false
+		return latArgs{}, false
 	}
-	sq, ok := vq.DetachedSendQueue()
-	if !ok {
-		return nil, nil, false
+	if a.scq, ok = vc.DetachedCQ(); !ok {
+		return latArgs{}, false
 	}
-	cq, ok := vc.DetachedCQ()
-	if !ok {
-		return nil, nil, false
+	if withRecv {
+		vr, ok := r.res.RecvCQ.(*verbs.CQ)
+		if !ok {
+			return latArgs{}, false
+		}
+		if a.rcq, ok = vr.DetachedCQ(); !ok {
+			return latArgs{}, false
+		}
+		if a.rq, ok = vq.DetachedRecvQueue(); !ok {
+			return latArgs{}, false
+		}
+		a.rwr, a.recvLen, a.rposted, a.rdone = r.rwrs[0], r.recvLen, r.rposted[0], r.ccnt[0]
 	}
-	return sq, cq, true
+	return a, true
+}
+
+// runDetached runs loop detached from the scheduler and turns how it
+// ended into runLatWrite's, runLatSend's or runLatRead's result.
+// (A switch, not a func value: a stays on the stack.)
+func (r *runner) runDetached(a *latArgs, verb Verb) error {
+	var end detachedEnd
+	var ns int
+	var err error
+	growStack()
+	entersyscallblock()
+	switch verb {
+	case VerbWrite:
+		end, ns, err = latWriteDetached(a)
+	case VerbSend:
+		end, ns, err = latSendDetached(a)
+	default:
+		end, ns, err = latReadDetached(a)
+	}
+	exitsyscall()
+	r.detached++
+	r.nSamples = ns
+	if a.rq != nil {
+		r.rposted[0], r.ccnt[0] = a.rposted, a.rdone
+	}
+	switch end {
+	case endDone:
+		return nil
+	case endPostErr, endPollErr:
+		return err
+	case endWCErr:
+		r.checkWC(&r.wcs[0])
+		return errWC
+	case endLength:
+		r.wcErr = r.wcs[0]
+		return errLength
+	case endStopped:
+		return errStopped
+	default:
+		return errStalled
+	}
 }
 
 // How a detached loop ended. The loop cannot build errors (that
-// allocates), so it returns one of these and runLatWrite makes the error.
+// allocates), so it returns one of these and runDetached makes the error.
 type detachedEnd int
 
 const (
 	endDone    detachedEnd = iota
-	endPostErr             // PostSend failed: err
+	endPostErr             // PostSend or PostRecv failed: err
 	endPollErr             // Poll failed: err
 	endWCErr               // a completion with an error status: wcs[0]
+	endLength              // a receive of the wrong length: wcs[0]
 	endStopped             // stop was set (Ctrl-C, peer gone)
 	endStalled             // no progress for stall ns
 )
 
-// latWriteArgs is what latWriteDetached reads; filled before detaching.
-type latWriteArgs struct {
-	sq      verbs.SendQueue
-	cq      verbs.CompletionQueue
-	wr      []verbs.SendWR
-	wcs     []verbs.WC
-	buf     []byte
+// latArgs is what a detached latency loop reads and writes; filled
+// before detaching, on the caller's stack.
+type latArgs struct {
+	sq       verbs.SendQueue
+	rq       verbs.RecvQueue // send: re-posts receives
+	scq, rcq verbs.CompletionQueue
+	wr       []verbs.SendWR
+	rwr      []verbs.RecvWR
+	recvLen  uint32 // send: what a receive must report
+	wcs      []verbs.WC
+	// write: the byte the peer writes, and the one this side writes
 	pollW   *uint32
 	pollSh  uint32
+	buf     []byte
 	postOff uint64
+
 	iters   uint64
 	isSrv   bool
 	posted  []int64 // samples out
 	stop    *atomic.Bool
 	prog    *atomic.Uint64
-	stall   int64 // ns
+	stall   int64  // ns
+	rposted uint64 // send: receives posted (in and out)
+	rdone   uint64 // send: receives completed (in and out)
 }
 
 // latWriteDetached is runLatWrite's iteration mode (see there) for a
@@ -103,7 +166,7 @@ type latWriteArgs struct {
 // for endPostErr/endPollErr, the provider's (preallocated) error.
 //
 //go:nosplit
-func latWriteDetached(a *latWriteArgs) (end detachedEnd, ns int, err error) {
+func latWriteDetached(a *latArgs) (end detachedEnd, ns int, err error) {
 	var prev int64
 	var rcnt uint64
 	for i := uint64(1); i <= a.iters; i++ {
@@ -123,23 +186,8 @@ func latWriteDetached(a *latWriteArgs) (end detachedEnd, ns int, err error) {
 			ns++
 		}
 		prev = t
-		var spins uint32
-		var since int64
-		for {
-			cnt, err := a.cq.Poll(a.wcs[:1])
-			if err != nil {
-				return endPollErr, ns, err
-			}
-			if cnt > 0 {
-				if a.wcs[0].Status != 0 {
-					return endWCErr, ns, nil
-				}
-				break
-			}
-			spins++
-			if end = checkDetached(a, spins, &since); end != endDone {
-				return end, ns, nil
-			}
+		if end, err = pollDetached(a, a.scq); end != endDone {
+			return end, ns, err
 		}
 		a.prog.Store(i)
 	}
@@ -154,10 +202,111 @@ func latWriteDetached(a *latWriteArgs) (end detachedEnd, ns int, err error) {
 	return endDone, ns, nil
 }
 
+// latSendDetached is runLatSend's iteration mode, as latWriteDetached.
+//
+//go:nosplit
+func latSendDetached(a *latArgs) (end detachedEnd, ns int, err error) {
+	var prev int64
+	for i := uint64(1); i <= a.iters; i++ {
+		if !(i == 1 && !a.isSrv) {
+			if end, err = recvOneDetached(a); end != endDone {
+				return end, ns, err
+			}
+		}
+		if err = a.sq.PostSend(a.wr); err != nil {
+			return endPostErr, ns, err
+		}
+		t := nanotime()
+		if prev != 0 {
+			a.posted[ns] = t - prev
+			ns++
+		}
+		prev = t
+		if end, err = pollDetached(a, a.scq); end != endDone {
+			return end, ns, err
+		}
+		a.prog.Store(i)
+	}
+	if !a.isSrv {
+		// The client sent first, so it also times the last round trip.
+		if end, err = recvOneDetached(a); end != endDone {
+			return end, ns, err
+		}
+		a.posted[ns] = nanotime() - prev
+		ns++
+	}
+	return endDone, ns, nil
+}
+
+// latReadDetached is runLatRead's iteration mode, as latWriteDetached.
+//
+//go:nosplit
+func latReadDetached(a *latArgs) (end detachedEnd, ns int, err error) {
+	t := nanotime()
+	for i := uint64(1); i <= a.iters; i++ {
+		if err = a.sq.PostSend(a.wr); err != nil {
+			return endPostErr, ns, err
+		}
+		if end, err = pollDetached(a, a.scq); end != endDone {
+			return end, ns, err
+		}
+		t2 := nanotime()
+		a.posted[ns] = t2 - t
+		ns++
+		t = t2
+		a.prog.Store(i)
+	}
+	return endDone, ns, nil
+}
+
+// recvOneDetached is recvOne: one receive, re-posted while more are due.
+//
+//go:nosplit
+func recvOneDetached(a *latArgs) (detachedEnd, error) {
+	if end, err := pollDetached(a, a.rcq); end != endDone {
+		return end, err
+	}
+	if a.wcs[0].ByteLen != a.recvLen {
+		return endLength, nil
+	}
+	a.rdone++
+	if a.rposted < a.iters {
+		if err := a.rq.PostRecv(a.rwr); err != nil {
+			return endPostErr, err
+		}
+		a.rposted++
+	}
+	return endDone, nil
+}
+
+// pollDetached is pollOne: it polls cq until one completion arrives.
+//
+//go:nosplit
+func pollDetached(a *latArgs, cq verbs.CompletionQueue) (detachedEnd, error) {
+	var spins uint32
+	var since int64
+	for {
+		cnt, err := cq.Poll(a.wcs[:1])
+		if err != nil {
+			return endPollErr, err
+		}
+		if cnt > 0 {
+			if a.wcs[0].Status != 0 {
+				return endWCErr, nil
+			}
+			return endDone, nil
+		}
+		spins++
+		if end := checkDetached(a, spins, &since); end != endDone {
+			return end, nil
+		}
+	}
+}
+
 // spinDetached waits until the polled byte reads v.
 //
 //go:nosplit
-func spinDetached(a *latWriteArgs, v byte) detachedEnd {
+func spinDetached(a *latArgs, v byte) detachedEnd {
 	var spins uint32
 	var since int64
 	for byte(atomic.LoadUint32(a.pollW)>>a.pollSh) != v {
@@ -173,7 +322,7 @@ func spinDetached(a *latWriteArgs, v byte) detachedEnd {
 // 4096 empty rounds of one wait: stop, and the stall limit.
 //
 //go:nosplit
-func checkDetached(a *latWriteArgs, spins uint32, since *int64) detachedEnd {
+func checkDetached(a *latArgs, spins uint32, since *int64) detachedEnd {
 	if spins&4095 != 0 {
 		return endDone
 	}
@@ -187,21 +336,4 @@ func checkDetached(a *latWriteArgs, spins uint32, since *int64) detachedEnd {
 		return endStalled
 	}
 	return endDone
-}
-
-// detachedErr is the error of a detached loop that ended with end.
-func (r *runner) detachedErr(end detachedEnd, err error) error {
-	switch end {
-	case endDone:
-		return nil
-	case endPostErr, endPollErr:
-		return err
-	case endWCErr:
-		r.checkWC(&r.wcs[0])
-		return errWC
-	case endStopped:
-		return errStopped
-	default:
-		return errStalled
-	}
 }

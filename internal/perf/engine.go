@@ -570,19 +570,9 @@ func (r *runner) runLatWrite() error {
 		r.deadline = tStopAt
 		defer func() { r.deadline = 0 }()
 	}
-	if !durMode {
-		if sq, cq, ok := r.detachedQueues(); ok {
-			a := &latWriteArgs{sq: sq, cq: cq, wr: wr, wcs: r.wcs, buf: r.res.Buf, pollW: pollW, pollSh: pollSh,
-				postOff: postOff, iters: iters, isSrv: r.isSrv, posted: r.posted, stop: r.stop, prog: &r.progress,
-				stall: int64(r.stall)}
-			growStack()
-			entersyscallblock()
-			end, ns, err := latWriteDetached(a)
-			exitsyscall()
-			r.detached++
-			r.nSamples = ns
-			return r.detachedErr(end, err)
-		}
+	if a, ok := r.detachedArgs(false); ok && !durMode {
+		a.pollW, a.pollSh, a.buf, a.postOff = pollW, pollSh, r.res.Buf, postOff
+		return r.runDetached(&a, VerbWrite)
 	}
 	var prev int64
 	var ns int
@@ -715,6 +705,9 @@ func (r *runner) runLatSend() error {
 		r.deadline = tStopAt
 		defer func() { r.deadline = 0 }()
 	}
+	if a, ok := r.detachedArgs(true); ok && !durMode {
+		return r.runDetached(&a, VerbSend)
+	}
 	var prev int64
 	var ns int
 	for i := uint64(1); i <= iters; i++ {
@@ -787,6 +780,9 @@ func (r *runner) runLatRead() error {
 		tSampleStart = r.now() + int64(p.Margin)
 		tSampleEnd = r.now() + int64(p.Duration-p.Margin)
 		tStopAt = r.now() + int64(p.Duration)
+	}
+	if a, ok := r.detachedArgs(false); ok && !durMode {
+		return r.runDetached(&a, VerbRead)
 	}
 	var ns int
 	// One clock read per READ: the sample is the time from one READ's

@@ -114,6 +114,23 @@ func vmNoAllocs(t *testing.T, name string, f func()) {
 	}
 }
 
+// checkDetachedRun: on rxe the latency loops run detached from the
+// scheduler (detach.go), every run, and their samples are sane.
+func checkDetachedRun(t *testing.T, who string, r *runner, samples int) {
+	t.Helper()
+	if r.detached == 0 {
+		t.Fatalf("%s: the latency loop on rxe never ran detached", who)
+	}
+	if r.nSamples != samples {
+		t.Fatalf("%s: %d samples of 100 iterations, want %d", who, r.nSamples, samples)
+	}
+	for i, d := range r.posted[:r.nSamples] {
+		if d <= 0 || d > int64(time.Second) {
+			t.Fatalf("%s: sample %d is %d ns", who, i, d)
+		}
+	}
+}
+
 func TestVMLoopsDoNotAllocate(t *testing.T) {
 	before, _ := exec.Command("rdma", "res", "show").Output()
 	for _, v := range []Verb{VerbWrite, VerbRead} {
@@ -164,20 +181,9 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 			}
 			<-g.finished
 		})
-		// rxe's queues run the loop detached from the scheduler
-		// (detach.go), and it times every round trip: the client all but
-		// the first, the server (which posts first) all of them.
-		if g.r.detached == 0 || g.pr.detached == 0 {
-			t.Fatalf("write lat on rxe ran detached %d (client) and %d (server) times, want every run", g.r.detached, g.pr.detached)
-		}
-		if g.r.nSamples != 99 || g.pr.nSamples != 100 {
-			t.Fatalf("samples: client %d, server %d; want 99 and 100 of 100 iterations", g.r.nSamples, g.pr.nSamples)
-		}
-		for i, d := range g.r.posted[:g.r.nSamples] {
-			if d <= 0 || d > int64(time.Second) {
-				t.Fatalf("client sample %d is %d ns", i, d)
-			}
-		}
+		// The server posts first, so it times every round trip.
+		checkDetachedRun(t, "client", g.r, 99)
+		checkDetachedRun(t, "server", g.pr, 100)
 	})
 	t.Run("send_lat", func(t *testing.T) {
 		g := newVMRig(t, Params{Verb: VerbSend, Test: TestLat, Iters: 100})
@@ -197,6 +203,9 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 			}
 			<-g.finished
 		})
+		// The client sends first, so it times every round trip.
+		checkDetachedRun(t, "client", g.r, 100)
+		checkDetachedRun(t, "server", g.pr, 99)
 	})
 	t.Run("read_lat", func(t *testing.T) {
 		g := newVMRig(t, Params{Verb: VerbRead, Test: TestLat, Iters: 100})
@@ -206,6 +215,7 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 				t.Fatal(g.r.loopErr(err, "runLatRead"))
 			}
 		})
+		checkDetachedRun(t, "reader", g.r, 100)
 	})
 	after, _ := exec.Command("rdma", "res", "show").Output()
 	if string(after) != string(before) {

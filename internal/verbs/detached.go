@@ -18,14 +18,14 @@ package verbs
 // pointers into the heap (the runtime has no P to do it with): every
 // function on the path is //go:nosplit (the runtime throws at once if a
 // function that checks the stack is called), errors are preallocated,
-// and only integers and bytes are stored. DetachedSendQueue and
-// DetachedCQ hand out the provider queues that keep to this; PostSend and
-// Poll on them skip the QP and CQ wrappers' checks (state, closed) and
-// their error wrapping, so the caller must hold a QP in RTS and keep both
-// open for the duration.
+// and only integers and bytes are stored. DetachedSendQueue,
+// DetachedRecvQueue and DetachedCQ hand out the provider queues that
+// keep to this; PostSend, PostRecv and Poll on them skip the QP and CQ
+// wrappers' checks (state, closed) and their error wrapping, so the
+// caller must keep the QP in RTS and everything open for the duration.
 
-// detachable marks provider queues whose PostSend or Poll keep to the
-// rules above. rxe does; mlx5 does not yet (its doorbell and BlueFlame
+// detachable marks provider queues whose PostSend, PostRecv or Poll keep
+// to the rules above. rxe does; mlx5 does not yet (its doorbell and BlueFlame
 // helpers are not audited), and tests' fakes do not.
 type detachable interface{ detachable() }
 
@@ -36,6 +36,16 @@ func (qp *QP) DetachedSendQueue() (SendQueue, bool) {
 		return nil, false
 	}
 	return qp.send, true
+}
+
+// DetachedRecvQueue returns the provider receive queue of qp for use
+// while detached from the scheduler, or false if its provider has no
+// such path (or the QP has no receive queue, or is in RESET).
+func (qp *QP) DetachedRecvQueue() (RecvQueue, bool) {
+	if _, ok := qp.recv.(detachable); !ok || qp.state == QPStateReset {
+		return nil, false
+	}
+	return qp.recv, true
 }
 
 // DetachedCQ returns the provider CQ of cq for use while detached from

@@ -327,6 +327,10 @@ func (q *rxeQP) doorbell() error {
 
 // PostRecv writes all of wrs into the RQ and publishes the producer index
 // once; no syscall. All or nothing, as PostSend.
+//
+// Part of the detached data path (detached.go): nosplit.
+//
+//go:nosplit
 func (q *rxeQP) PostRecv(wrs []RecvWR) error {
 	if len(wrs) == 0 {
 		return nil

@@ -97,6 +97,10 @@ func encodeRxeSendWQE(slot []byte, wr *SendWR, ahNum, ssn uint32) {
 }
 
 // encodeRxeRecvWQE writes wr into slot (one RQ slot).
+//
+// Part of the detached data path (detached.go): nosplit.
+//
+//go:nosplit
 func encodeRxeRecvWQE(slot []byte, wr *RecvWR) {
 	_ = slot[rxeRWQEHdrSize+rxeSGESize-1]
 	clear(slot[:rxeRWQEHdrSize])
