@@ -10,10 +10,11 @@ import (
 // Running a latency loop detached from the Go scheduler (see
 // internal/verbs/detached.go for why and for the rules such code keeps).
 //
-// runDetached calls runtime.entersyscallblock, which hands the
-// goroutine's P to the scheduler at once as for a blocking system call,
-// runs the loop (latWriteDetached, latSendDetached or latReadDetached,
-// //go:nosplit throughout), and calls runtime.exitsyscall, which takes a P back. In between, the watcher,
+// runDetached and runBWDetached call runtime.entersyscallblock, which
+// hands the goroutine's P to the scheduler at once as for a blocking
+// system call, run the loop (latWriteDetached, latSendDetached,
+// latReadDetached or bwDetached, //go:nosplit throughout), and call
+// runtime.exitsyscall, which takes a P back. In between, the watcher,
 // Ctrl-C and progress goroutines run on the freed P in other threads, and
 // with no P running the runtime's monitor thread sleeps instead of waking
 // every 10 ms. Both runtime functions are exported to x/sys, the syscall
@@ -336,4 +337,172 @@ func checkDetached(a *latArgs, spins uint32, since *int64) detachedEnd {
 		return endStalled
 	}
 	return endDone
+}
+
+// bwArgs is what the detached bandwidth loop reads and writes (runBW's
+// iteration mode without -b send; see there).
+type bwArgs struct {
+	sqs   []verbs.SendQueue // per QP
+	scq   verbs.CompletionQueue
+	wrs   [][]verbs.SendWR // per QP: one post list
+	wcs   []verbs.WC
+	scnt  []uint64
+	ccnt  []uint64
+	iters uint64 // per QP
+	pl    uint64 // post list
+	cqMod uint64
+	tx    uint64 // TX depth
+	base  int64  // runner.base
+	stop  *atomic.Bool
+	prog  *atomic.Uint64
+	stall int64
+	// out: the clock at the first post, and one (time, completed) event
+	// per poll that returned completions
+	tStart int64
+	evT    []int64
+	evC    []uint64
+	nEv    int
+	done   uint64
+}
+
+// detachedBWArgs returns the detached bandwidth loop's arguments, or
+// false when a QP or the CQ has no detached path. The per-QP queue slice
+// is made once per runner (on its first bandwidth run).
+func (r *runner) detachedBWArgs() (bwArgs, bool) {
+	vc, ok := r.res.SendCQ.(*verbs.CQ)
+	if !ok {
+		return bwArgs{}, false
+	}
+	scq, ok := vc.DetachedCQ()
+	if !ok {
+		return bwArgs{}, false
+	}
+	if r.dsqs == nil {
+		sqs := make([]verbs.SendQueue, len(r.res.QPs))
+		for i := range r.res.QPs {
+			vq, ok := r.res.QPs[i].SendQueue.(*verbs.QP)
+			if !ok {
+				return bwArgs{}, false
+			}
+			if sqs[i], ok = vq.DetachedSendQueue(); !ok {
+				return bwArgs{}, false
+			}
+		}
+		r.dsqs = sqs
+	}
+	p := r.p
+	return bwArgs{sqs: r.dsqs, scq: scq, wrs: r.wrs, wcs: r.wcs, scnt: r.scnt, ccnt: r.ccnt,
+		iters: p.Iters, pl: uint64(p.PostList), cqMod: uint64(p.CQMod), tx: uint64(p.TxDepth),
+		base: r.base, stop: r.stop, prog: &r.progress, stall: int64(r.stall),
+		evT: r.evT, evC: r.evC}, true
+}
+
+// runBWDetached runs bwDetached detached from the scheduler and records
+// its results as runBW does.
+func (r *runner) runBWDetached(a *bwArgs) error {
+	growStack()
+	entersyscallblock()
+	end, err := bwDetached(a)
+	exitsyscall()
+	r.detached++
+	r.tStart, r.nEv, r.nDone = a.tStart, a.nEv, a.done
+	switch end {
+	case endDone:
+		return nil
+	case endPostErr, endPollErr:
+		return err
+	case endWCErr:
+		r.checkWC(&r.wcs[0])
+		return errWC
+	case endStopped:
+		return errStopped
+	default:
+		return errStalled
+	}
+}
+
+// bwDetached is runBW's loop in iteration mode (see there), detached:
+// nosplit, no allocation, no pointer stores. A failed completion is
+// copied to wcs[0].
+//
+//go:nosplit
+func bwDetached(a *bwArgs) (detachedEnd, error) {
+	n := len(a.sqs)
+	total := a.iters * uint64(n)
+	var totS, totC uint64
+	var spins uint32
+	lastProgress := nanotime() - a.base
+	for totC < total {
+		for q := 0; q < n; q++ {
+			for a.scnt[q] < a.iters && a.scnt[q]-a.ccnt[q]+a.pl <= a.tx {
+				wrs := a.wrs[q]
+				s := a.scnt[q]
+				for k := range wrs {
+					idx := s + uint64(k) + 1
+					if idx%a.cqMod == 0 || idx == a.iters {
+						wrs[k].Flags |= verbs.SendSignaled
+					} else {
+						wrs[k].Flags &^= verbs.SendSignaled
+					}
+				}
+				if totS == 0 {
+					a.tStart = nanotime() - a.base
+				}
+				if err := a.sqs[q].PostSend(wrs); err != nil {
+					a.done = totC
+					return endPostErr, err
+				}
+				a.scnt[q] += a.pl
+				totS += a.pl
+			}
+		}
+		cnt, err := a.scq.Poll(a.wcs)
+		if err != nil {
+			a.done = totC
+			return endPollErr, err
+		}
+		if cnt == 0 {
+			spins++
+			if spins&1023 == 0 {
+				if a.stop.Load() {
+					a.done = totC
+					return endStopped, nil
+				}
+				if nanotime()-a.base-lastProgress > a.stall {
+					a.done = totC
+					return endStalled, nil
+				}
+			}
+			continue
+		}
+		t := nanotime() - a.base
+		lastProgress = t
+		for i := 0; i < cnt; i++ {
+			wc := &a.wcs[i]
+			if wc.Status != 0 {
+				a.wcs[0] = *wc
+				a.done = totC
+				return endWCErr, nil
+			}
+			q := wc.WRID
+			if q >= uint64(n) {
+				continue
+			}
+			credit := min(a.cqMod, a.iters-a.ccnt[q])
+			a.ccnt[q] += credit
+			totC += credit
+		}
+		if a.nEv < len(a.evT) {
+			a.evT[a.nEv], a.evC[a.nEv] = t, totC
+			a.nEv++
+		}
+		a.prog.Store(totC)
+		if spins&63 == 0 && a.stop.Load() {
+			a.done = totC
+			return endStopped, nil
+		}
+		spins++
+	}
+	a.done = totC
+	return endDone, nil
 }

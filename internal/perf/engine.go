@@ -31,7 +31,7 @@ type runner struct {
 	size uint64 // current message size
 	// recvLen is what a receive of size bytes reports (UD: + the GRH).
 	recvLen uint32
-	base    time.Time
+	base    int64 // nanotime at newRunner
 	stall   time.Duration
 	// yield: the loop runs alone on one P (Session.SoleSession), so a
 	// waiting loop calls runtime.Gosched about once a millisecond
@@ -45,7 +45,8 @@ type runner struct {
 	// detached counts the loops run detached from the scheduler
 	// (detach.go); tests check that the VM's rxe runs take that path.
 	detached int
-	stop     *atomic.Bool // set on Ctrl-C or when the peer vanished
+	dsqs     []verbs.SendQueue // the QPs' detached send queues (detachedBWArgs)
+	stop     *atomic.Bool      // set on Ctrl-C or when the peer vanished
 	isSrv    bool
 	isLat    bool
 	// deadline ends waits in duration mode: both sides stop on their own
@@ -83,7 +84,10 @@ type runner struct {
 	errDetail string
 }
 
-func (r *runner) now() int64 { return int64(time.Since(r.base)) }
+// now is the monotonic clock in ns since the runner was made: the
+// runtime's nanotime, which time.Since reads too and which detached loops
+// can call (detach.go).
+func (r *runner) now() int64 { return nanotime() - r.base }
 
 // sampleRTT records the round trip that ended at t, the previous one having
 // ended at prev (0: none yet): in duration mode into the histogram when t
@@ -121,7 +125,7 @@ func newRunner(p *Params, res *Resources, remote []Dest, ahs []*verbs.AH, cycle 
 	n := len(res.QPs)
 	r := &runner{
 		p: p, res: res, remote: remote, ahs: ahs, blk: blockSize(p, cycle),
-		base: time.Now(), stall: 10 * time.Second, stop: stop,
+		base: nanotime(), stall: 10 * time.Second, stop: stop,
 		isSrv: p.Server, isLat: p.Test == TestLat,
 		wrs: make([][]verbs.SendWR, n), rwrs: make([][]verbs.RecvWR, n),
 		wcs:  make([]verbs.WC, 64),
@@ -281,6 +285,9 @@ func (r *runner) runBW() error {
 	// -b with send (perftest's run_iter_bi): this side also receives the
 	// peer's iters per QP, in the same loop; its BW is its sending side's.
 	recvToo := p.Bidir && p.Verb == VerbSend
+	if a, ok := r.detachedBWArgs(); ok && !durMode && !recvToo {
+		return r.runBWDetached(&a)
+	}
 	lastProgress := r.now()
 	var spins uint32
 	pl := uint64(p.PostList)

@@ -131,6 +131,25 @@ func checkDetachedRun(t *testing.T, who string, r *runner, samples int) {
 	}
 }
 
+// checkDetachedBW: on rxe the bandwidth sender runs detached (detach.go),
+// completes every message and records its completion events in order.
+func checkDetachedBW(t *testing.T, r *runner, msgs uint64) {
+	t.Helper()
+	if r.detached == 0 {
+		t.Fatal("the bandwidth loop on rxe never ran detached")
+	}
+	if r.nDone != msgs || r.nEv == 0 || r.evC[r.nEv-1] != msgs {
+		t.Fatalf("%d messages done, %d events (last %v), want %d", r.nDone, r.nEv, r.evC[:r.nEv], msgs)
+	}
+	prev := r.tStart
+	for i, ts := range r.evT[:r.nEv] {
+		if ts < prev || ts-r.tStart > int64(time.Minute) {
+			t.Fatalf("event %d at %d ns, after %d (start %d)", i, ts, prev, r.tStart)
+		}
+		prev = ts
+	}
+}
+
 func TestVMLoopsDoNotAllocate(t *testing.T) {
 	before, _ := exec.Command("rdma", "res", "show").Output()
 	for _, v := range []Verb{VerbWrite, VerbRead} {
@@ -142,6 +161,7 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 					t.Fatal(g.r.loopErr(err, "runBW"))
 				}
 			})
+			checkDetachedBW(t, g.r, 200)
 		})
 	}
 	for _, c := range []Transport{RC, UD} {
@@ -165,6 +185,7 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 				t.Fatal(g.pr.loopErr(err, "runBWRecv"))
 			default:
 			}
+			checkDetachedBW(t, g.r, 200)
 		})
 	}
 	t.Run("write_lat", func(t *testing.T) {
