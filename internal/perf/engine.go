@@ -20,6 +20,10 @@ import (
 // ErrStalled is returned when no completion arrives for stallTimeout.
 var errStalled = errors.New("no progress")
 
+// stallMinRate (bytes/s) is the slowest transfer a run may make before a
+// wait without completions counts as a stall (runner.prepare).
+const stallMinRate = 1_000_000
+
 // runner holds one side's state for the loops.
 type runner struct {
 	p      *Params
@@ -32,7 +36,10 @@ type runner struct {
 	// recvLen is what a receive of size bytes reports (UD: + the GRH).
 	recvLen uint32
 	base    int64 // nanotime at newRunner
-	stall   time.Duration
+	// stall: how long a wait may go without progress before the run
+	// fails; stallBase (Session.Stall) plus prepare's allowance for the
+	// data one completion can stand for.
+	stall, stallBase time.Duration
 	// yield: the loop runs alone on one P (Session.SoleSession), so a
 	// waiting loop calls runtime.Gosched about once a millisecond
 	// (maybeYield). That is cheap with one P (the goroutine resumes at
@@ -125,7 +132,7 @@ func newRunner(p *Params, res *Resources, remote []Dest, ahs []*verbs.AH, cycle 
 	n := len(res.QPs)
 	r := &runner{
 		p: p, res: res, remote: remote, ahs: ahs, blk: blockSize(p, cycle),
-		base: nanotime(), stall: 10 * time.Second, stop: stop,
+		base: nanotime(), stall: 10 * time.Second, stallBase: 10 * time.Second, stop: stop,
 		isSrv: p.Server, isLat: p.Test == TestLat,
 		wrs: make([][]verbs.SendWR, n), rwrs: make([][]verbs.RecvWR, n),
 		wcs:  make([]verbs.WC, 64),
@@ -196,6 +203,17 @@ func (r *runner) prepare(sz uint64) {
 		}
 		r.rwrs[i][0] = verbs.RecvWR{WRID: uint64(i), SGE: verbs.SGE{Addr: r.res.Addr + off, Length: uint32(ln), LKey: r.res.LKey}}
 	}
+	// One completion can stand for CQMod messages of every QP (with -a,
+	// 100 RDMA READs of 1 MiB and up, which rxe under TCG moves at
+	// ~8 MB/s: 12 s without a completion, and ib_read_bw has no limit).
+	// Allow for moving them at 1 MB/s on top of the base limit.
+	// (Latency loops wait for one message at a time.)
+	per := uint64(p.CQMod)
+	if r.isLat {
+		per = 1
+	}
+	batch := per * sz * uint64(max(len(r.res.QPs), 1))
+	r.stall = r.stallBase + time.Duration(batch/stallMinRate)*time.Second + time.Duration(batch%stallMinRate)*time.Second/stallMinRate
 	clear(r.scnt)
 	clear(r.ccnt)
 	clear(r.rposted)

@@ -358,7 +358,7 @@ func (s *Session) bwReport(mine BWResult, use bool) (BWReport, error) {
 func (s *Session) newRunner() *runner {
 	r := newRunner(s.P, s.res, s.rem, s.ahs, uint64(s.cycle), &s.stop)
 	r.yield = s.SoleSession
-	r.stall = s.Stall
+	r.stall, r.stallBase = s.Stall, s.Stall
 	return r
 }
 
