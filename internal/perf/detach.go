@@ -164,6 +164,10 @@ type latArgs struct {
 	stall   int64  // ns
 	rposted uint64 // send: receives posted (in and out)
 	rdone   uint64 // send: receives completed (in and out)
+	// spins counts empty rounds over the whole run, not per wait: on
+	// fast hardware a wait can be shorter than the 4096 rounds between
+	// checks of stop, and Ctrl-C must still end a long run.
+	spins uint32
 }
 
 // latWriteDetached is runLatWrite's iteration mode (see there) for a
@@ -289,7 +293,6 @@ func recvOneDetached(a *latArgs) (detachedEnd, error) {
 //
 //go:nosplit
 func pollDetached(a *latArgs, cq verbs.CompletionQueue) (detachedEnd, error) {
-	var spins uint32
 	var since int64
 	for {
 		cnt, err := cq.Poll(a.wcs[:1])
@@ -302,8 +305,7 @@ func pollDetached(a *latArgs, cq verbs.CompletionQueue) (detachedEnd, error) {
 			}
 			return endDone, nil
 		}
-		spins++
-		if end := checkDetached(a, spins, &since); end != endDone {
+		if end := checkDetached(a, &since); end != endDone {
 			return end, nil
 		}
 	}
@@ -313,23 +315,23 @@ func pollDetached(a *latArgs, cq verbs.CompletionQueue) (detachedEnd, error) {
 //
 //go:nosplit
 func spinDetached(a *latArgs, v byte) detachedEnd {
-	var spins uint32
 	var since int64
 	for byte(atomic.LoadUint32(a.pollW)>>a.pollSh) != v {
-		spins++
-		if end := checkDetached(a, spins, &since); end != endDone {
+		if end := checkDetached(a, &since); end != endDone {
 			return end
 		}
 	}
 	return endDone
 }
 
-// checkDetached is waiting's part that a detached loop can do, every
-// 4096 empty rounds of one wait: stop, and the stall limit.
+// checkDetached counts an empty round and, every 4096 of them over the
+// run, does waiting's part that a detached loop can do: stop, and the
+// stall limit of this wait (*since: its first check).
 //
 //go:nosplit
-func checkDetached(a *latArgs, spins uint32, since *int64) detachedEnd {
-	if spins&4095 != 0 {
+func checkDetached(a *latArgs, since *int64) detachedEnd {
+	a.spins++
+	if a.spins&4095 != 0 {
 		return endDone
 	}
 	if a.stop.Load() {
