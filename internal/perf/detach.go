@@ -1,7 +1,9 @@
 package perf
 
 import (
+	"runtime"
 	"sync/atomic"
+	"time"
 	_ "unsafe" // for go:linkname
 
 	"github.com/rdmactl/rdmactl/internal/verbs"
@@ -46,54 +48,63 @@ func growStack() byte {
 //go:noinline
 func touchPad(p *[16 << 10]byte) byte { return p[0] ^ p[len(p)-1] }
 
-// detachedArgs returns what a detached latency loop needs, or false when
-// the provider has no detached path (mlx5, the tests' fakes) or the run
-// has more than one QP. withRecv: the loop also receives (send).
-func (r *runner) detachedArgs(withRecv bool) (latArgs, bool) {
-	if len(r.res.QPs) != 1 {
-		return latArgs{}, false
+// latLoopArgs returns what a latency loop in iteration mode needs, with
+// QP 0's queues: the provider's detached queues when it has them
+// (detach: run it detached), else the ordinary ones (mlx5, the tests'
+// fakes), with which the same loop runs attached and yields now and then
+// (runner.yield). withRecv: the loop also receives (send).
+func (r *runner) latLoopArgs(withRecv bool) (a latArgs, detach bool) {
+	q := r.res.QPs[0]
+	a = latArgs{sq: q.SendQueue, rq: q.RecvQueue, scq: r.res.SendCQ, rcq: r.res.RecvCQ,
+		wr: r.wrs[0][:1], wcs: r.wcs, iters: r.p.Iters, isSrv: r.isSrv, posted: r.posted,
+		stop: r.stop, prog: &r.progress, stall: int64(r.stall), yield: r.yield}
+	if withRecv {
+		a.rwr, a.recvLen, a.rposted, a.rdone = r.rwrs[0], r.recvLen, r.rposted[0], r.ccnt[0]
+	} else {
+		a.rq, a.rcq = nil, nil
 	}
-	vq, ok := r.res.QPs[0].SendQueue.(*verbs.QP)
+	vq, ok := q.SendQueue.(*verbs.QP)
 	if !ok {
-		return latArgs{}, false
-	}
-	a := latArgs{wr: r.wrs[0][:1], wcs: r.wcs, iters: r.p.Iters, isSrv: r.isSrv, posted: r.posted,
-		stop: r.stop, prog: &r.progress, stall: int64(r.stall)}
-	if a.sq, ok = vq.DetachedSendQueue(); !ok {
-		return latArgs{}, false
+		return a, false
 	}
 	vc, ok := r.res.SendCQ.(*verbs.CQ)
 	if !ok {
-		return latArgs{}, false
+		return a, false
 	}
-	if a.scq, ok = vc.DetachedCQ(); !ok {
-		return latArgs{}, false
+	d := a
+	if d.sq, ok = vq.DetachedSendQueue(); !ok {
+		return a, false
+	}
+	if d.scq, ok = vc.DetachedCQ(); !ok {
+		return a, false
 	}
 	if withRecv {
 		vr, ok := r.res.RecvCQ.(*verbs.CQ)
 		if !ok {
-			return latArgs{}, false
+			return a, false
 		}
-		if a.rcq, ok = vr.DetachedCQ(); !ok {
-			return latArgs{}, false
+		if d.rcq, ok = vr.DetachedCQ(); !ok {
+			return a, false
 		}
-		if a.rq, ok = vq.DetachedRecvQueue(); !ok {
-			return latArgs{}, false
+		if d.rq, ok = vq.DetachedRecvQueue(); !ok {
+			return a, false
 		}
-		a.rwr, a.recvLen, a.rposted, a.rdone = r.rwrs[0], r.recvLen, r.rposted[0], r.ccnt[0]
 	}
-	return a, true
+	d.yield = false // no P to yield
+	return d, true
 }
 
-// runDetached runs loop detached from the scheduler and turns how it
-// ended into runLatWrite's, runLatSend's or runLatRead's result.
-// (A switch, not a func value: a stays on the stack.)
-func (r *runner) runDetached(a *latArgs, verb Verb) error {
+// runLatLoop runs verb's latency loop, detached from the scheduler if
+// detach, and turns how it ended into runLatWrite's, runLatSend's or
+// runLatRead's result. (A switch, not a func value: a stays on the stack.)
+func (r *runner) runLatLoop(a *latArgs, verb Verb, detach bool) error {
 	var end detachedEnd
 	var ns int
 	var err error
-	growStack()
-	entersyscallblock()
+	if detach {
+		growStack()
+		entersyscallblock()
+	}
 	switch verb {
 	case VerbWrite:
 		end, ns, err = latWriteDetached(a)
@@ -102,8 +113,10 @@ func (r *runner) runDetached(a *latArgs, verb Verb) error {
 	default:
 		end, ns, err = latReadDetached(a)
 	}
-	exitsyscall()
-	r.detached++
+	if detach {
+		exitsyscall()
+		r.detached++
+	}
 	r.nSamples = ns
 	if a.rq != nil {
 		r.rposted[0], r.ccnt[0] = a.rposted, a.rdone
@@ -168,6 +181,10 @@ type latArgs struct {
 	// fast hardware a wait can be shorter than the 4096 rounds between
 	// checks of stop, and Ctrl-C must still end a long run.
 	spins uint32
+	// yield (attached runs only, runner.yield): call runtime.Gosched
+	// about once a millisecond, at yielded+1ms.
+	yield   bool
+	yielded int64
 }
 
 // latWriteDetached is runLatWrite's iteration mode (see there) for a
@@ -343,6 +360,10 @@ func checkDetached(a *latArgs, since *int64) detachedEnd {
 	} else if t-*since > a.stall {
 		return endStalled
 	}
+	if a.yield && t-a.yielded >= int64(time.Millisecond) {
+		runtime.Gosched() // attached only: a nosplit caller may call it then
+		a.yielded = t
+	}
 	return endDone
 }
 
@@ -370,48 +391,68 @@ type bwArgs struct {
 	evC    []uint64
 	nEv    int
 	done   uint64
+	// yield (attached runs only): runtime.Gosched about once a ms
+	yield   bool
+	yielded int64
 }
 
-// detachedBWArgs returns the detached bandwidth loop's arguments, or
-// false when a QP or the CQ has no detached path. The per-QP queue slice
-// is made once per runner (on its first bandwidth run).
-func (r *runner) detachedBWArgs() (bwArgs, bool) {
+// bwLoopArgs returns the bandwidth loop's arguments: the QPs' detached
+// send queues and CQ when the provider has them (detach), else the
+// ordinary ones, with which bwDetached runs attached and yields now and
+// then (runner.yield). The queue slice is made once per runner.
+func (r *runner) bwLoopArgs() (bwArgs, bool) {
+	if r.bwSQs == nil {
+		r.bwSQs, r.bwSCQ, r.bwDetach = r.bwQueues()
+	}
+	p := r.p
+	return bwArgs{sqs: r.bwSQs, scq: r.bwSCQ, wrs: r.wrs, wcs: r.wcs, scnt: r.scnt, ccnt: r.ccnt,
+		iters: p.Iters, pl: uint64(p.PostList), cqMod: uint64(p.CQMod), tx: uint64(p.TxDepth),
+		base: r.base, stop: r.stop, prog: &r.progress, stall: int64(r.stall),
+		evT: r.evT, evC: r.evC, yield: r.yield && !r.bwDetach}, r.bwDetach
+}
+
+// bwQueues finds every QP's send queue and the send CQ, detached ones if
+// the provider has them for all.
+func (r *runner) bwQueues() ([]verbs.SendQueue, verbs.CompletionQueue, bool) {
+	sqs := make([]verbs.SendQueue, len(r.res.QPs))
+	for i := range r.res.QPs {
+		sqs[i] = r.res.QPs[i].SendQueue
+	}
 	vc, ok := r.res.SendCQ.(*verbs.CQ)
 	if !ok {
-		return bwArgs{}, false
+		return sqs, r.res.SendCQ, false
 	}
 	scq, ok := vc.DetachedCQ()
 	if !ok {
-		return bwArgs{}, false
+		return sqs, r.res.SendCQ, false
 	}
-	if r.dsqs == nil {
-		sqs := make([]verbs.SendQueue, len(r.res.QPs))
-		for i := range r.res.QPs {
-			vq, ok := r.res.QPs[i].SendQueue.(*verbs.QP)
-			if !ok {
-				return bwArgs{}, false
-			}
-			if sqs[i], ok = vq.DetachedSendQueue(); !ok {
-				return bwArgs{}, false
-			}
+	dsqs := make([]verbs.SendQueue, len(sqs))
+	for i := range r.res.QPs {
+		vq, ok := r.res.QPs[i].SendQueue.(*verbs.QP)
+		if !ok {
+			return sqs, r.res.SendCQ, false
 		}
-		r.dsqs = sqs
+		if dsqs[i], ok = vq.DetachedSendQueue(); !ok {
+			return sqs, r.res.SendCQ, false
+		}
 	}
-	p := r.p
-	return bwArgs{sqs: r.dsqs, scq: scq, wrs: r.wrs, wcs: r.wcs, scnt: r.scnt, ccnt: r.ccnt,
-		iters: p.Iters, pl: uint64(p.PostList), cqMod: uint64(p.CQMod), tx: uint64(p.TxDepth),
-		base: r.base, stop: r.stop, prog: &r.progress, stall: int64(r.stall),
-		evT: r.evT, evC: r.evC}, true
+	return dsqs, scq, true
 }
 
-// runBWDetached runs bwDetached detached from the scheduler and records
-// its results as runBW does.
-func (r *runner) runBWDetached(a *bwArgs) error {
-	growStack()
-	entersyscallblock()
-	end, err := bwDetached(a)
-	exitsyscall()
-	r.detached++
+// runBWLoop runs bwDetached, detached from the scheduler if detach, and
+// records its results as runBW does.
+func (r *runner) runBWLoop(a *bwArgs, detach bool) error {
+	var end detachedEnd
+	var err error
+	if detach {
+		growStack()
+		entersyscallblock()
+		end, err = bwDetached(a)
+		exitsyscall()
+		r.detached++
+	} else {
+		end, err = bwDetached(a)
+	}
 	r.tStart, r.nEv, r.nDone = a.tStart, a.nEv, a.done
 	switch end {
 	case endDone:
@@ -475,9 +516,14 @@ func bwDetached(a *bwArgs) (detachedEnd, error) {
 					a.done = totC
 					return endStopped, nil
 				}
-				if nanotime()-a.base-lastProgress > a.stall {
+				t := nanotime() - a.base
+				if t-lastProgress > a.stall {
 					a.done = totC
 					return endStalled, nil
+				}
+				if a.yield && t-a.yielded >= int64(time.Millisecond) {
+					runtime.Gosched() // attached only
+					a.yielded = t
 				}
 			}
 			continue

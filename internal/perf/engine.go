@@ -52,8 +52,12 @@ type runner struct {
 	// detached counts the loops run detached from the scheduler
 	// (detach.go); tests check that the VM's rxe runs take that path.
 	detached int
-	dsqs     []verbs.SendQueue // the QPs' detached send queues (detachedBWArgs)
-	stop     *atomic.Bool      // set on Ctrl-C or when the peer vanished
+	// bwLoopArgs' queues, found once: the QPs' send queues and the send
+	// CQ, detached ones if bwDetach.
+	bwSQs    []verbs.SendQueue
+	bwSCQ    verbs.CompletionQueue
+	bwDetach bool
+	stop     *atomic.Bool // set on Ctrl-C or when the peer vanished
 	isSrv    bool
 	isLat    bool
 	// deadline ends waits in duration mode: both sides stop on their own
@@ -96,22 +100,13 @@ type runner struct {
 // can call (detach.go).
 func (r *runner) now() int64 { return nanotime() - r.base }
 
-// sampleRTT records the round trip that ended at t, the previous one having
-// ended at prev (0: none yet): in duration mode into the histogram when t
-// lies in [start, end), otherwise as sample ns of posted. It returns the
-// next sample index.
-func (r *runner) sampleRTT(durMode bool, prev, t, start, end int64, ns int) int {
-	if prev == 0 {
-		return ns
+// histRTT adds the round trip that ended at t, the previous one having
+// ended at prev (0: none yet), to the histogram when t lies in
+// [start, end) (duration mode's margins).
+func (r *runner) histRTT(prev, t, start, end int64) {
+	if prev != 0 && t >= start && t < end {
+		r.hist.add(t - prev)
 	}
-	if durMode {
-		if t >= start && t < end {
-			r.hist.add(t - prev)
-		}
-		return ns
-	}
-	r.posted[ns] = t - prev
-	return ns + 1
 }
 
 // srcOff and dstOff are the offsets of QP i's source area and of its
@@ -303,8 +298,9 @@ func (r *runner) runBW() error {
 	// -b with send (perftest's run_iter_bi): this side also receives the
 	// peer's iters per QP, in the same loop; its BW is its sending side's.
 	recvToo := p.Bidir && p.Verb == VerbSend
-	if a, ok := r.detachedBWArgs(); ok && !durMode && !recvToo {
-		return r.runBWDetached(&a)
+	if !durMode && !recvToo {
+		a, detach := r.bwLoopArgs()
+		return r.runBWLoop(&a, detach)
 	}
 	lastProgress := r.now()
 	var spins uint32
@@ -575,8 +571,9 @@ func (r *runner) byteAt(off uint64) (*uint32, uint32) {
 // runLatWrite is perftest's run_iter_lat_write: each side RDMA-writes size
 // bytes whose last byte is the iteration number into the peer's target
 // area and spins on the last byte of its own; the server writes first.
-// Samples are post-to-post times (one round trip), the server also times
-// its last round trip.
+// Samples are post-to-post times (one round trip). Iteration mode runs
+// latWriteDetached (detach.go); this loop is duration mode's, attached,
+// into the histogram.
 func (r *runner) runLatWrite() error {
 	p := r.p
 	sz := r.size
@@ -584,31 +581,24 @@ func (r *runner) runLatWrite() error {
 	postOff := r.srcOff(0) + sz - 1
 	wr := r.wrs[0][:1]
 	wr[0].Flags |= verbs.SendSignaled
-	durMode := p.Duration > 0
-	iters := p.Iters
-	var tStopAt, tSampleStart, tSampleEnd int64
-	if durMode {
-		iters = 1 << 62
-		tSampleStart = r.now() + int64(p.Margin)
-		tSampleEnd = r.now() + int64(p.Duration-p.Margin)
-		tStopAt = r.now() + int64(p.Duration)
-		r.deadline = tStopAt
-		defer func() { r.deadline = 0 }()
-	}
-	if a, ok := r.detachedArgs(false); ok && !durMode {
+	if p.Duration == 0 {
+		a, detach := r.latLoopArgs(false)
 		a.pollW, a.pollSh, a.buf, a.postOff = pollW, pollSh, r.res.Buf, postOff
-		return r.runDetached(&a, VerbWrite)
+		return r.runLatLoop(&a, VerbWrite, detach)
 	}
+	tSampleStart := r.now() + int64(p.Margin)
+	tSampleEnd := r.now() + int64(p.Duration-p.Margin)
+	tStopAt := r.now() + int64(p.Duration)
+	r.deadline = tStopAt
+	defer func() { r.deadline = 0 }()
 	var prev int64
-	var ns int
 	var rcnt uint64
-	for i := uint64(1); i <= iters; i++ {
+	for i := uint64(1); ; i++ {
 		// The server writes first: it waits for the client's i-1 before
 		// writing i; the client waits for the server's i.
 		if !(i == 1 && r.isSrv) {
 			rcnt++
 			if err := r.spinByte(pollW, pollSh, byte(rcnt)); err != nil {
-				r.nSamples = ns
 				return err
 			}
 		}
@@ -619,31 +609,19 @@ func (r *runner) runLatWrite() error {
 		// The clock is read after the post, off the critical path: the
 		// sample is the period between two posts, i.e. one round trip.
 		t := r.now()
-		ns = r.sampleRTT(durMode, prev, t, tSampleStart, tSampleEnd, ns)
+		r.histRTT(prev, t, tSampleStart, tSampleEnd)
 		prev = t
 		if err := r.pollOne(r.res.SendCQ); err != nil {
-			if durMode && r.now() >= tSampleEnd {
-				break // the peer stopped on its own clock and tore down
+			if r.now() >= tSampleEnd {
+				return nil // the peer stopped on its own clock and tore down
 			}
-			r.nSamples = ns
 			return err
 		}
 		r.progress.Store(i)
-		if durMode && t >= tStopAt {
-			break
+		if t >= tStopAt {
+			return nil
 		}
 	}
-	// The server posted first, so it can also time the last round trip.
-	if r.isSrv && !durMode {
-		if err := r.spinByte(pollW, pollSh, byte(iters)); err != nil {
-			r.nSamples = ns
-			return err
-		}
-		r.posted[ns] = r.now() - prev
-		ns++
-	}
-	r.nSamples = ns
-	return nil
 }
 
 // spinByte waits until the byte reads v.
@@ -714,31 +692,26 @@ func (r *runner) maybeYield(t int64) {
 }
 
 // runLatSend is perftest's run_iter_lat_send: ping-pong of SENDs, the
-// client sends first; receives were posted before the sync.
+// client sends first; receives were posted before the sync. Iteration
+// mode runs latSendDetached (detach.go); this loop is duration mode's.
 func (r *runner) runLatSend() error {
 	p := r.p
 	wr := r.wrs[0][:1]
 	wr[0].Flags |= verbs.SendSignaled
-	durMode := p.Duration > 0
-	iters := p.Iters
-	var tStopAt, tSampleStart, tSampleEnd int64
-	if durMode {
-		iters = 1 << 62
-		tSampleStart = r.now() + int64(p.Margin)
-		tSampleEnd = r.now() + int64(p.Duration-p.Margin)
-		tStopAt = r.now() + int64(p.Duration)
-		r.deadline = tStopAt
-		defer func() { r.deadline = 0 }()
+	if p.Duration == 0 {
+		a, detach := r.latLoopArgs(true)
+		return r.runLatLoop(&a, VerbSend, detach)
 	}
-	if a, ok := r.detachedArgs(true); ok && !durMode {
-		return r.runDetached(&a, VerbSend)
-	}
+	const iters = 1 << 62
+	tSampleStart := r.now() + int64(p.Margin)
+	tSampleEnd := r.now() + int64(p.Duration-p.Margin)
+	tStopAt := r.now() + int64(p.Duration)
+	r.deadline = tStopAt
+	defer func() { r.deadline = 0 }()
 	var prev int64
-	var ns int
-	for i := uint64(1); i <= iters; i++ {
+	for i := uint64(1); ; i++ {
 		if !(i == 1 && !r.isSrv) {
 			if err := r.recvOne(iters); err != nil {
-				r.nSamples = ns
 				return err
 			}
 		}
@@ -746,31 +719,19 @@ func (r *runner) runLatSend() error {
 			return err
 		}
 		t := r.now() // after the post, as in runLatWrite
-		ns = r.sampleRTT(durMode, prev, t, tSampleStart, tSampleEnd, ns)
+		r.histRTT(prev, t, tSampleStart, tSampleEnd)
 		prev = t
 		if err := r.pollOne(r.res.SendCQ); err != nil {
-			if durMode && r.now() >= tSampleEnd {
-				break // the peer stopped on its own clock and tore down
+			if r.now() >= tSampleEnd {
+				return nil // the peer stopped on its own clock and tore down
 			}
-			r.nSamples = ns
 			return err
 		}
 		r.progress.Store(i)
-		if durMode && t >= tStopAt {
-			break
+		if t >= tStopAt {
+			return nil
 		}
 	}
-	// The client sent first, so it can also time the last round trip.
-	if !r.isSrv && !durMode {
-		if err := r.recvOne(iters); err != nil {
-			r.nSamples = ns
-			return err
-		}
-		r.posted[ns] = r.now() - prev
-		ns++
-	}
-	r.nSamples = ns
-	return nil
 }
 
 // recvOne waits for one receive and re-posts it while more are needed.
@@ -793,53 +754,41 @@ func (r *runner) recvOne(iters uint64) error {
 }
 
 // runLatRead times RDMA READs one at a time (a full round trip each).
+// Iteration mode runs latReadDetached (detach.go); this loop is duration
+// mode's.
 func (r *runner) runLatRead() error {
 	p := r.p
 	wr := r.wrs[0][:1]
 	wr[0].Flags |= verbs.SendSignaled
-	durMode := p.Duration > 0
-	iters := p.Iters
-	var tStopAt, tSampleStart, tSampleEnd int64
-	if durMode {
-		iters = 1 << 62
-		tSampleStart = r.now() + int64(p.Margin)
-		tSampleEnd = r.now() + int64(p.Duration-p.Margin)
-		tStopAt = r.now() + int64(p.Duration)
+	if p.Duration == 0 {
+		a, detach := r.latLoopArgs(false)
+		return r.runLatLoop(&a, VerbRead, detach)
 	}
-	if a, ok := r.detachedArgs(false); ok && !durMode {
-		return r.runDetached(&a, VerbRead)
-	}
-	var ns int
+	tSampleStart := r.now() + int64(p.Margin)
+	tSampleEnd := r.now() + int64(p.Duration-p.Margin)
+	tStopAt := r.now() + int64(p.Duration)
 	// One clock read per READ: the sample is the time from one READ's
 	// completion (when the next is posted) to the next's, as perftest's
-	// post-to-post time; iters+1 reads give iters samples.
+	// post-to-post time.
 	t := r.now()
-	for i := uint64(1); i <= iters; i++ {
+	for i := uint64(1); ; i++ {
 		if err := r.res.QPs[0].PostSend(wr); err != nil {
 			return err
 		}
 		if err := r.pollOne(r.res.SendCQ); err != nil {
-			if durMode && r.now() >= tSampleEnd {
-				break // the peer stopped on its own clock and tore down
+			if r.now() >= tSampleEnd {
+				return nil // the peer stopped on its own clock and tore down
 			}
-			r.nSamples = ns
 			return err
 		}
 		t2 := r.now()
-		if durMode {
-			if t >= tSampleStart && t < tSampleEnd {
-				r.hist.add(t2 - t)
-			}
-			if t2 >= tStopAt {
-				break
-			}
-		} else {
-			r.posted[ns] = t2 - t
-			ns++
+		if t >= tSampleStart && t < tSampleEnd {
+			r.hist.add(t2 - t)
+		}
+		if t2 >= tStopAt {
+			return nil
 		}
 		t = t2
 		r.progress.Store(i)
 	}
-	r.nSamples = ns
-	return nil
 }

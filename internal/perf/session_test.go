@@ -88,6 +88,8 @@ func TestSessionPairs(t *testing.T) {
 		tc{"write_lat_all", Params{Verb: VerbWrite, Test: TestLat, AllSizes: true, Iters: 20}},
 		tc{"read_bw_postlist", Params{Verb: VerbRead, Test: TestBW, PostList: 4, Iters: 200, Size: 4096}},
 		tc{"write_lat_duration", Params{Verb: VerbWrite, Test: TestLat, Duration: 400 * time.Millisecond, Margin: 100 * time.Millisecond}},
+		tc{"send_lat_duration", Params{Verb: VerbSend, Test: TestLat, Duration: 400 * time.Millisecond, Margin: 100 * time.Millisecond}},
+		tc{"read_lat_duration", Params{Verb: VerbRead, Test: TestLat, Duration: 400 * time.Millisecond, Margin: 100 * time.Millisecond}},
 		tc{"write_bw_duration", Params{Verb: VerbWrite, Test: TestBW, Duration: 400 * time.Millisecond, Margin: 100 * time.Millisecond}},
 	)
 	for _, c := range cases {
@@ -123,7 +125,7 @@ func TestSessionPairs(t *testing.T) {
 					}
 				}
 			case p.Verb == VerbRead:
-				if len(cl.res.Lat) != 1 || cl.res.Lat[0].Samples != p.Iters {
+				if len(cl.res.Lat) != 1 || (p.Duration == 0 && cl.res.Lat[0].Samples != p.Iters) || cl.res.Lat[0].Samples == 0 {
 					t.Fatalf("client %+v", cl.res.Lat)
 				}
 			default:
