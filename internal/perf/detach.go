@@ -12,11 +12,12 @@ import (
 // Running a latency loop detached from the Go scheduler (see
 // internal/verbs/detached.go for why and for the rules such code keeps).
 //
-// runDetached and runBWDetached call runtime.entersyscallblock, which
-// hands the goroutine's P to the scheduler at once as for a blocking
-// system call, run the loop (latWriteDetached, latSendDetached,
-// latReadDetached or bwDetached, //go:nosplit throughout), and call
-// runtime.exitsyscall, which takes a P back. In between, the watcher,
+// runLatLoop and runBWLoop call runtime.entersyscallblock, which hands
+// the goroutine's P to the scheduler at once as for a blocking system
+// call, run the loop (latWriteDetached, latSendDetached, latReadDetached
+// or bwDetached, //go:nosplit throughout), and call runtime.exitsyscall,
+// which takes a P back. (With providers that have no detached queues the
+// same loops run attached, without those two calls.) In between, the watcher,
 // Ctrl-C and progress goroutines run on the freed P in other threads, and
 // with no P running the runtime's monitor thread sleeps instead of waking
 // every 10 ms. Both runtime functions are exported to x/sys, the syscall
@@ -51,13 +52,16 @@ func touchPad(p *[16 << 10]byte) byte { return p[0] ^ p[len(p)-1] }
 // latLoopArgs returns what a latency loop in iteration mode needs, with
 // QP 0's queues: the provider's detached queues when it has them
 // (detach: run it detached), else the ordinary ones (mlx5, the tests'
-// fakes), with which the same loop runs attached and yields now and then
-// (runner.yield). withRecv: the loop also receives (send).
+// fakes), with which the same loop runs attached and yields about once a
+// millisecond: a nosplit function is never preempted, so without that a
+// spinning loop would keep its P from every other goroutine (the tests'
+// write_lat_all took 10 s instead of 0.07). withRecv: the loop also
+// receives (send).
 func (r *runner) latLoopArgs(withRecv bool) (a latArgs, detach bool) {
 	q := r.res.QPs[0]
 	a = latArgs{sq: q.SendQueue, rq: q.RecvQueue, scq: r.res.SendCQ, rcq: r.res.RecvCQ,
 		wr: r.wrs[0][:1], wcs: r.wcs, iters: r.p.Iters, isSrv: r.isSrv, posted: r.posted,
-		stop: r.stop, prog: &r.progress, stall: int64(r.stall), yield: r.yield}
+		stop: r.stop, prog: &r.progress, stall: int64(r.stall), yield: true}
 	if withRecv {
 		a.rwr, a.recvLen, a.rposted, a.rdone = r.rwrs[0], r.recvLen, r.rposted[0], r.ccnt[0]
 	} else {
@@ -121,6 +125,12 @@ func (r *runner) runLatLoop(a *latArgs, verb Verb, detach bool) error {
 	if a.rq != nil {
 		r.rposted[0], r.ccnt[0] = a.rposted, a.rdone
 	}
+	return r.loopEnd(end, err)
+}
+
+// loopEnd is the error of a nosplit loop that ended with end (err: the
+// provider's, for endPostErr and endPollErr).
+func (r *runner) loopEnd(end detachedEnd, err error) error {
 	switch end {
 	case endDone:
 		return nil
@@ -140,7 +150,7 @@ func (r *runner) runLatLoop(a *latArgs, verb Verb, detach bool) error {
 }
 
 // How a detached loop ended. The loop cannot build errors (that
-// allocates), so it returns one of these and runDetached makes the error.
+// allocates), so it returns one of these and loopEnd makes the error.
 type detachedEnd int
 
 const (
@@ -181,8 +191,8 @@ type latArgs struct {
 	// fast hardware a wait can be shorter than the 4096 rounds between
 	// checks of stop, and Ctrl-C must still end a long run.
 	spins uint32
-	// yield (attached runs only, runner.yield): call runtime.Gosched
-	// about once a millisecond, at yielded+1ms.
+	// yield (attached runs only): call runtime.Gosched about once a
+	// millisecond, at yielded+1ms.
 	yield   bool
 	yielded int64
 }
@@ -398,8 +408,9 @@ type bwArgs struct {
 
 // bwLoopArgs returns the bandwidth loop's arguments: the QPs' detached
 // send queues and CQ when the provider has them (detach), else the
-// ordinary ones, with which bwDetached runs attached and yields now and
-// then (runner.yield). The queue slice is made once per runner.
+// ordinary ones, with which bwDetached runs attached and yields about
+// once a millisecond (it cannot be preempted; see latLoopArgs). The queue
+// slice is made once per runner.
 func (r *runner) bwLoopArgs() (bwArgs, bool) {
 	if r.bwSQs == nil {
 		r.bwSQs, r.bwSCQ, r.bwDetach = r.bwQueues()
@@ -408,7 +419,7 @@ func (r *runner) bwLoopArgs() (bwArgs, bool) {
 	return bwArgs{sqs: r.bwSQs, scq: r.bwSCQ, wrs: r.wrs, wcs: r.wcs, scnt: r.scnt, ccnt: r.ccnt,
 		iters: p.Iters, pl: uint64(p.PostList), cqMod: uint64(p.CQMod), tx: uint64(p.TxDepth),
 		base: r.base, stop: r.stop, prog: &r.progress, stall: int64(r.stall),
-		evT: r.evT, evC: r.evC, yield: r.yield && !r.bwDetach}, r.bwDetach
+		evT: r.evT, evC: r.evC, yield: !r.bwDetach}, r.bwDetach
 }
 
 // bwQueues finds every QP's send queue and the send CQ, detached ones if
@@ -454,19 +465,7 @@ func (r *runner) runBWLoop(a *bwArgs, detach bool) error {
 		end, err = bwDetached(a)
 	}
 	r.tStart, r.nEv, r.nDone = a.tStart, a.nEv, a.done
-	switch end {
-	case endDone:
-		return nil
-	case endPostErr, endPollErr:
-		return err
-	case endWCErr:
-		r.checkWC(&r.wcs[0])
-		return errWC
-	case endStopped:
-		return errStopped
-	default:
-		return errStalled
-	}
+	return r.loopEnd(end, err)
 }
 
 // bwDetached is runBW's loop in iteration mode (see there), detached:
