@@ -14,10 +14,10 @@ import (
 //
 // runLatLoop and runBWLoop call runtime.entersyscallblock, which hands
 // the goroutine's P to the scheduler at once as for a blocking system
-// call, run the loop (latWriteDetached, latSendDetached, latReadDetached
-// or bwDetached, //go:nosplit throughout), and call runtime.exitsyscall,
-// which takes a P back. (With providers that have no detached queues the
-// same loops run attached, without those two calls.) In between, the watcher,
+// call, run the loop (pingPongDetached, latReadDetached or bwDetached,
+// //go:nosplit throughout), and call runtime.exitsyscall, which takes a
+// P back. (With providers that have no detached queues the same loops
+// run attached, without those two calls.) In between, the watcher,
 // Ctrl-C and progress goroutines run on the freed P in other threads, and
 // with no P running the runtime's monitor thread sleeps instead of waking
 // every 10 ms. Both runtime functions are exported to x/sys, the syscall
@@ -60,7 +60,7 @@ func touchPad(p *[16 << 10]byte) byte { return p[0] ^ p[len(p)-1] }
 func (r *runner) latLoopArgs(withRecv bool) (a latArgs, detach bool) {
 	q := r.res.QPs[0]
 	a = latArgs{sq: q.SendQueue, rq: q.RecvQueue, scq: r.res.SendCQ, rcq: r.res.RecvCQ,
-		wr: r.wrs[0][:1], wcs: r.wcs, iters: r.p.Iters, isSrv: r.isSrv, posted: r.posted,
+		wr: r.wrs[0][:1], wcs: r.wcs, iters: r.p.Iters, posted: r.posted,
 		stop: r.stop, prog: &r.progress, stall: int64(r.stall), yield: true}
 	if withRecv {
 		a.rwr, a.recvLen, a.rposted, a.rdone = r.rwrs[0], r.recvLen, r.rposted[0], r.ccnt[0]
@@ -111,9 +111,11 @@ func (r *runner) runLatLoop(a *latArgs, verb Verb, detach bool) error {
 	}
 	switch verb {
 	case VerbWrite:
-		end, ns, err = latWriteDetached(a)
+		a.first = r.isSrv
+		end, ns, err = pingPongDetached(a)
 	case VerbSend:
-		end, ns, err = latSendDetached(a)
+		a.first = !r.isSrv
+		end, ns, err = pingPongDetached(a)
 	default:
 		end, ns, err = latReadDetached(a)
 	}
@@ -180,7 +182,7 @@ type latArgs struct {
 	postOff uint64
 
 	iters   uint64
-	isSrv   bool
+	first   bool    // write server, send client: posts first (runLatLoop)
 	posted  []int64 // samples out
 	stop    *atomic.Bool
 	prog    *atomic.Uint64
@@ -197,59 +199,30 @@ type latArgs struct {
 	yielded int64
 }
 
-// latWriteDetached is runLatWrite's iteration mode (see there) for a
-// detached goroutine: nosplit, no allocation, no pointer stores, the
-// clock from nanotime. It returns how it ended, the samples taken and,
-// for endPostErr/endPollErr, the provider's (preallocated) error.
+// pingPongDetached is the iteration mode of runLatWrite and runLatSend
+// (see there), for a detached goroutine: nosplit, no allocation, no
+// pointer stores, the clock from nanotime. Each iteration waits for the
+// peer's message (waitPeer: the polled byte for write, a receive for
+// send), except the first side's first, then posts its own and times
+// post to post. The side that posted first (a.first: the write server,
+// the send client) also times the last round trip. It returns how it
+// ended, the samples taken and, for endPostErr/endPollErr, the
+// provider's (preallocated) error.
 //
 //go:nosplit
-func latWriteDetached(a *latArgs) (end detachedEnd, ns int, err error) {
+func pingPongDetached(a *latArgs) (end detachedEnd, ns int, err error) {
 	var prev int64
-	var rcnt uint64
+	var waits uint64
 	for i := uint64(1); i <= a.iters; i++ {
-		if !(i == 1 && a.isSrv) {
-			rcnt++
-			if end = spinDetached(a, byte(rcnt)); end != endDone {
-				return end, ns, nil
-			}
-		}
-		a.buf[a.postOff] = byte(i)
-		if err = a.sq.PostSend(a.wr); err != nil {
-			return endPostErr, ns, err
-		}
-		t := nanotime()
-		if prev != 0 {
-			a.posted[ns] = t - prev
-			ns++
-		}
-		prev = t
-		if end, err = pollDetached(a, a.scq); end != endDone {
-			return end, ns, err
-		}
-		a.prog.Store(i)
-	}
-	if a.isSrv {
-		// The server posted first, so it also times the last round trip.
-		if end = spinDetached(a, byte(a.iters)); end != endDone {
-			return end, ns, nil
-		}
-		a.posted[ns] = nanotime() - prev
-		ns++
-	}
-	return endDone, ns, nil
-}
-
-// latSendDetached is runLatSend's iteration mode, as latWriteDetached.
-//
-//go:nosplit
-func latSendDetached(a *latArgs) (end detachedEnd, ns int, err error) {
-	var prev int64
-	for i := uint64(1); i <= a.iters; i++ {
-		if !(i == 1 && !a.isSrv) {
-			if end, err = recvOneDetached(a); end != endDone {
+		if !(i == 1 && a.first) {
+			waits++
+			if end, err = waitPeer(a, waits); end != endDone {
 				return end, ns, err
 			}
 		}
+		if a.buf != nil {
+			a.buf[a.postOff] = byte(i) // write: what the peer polls for
+		}
 		if err = a.sq.PostSend(a.wr); err != nil {
 			return endPostErr, ns, err
 		}
@@ -264,9 +237,8 @@ func latSendDetached(a *latArgs) (end detachedEnd, ns int, err error) {
 		}
 		a.prog.Store(i)
 	}
-	if !a.isSrv {
-		// The client sent first, so it also times the last round trip.
-		if end, err = recvOneDetached(a); end != endDone {
+	if a.first {
+		if end, err = waitPeer(a, waits+1); end != endDone {
 			return end, ns, err
 		}
 		a.posted[ns] = nanotime() - prev
@@ -275,7 +247,18 @@ func latSendDetached(a *latArgs) (end detachedEnd, ns int, err error) {
 	return endDone, ns, nil
 }
 
-// latReadDetached is runLatRead's iteration mode, as latWriteDetached.
+// waitPeer waits for the peer's n-th message: a receive (send), or the
+// polled byte reading n (write).
+//
+//go:nosplit
+func waitPeer(a *latArgs, n uint64) (detachedEnd, error) {
+	if a.rq != nil {
+		return recvOneDetached(a)
+	}
+	return spinDetached(a, byte(n)), nil
+}
+
+// latReadDetached is runLatRead's iteration mode, as pingPongDetached.
 //
 //go:nosplit
 func latReadDetached(a *latArgs) (end detachedEnd, ns int, err error) {

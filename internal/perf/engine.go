@@ -572,7 +572,7 @@ func (r *runner) byteAt(off uint64) (*uint32, uint32) {
 // bytes whose last byte is the iteration number into the peer's target
 // area and spins on the last byte of its own; the server writes first.
 // Samples are post-to-post times (one round trip). Iteration mode runs
-// latWriteDetached (detach.go); this loop is duration mode's, attached,
+// pingPongDetached (detach.go); this loop is duration mode's, attached,
 // into the histogram.
 func (r *runner) runLatWrite() error {
 	p := r.p
@@ -693,7 +693,7 @@ func (r *runner) maybeYield(t int64) {
 
 // runLatSend is perftest's run_iter_lat_send: ping-pong of SENDs, the
 // client sends first; receives were posted before the sync. Iteration
-// mode runs latSendDetached (detach.go); this loop is duration mode's.
+// mode runs pingPongDetached (detach.go); this loop is duration mode's.
 func (r *runner) runLatSend() error {
 	p := r.p
 	wr := r.wrs[0][:1]
