@@ -11,7 +11,13 @@
 # rdmactl's median over perftest's; "paired" is the median of each round's
 # ratio, which a slow spell of the host (it hits both runs of a round)
 # moves less; "wins" counts the rounds in which rdmactl did at least as
-# well.
+# well; "gmean" and "95% CI" are the geometric mean of the per-round ratios
+# and its confidence interval, and "verdict" says what the interval
+# supports: ahead, behind, or level (it contains 1: no difference this
+# run can show).
+#
+# scripts/bench-perftest.sh --table DIR...: the table again from the rows
+# that KEEP=DIR runs kept, pooled over the DIRs.
 #
 # Environment: RDMACTL (binary; default: bin/rdmactl, built from this tree),
 # VMRUN (default vm/run),
@@ -23,6 +29,116 @@
 # default 2: one per side; a third costs the host a core whenever any
 # thread wakes on it, which under TCG slows the other two).
 set -euo pipefail
+
+# table DIR TITLE [NOTE]: the side-by-side table from the raw result rows in
+# DIR (files TOOL-KIND-SIZE, one client row a run, round by round).
+table() {
+	local dir=$1
+	# middle: the median of the numbers on stdin, one a line.
+	middle() {
+		sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else printf "%.6g\n", (v[NR/2]+v[NR/2+1])/2}'
+	}
+	# median FILE COLUMN
+	median() {
+		awk -v c="$2" '{print $c}' "$1" | middle
+	}
+	# spread FILE COLUMN: "min-max" over the rounds.
+	spread() {
+		awk -v c="$2" '{print $c}' "$1" | sort -g | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%s-%s\n", lo, hi}'
+	}
+	# paired PERFTEST_FILE RDMACTL_FILE COLUMN: the median of the
+	# per-round ratios rdmactl/perftest (the two ran back to back, so a
+	# slow spell of the host hits both); "-" unless every round has both.
+	paired() {
+		if [ "$(wc -l <"$1")" != "$(wc -l <"$2")" ]; then
+			echo -
+			return
+		fi
+		local r
+		r=$(paste <(awk -v c="$3" '{print $c}' "$1") <(awk -v c="$3" '{print $c}' "$2") | awk '$1 > 0 {print $2 / $1}')
+		if [ -z "$r" ]; then
+			echo -
+			return
+		fi
+		printf '%s\n' "$r" | middle | awk '{printf "%.3f\n", $1}'
+	}
+	# wins PERFTEST_FILE RDMACTL_FILE COLUMN higher|lower: "K/N", the
+	# rounds in which rdmactl did at least as well as perftest. With no
+	# real difference K/N hovers around half; 9 of 9 either way would be
+	# a 1-in-256 fluke.
+	wins() {
+		if [ "$(wc -l <"$1")" != "$(wc -l <"$2")" ]; then
+			echo -
+			return
+		fi
+		paste <(awk -v c="$3" '{print $c}' "$1") <(awk -v c="$3" '{print $c}' "$2") |
+			awk -v b="$4" '{n++; if ((b == "higher" && $2 >= $1) || (b == "lower" && $2 <= $1)) k++} END {printf "%d/%d\n", k, n}'
+	}
+	# ci PERFTEST_FILE RDMACTL_FILE COLUMN higher|lower: the geometric
+	# mean of the per-round ratios with its 95% confidence interval
+	# (Student's t on the log ratios), and the verdict it supports:
+	# "ahead" or "behind" when the whole interval is on one side of 1,
+	# "level" when it contains 1 (no difference this run can show).
+	ci() {
+		if [ "$(wc -l <"$1")" != "$(wc -l <"$2")" ]; then
+			echo "- - -"
+			return
+		fi
+		paste <(awk -v c="$3" '{print $c}' "$1") <(awk -v c="$3" '{print $c}' "$2") |
+			awk -v b="$4" '$1 > 0 && $2 > 0 {x = log($2 / $1); n++; s += x; ss += x * x}
+			END {
+				if (n < 2) { print "- - -"; exit }
+				split("12.706 4.303 3.182 2.776 2.571 2.447 2.365 2.306 2.262 2.228 2.201 2.179 2.160 2.145 2.131 2.120 2.110 2.101 2.093 2.086 2.080 2.074 2.069 2.064 2.060 2.056 2.052 2.048 2.045 2.042", t, " ")
+				df = n - 1; q = (df <= 30) ? t[df] : 2.042
+				m = s / n; v = (ss - n * m * m) / df; if (v < 0) v = 0
+				h = q * sqrt(v / n); lo = exp(m - h); hi = exp(m + h)
+				if ((b == "higher" && lo > 1) || (b == "lower" && hi < 1)) verdict = "ahead"
+				else if ((b == "higher" && hi < 1) || (b == "lower" && lo > 1)) verdict = "behind"
+				else verdict = "level"
+				printf "%.3f %.2f-%.2f %s\n", exp(m), lo, hi, verdict
+			}'
+	}
+	row() { # label kind size column better(higher|lower)
+		local p m pf=$dir/perftest-$2-$3 mf=$dir/rdmactl-$2-$3
+		[ -s "$pf" ] || return 0 # not in CONFIGS
+		p=$(median "$pf" "$4")
+		m=$(median "$mf" "$4")
+		local g
+		read -r -a g <<<"$(ci "$pf" "$mf" "$4" "$5")"
+		awk -v l="$1" -v p="$p" -v m="$m" -v pr="$(paired "$pf" "$mf" "$4")" \
+			-v w="$(wins "$pf" "$mf" "$4" "$5")" -v gm="${g[0]}" -v gci="${g[1]}" -v vd="${g[2]}" \
+			-v ps="$(spread "$pf" "$4")" -v ms="$(spread "$mf" "$4")" 'BEGIN {
+			ratio = (p > 0) ? m / p : 0
+			printf "%-30s %11s %11s %7.3f %7s %6s %7s %10s  %-6s %21s %21s\n", l, p, m, ratio, pr, w, gm, gci, vd, ps, ms }'
+	}
+	echo
+	echo "rdmactl perf vs perftest $(dpkg-query -W -f '${Version}' perftest 2>/dev/null || echo '?'), rxe1 -> rxe0, $2"
+	[ -z "${3:-}" ] || echo "$3"
+	printf "%-30s %11s %11s %7s %7s %6s %7s %10s  %-6s %21s %21s\n" "metric" "perftest" "rdmactl" "ratio" "paired" "wins" "gmean" "95% CI" "verdict" "perftest min-max" "rdmactl min-max"
+	row "write BW avg 64 B [MB/s]" bw 64 4 higher
+	row "write msg rate 64 B [Mpps]" bw 64 5 higher
+	row "write BW avg 4 KiB [MB/s]" bw 4096 4 higher
+	row "write msg rate 4 KiB [Mpps]" bw 4096 5 higher
+	row "write BW avg 64 KiB [MB/s]" bw 65536 4 higher
+	row "write msg rate 64 KiB [Mpps]" bw 65536 5 higher
+	row "write lat median 2 B [us]" lat 2 5 lower
+	row "write lat p99 2 B [us]" lat 2 8 lower
+	row "write lat median 4 KiB [us]" lat 4096 5 lower
+	row "write lat p99 4 KiB [us]" lat 4096 8 lower
+}
+
+if [ "${1:-}" = "--table" ]; then
+	# --table DIR...: the table again from kept rows (KEEP=DIR), pooled
+	# over the DIRs (say, two runs' KEEP directories).
+	shift
+	pool=$(mktemp -d)
+	trap 'rm -rf "$pool"' EXIT
+	for d in "$@"; do
+		for f in "$d"/*-*-*; do cat "$f" >>"$pool/$(basename "$f")"; done
+	done
+	table "$pool" "pooled rounds from: $*"
+	exit 0
+fi
 
 if [ "${1:-}" = "--guest" ]; then
 	shift
@@ -94,72 +210,8 @@ if [ "${1:-}" = "--guest" ]; then
 			fi
 		done
 	done
-	# middle: the median of the numbers on stdin, one a line.
-	middle() {
-		sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else printf "%.6g\n", (v[NR/2]+v[NR/2+1])/2}'
-	}
-	# median FILE COLUMN
-	median() {
-		awk -v c="$2" '{print $c}' "$1" | middle
-	}
-	# spread FILE COLUMN: "min-max" over the rounds.
-	spread() {
-		awk -v c="$2" '{print $c}' "$1" | sort -g | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%s-%s\n", lo, hi}'
-	}
-	# paired PERFTEST_FILE RDMACTL_FILE COLUMN: the median of the
-	# per-round ratios rdmactl/perftest (the two ran back to back, so a
-	# slow spell of the host hits both); "-" unless every round has both.
-	paired() {
-		if [ "$(wc -l <"$1")" != "$(wc -l <"$2")" ]; then
-			echo -
-			return
-		fi
-		local r
-		r=$(paste <(awk -v c="$3" '{print $c}' "$1") <(awk -v c="$3" '{print $c}' "$2") | awk '$1 > 0 {print $2 / $1}')
-		if [ -z "$r" ]; then
-			echo -
-			return
-		fi
-		printf '%s\n' "$r" | middle | awk '{printf "%.3f\n", $1}'
-	}
-	# wins PERFTEST_FILE RDMACTL_FILE COLUMN higher|lower: "K/N", the
-	# rounds in which rdmactl did at least as well as perftest. With no
-	# real difference K/N hovers around half; 9 of 9 either way would be
-	# a 1-in-256 fluke.
-	wins() {
-		if [ "$(wc -l <"$1")" != "$(wc -l <"$2")" ]; then
-			echo -
-			return
-		fi
-		paste <(awk -v c="$3" '{print $c}' "$1") <(awk -v c="$3" '{print $c}' "$2") |
-			awk -v b="$4" '{n++; if ((b == "higher" && $2 >= $1) || (b == "lower" && $2 <= $1)) k++} END {printf "%d/%d\n", k, n}'
-	}
-	row() { # label kind size column better(higher|lower)
-		local p m pf=$out/perftest-$2-$3 mf=$out/rdmactl-$2-$3
-		[ -s "$pf" ] || return 0 # not in CONFIGS
-		p=$(median "$pf" "$4")
-		m=$(median "$mf" "$4")
-		awk -v l="$1" -v p="$p" -v m="$m" -v b="$5" -v pr="$(paired "$pf" "$mf" "$4")" \
-			-v w="$(wins "$pf" "$mf" "$4" "$5")" \
-			-v ps="$(spread "$pf" "$4")" -v ms="$(spread "$mf" "$4")" 'BEGIN {
-			ratio = (p > 0) ? m / p : 0
-			ok = (b == "higher") ? (ratio >= 1 ? "yes" : "no") : (ratio <= 1 ? "yes" : "no")
-			printf "%-30s %11s %11s %7.3f  %-4s %7s %6s %21s %21s\n", l, p, m, ratio, ok, pr, w, ps, ms }'
-	}
-	echo
-	echo "rdmactl perf vs perftest $(dpkg-query -W -f '${Version}' perftest 2>/dev/null || echo '?'), rxe1 -> rxe0, medians of $ROUNDS alternating runs"
-	echo "(bw: -n $BW_ITERS, lat: -n $LAT_ITERS; TCG guest: compare ratios, not absolute figures)"
-	printf "%-30s %11s %11s %7s  %-4s %7s %6s %21s %21s\n" "metric" "perftest" "rdmactl" "ratio" "ok" "paired" "wins" "perftest min-max" "rdmactl min-max"
-	row "write BW avg 64 B [MB/s]" bw 64 4 higher
-	row "write msg rate 64 B [Mpps]" bw 64 5 higher
-	row "write BW avg 4 KiB [MB/s]" bw 4096 4 higher
-	row "write msg rate 4 KiB [Mpps]" bw 4096 5 higher
-	row "write BW avg 64 KiB [MB/s]" bw 65536 4 higher
-	row "write msg rate 64 KiB [Mpps]" bw 65536 5 higher
-	row "write lat median 2 B [us]" lat 2 5 lower
-	row "write lat p99 2 B [us]" lat 2 8 lower
-	row "write lat median 4 KiB [us]" lat 4096 5 lower
-	row "write lat p99 4 KiB [us]" lat 4096 8 lower
+	table "$out" "medians of $ROUNDS alternating runs" \
+		"(bw: -n $BW_ITERS, lat: -n $LAT_ITERS; TCG guest: compare ratios, not absolute figures)"
 	if [ -n "${KEEP:-}" ]; then
 		mkdir -p "$KEEP" && cp "$out"/*-*-* "$KEEP"/ && echo "raw result rows kept in $KEEP"
 	fi
