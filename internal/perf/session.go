@@ -47,6 +47,7 @@ type Session struct {
 	my, rem  []Dest
 	res      *Resources
 	ahs      []*verbs.AH
+	qpsUp    bool // connectQPs ran: later key rounds are handshakes
 	stop     atomic.Bool
 	peerGone atomic.Bool
 	result   Result
@@ -285,9 +286,18 @@ func (s *Session) setup() error {
 }
 
 // key does one key-record round for QP i; long waits may span the peer's
-// run.
+// run. perftest sends the same record before connecting (the QP's
+// address) and after (as a handshake), so errors name the round's role:
+// "key record" alone means little to a user whose peer just died.
 func (s *Session) key(i int, long bool) error {
-	b, err := s.conn.xchg("key record", encodeKey(&s.my[i], s.withGID), keySize(s.withGID), long)
+	what := "the key record (QP address)"
+	switch {
+	case long:
+		what = "the end-of-run handshake"
+	case s.qpsUp:
+		what = "the start handshake"
+	}
+	b, err := s.conn.xchg(what, encodeKey(&s.my[i], s.withGID), keySize(s.withGID), long)
 	if err != nil {
 		return err
 	}
@@ -314,6 +324,7 @@ func (s *Session) connectQPs() error {
 	if s.withGID && isIPv4Mapped(s.my[0].GID) != isIPv4Mapped(s.rem[0].GID) {
 		return &PeerError{Err: errors.New("GID types differ: one side uses an IPv4-mapped GID and the other does not; pick matching GIDs with -x")}
 	}
+	s.qpsUp = true
 	for i := range s.my {
 		cfg := ConnectConfig{MTU: s.mtu, GIDIndex: s.gidIndex, Local: s.my[i], Remote: s.rem[i], QKey: udQKey, Timeout: 14}
 		if err := s.Dev.Connect(i, cfg); err != nil {
