@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -199,6 +200,9 @@ func (c *Conn) ioErr(verb, what string, err error) error {
 	switch {
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 		return peerErrorf("peer %s closed the connection while %s %s (it failed or was stopped; see its output)", c.RemoteAddr(), verb, what)
+	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE):
+		// A peer killed with unread data in its socket resets it.
+		return peerErrorf("peer %s reset the connection while %s %s (it failed or was stopped; see its output)", c.RemoteAddr(), verb, what)
 	case errors.As(err, &ne) && ne.Timeout():
 		return peerErrorf("peer %s did not answer within %v while %s %s (different test or options on the two sides?)", c.RemoteAddr(), c.StepTimeout, verb, what)
 	}

@@ -338,37 +338,49 @@ func TestClientAgainstScriptedPerftestWriteBWServer(t *testing.T) {
 }
 
 func TestGarbledAndVanishingPeer(t *testing.T) {
-	cases := map[string]func(c net.Conn) error{
-		"garbled version": func(c net.Conn) error {
+	type peerCase struct {
+		fn   func(c net.Conn) error
+		want string // in the error
+	}
+	cases := map[string]peerCase{
+		"garbled version": {func(c net.Conn) error {
 			_, _ = readN(c, 16)
 			_, err := c.Write([]byte("hello, world!!!!"))
 			return err
-		},
-		"old version": func(c net.Conn) error {
+		}, "version record"},
+		"old version": {func(c net.Conn) error {
 			_, _ = readN(c, 16)
 			_, err := c.Write(append([]byte("5.60"), make([]byte, 12)...))
 			return err
-		},
-		"garbled key": func(c net.Conn) error {
+		}, "5.6"},
+		"garbled key": {func(c net.Conn) error {
 			if err := perftestServerPrefix(c, "6.06"); err != nil {
 				return err
 			}
 			_, _ = readN(c, 108)
 			_, err := c.Write(bytes.Repeat([]byte("x"), 108))
 			return err
-		},
-		"closes": func(c net.Conn) error {
+		}, "key record"},
+		"closes": {func(c net.Conn) error {
 			return perftestServerPrefix(c, "6.06")
-		},
-		"silent": func(c net.Conn) error {
+		}, "closed the connection while reading the key record (QP address)"},
+		"resets": {func(c net.Conn) error {
+			// A killed peer with unread data: the kernel sends RST.
+			if err := perftestServerPrefix(c, "6.06"); err != nil {
+				return err
+			}
+			time.Sleep(100 * time.Millisecond) // our key record arrives unread
+			return c.(*net.TCPConn).SetLinger(0)
+		}, "reset the connection while reading the key record (QP address)"},
+		"silent": {func(c net.Conn) error {
 			_, _ = readN(c, 16)
 			time.Sleep(3 * time.Second)
 			return nil
-		},
+		}, "did not answer within 1s while reading version"},
 	}
-	for name, fn := range cases {
+	for name, pc := range cases {
 		t.Run(name, func(t *testing.T) {
-			port, done := scriptedPeer(t, fn)
+			port, done := scriptedPeer(t, pc.fn)
 			p := Params{Verb: VerbWrite, Test: TestBW, Host: "127.0.0.1", Port: port}
 			p.Defaults()
 			f := newFakeFabric()
@@ -380,6 +392,9 @@ func TestGarbledAndVanishingPeer(t *testing.T) {
 			}
 			if strings.Contains(err.Error(), "\n") || time.Since(start) > 3*time.Second {
 				t.Fatalf("error %q after %v", err, time.Since(start))
+			}
+			if !strings.Contains(err.Error(), pc.want) {
+				t.Fatalf("error %q does not say %q", err, pc.want)
 			}
 			if f.live != 0 {
 				t.Fatalf("%d fake objects leaked", f.live)
