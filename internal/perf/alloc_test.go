@@ -3,6 +3,7 @@ package perf
 import (
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rdmactl/rdmactl/internal/verbs"
 )
@@ -160,6 +161,30 @@ func TestLoopsDoNotAllocate(t *testing.T) {
 			}
 		})
 	})
+	// Duration mode: the same loops, into the histogram, until the clock
+	// says stop.
+	dur := 60 * time.Millisecond
+	t.Run("write_lat_duration", func(t *testing.T) {
+		g := newLoopRig(t, Params{Verb: VerbWrite, Test: TestLat, Duration: dur, Margin: dur / 4, Server: true}, true)
+		requireNoAllocs(t, "runLatWrite -D", func() {
+			g.r.prepare(2)
+			clear(g.mine.Buf)
+			if err := g.r.runLatWrite(); err != nil {
+				t.Fatal(err)
+			}
+		})
+		checkDurationRun(t, g.r)
+	})
+	t.Run("read_lat_duration", func(t *testing.T) {
+		g := newLoopRig(t, Params{Verb: VerbRead, Test: TestLat, Duration: dur, Margin: dur / 4}, false)
+		requireNoAllocs(t, "runLatRead -D", func() {
+			g.r.prepare(2)
+			if err := g.r.runLatRead(); err != nil {
+				t.Fatal(err)
+			}
+		})
+		checkDurationRun(t, g.r)
+	})
 	t.Run("histogram_add", func(t *testing.T) {
 		h := newHistogram()
 		requireNoAllocs(t, "histogram.add", func() {
@@ -168,4 +193,14 @@ func TestLoopsDoNotAllocate(t *testing.T) {
 			}
 		})
 	})
+}
+
+// checkDurationRun: a duration-mode latency loop kept samples only from
+// the window between the margins, and ran on past it until the end.
+func checkDurationRun(t *testing.T, r *runner) {
+	t.Helper()
+	h := r.hist
+	if h == nil || h.n == 0 || h.n >= r.progress.Load() || r.nSamples != 0 {
+		t.Fatalf("histogram %+v after %d iterations, %d iteration-mode samples", h, r.progress.Load(), r.nSamples)
+	}
 }

@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"math"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -49,8 +50,7 @@ func growStack() byte {
 //go:noinline
 func touchPad(p *[16 << 10]byte) byte { return p[0] ^ p[len(p)-1] }
 
-// latLoopArgs returns what a latency loop in iteration mode needs, with
-// QP 0's queues: the provider's detached queues when it has them
+// latLoopArgs returns what a latency loop needs, with QP 0's queues: the provider's detached queues when it has them
 // (detach: run it detached), else the ordinary ones (mlx5, the tests'
 // fakes), with which the same loop runs attached and yields about once a
 // millisecond: a nosplit function is never preempted, so without that a
@@ -66,6 +66,11 @@ func (r *runner) latLoopArgs(withRecv bool) (a latArgs, detach bool) {
 		a.rwr, a.recvLen, a.rposted, a.rdone = r.rwrs[0], r.recvLen, r.rposted[0], r.ccnt[0]
 	} else {
 		a.rq, a.rcq = nil, nil
+	}
+	if p := r.p; p.Duration > 0 {
+		now := nanotime()
+		a.iters, a.hist = math.MaxUint64, r.hist
+		a.tSample, a.tSampleEnd, a.tStop = now+int64(p.Margin), now+int64(p.Duration-p.Margin), now+int64(p.Duration)
 	}
 	vq, ok := q.SendQueue.(*verbs.QP)
 	if !ok {
@@ -146,6 +151,8 @@ func (r *runner) loopEnd(end detachedEnd, err error) error {
 		return errLength
 	case endStopped:
 		return errStopped
+	case endDeadline:
+		return errDeadline
 	default:
 		return errStalled
 	}
@@ -156,13 +163,14 @@ func (r *runner) loopEnd(end detachedEnd, err error) error {
 type detachedEnd int
 
 const (
-	endDone    detachedEnd = iota
-	endPostErr             // PostSend or PostRecv failed: err
-	endPollErr             // Poll failed: err
-	endWCErr               // a completion with an error status: wcs[0]
-	endLength              // a receive of the wrong length: wcs[0]
-	endStopped             // stop was set (Ctrl-C, peer gone)
-	endStalled             // no progress for stall ns
+	endDone     detachedEnd = iota
+	endPostErr              // PostSend or PostRecv failed: err
+	endPollErr              // Poll failed: err
+	endWCErr                // a completion with an error status: wcs[0]
+	endLength               // a receive of the wrong length: wcs[0]
+	endStopped              // stop was set (Ctrl-C, peer gone)
+	endStalled              // no progress for stall ns
+	endDeadline             // duration mode: a wait reached the end of the run
 )
 
 // latArgs is what a detached latency loop reads and writes; filled
@@ -181,14 +189,20 @@ type latArgs struct {
 	buf     []byte
 	postOff uint64
 
-	iters   uint64
-	first   bool    // write server, send client: posts first (runLatLoop)
-	posted  []int64 // samples out
-	stop    *atomic.Bool
-	prog    *atomic.Uint64
-	stall   int64  // ns
-	rposted uint64 // send: receives posted (in and out)
-	rdone   uint64 // send: receives completed (in and out)
+	iters  uint64
+	first  bool    // write server, send client: posts first (runLatLoop)
+	posted []int64 // samples out (iteration mode)
+	// duration mode (tStop != 0): samples go to hist while the clock
+	// (nanotime) is in [tSample, tSampleEnd), the margins; the loop ends
+	// at tStop, and so does a wait (endDeadline): the peer stops on its
+	// own clock.
+	hist                       *histogram
+	tSample, tSampleEnd, tStop int64
+	stop                       *atomic.Bool
+	prog                       *atomic.Uint64
+	stall                      int64  // ns
+	rposted                    uint64 // send: receives posted (in and out)
+	rdone                      uint64 // send: receives completed (in and out)
 	// spins counts empty rounds over the whole run, not per wait: on
 	// fast hardware a wait can be shorter than the 4096 rounds between
 	// checks of stop, and Ctrl-C must still end a long run.
@@ -199,15 +213,15 @@ type latArgs struct {
 	yielded int64
 }
 
-// pingPongDetached is the iteration mode of runLatWrite and runLatSend
-// (see there), for a detached goroutine: nosplit, no allocation, no
+// pingPongDetached is the loop of runLatWrite and runLatSend (see
+// there), fit for a detached goroutine: nosplit, no allocation, no
 // pointer stores, the clock from nanotime. Each iteration waits for the
 // peer's message (waitPeer: the polled byte for write, a receive for
 // send), except the first side's first, then posts its own and times
-// post to post. The side that posted first (a.first: the write server,
-// the send client) also times the last round trip. It returns how it
-// ended, the samples taken and, for endPostErr/endPollErr, the
-// provider's (preallocated) error.
+// post to post. In iteration mode the side that posted first (a.first:
+// the write server, the send client) also times the last round trip. It
+// returns how it ended, the samples taken into a.posted and, for
+// endPostErr/endPollErr, the provider's (preallocated) error.
 //
 //go:nosplit
 func pingPongDetached(a *latArgs) (end detachedEnd, ns int, err error) {
@@ -226,18 +240,22 @@ func pingPongDetached(a *latArgs) (end detachedEnd, ns int, err error) {
 		if err = a.sq.PostSend(a.wr); err != nil {
 			return endPostErr, ns, err
 		}
+		// The clock is read after the post, off the critical path: the
+		// sample is the period between two posts, one round trip.
 		t := nanotime()
 		if prev != 0 {
-			a.posted[ns] = t - prev
-			ns++
+			a.sample(t-prev, t, &ns)
 		}
 		prev = t
 		if end, err = pollDetached(a, a.scq); end != endDone {
-			return end, ns, err
+			return a.pollEnd(end), ns, err
 		}
 		a.prog.Store(i)
+		if a.tStop != 0 && t >= a.tStop {
+			return endDone, ns, nil
+		}
 	}
-	if a.first {
+	if a.first && a.tStop == 0 {
 		if end, err = waitPeer(a, waits+1); end != endDone {
 			return end, ns, err
 		}
@@ -258,7 +276,9 @@ func waitPeer(a *latArgs, n uint64) (detachedEnd, error) {
 	return spinDetached(a, byte(n)), nil
 }
 
-// latReadDetached is runLatRead's iteration mode, as pingPongDetached.
+// latReadDetached is runLatRead's loop, as pingPongDetached. One clock
+// read per READ: the sample is the time from one READ's completion (when
+// the next is posted) to the next's, as perftest's post-to-post time.
 //
 //go:nosplit
 func latReadDetached(a *latArgs) (end detachedEnd, ns int, err error) {
@@ -268,18 +288,47 @@ func latReadDetached(a *latArgs) (end detachedEnd, ns int, err error) {
 			return endPostErr, ns, err
 		}
 		if end, err = pollDetached(a, a.scq); end != endDone {
-			return end, ns, err
+			return a.pollEnd(end), ns, err
 		}
 		t2 := nanotime()
-		a.posted[ns] = t2 - t
-		ns++
+		a.sample(t2-t, t2, &ns)
+		if a.tStop != 0 && t2 >= a.tStop {
+			return endDone, ns, nil
+		}
 		t = t2
 		a.prog.Store(i)
 	}
 	return endDone, ns, nil
 }
 
-// recvOneDetached is recvOne: one receive, re-posted while more are due.
+// sample records one latency sample d that ended at t: into a.posted
+// (iteration mode), or into the histogram if t lies within the margins
+// (duration mode).
+//
+//go:nosplit
+func (a *latArgs) sample(d, t int64, ns *int) {
+	if a.hist == nil {
+		a.posted[*ns] = d
+		*ns++
+	} else if t >= a.tSample && t < a.tSampleEnd {
+		a.hist.add(d)
+	}
+}
+
+// pollEnd is how a loop ends when waiting for its own completion ended
+// with end: in duration mode a failure after the sampling window is the
+// peer having stopped on its own clock and torn down its QP, not an error
+// (Ctrl-C still is an interruption).
+//
+//go:nosplit
+func (a *latArgs) pollEnd(end detachedEnd) detachedEnd {
+	if a.tStop != 0 && end != endStopped && nanotime() >= a.tSampleEnd {
+		return endDone
+	}
+	return end
+}
+
+// recvOneDetached waits for one receive and re-posts it while more are due.
 //
 //go:nosplit
 func recvOneDetached(a *latArgs) (detachedEnd, error) {
@@ -299,7 +348,7 @@ func recvOneDetached(a *latArgs) (detachedEnd, error) {
 	return endDone, nil
 }
 
-// pollDetached is pollOne: it polls cq until one completion arrives.
+// pollDetached polls cq until one completion arrives.
 //
 //go:nosplit
 func pollDetached(a *latArgs, cq verbs.CompletionQueue) (detachedEnd, error) {
@@ -335,8 +384,9 @@ func spinDetached(a *latArgs, v byte) detachedEnd {
 }
 
 // checkDetached counts an empty round and, every 4096 of them over the
-// run, does waiting's part that a detached loop can do: stop, and the
-// stall limit of this wait (*since: its first check).
+// run, ends the wait on Ctrl-C or when the peer vanished (stop), at the
+// end of a duration run, or after the stall limit without progress since
+// this wait's first check (*since); attached, it yields about once a ms.
 //
 //go:nosplit
 func checkDetached(a *latArgs, since *int64) detachedEnd {
@@ -348,6 +398,9 @@ func checkDetached(a *latArgs, since *int64) detachedEnd {
 		return endStopped
 	}
 	t := nanotime()
+	if a.tStop != 0 && t >= a.tStop {
+		return endDeadline
+	}
 	if *since == 0 {
 		*since = t
 	} else if t-*since > a.stall {

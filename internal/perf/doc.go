@@ -57,9 +57,10 @@
 //     reason the runtime's monitor thread (sysmon) is set to SCHED_IDLE
 //     for the rest of the process (sysmon_linux.go): its wake-ups every
 //     10 ms preempted the loops and about doubled the p99.
-//   - On rxe, in iteration mode, the loops go further: they run detached
-//     from the scheduler, as if in a blocking system call (detach.go), so
-//     that no P runs and sysmon sleeps for the whole loop (latency: one
-//     QP; bandwidth: the sender, not -b send). Duration mode, receivers,
-//     -b send and mlx5 still run attached, as above.
+//   - On rxe the loops go further: they run detached from the scheduler,
+//     as if in a blocking system call (detach.go), so that no P runs and
+//     sysmon sleeps for the whole loop (latency: one QP, both modes;
+//     bandwidth: the sender in iteration mode, not -b send). Bandwidth in
+//     duration mode, receivers, -b send and mlx5 still run attached, as
+//     above.
 package perf

@@ -47,8 +47,7 @@ type runner struct {
 	// the loop with a signal every 10 ms, which cost the latency loops an
 	// outlier of up to a millisecond each time under TCG.
 	yield   bool
-	yielded int64  // when maybeYield last yielded
-	spins   uint32 // spinByte and pollOne's empty rounds, over the run
+	yielded int64 // when maybeYield last yielded
 	// detached counts the loops run detached from the scheduler
 	// (detach.go); tests check that the VM's rxe runs take that path.
 	detached int
@@ -60,9 +59,6 @@ type runner struct {
 	stop     *atomic.Bool // set on Ctrl-C or when the peer vanished
 	isSrv    bool
 	isLat    bool
-	// deadline ends waits in duration mode: both sides stop on their own
-	// clock, as perftest's alarm, so the last wait may never be answered.
-	deadline int64
 
 	wrs  [][]verbs.SendWR // per QP: one post list
 	rwrs [][]verbs.RecvWR // per QP: one receive
@@ -100,12 +96,12 @@ type runner struct {
 // can call (detach.go).
 func (r *runner) now() int64 { return nanotime() - r.base }
 
-// histRTT adds the round trip that ended at t, the previous one having
-// ended at prev (0: none yet), to the histogram when t lies in
-// [start, end) (duration mode's margins).
-func (r *runner) histRTT(prev, t, start, end int64) {
-	if prev != 0 && t >= start && t < end {
-		r.hist.add(t - prev)
+// maybeYield calls runtime.Gosched if r.yield is set and it has not done
+// so for a millisecond (t is r.now()).
+func (r *runner) maybeYield(t int64) {
+	if r.yield && t-r.yielded >= int64(time.Millisecond) {
+		runtime.Gosched()
+		r.yielded = t
 	}
 }
 
@@ -571,224 +567,30 @@ func (r *runner) byteAt(off uint64) (*uint32, uint32) {
 // runLatWrite is perftest's run_iter_lat_write: each side RDMA-writes size
 // bytes whose last byte is the iteration number into the peer's target
 // area and spins on the last byte of its own; the server writes first.
-// Samples are post-to-post times (one round trip). Iteration mode runs
-// pingPongDetached (detach.go); this loop is duration mode's, attached,
-// into the histogram.
+// Samples are post-to-post times (one round trip). The loop is
+// pingPongDetached (detach.go), in both modes.
 func (r *runner) runLatWrite() error {
-	p := r.p
 	sz := r.size
-	pollW, pollSh := r.byteAt(r.dstOff(0) + sz - 1)
-	postOff := r.srcOff(0) + sz - 1
-	wr := r.wrs[0][:1]
-	wr[0].Flags |= verbs.SendSignaled
-	if p.Duration == 0 {
-		a, detach := r.latLoopArgs(false)
-		a.pollW, a.pollSh, a.buf, a.postOff = pollW, pollSh, r.res.Buf, postOff
-		return r.runLatLoop(&a, VerbWrite, detach)
-	}
-	tSampleStart := r.now() + int64(p.Margin)
-	tSampleEnd := r.now() + int64(p.Duration-p.Margin)
-	tStopAt := r.now() + int64(p.Duration)
-	r.deadline = tStopAt
-	defer func() { r.deadline = 0 }()
-	var prev int64
-	var rcnt uint64
-	for i := uint64(1); ; i++ {
-		// The server writes first: it waits for the client's i-1 before
-		// writing i; the client waits for the server's i.
-		if !(i == 1 && r.isSrv) {
-			rcnt++
-			if err := r.spinByte(pollW, pollSh, byte(rcnt)); err != nil {
-				return err
-			}
-		}
-		r.res.Buf[postOff] = byte(i)
-		if err := r.res.QPs[0].PostSend(wr); err != nil {
-			return err
-		}
-		// The clock is read after the post, off the critical path: the
-		// sample is the period between two posts, i.e. one round trip.
-		t := r.now()
-		r.histRTT(prev, t, tSampleStart, tSampleEnd)
-		prev = t
-		if err := r.pollOne(r.res.SendCQ); err != nil {
-			if r.now() >= tSampleEnd {
-				return nil // the peer stopped on its own clock and tore down
-			}
-			return err
-		}
-		r.progress.Store(i)
-		if t >= tStopAt {
-			return nil
-		}
-	}
-}
-
-// spinByte waits until the byte reads v.
-func (r *runner) spinByte(w *uint32, sh uint32, v byte) error {
-	var since int64
-	for byte(atomic.LoadUint32(w)>>sh) != v {
-		r.spins++
-		if r.spins&4095 == 0 {
-			if err := r.waiting(&since); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// pollOne polls cq until one completion arrives.
-func (r *runner) pollOne(cq verbs.CompletionQueue) error {
-	var since int64
-	for {
-		cnt, err := cq.Poll(r.wcs[:1])
-		if err != nil {
-			return err
-		}
-		if cnt > 0 {
-			if !r.checkWC(&r.wcs[0]) {
-				return errWC
-			}
-			return nil
-		}
-		r.spins++
-		if r.spins&4095 == 0 {
-			if err := r.waiting(&since); err != nil {
-				return err
-			}
-		}
-	}
-}
-
-// waiting runs every 4096 empty rounds of spinByte and pollOne, counted
-// over the run (a latency loop's single waits are often shorter): it ends
-// the wait on Ctrl-C, at the duration deadline, or after r.stall without
-// progress since this wait's first call (*since), and it may yield.
-func (r *runner) waiting(since *int64) error {
-	if r.stop.Load() {
-		return errStopped
-	}
-	t := r.now()
-	if r.deadline != 0 && t >= r.deadline {
-		return errDeadline
-	}
-	if *since == 0 {
-		*since = t
-	} else if t-*since > int64(r.stall) {
-		return errStalled
-	}
-	r.maybeYield(t)
-	return nil
-}
-
-// maybeYield calls runtime.Gosched if r.yield is set and it has not done
-// so for a millisecond (t is r.now()).
-func (r *runner) maybeYield(t int64) {
-	if r.yield && t-r.yielded >= int64(time.Millisecond) {
-		runtime.Gosched()
-		r.yielded = t
-	}
+	r.wrs[0][0].Flags |= verbs.SendSignaled
+	a, detach := r.latLoopArgs(false)
+	a.pollW, a.pollSh = r.byteAt(r.dstOff(0) + sz - 1)
+	a.buf, a.postOff = r.res.Buf, r.srcOff(0)+sz-1
+	return r.runLatLoop(&a, VerbWrite, detach)
 }
 
 // runLatSend is perftest's run_iter_lat_send: ping-pong of SENDs, the
-// client sends first; receives were posted before the sync. Iteration
-// mode runs pingPongDetached (detach.go); this loop is duration mode's.
+// client sends first; receives were posted before the sync. The loop is
+// pingPongDetached, in both modes.
 func (r *runner) runLatSend() error {
-	p := r.p
-	wr := r.wrs[0][:1]
-	wr[0].Flags |= verbs.SendSignaled
-	if p.Duration == 0 {
-		a, detach := r.latLoopArgs(true)
-		return r.runLatLoop(&a, VerbSend, detach)
-	}
-	const iters = 1 << 62
-	tSampleStart := r.now() + int64(p.Margin)
-	tSampleEnd := r.now() + int64(p.Duration-p.Margin)
-	tStopAt := r.now() + int64(p.Duration)
-	r.deadline = tStopAt
-	defer func() { r.deadline = 0 }()
-	var prev int64
-	for i := uint64(1); ; i++ {
-		if !(i == 1 && !r.isSrv) {
-			if err := r.recvOne(iters); err != nil {
-				return err
-			}
-		}
-		if err := r.res.QPs[0].PostSend(wr); err != nil {
-			return err
-		}
-		t := r.now() // after the post, as in runLatWrite
-		r.histRTT(prev, t, tSampleStart, tSampleEnd)
-		prev = t
-		if err := r.pollOne(r.res.SendCQ); err != nil {
-			if r.now() >= tSampleEnd {
-				return nil // the peer stopped on its own clock and tore down
-			}
-			return err
-		}
-		r.progress.Store(i)
-		if t >= tStopAt {
-			return nil
-		}
-	}
+	r.wrs[0][0].Flags |= verbs.SendSignaled
+	a, detach := r.latLoopArgs(true)
+	return r.runLatLoop(&a, VerbSend, detach)
 }
 
-// recvOne waits for one receive and re-posts it while more are needed.
-func (r *runner) recvOne(iters uint64) error {
-	if err := r.pollOne(r.res.RecvCQ); err != nil {
-		return err
-	}
-	if r.wcs[0].ByteLen != r.recvLen {
-		r.wcErr = r.wcs[0]
-		return errLength
-	}
-	r.ccnt[0]++
-	if r.rposted[0] < iters {
-		if err := r.res.QPs[0].PostRecv(r.rwrs[0]); err != nil {
-			return err
-		}
-		r.rposted[0]++
-	}
-	return nil
-}
-
-// runLatRead times RDMA READs one at a time (a full round trip each).
-// Iteration mode runs latReadDetached (detach.go); this loop is duration
-// mode's.
+// runLatRead times RDMA READs one at a time (a full round trip each),
+// with latReadDetached in both modes.
 func (r *runner) runLatRead() error {
-	p := r.p
-	wr := r.wrs[0][:1]
-	wr[0].Flags |= verbs.SendSignaled
-	if p.Duration == 0 {
-		a, detach := r.latLoopArgs(false)
-		return r.runLatLoop(&a, VerbRead, detach)
-	}
-	tSampleStart := r.now() + int64(p.Margin)
-	tSampleEnd := r.now() + int64(p.Duration-p.Margin)
-	tStopAt := r.now() + int64(p.Duration)
-	// One clock read per READ: the sample is the time from one READ's
-	// completion (when the next is posted) to the next's, as perftest's
-	// post-to-post time.
-	t := r.now()
-	for i := uint64(1); ; i++ {
-		if err := r.res.QPs[0].PostSend(wr); err != nil {
-			return err
-		}
-		if err := r.pollOne(r.res.SendCQ); err != nil {
-			if r.now() >= tSampleEnd {
-				return nil // the peer stopped on its own clock and tore down
-			}
-			return err
-		}
-		t2 := r.now()
-		if t >= tSampleStart && t < tSampleEnd {
-			r.hist.add(t2 - t)
-		}
-		if t2 >= tStopAt {
-			return nil
-		}
-		t = t2
-		r.progress.Store(i)
-	}
+	r.wrs[0][0].Flags |= verbs.SendSignaled
+	a, detach := r.latLoopArgs(false)
+	return r.runLatLoop(&a, VerbRead, detach)
 }

@@ -3,6 +3,7 @@
 package perf
 
 import (
+	"errors"
 	"os/exec"
 	"sync/atomic"
 	"testing"
@@ -238,8 +239,91 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 		})
 		checkDetachedRun(t, "reader", g.r, 100)
 	})
+	// Duration mode (-D) runs the same loops, into the histogram. Each
+	// side stops on its own clock, so its last wait ends at the deadline.
+	dur := Params{Test: TestLat, Duration: 400 * time.Millisecond, Margin: 100 * time.Millisecond}
+	endsOK := func(loop func() error) func() error {
+		return func() error {
+			if err := loop(); err != nil && !errors.Is(err, errDeadline) {
+				return err
+			}
+			return nil
+		}
+	}
+	for _, v := range []Verb{VerbWrite, VerbSend} {
+		t.Run(v.String()+"_lat_duration", func(t *testing.T) {
+			p := dur
+			p.Verb = v
+			g := newVMRig(t, p)
+			run, prun := g.r.runLatWrite, g.pr.runLatWrite
+			if v == VerbSend {
+				run, prun = g.r.runLatSend, g.pr.runLatSend
+			}
+			g.peerLoop(4, func() {}, endsOK(prun))
+			posted := false
+			vmNoAllocs(t, v.String()+" lat -D both sides", func() {
+				g.pr.prepare(2)
+				g.r.prepare(2)
+				clear(g.mine.Buf[:8192])
+				clear(g.their.Buf[:8192])
+				if v == VerbSend && !posted {
+					// as seqLat does, once: a duration run re-posts
+					// each receive, so a full queue stays posted
+					if err := g.pr.postRecvs(g.pr.p.Iters); err != nil {
+						t.Fatal(err)
+					}
+					if err := g.r.postRecvs(g.r.p.Iters); err != nil {
+						t.Fatal(err)
+					}
+					posted = true
+				}
+				g.start <- struct{}{}
+				if err := endsOK(run)(); err != nil {
+					t.Fatal(g.r.loopErr(err, "lat -D"))
+				}
+				<-g.finished
+			})
+			select {
+			case err := <-g.errs:
+				t.Fatal(g.pr.loopErr(err, "peer lat -D"))
+			default:
+			}
+			checkDetachedHist(t, "client", g.r)
+			checkDetachedHist(t, "server", g.pr)
+		})
+	}
+	t.Run("read_lat_duration", func(t *testing.T) {
+		p := dur
+		p.Verb = VerbRead
+		g := newVMRig(t, p)
+		vmNoAllocs(t, "runLatRead -D", func() {
+			g.r.prepare(2)
+			if err := endsOK(g.r.runLatRead)(); err != nil {
+				t.Fatal(g.r.loopErr(err, "runLatRead -D"))
+			}
+		})
+		checkDetachedHist(t, "reader", g.r)
+	})
 	after, _ := exec.Command("rdma", "res", "show").Output()
 	if string(after) != string(before) {
 		t.Fatalf("rdma res show changed:\n%s\n%s", before, after)
+	}
+}
+
+// checkDetachedHist: a duration-mode latency loop on rxe ran detached and
+// filled the histogram, inside the margins only, with sane samples.
+func checkDetachedHist(t *testing.T, who string, r *runner) {
+	t.Helper()
+	if r.detached == 0 {
+		t.Fatalf("%s: the duration-mode latency loop on rxe never ran detached", who)
+	}
+	h := r.hist
+	if h.n == 0 || h.min <= 0 || h.max > int64(time.Second) {
+		t.Fatalf("%s: histogram of %d samples, min %d ns, max %d ns", who, h.n, h.min, h.max)
+	}
+	// 200 ms of samples: a round trip on rxe under TCG takes 20 us to
+	// a few ms, so not more than 10000 of them, and not all of the run.
+	if h.n > 10000 || r.progress.Load() <= h.n {
+		t.Fatalf("%s: %d samples in the window, %d iterations in all", who, h.n, r.progress.Load())
 	}
 }

@@ -91,6 +91,10 @@ func newHistogram() *histogram {
 	return &histogram{counts: make([]uint64, (64-histSubBits+1)<<histSubBits), min: math.MaxInt64}
 }
 
+// histIndex and add run in the detached latency loops (detach.go), so
+// they are nosplit and call nothing.
+//
+//go:nosplit
 func histIndex(v int64) int {
 	if v < 0 {
 		v = 0
@@ -114,6 +118,7 @@ func histValue(i int) float64 {
 	return lo + float64(uint64(1)<<uint(e))/2
 }
 
+//go:nosplit
 func (h *histogram) add(v int64) {
 	h.counts[histIndex(v)]++
 	h.n++
