@@ -48,7 +48,6 @@ func newLoopRig(t testing.TB, p Params, peerEcho bool) *loopRig {
 	}
 	ahs := []*verbs.AH{{}}
 	g.r = newRunner(&p, g.mine, remote, ahs, 4096, &g.stop)
-	g.r.yield = true // as in the binary: the Gosched path must not allocate either
 	return g
 }
 

@@ -413,8 +413,8 @@ func checkDetached(a *latArgs, since *int64) detachedEnd {
 	return endDone
 }
 
-// bwArgs is what the detached bandwidth loop reads and writes (runBW's
-// iteration mode without -b send; see there).
+// bwArgs is what the bandwidth loops (bwDetached, bwRecvDetached) read
+// and write; filled before detaching, on the caller's stack.
 type bwArgs struct {
 	sqs   []verbs.SendQueue // per QP
 	scq   verbs.CompletionQueue
@@ -426,85 +426,135 @@ type bwArgs struct {
 	pl    uint64 // post list
 	cqMod uint64
 	tx    uint64 // TX depth
-	base  int64  // runner.base
+	base  int64  // runner.base: the loops' clock is nanotime()-base
 	stop  *atomic.Bool
 	prog  *atomic.Uint64
 	stall int64
-	// out: the clock at the first post, and one (time, completed) event
-	// per poll that returned completions
-	tStart int64
-	evT    []int64
-	evC    []uint64
-	nEv    int
-	done   uint64
+	// receiving (rqs != nil): the send receiver's loop, and -b send's
+	// sender, which also receives the peer's iters per QP (perftest's
+	// run_iter_bi), re-posting each receive while the run needs more
+	rqs     []verbs.RecvQueue
+	rcq     verbs.CompletionQueue
+	rwrs    [][]verbs.RecvWR
+	rposted []uint64
+	rcnt    []uint64
+	recvLen uint32
+	// duration mode (duration != 0, ns): messages count only between
+	// the margins, from the sender's start or the receiver's first
+	// message
+	duration, margin int64
+	// out: the first post (or, in duration mode, the first completion
+	// event in the window) and the last event; one (time, completed)
+	// event per poll that returned completions (iteration mode, sender)
+	tStart, tEnd int64
+	evT          []int64
+	evC          []uint64
+	nEv          int
+	done         uint64 // messages completed (duration mode: in the window)
 	// yield (attached runs only): runtime.Gosched about once a ms
 	yield   bool
 	yielded int64
 }
 
-// bwLoopArgs returns the bandwidth loop's arguments: the QPs' detached
-// send queues and CQ when the provider has them (detach), else the
-// ordinary ones, with which bwDetached runs attached and yields about
-// once a millisecond (it cannot be preempted; see latLoopArgs). The queue
-// slice is made once per runner.
-func (r *runner) bwLoopArgs() (bwArgs, bool) {
-	if r.bwSQs == nil {
-		r.bwSQs, r.bwSCQ, r.bwDetach = r.bwQueues()
+// bwLoopArgs returns the bandwidth loops' arguments: the QPs' detached
+// queues and CQs when the provider has them (detach), else the ordinary
+// ones, with which the loops run attached and yield about once a
+// millisecond (they cannot be preempted; see latLoopArgs). withRecv: the
+// loop receives (the send receiver, -b send). The queues are found once
+// per runner.
+func (r *runner) bwLoopArgs(withRecv bool) (bwArgs, bool) {
+	if r.bwq == nil {
+		r.bwq = r.bwQueues()
 	}
-	p := r.p
-	return bwArgs{sqs: r.bwSQs, scq: r.bwSCQ, wrs: r.wrs, wcs: r.wcs, scnt: r.scnt, ccnt: r.ccnt,
+	q, p := r.bwq, r.p
+	a := bwArgs{sqs: q.sqs, scq: q.scq, wrs: r.wrs, wcs: r.wcs, scnt: r.scnt, ccnt: r.ccnt,
 		iters: p.Iters, pl: uint64(p.PostList), cqMod: uint64(p.CQMod), tx: uint64(p.TxDepth),
 		base: r.base, stop: r.stop, prog: &r.progress, stall: int64(r.stall),
-		evT: r.evT, evC: r.evC, yield: !r.bwDetach}, r.bwDetach
+		evT: r.evT, evC: r.evC, yield: !q.detach}
+	if withRecv {
+		a.rqs, a.rcq, a.rwrs, a.rposted, a.rcnt, a.recvLen = q.rqs, q.rcq, r.rwrs, r.rposted, r.rcnt, r.recvLen
+	}
+	if p.Duration > 0 {
+		a.iters, a.duration, a.margin = 1<<62, int64(p.Duration), int64(p.Margin)
+	}
+	return a, q.detach
 }
 
-// bwQueues finds every QP's send queue and the send CQ, detached ones if
-// the provider has them for all.
-func (r *runner) bwQueues() ([]verbs.SendQueue, verbs.CompletionQueue, bool) {
-	sqs := make([]verbs.SendQueue, len(r.res.QPs))
-	for i := range r.res.QPs {
-		sqs[i] = r.res.QPs[i].SendQueue
-	}
-	vc, ok := r.res.SendCQ.(*verbs.CQ)
-	if !ok {
-		return sqs, r.res.SendCQ, false
-	}
-	scq, ok := vc.DetachedCQ()
-	if !ok {
-		return sqs, r.res.SendCQ, false
-	}
-	dsqs := make([]verbs.SendQueue, len(sqs))
-	for i := range r.res.QPs {
-		vq, ok := r.res.QPs[i].SendQueue.(*verbs.QP)
-		if !ok {
-			return sqs, r.res.SendCQ, false
-		}
-		if dsqs[i], ok = vq.DetachedSendQueue(); !ok {
-			return sqs, r.res.SendCQ, false
-		}
-	}
-	return dsqs, scq, true
+// bwQueues are the bandwidth loops' queues: detached ones if the
+// provider has them for every QP and CQ the run uses.
+type bwQueues struct {
+	sqs    []verbs.SendQueue
+	rqs    []verbs.RecvQueue
+	scq    verbs.CompletionQueue
+	rcq    verbs.CompletionQueue
+	detach bool
 }
 
-// runBWLoop runs bwDetached, detached from the scheduler if detach, and
-// records its results as runBW does.
-func (r *runner) runBWLoop(a *bwArgs, detach bool) error {
+func (r *runner) bwQueues() *bwQueues {
+	n := len(r.res.QPs)
+	q := &bwQueues{sqs: make([]verbs.SendQueue, n), rqs: make([]verbs.RecvQueue, n), scq: r.res.SendCQ, rcq: r.res.RecvCQ}
+	for i := range r.res.QPs {
+		q.sqs[i], q.rqs[i] = r.res.QPs[i].SendQueue, r.res.QPs[i].RecvQueue
+	}
+	d := &bwQueues{sqs: make([]verbs.SendQueue, n), rqs: make([]verbs.RecvQueue, n), detach: true}
+	var ok bool
+	for i := range r.res.QPs {
+		vq, isQP := r.res.QPs[i].SendQueue.(*verbs.QP)
+		if !isQP {
+			return q
+		}
+		if d.sqs[i], ok = vq.DetachedSendQueue(); !ok {
+			return q
+		}
+		if r.p.Verb == VerbSend {
+			if d.rqs[i], ok = vq.DetachedRecvQueue(); !ok {
+				return q
+			}
+		}
+	}
+	if d.scq, ok = detachedCQ(r.res.SendCQ); !ok {
+		return q
+	}
+	if r.p.Verb == VerbSend { // only send receives
+		if d.rcq, ok = detachedCQ(r.res.RecvCQ); !ok {
+			return q
+		}
+	}
+	return d
+}
+
+func detachedCQ(cq verbs.CompletionQueue) (verbs.CompletionQueue, bool) {
+	vc, ok := cq.(*verbs.CQ)
+	if !ok {
+		return nil, false
+	}
+	return vc.DetachedCQ()
+}
+
+// runBWLoop runs the sender's (bwDetached) or the send receiver's
+// (bwRecvDetached) loop, detached from the scheduler if detach, and
+// records its results. (A bool, not a func value: a stays on the stack.)
+func (r *runner) runBWLoop(a *bwArgs, recv, detach bool) error {
 	var end detachedEnd
 	var err error
 	if detach {
 		growStack()
 		entersyscallblock()
-		end, err = bwDetached(a)
-		exitsyscall()
-		r.detached++
+	}
+	if recv {
+		end, err = bwRecvDetached(a)
 	} else {
 		end, err = bwDetached(a)
 	}
-	r.tStart, r.nEv, r.nDone = a.tStart, a.nEv, a.done
+	if detach {
+		exitsyscall()
+		r.detached++
+	}
+	r.tStart, r.tEnd, r.nEv, r.nDone = a.tStart, a.tEnd, a.nEv, a.done
 	return r.loopEnd(end, err)
 }
 
-// bwDetached is runBW's loop in iteration mode (see there), detached:
+// bwDetached is runBW's loop (see there), fit for a detached goroutine:
 // nosplit, no allocation, no pointer stores. A failed completion is
 // copied to wcs[0].
 //
@@ -512,10 +562,15 @@ func (r *runner) runBWLoop(a *bwArgs, detach bool) error {
 func bwDetached(a *bwArgs) (detachedEnd, error) {
 	n := len(a.sqs)
 	total := a.iters * uint64(n)
-	var totS, totC uint64
+	var totS, totC, totR, cntStart uint64
 	var spins uint32
+	var tSample, tSampleEnd, tStop int64
+	inWindow := false
 	lastProgress := nanotime() - a.base
-	for totC < total {
+	if a.duration != 0 {
+		tSample, tSampleEnd, tStop = lastProgress+a.margin, lastProgress+a.duration-a.margin, lastProgress+a.duration
+	}
+	for totC < total || a.rqs != nil && totR < total {
 		for q := 0; q < n; q++ {
 			for a.scnt[q] < a.iters && a.scnt[q]-a.ccnt[q]+a.pl <= a.tx {
 				wrs := a.wrs[q]
@@ -532,29 +587,43 @@ func bwDetached(a *bwArgs) (detachedEnd, error) {
 					a.tStart = nanotime() - a.base
 				}
 				if err := a.sqs[q].PostSend(wrs); err != nil {
-					a.done = totC
+					a.done = totC - cntStart
 					return endPostErr, err
 				}
 				a.scnt[q] += a.pl
 				totS += a.pl
 			}
 		}
+		if a.rqs != nil && totR < total {
+			got, end, err := bwRecvSome(a)
+			if end != endDone {
+				a.done = totC - cntStart
+				return end, err
+			}
+			if got > 0 {
+				totR += got
+				lastProgress = nanotime() - a.base
+			}
+		}
 		cnt, err := a.scq.Poll(a.wcs)
 		if err != nil {
-			a.done = totC
+			a.done = totC - cntStart
 			return endPollErr, err
 		}
 		if cnt == 0 {
 			spins++
 			if spins&1023 == 0 {
 				if a.stop.Load() {
-					a.done = totC
+					a.done = totC - cntStart
 					return endStopped, nil
 				}
 				t := nanotime() - a.base
 				if t-lastProgress > a.stall {
-					a.done = totC
+					a.done = totC - cntStart
 					return endStalled, nil
+				}
+				if tStop != 0 && t >= tStop {
+					break // no completion since the window closed
 				}
 				if a.yield && t-a.yielded >= int64(time.Millisecond) {
 					runtime.Gosched() // attached only
@@ -569,7 +638,7 @@ func bwDetached(a *bwArgs) (detachedEnd, error) {
 			wc := &a.wcs[i]
 			if wc.Status != 0 {
 				a.wcs[0] = *wc
-				a.done = totC
+				a.done = totC - cntStart
 				return endWCErr, nil
 			}
 			q := wc.WRID
@@ -585,12 +654,131 @@ func bwDetached(a *bwArgs) (detachedEnd, error) {
 			a.nEv++
 		}
 		a.prog.Store(totC)
-		if spins&63 == 0 && a.stop.Load() {
+		if a.duration != 0 {
+			// Count from the first event in the window to the first
+			// past it.
+			if !inWindow && t >= tSample {
+				cntStart, a.tStart, inWindow = totC, t, true
+			}
+			a.tEnd = t
+			if t >= tSampleEnd {
+				break
+			}
+			if a.stop.Load() {
+				a.done = totC - cntStart
+				return endStopped, nil
+			}
+		} else if spins&63 == 0 && a.stop.Load() {
 			a.done = totC
 			return endStopped, nil
 		}
 		spins++
 	}
-	a.done = totC
+	a.done = totC - cntStart
+	return endDone, nil
+}
+
+// bwRecvSome polls the receive CQ once, checks each completion (a
+// failed or wrong-length one is copied to wcs[0]) and re-posts receives
+// while the run needs more (iters per QP). It returns how many messages
+// arrived.
+//
+//go:nosplit
+func bwRecvSome(a *bwArgs) (uint64, detachedEnd, error) {
+	cnt, err := a.rcq.Poll(a.wcs)
+	if err != nil {
+		return 0, endPollErr, err
+	}
+	n := uint64(len(a.rqs))
+	var got uint64
+	for i := 0; i < cnt; i++ {
+		wc := &a.wcs[i]
+		if wc.Status != 0 {
+			a.wcs[0] = *wc
+			return got, endWCErr, nil
+		}
+		q := wc.WRID
+		if q >= n {
+			continue
+		}
+		if wc.ByteLen != a.recvLen {
+			a.wcs[0] = *wc
+			return got, endLength, nil
+		}
+		a.rcnt[q]++
+		got++
+		if a.rposted[q] < a.iters {
+			if err := a.rqs[q].PostRecv(a.rwrs[q]); err != nil {
+				return got, endPostErr, err
+			}
+			a.rposted[q]++
+		}
+	}
+	return got, endDone, nil
+}
+
+// bwRecvDetached is runBWRecv's loop, as bwDetached: it counts received
+// messages (iters per QP) from the first to the last. In duration mode
+// the window opens a margin after the first message and closes two
+// margins before the end: the sender started earlier, on its own clock.
+//
+//go:nosplit
+func bwRecvDetached(a *bwArgs) (detachedEnd, error) {
+	total := a.iters * uint64(len(a.rqs))
+	var totR, cntStart uint64
+	var spins uint32
+	var tSample, tSampleEnd, tStop int64
+	first, inWindow := true, false
+	lastProgress := nanotime() - a.base
+	for totR < total {
+		got, end, err := bwRecvSome(a)
+		if end != endDone {
+			a.done = totR - cntStart
+			return end, err
+		}
+		if got == 0 {
+			spins++
+			if spins&1023 == 0 {
+				if a.stop.Load() {
+					a.done = totR - cntStart
+					return endStopped, nil
+				}
+				t := nanotime() - a.base
+				if a.yield && t-a.yielded >= int64(time.Millisecond) {
+					runtime.Gosched() // attached only
+					a.yielded = t
+				}
+				if a.duration != 0 && !first && (t >= tStop || t-lastProgress > a.stall) {
+					break // the sender stopped on its own clock
+				}
+				if t-lastProgress > a.stall {
+					a.done = totR - cntStart
+					return endStalled, nil
+				}
+			}
+			continue
+		}
+		t := nanotime() - a.base
+		lastProgress = t
+		if first {
+			first = false
+			a.tStart = t
+			if a.duration != 0 {
+				tSample, tSampleEnd, tStop = t+a.margin, t+a.duration-2*a.margin, t+a.duration
+			}
+		}
+		totR += got
+		a.prog.Store(totR)
+		a.tEnd = t
+		if a.duration != 0 {
+			if !inWindow && t >= tSample {
+				cntStart, a.tStart, inWindow = totR, t, true
+			}
+			if inWindow && t >= tSampleEnd {
+				break
+			}
+		}
+	}
+	a.done = totR - cntStart
 	return endDone, nil
 }

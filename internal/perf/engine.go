@@ -40,22 +40,10 @@ type runner struct {
 	// fails; stallBase (Session.Stall) plus prepare's allowance for the
 	// data one completion can stand for.
 	stall, stallBase time.Duration
-	// yield: the loop runs alone on one P (Session.SoleSession), so a
-	// waiting loop calls runtime.Gosched about once a millisecond
-	// (maybeYield). That is cheap with one P (the goroutine resumes at
-	// once, no other thread wakes) and it keeps sysmon from preempting
-	// the loop with a signal every 10 ms, which cost the latency loops an
-	// outlier of up to a millisecond each time under TCG.
-	yield   bool
-	yielded int64 // when maybeYield last yielded
 	// detached counts the loops run detached from the scheduler
 	// (detach.go); tests check that the VM's rxe runs take that path.
 	detached int
-	// bwLoopArgs' queues, found once: the QPs' send queues and the send
-	// CQ, detached ones if bwDetach.
-	bwSQs    []verbs.SendQueue
-	bwSCQ    verbs.CompletionQueue
-	bwDetach bool
+	bwq      *bwQueues    // bwLoopArgs' queues, found once
 	stop     *atomic.Bool // set on Ctrl-C or when the peer vanished
 	isSrv    bool
 	isLat    bool
@@ -95,15 +83,6 @@ type runner struct {
 // runtime's nanotime, which time.Since reads too and which detached loops
 // can call (detach.go).
 func (r *runner) now() int64 { return nanotime() - r.base }
-
-// maybeYield calls runtime.Gosched if r.yield is set and it has not done
-// so for a millisecond (t is r.now()).
-func (r *runner) maybeYield(t int64) {
-	if r.yield && t-r.yielded >= int64(time.Millisecond) {
-		runtime.Gosched()
-		r.yielded = t
-	}
-}
 
 // srcOff and dstOff are the offsets of QP i's source area and of its
 // target area (what the key record advertises as vaddr), as perftest's
@@ -275,135 +254,17 @@ func (r *runner) checkWC(wc *verbs.WC) bool {
 
 // runBW posts iters messages per QP (or for Duration) keeping up to
 // TxDepth outstanding per QP, signalling every CQMod-th WR, and records
-// per-message post/completion times.
+// one (time, completed) event per poll that returned completions. With
+// -b and send (perftest's run_iter_bi) it also receives the peer's iters
+// per QP in the same loop; this side's BW is its sending half. The loop
+// is bwDetached (detach.go), in every mode.
 func (r *runner) runBW() error {
-	p := r.p
-	n := len(r.res.QPs)
-	iters := p.Iters
-	durMode := p.Duration > 0
-	var tSampleStart, tSampleEnd, tStopAt int64
-	if durMode {
-		tSampleStart = r.now() + int64(p.Margin)
-		tSampleEnd = r.now() + int64(p.Duration-p.Margin)
-		tStopAt = r.now() + int64(p.Duration)
-		iters = 1 << 62
+	a, detach := r.bwLoopArgs(r.p.Bidir && r.p.Verb == VerbSend)
+	err := r.runBWLoop(&a, false, detach)
+	if err == nil && r.p.Duration > 0 {
+		r.drainSend() // duration mode stops mid-stream
 	}
-	var totS, totC, totR, cntStart uint64
-	cntStartSet := false
-	total := iters * uint64(n)
-	// -b with send (perftest's run_iter_bi): this side also receives the
-	// peer's iters per QP, in the same loop; its BW is its sending side's.
-	recvToo := p.Bidir && p.Verb == VerbSend
-	if !durMode && !recvToo {
-		a, detach := r.bwLoopArgs()
-		return r.runBWLoop(&a, detach)
-	}
-	lastProgress := r.now()
-	var spins uint32
-	pl := uint64(p.PostList)
-	cqMod := uint64(p.CQMod)
-	tx := uint64(p.TxDepth)
-	for totC < total || (recvToo && totR < total) {
-		for q := 0; q < n; q++ {
-			for r.scnt[q] < iters && r.scnt[q]-r.ccnt[q]+pl <= tx {
-				wrs := r.wrs[q]
-				s := r.scnt[q]
-				for k := range wrs {
-					idx := s + uint64(k) + 1
-					if idx%cqMod == 0 || idx == iters {
-						wrs[k].Flags |= verbs.SendSignaled
-					} else {
-						wrs[k].Flags &^= verbs.SendSignaled
-					}
-				}
-				if totS == 0 {
-					r.tStart = r.now()
-				}
-				if err := r.res.QPs[q].PostSend(wrs); err != nil {
-					return err
-				}
-				r.scnt[q] += pl
-				totS += pl
-			}
-		}
-		if recvToo && totR < total {
-			got, err := r.recvSome(iters)
-			if err != nil {
-				return err
-			}
-			if got > 0 {
-				totR += got
-				lastProgress = r.now()
-			}
-		}
-		cnt, err := r.res.SendCQ.Poll(r.wcs)
-		if err != nil {
-			return err
-		}
-		if cnt == 0 {
-			spins++
-			if spins&1023 == 0 {
-				if r.stop.Load() {
-					r.nDone = totC
-					return errStopped
-				}
-				t := r.now()
-				r.maybeYield(t)
-				if t-lastProgress > int64(r.stall) {
-					return errStalled
-				}
-				if durMode && t >= tStopAt {
-					break
-				}
-			}
-			continue
-		}
-		t := r.now()
-		lastProgress = t
-		for i := 0; i < cnt; i++ {
-			wc := &r.wcs[i]
-			if !r.checkWC(wc) {
-				return errWC
-			}
-			q := wc.WRID
-			if q >= uint64(n) {
-				continue
-			}
-			credit := min(cqMod, iters-r.ccnt[q])
-			r.ccnt[q] += credit
-			totC += credit
-		}
-		if !durMode && r.nEv < len(r.evT) {
-			r.evT[r.nEv], r.evC[r.nEv] = t, totC
-			r.nEv++
-		}
-		r.progress.Store(totC)
-		if durMode {
-			if !cntStartSet && t >= tSampleStart {
-				cntStart, r.tStart, cntStartSet = totC, t, true
-			}
-			if t >= tSampleEnd {
-				r.nDone, r.tEnd = totC-cntStart, t
-				// Drain what is in flight so teardown is clean.
-				break
-			}
-			if r.stop.Load() {
-				r.nDone, r.tEnd = totC-cntStart, t
-				return errStopped
-			}
-		} else if spins&63 == 0 && r.stop.Load() {
-			r.nDone = totC
-			return errStopped
-		}
-		spins++
-	}
-	if !durMode {
-		r.nDone = totC
-	}
-	if durMode {
-		r.drainSend()
-	}
-	return nil
+	return err
 }
 
 // drainSend waits briefly for outstanding signaled sends (duration mode
@@ -449,109 +310,11 @@ func (r *runner) postRecvs(limit uint64) error {
 	return nil
 }
 
-// recvSome polls the receive CQ once, checks each completion and
-// re-posts receives while the run needs more (iters per QP). It returns
-// how many messages arrived.
-func (r *runner) recvSome(iters uint64) (uint64, error) {
-	cnt, err := r.res.RecvCQ.Poll(r.wcs)
-	if err != nil || cnt == 0 {
-		return 0, err
-	}
-	n := uint64(len(r.res.QPs))
-	var got uint64
-	for i := 0; i < cnt; i++ {
-		wc := &r.wcs[i]
-		if !r.checkWC(wc) {
-			return got, errWC
-		}
-		q := wc.WRID
-		if q >= n {
-			continue
-		}
-		if wc.ByteLen != r.recvLen {
-			r.wcErr = *wc
-			return got, errLength
-		}
-		r.rcnt[q]++
-		got++
-		if r.rposted[q] < iters {
-			if err := r.res.QPs[q].PostRecv(r.rwrs[q]); err != nil {
-				return got, err
-			}
-			r.rposted[q]++
-		}
-	}
-	return got, nil
-}
-
 // runBWRecv counts received messages (iters per QP) from the first to the
-// last, re-posting receives as they complete.
+// last, re-posting receives as they complete, with bwRecvDetached.
 func (r *runner) runBWRecv() error {
-	p := r.p
-	n := len(r.res.QPs)
-	durMode := p.Duration > 0
-	iters := p.Iters
-	var tStopAt, tSampleStart, tSampleEnd int64
-	if durMode {
-		iters = 1 << 62
-	}
-	total := iters * uint64(n)
-	var totR, cntStart uint64
-	cntStartSet := false
-	var spins uint32
-	lastProgress := r.now()
-	first := true
-	for totR < total {
-		got, err := r.recvSome(iters)
-		if err != nil {
-			return err
-		}
-		if got == 0 {
-			spins++
-			if spins&1023 == 0 {
-				if r.stop.Load() {
-					r.nDone = totR
-					return errStopped
-				}
-				t := r.now()
-				r.maybeYield(t)
-				if t-lastProgress > int64(r.stall) {
-					if durMode && !first {
-						break
-					}
-					return errStalled
-				}
-				if durMode && !first && t >= tStopAt {
-					break
-				}
-			}
-			continue
-		}
-		t := r.now()
-		lastProgress = t
-		if first {
-			first = false
-			r.tStart = t
-			if durMode {
-				tSampleStart = t + int64(p.Margin)
-				tSampleEnd = t + int64(p.Duration-2*p.Margin)
-				tStopAt = t + int64(p.Duration)
-			}
-		}
-		totR += got
-		r.progress.Store(totR)
-		r.tEnd = t
-		if durMode {
-			if !cntStartSet && t >= tSampleStart {
-				cntStart, r.tStart, cntStartSet = totR, t, true
-			}
-			if cntStartSet && t >= tSampleEnd {
-				break
-			}
-		}
-	}
-	r.nDone = totR - cntStart
-	return nil
+	a, detach := r.bwLoopArgs(true)
+	return r.runBWLoop(&a, true, detach)
 }
 
 // ---- latency ----

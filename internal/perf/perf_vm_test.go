@@ -90,7 +90,6 @@ func newVMRig(t *testing.T, p Params) *vmRig {
 	stop, pstop := new(atomic.Bool), new(atomic.Bool)
 	g.r = newRunner(&p, g.mine, []Dest{dp}, ahm, 4096, stop)
 	g.pr = newRunner(&pp, g.their, []Dest{dm}, ahp, 4096, pstop)
-	g.r.yield, g.pr.yield = true, true // as in the binary (Session.SoleSession)
 	return g
 }
 
@@ -108,9 +107,18 @@ func (g *vmRig) peerLoop(n int, before func(), loop func() error) {
 	}()
 }
 
+// vmRuns is how many times vmNoAllocs calls f (peer loops must match).
+const vmRuns = 5
+
+// vmNoAllocs fails unless f, run after a warm-up, allocates nothing. The
+// warm-up is two runs: when both sides of a pair detach at once (one
+// process holds both here, unlike the binary), the runtime starts threads
+// for the Ps they hand off, and it may take more than one run to have
+// enough; that allocates, outside the loops.
 func vmNoAllocs(t *testing.T, name string, f func()) {
 	t.Helper()
-	if n := testing.AllocsPerRun(3, f); n != 0 {
+	f()
+	if n := testing.AllocsPerRun(3, f); n != 0 { // 1 + 3 runs
 		t.Fatalf("%s on rxe: %v allocations per run, want 0", name, n)
 	}
 }
@@ -168,7 +176,7 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 	for _, c := range []Transport{RC, UD} {
 		t.Run("send_bw_"+c.String(), func(t *testing.T) {
 			g := newVMRig(t, Params{Verb: VerbSend, Test: TestBW, Conn: c, Iters: 200, Size: 512})
-			g.peerLoop(4, func() {}, g.pr.runBWRecv)
+			g.peerLoop(vmRuns, func() {}, g.pr.runBWRecv)
 			vmNoAllocs(t, "runBW(send)+runBWRecv", func() {
 				g.pr.prepare(512)
 				if err := g.pr.postRecvs(200); err != nil {
@@ -187,11 +195,95 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 			default:
 			}
 			checkDetachedBW(t, g.r, 200)
+			if g.pr.detached == 0 || g.pr.nDone != 200 {
+				t.Fatalf("receiver: detached %d times, received %d of 200", g.pr.detached, g.pr.nDone)
+			}
 		})
 	}
+	t.Run("send_bw_bidir", func(t *testing.T) {
+		// -b: each side's sender also receives the other's messages.
+		g := newVMRig(t, Params{Verb: VerbSend, Test: TestBW, Bidir: true, Iters: 200, Size: 512})
+		g.peerLoop(vmRuns, func() {}, g.pr.runBW)
+		vmNoAllocs(t, "runBW -b both sides", func() {
+			g.pr.prepare(512)
+			g.r.prepare(512)
+			if err := g.pr.postRecvs(200); err != nil {
+				t.Fatal(err)
+			}
+			if err := g.r.postRecvs(200); err != nil {
+				t.Fatal(err)
+			}
+			g.start <- struct{}{}
+			if err := g.r.runBW(); err != nil {
+				t.Fatal(g.r.loopErr(err, "runBW -b"))
+			}
+			<-g.finished
+		})
+		select {
+		case err := <-g.errs:
+			t.Fatal(g.pr.loopErr(err, "peer runBW -b"))
+		default:
+		}
+		checkDetachedBW(t, g.r, 200)
+		checkDetachedBW(t, g.pr, 200)
+		if g.r.rcnt[0] != 200 || g.pr.rcnt[0] != 200 {
+			t.Fatalf("received %d and %d of 200", g.r.rcnt[0], g.pr.rcnt[0])
+		}
+	})
+	t.Run("write_bw_duration", func(t *testing.T) {
+		g := newVMRig(t, Params{Verb: VerbWrite, Test: TestBW, Size: 4096, Duration: 400 * time.Millisecond, Margin: 100 * time.Millisecond})
+		vmNoAllocs(t, "runBW -D", func() {
+			g.r.prepare(4096)
+			if err := g.r.runBW(); err != nil {
+				t.Fatal(g.r.loopErr(err, "runBW -D"))
+			}
+		})
+		r := g.r
+		// The window is the 200 ms between the margins, give or take one
+		// completion event; the run went on past it.
+		win := time.Duration(r.tEnd - r.tStart)
+		if r.detached == 0 || r.nDone == 0 || win < 150*time.Millisecond || win > 300*time.Millisecond || r.progress.Load() <= r.nDone {
+			t.Fatalf("detached %d, %d messages in a %v window, %d in all", r.detached, r.nDone, win, r.progress.Load())
+		}
+	})
+	t.Run("send_bw_duration", func(t *testing.T) {
+		p := Params{Verb: VerbSend, Test: TestBW, Size: 512, Duration: 400 * time.Millisecond, Margin: 100 * time.Millisecond}
+		g := newVMRig(t, p)
+		// The receiver outlasts the sender, so that it never stops
+		// with messages still coming (they would wait for receives,
+		// RNR, into the next run).
+		g.pr.p.Duration *= 2
+		posted := false
+		g.peerLoop(vmRuns, func() {}, g.pr.runBWRecv)
+		vmNoAllocs(t, "runBW+runBWRecv -D", func() {
+			g.pr.prepare(512)
+			if !posted { // a duration receiver keeps its queue full
+				if err := g.pr.postRecvs(1 << 62); err != nil {
+					t.Fatal(err)
+				}
+				posted = true
+			}
+			g.start <- struct{}{}
+			g.r.prepare(512)
+			if err := g.r.runBW(); err != nil {
+				t.Fatal(g.r.loopErr(err, "runBW -D"))
+			}
+			<-g.finished
+		})
+		select {
+		case err := <-g.errs:
+			t.Fatal(g.pr.loopErr(err, "runBWRecv -D"))
+		default:
+		}
+		for _, r := range []*runner{g.r, g.pr} {
+			if r.detached == 0 || r.nDone == 0 || r.tEnd <= r.tStart {
+				t.Fatalf("detached %d, %d messages from %d to %d ns", r.detached, r.nDone, r.tStart, r.tEnd)
+			}
+		}
+	})
 	t.Run("write_lat", func(t *testing.T) {
 		g := newVMRig(t, Params{Verb: VerbWrite, Test: TestLat, Iters: 100})
-		g.peerLoop(4, func() {}, g.pr.runLatWrite)
+		g.peerLoop(vmRuns, func() {}, g.pr.runLatWrite)
 		vmNoAllocs(t, "runLatWrite both sides", func() {
 			g.pr.prepare(2)
 			g.r.prepare(2)
@@ -209,7 +301,7 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 	})
 	t.Run("send_lat", func(t *testing.T) {
 		g := newVMRig(t, Params{Verb: VerbSend, Test: TestLat, Iters: 100})
-		g.peerLoop(4, func() {}, g.pr.runLatSend)
+		g.peerLoop(vmRuns, func() {}, g.pr.runLatSend)
 		vmNoAllocs(t, "runLatSend both sides", func() {
 			g.pr.prepare(2)
 			g.r.prepare(2)
@@ -259,7 +351,7 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 			if v == VerbSend {
 				run, prun = g.r.runLatSend, g.pr.runLatSend
 			}
-			g.peerLoop(4, func() {}, endsOK(prun))
+			g.peerLoop(vmRuns, func() {}, endsOK(prun))
 			posted := false
 			vmNoAllocs(t, v.String()+" lat -D both sides", func() {
 				g.pr.prepare(2)

@@ -73,7 +73,7 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 		// idle P's thread, which takes the loop over while the old thread
 		// sleeps: a futex hand-off that costs milliseconds when the CPUs
 		// are busy (the peer spins too), each a latency outlier. With one
-		// P a preempted or yielding (runner.yield) loop resumes on its own
+		// P a preempted or yielding (latArgs.yield) loop resumes on its own
 		// thread; the watcher, the progress ticker and Ctrl-C need no
 		// parallelism and run when the loop yields. Set here, not around
 		// each loop: GOMAXPROCS stops the world, which after the start
@@ -368,7 +368,6 @@ func (s *Session) bwReport(mine BWResult, use bool) (BWReport, error) {
 // newRunner builds the runner for this session's loops.
 func (s *Session) newRunner() *runner {
 	r := newRunner(s.P, s.res, s.rem, s.ahs, uint64(s.cycle), &s.stop)
-	r.yield = s.SoleSession
 	r.stall, r.stallBase = s.Stall, s.Stall
 	return r
 }
