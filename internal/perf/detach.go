@@ -10,13 +10,13 @@ import (
 	"github.com/rdmactl/rdmactl/internal/verbs"
 )
 
-// Running a latency loop detached from the Go scheduler (see
+// Running a measurement loop detached from the Go scheduler (see
 // internal/verbs/detached.go for why and for the rules such code keeps).
 //
 // runLatLoop and runBWLoop call runtime.entersyscallblock, which hands
 // the goroutine's P to the scheduler at once as for a blocking system
-// call, run the loop (pingPongDetached, latReadDetached or bwDetached,
-// //go:nosplit throughout), and call runtime.exitsyscall, which takes a
+// call, run the loop (pingPongDetached, latReadDetached, bwDetached or
+// bwRecvDetached, //go:nosplit throughout), and call runtime.exitsyscall, which takes a
 // P back. (With providers that have no detached queues the same loops
 // run attached, without those two calls.) In between, the watcher,
 // Ctrl-C and progress goroutines run on the freed P in other threads, and

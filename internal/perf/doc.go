@@ -59,8 +59,8 @@
 //     10 ms preempted the loops and about doubled the p99.
 //   - On rxe the loops go further: they run detached from the scheduler,
 //     as if in a blocking system call (detach.go), so that no P runs and
-//     sysmon sleeps for the whole loop (latency: one QP, both modes;
-//     bandwidth: the sender in iteration mode, not -b send). Bandwidth in
-//     duration mode, receivers, -b send and mlx5 still run attached, as
-//     above.
+//     sysmon sleeps for the whole loop. Every test has one loop, for both
+//     modes, which runs detached on rxe and attached (yielding, as above)
+//     on mlx5, whose data path is not audited for it, and on the unit
+//     tests' fakes.
 package perf
