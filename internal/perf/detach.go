@@ -562,7 +562,7 @@ func (r *runner) runBWLoop(a *bwArgs, recv, detach bool) error {
 func bwDetached(a *bwArgs) (detachedEnd, error) {
 	n := len(a.sqs)
 	total := a.iters * uint64(n)
-	var totS, totC, totR, cntStart uint64
+	var totS, totC, totR, cntStart, rStart uint64
 	var spins uint32
 	var tSample, tSampleEnd, tStop int64
 	inWindow := false
@@ -587,7 +587,7 @@ func bwDetached(a *bwArgs) (detachedEnd, error) {
 					a.tStart = nanotime() - a.base
 				}
 				if err := a.sqs[q].PostSend(wrs); err != nil {
-					a.done = totC - cntStart
+					a.done = a.count(totC, cntStart, totR, rStart)
 					return endPostErr, err
 				}
 				a.scnt[q] += a.pl
@@ -597,7 +597,7 @@ func bwDetached(a *bwArgs) (detachedEnd, error) {
 		if a.rqs != nil && totR < total {
 			got, end, err := bwRecvSome(a)
 			if end != endDone {
-				a.done = totC - cntStart
+				a.done = a.count(totC, cntStart, totR, rStart)
 				return end, err
 			}
 			if got > 0 {
@@ -607,19 +607,19 @@ func bwDetached(a *bwArgs) (detachedEnd, error) {
 		}
 		cnt, err := a.scq.Poll(a.wcs)
 		if err != nil {
-			a.done = totC - cntStart
+			a.done = a.count(totC, cntStart, totR, rStart)
 			return endPollErr, err
 		}
 		if cnt == 0 {
 			spins++
 			if spins&1023 == 0 {
 				if a.stop.Load() {
-					a.done = totC - cntStart
+					a.done = a.count(totC, cntStart, totR, rStart)
 					return endStopped, nil
 				}
 				t := nanotime() - a.base
 				if t-lastProgress > a.stall {
-					a.done = totC - cntStart
+					a.done = a.count(totC, cntStart, totR, rStart)
 					return endStalled, nil
 				}
 				if tStop != 0 && t >= tStop {
@@ -638,7 +638,7 @@ func bwDetached(a *bwArgs) (detachedEnd, error) {
 			wc := &a.wcs[i]
 			if wc.Status != 0 {
 				a.wcs[0] = *wc
-				a.done = totC - cntStart
+				a.done = a.count(totC, cntStart, totR, rStart)
 				return endWCErr, nil
 			}
 			q := wc.WRID
@@ -658,14 +658,14 @@ func bwDetached(a *bwArgs) (detachedEnd, error) {
 			// Count from the first event in the window to the first
 			// past it.
 			if !inWindow && t >= tSample {
-				cntStart, a.tStart, inWindow = totC, t, true
+				cntStart, rStart, a.tStart, inWindow = totC, totR, t, true
 			}
 			a.tEnd = t
 			if t >= tSampleEnd {
 				break
 			}
 			if a.stop.Load() {
-				a.done = totC - cntStart
+				a.done = a.count(totC, cntStart, totR, rStart)
 				return endStopped, nil
 			}
 		} else if spins&63 == 0 && a.stop.Load() {
@@ -674,8 +674,23 @@ func bwDetached(a *bwArgs) (detachedEnd, error) {
 		}
 		spins++
 	}
-	a.done = totC - cntStart
+	a.done = a.count(totC, cntStart, totR, rStart)
 	return endDone, nil
+}
+
+// count is what the sender reports: the messages completed (in duration
+// mode, in the window) and, with -b send in duration mode, also those
+// received in the window, as perftest's run_iter_bi counts both there
+// (it exchanges no reports in -D mode; in iteration mode each side counts
+// its sending half and both print the sum).
+//
+//go:nosplit
+func (a *bwArgs) count(totC, cntStart, totR, rStart uint64) uint64 {
+	n := totC - cntStart
+	if a.duration != 0 && a.rqs != nil {
+		n += totR - rStart
+	}
+	return n
 }
 
 // bwRecvSome polls the receive CQ once, checks each completion (a

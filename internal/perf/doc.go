@@ -48,8 +48,9 @@
 //     perftest, has no peak.
 //   - -b with send runs perftest's run_iter_bi: one loop posts this
 //     side's messages and receives the peer's; each side's BW is its
-//     sending half, and both print the sum (in -D mode, their own half,
-//     as perftest).
+//     sending half, and both print the sum. In -D mode there is no
+//     report exchange (as perftest): each side counts what it sent and
+//     received in its own window, which also comes to the sum.
 //   - The session runs on one Go P (when it is alone in the process) and
 //     its loops yield to the scheduler now and then: otherwise the
 //     runtime's preemption every 10 ms moves it between threads, which

@@ -256,7 +256,8 @@ func (r *runner) checkWC(wc *verbs.WC) bool {
 // TxDepth outstanding per QP, signalling every CQMod-th WR, and records
 // one (time, completed) event per poll that returned completions. With
 // -b and send (perftest's run_iter_bi) it also receives the peer's iters
-// per QP in the same loop; this side's BW is its sending half. The loop
+// per QP in the same loop; this side's BW is its sending half (in -D
+// mode, what it sent and received; see bwArgs.count). The loop
 // is bwDetached (detach.go), in every mode.
 func (r *runner) runBW() error {
 	a, detach := r.bwLoopArgs(r.p.Bidir && r.p.Verb == VerbSend)
