@@ -16,9 +16,9 @@ import (
 // runLatLoop and runBWLoop call runtime.entersyscallblock, which hands
 // the goroutine's P to the scheduler at once as for a blocking system
 // call, run the loop (pingPongDetached, latReadDetached, bwDetached or
-// bwRecvDetached, //go:nosplit throughout), and call runtime.exitsyscall, which takes a
-// P back. (With providers that have no detached queues the same loops
-// run attached, without those two calls.) In between, the watcher,
+// bwRecvDetached, //go:nosplit throughout), and call runtime.exitsyscall,
+// which takes a P back. (With providers that have no detached queues the
+// same loops run attached, without those two calls.) In between, the watcher,
 // Ctrl-C and progress goroutines run on the freed P in other threads, and
 // with no P running the runtime's monitor thread sleeps instead of waking
 // every 10 ms. Both runtime functions are exported to x/sys, the syscall
@@ -50,13 +50,13 @@ func growStack() byte {
 //go:noinline
 func touchPad(p *[16 << 10]byte) byte { return p[0] ^ p[len(p)-1] }
 
-// latLoopArgs returns what a latency loop needs, with QP 0's queues: the provider's detached queues when it has them
-// (detach: run it detached), else the ordinary ones (mlx5, the tests'
-// fakes), with which the same loop runs attached and yields about once a
-// millisecond: a nosplit function is never preempted, so without that a
-// spinning loop would keep its P from every other goroutine (the tests'
-// write_lat_all took 10 s instead of 0.07). withRecv: the loop also
-// receives (send).
+// latLoopArgs returns what a latency loop needs, with QP 0's queues: the
+// provider's detached queues when it has them (detach: run it detached),
+// else the ordinary ones (mlx5, the tests' fakes), with which the same
+// loop runs attached and yields about once a millisecond: a nosplit
+// function is never preempted, so without that a spinning loop would
+// keep its P from every other goroutine (the tests' write_lat_all took
+// 10 s instead of 0.07). withRecv: the loop also receives (send).
 func (r *runner) latLoopArgs(withRecv bool) (a latArgs, detach bool) {
 	q := r.res.QPs[0]
 	a = latArgs{sq: q.SendQueue, rq: q.RecvQueue, scq: r.res.SendCQ, rcq: r.res.RecvCQ,
@@ -244,7 +244,12 @@ func pingPongDetached(a *latArgs) (end detachedEnd, ns int, err error) {
 		// sample is the period between two posts, one round trip.
 		t := nanotime()
 		if prev != 0 {
-			a.sample(t-prev, t, &ns)
+			if a.hist == nil { // iteration mode
+				a.posted[ns] = t - prev
+				ns++
+			} else {
+				a.histSample(t-prev, t)
+			}
 		}
 		prev = t
 		if end, err = pollDetached(a, a.scq); end != endDone {
@@ -291,7 +296,12 @@ func latReadDetached(a *latArgs) (end detachedEnd, ns int, err error) {
 			return a.pollEnd(end), ns, err
 		}
 		t2 := nanotime()
-		a.sample(t2-t, t2, &ns)
+		if a.hist == nil {
+			a.posted[ns] = t2 - t
+			ns++
+		} else {
+			a.histSample(t2-t, t2)
+		}
 		if a.tStop != 0 && t2 >= a.tStop {
 			return endDone, ns, nil
 		}
@@ -301,16 +311,13 @@ func latReadDetached(a *latArgs) (end detachedEnd, ns int, err error) {
 	return endDone, ns, nil
 }
 
-// sample records one latency sample d that ended at t: into a.posted
-// (iteration mode), or into the histogram if t lies within the margins
-// (duration mode).
+// histSample adds a duration-mode latency sample d that ended at t to the
+// histogram if t lies within the margins. (Iteration mode stores samples
+// inline in the loops: a call per iteration there is not free under TCG.)
 //
 //go:nosplit
-func (a *latArgs) sample(d, t int64, ns *int) {
-	if a.hist == nil {
-		a.posted[*ns] = d
-		*ns++
-	} else if t >= a.tSample && t < a.tSampleEnd {
+func (a *latArgs) histSample(d, t int64) {
+	if t >= a.tSample && t < a.tSampleEnd {
 		a.hist.add(d)
 	}
 }
@@ -450,7 +457,7 @@ type bwArgs struct {
 	evT          []int64
 	evC          []uint64
 	nEv          int
-	done         uint64 // messages completed (duration mode: in the window)
+	done         uint64 // messages counted (see count; receiver: received)
 	// yield (attached runs only): runtime.Gosched about once a ms
 	yield   bool
 	yielded int64
