@@ -61,7 +61,7 @@ func (r *runner) latLoopArgs(withRecv bool) (a latArgs, detach bool) {
 	q := r.res.QPs[0]
 	a = latArgs{sq: q.SendQueue, rq: q.RecvQueue, scq: r.res.SendCQ, rcq: r.res.RecvCQ,
 		wr: r.wrs[0][:1], wcs: r.wcs, iters: r.p.Iters, posted: r.posted,
-		stop: r.stop, prog: &r.progress, stall: int64(r.stall), yield: true}
+		stop: r.stop, prog: &r.progress, stall: int64(r.stall), yielder: yielder{yield: true}}
 	if withRecv {
 		a.rwr, a.recvLen, a.rposted, a.rdone = r.rwrs[0], r.recvLen, r.rposted[0], r.ccnt[0]
 	} else {
@@ -158,6 +158,26 @@ func (r *runner) loopEnd(end detachedEnd, err error) error {
 	}
 }
 
+// yielder is how an attached loop lets other goroutines run: a nosplit
+// loop is never preempted, so with yield set it calls runtime.Gosched
+// about once a millisecond (maybeYield, t from the loop's clock). A
+// detached loop has no P to yield.
+type yielder struct {
+	yield   bool
+	yielded int64 // t of the last Gosched
+}
+
+// maybeYield is called from the nosplit loops; runtime.Gosched may be
+// called there only attached, which is when yield is set.
+//
+//go:nosplit
+func (y *yielder) maybeYield(t int64) {
+	if y.yield && t-y.yielded >= int64(time.Millisecond) {
+		runtime.Gosched()
+		y.yielded = t
+	}
+}
+
 // How a detached loop ended. The loop cannot build errors (that
 // allocates), so it returns one of these and loopEnd makes the error.
 type detachedEnd int
@@ -207,10 +227,7 @@ type latArgs struct {
 	// fast hardware a wait can be shorter than the 4096 rounds between
 	// checks of stop, and Ctrl-C must still end a long run.
 	spins uint32
-	// yield (attached runs only): call runtime.Gosched about once a
-	// millisecond, at yielded+1ms.
-	yield   bool
-	yielded int64
+	yielder
 }
 
 // pingPongDetached is the loop of runLatWrite and runLatSend (see
@@ -413,10 +430,7 @@ func checkDetached(a *latArgs, since *int64) detachedEnd {
 	} else if t-*since > a.stall {
 		return endStalled
 	}
-	if a.yield && t-a.yielded >= int64(time.Millisecond) {
-		runtime.Gosched() // attached only: a nosplit caller may call it then
-		a.yielded = t
-	}
+	a.maybeYield(t)
 	return endDone
 }
 
@@ -458,9 +472,7 @@ type bwArgs struct {
 	evC          []uint64
 	nEv          int
 	done         uint64 // messages counted (see count; receiver: received)
-	// yield (attached runs only): runtime.Gosched about once a ms
-	yield   bool
-	yielded int64
+	yielder
 }
 
 // bwLoopArgs returns the bandwidth loops' arguments: the QPs' detached
@@ -477,7 +489,7 @@ func (r *runner) bwLoopArgs(withRecv bool) (bwArgs, bool) {
 	a := bwArgs{sqs: q.sqs, scq: q.scq, wrs: r.wrs, wcs: r.wcs, scnt: r.scnt, ccnt: r.ccnt,
 		iters: p.Iters, pl: uint64(p.PostList), cqMod: uint64(p.CQMod), tx: uint64(p.TxDepth),
 		base: r.base, stop: r.stop, prog: &r.progress, stall: int64(r.stall),
-		evT: r.evT, evC: r.evC, yield: !q.detach}
+		evT: r.evT, evC: r.evC, yielder: yielder{yield: !q.detach}}
 	if withRecv {
 		a.rqs, a.rcq, a.rwrs, a.rposted, a.rcnt, a.recvLen = q.rqs, q.rcq, r.rwrs, r.rposted, r.rcnt, r.recvLen
 	}
@@ -632,10 +644,7 @@ func bwDetached(a *bwArgs) (detachedEnd, error) {
 				if tStop != 0 && t >= tStop {
 					break // no completion since the window closed
 				}
-				if a.yield && t-a.yielded >= int64(time.Millisecond) {
-					runtime.Gosched() // attached only
-					a.yielded = t
-				}
+				a.maybeYield(t)
 			}
 			continue
 		}
@@ -766,10 +775,7 @@ func bwRecvDetached(a *bwArgs) (detachedEnd, error) {
 					return endStopped, nil
 				}
 				t := nanotime() - a.base
-				if a.yield && t-a.yielded >= int64(time.Millisecond) {
-					runtime.Gosched() // attached only
-					a.yielded = t
-				}
+				a.maybeYield(t)
 				if a.duration != 0 && !first && (t >= tStop || t-lastProgress > a.stall) {
 					break // the sender stopped on its own clock
 				}

@@ -73,7 +73,7 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 		// idle P's thread, which takes the loop over while the old thread
 		// sleeps: a futex hand-off that costs milliseconds when the CPUs
 		// are busy (the peer spins too), each a latency outlier. With one
-		// P a preempted or yielding (latArgs.yield) loop resumes on its own
+		// P a preempted or yielding (yielder) loop resumes on its own
 		// thread; the watcher, the progress ticker and Ctrl-C need no
 		// parallelism and run when the loop yields. Set here, not around
 		// each loop: GOMAXPROCS stops the world, which after the start
