@@ -93,6 +93,27 @@ func newVMRig(t *testing.T, p Params) *vmRig {
 	return g
 }
 
+// checkPeer fails t if the peer's loop returned an error (what names it).
+func (g *vmRig) checkPeer(t *testing.T, what string) {
+	t.Helper()
+	select {
+	case err := <-g.errs:
+		t.Fatal(g.pr.loopErr(err, what))
+	default:
+	}
+}
+
+// postRecvsBoth posts up to n receives on each side, as seqSendBW and
+// seqLat do before the start handshake.
+func (g *vmRig) postRecvsBoth(t *testing.T, n uint64) {
+	t.Helper()
+	for _, r := range []*runner{g.pr, g.r} {
+		if err := r.postRecvs(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // peerLoop runs loop on the peer once per start signal.
 func (g *vmRig) peerLoop(n int, before func(), loop func() error) {
 	go func() {
@@ -189,11 +210,7 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 				}
 				<-g.finished
 			})
-			select {
-			case err := <-g.errs:
-				t.Fatal(g.pr.loopErr(err, "runBWRecv"))
-			default:
-			}
+			g.checkPeer(t, "runBWRecv")
 			checkDetachedBW(t, g.r, 200)
 			if g.pr.detached == 0 || g.pr.nDone != 200 {
 				t.Fatalf("receiver: detached %d times, received %d of 200", g.pr.detached, g.pr.nDone)
@@ -207,23 +224,14 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 		vmNoAllocs(t, "runBW -b both sides", func() {
 			g.pr.prepare(512)
 			g.r.prepare(512)
-			if err := g.pr.postRecvs(200); err != nil {
-				t.Fatal(err)
-			}
-			if err := g.r.postRecvs(200); err != nil {
-				t.Fatal(err)
-			}
+			g.postRecvsBoth(t, 200)
 			g.start <- struct{}{}
 			if err := g.r.runBW(); err != nil {
 				t.Fatal(g.r.loopErr(err, "runBW -b"))
 			}
 			<-g.finished
 		})
-		select {
-		case err := <-g.errs:
-			t.Fatal(g.pr.loopErr(err, "peer runBW -b"))
-		default:
-		}
+		g.checkPeer(t, "peer runBW -b")
 		checkDetachedBW(t, g.r, 200)
 		checkDetachedBW(t, g.pr, 200)
 		if g.r.rcnt[0] != 200 || g.pr.rcnt[0] != 200 {
@@ -270,11 +278,7 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 			}
 			<-g.finished
 		})
-		select {
-		case err := <-g.errs:
-			t.Fatal(g.pr.loopErr(err, "runBWRecv -D"))
-		default:
-		}
+		g.checkPeer(t, "runBWRecv -D")
 		for _, r := range []*runner{g.r, g.pr} {
 			if r.detached == 0 || r.nDone == 0 || r.tEnd <= r.tStart {
 				t.Fatalf("detached %d, %d messages from %d to %d ns", r.detached, r.nDone, r.tStart, r.tEnd)
@@ -305,12 +309,7 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 		vmNoAllocs(t, "runLatSend both sides", func() {
 			g.pr.prepare(2)
 			g.r.prepare(2)
-			if err := g.pr.postRecvs(100); err != nil {
-				t.Fatal(err)
-			}
-			if err := g.r.postRecvs(100); err != nil {
-				t.Fatal(err)
-			}
+			g.postRecvsBoth(t, 100)
 			g.start <- struct{}{}
 			if err := g.r.runLatSend(); err != nil {
 				t.Fatal(g.r.loopErr(err, "runLatSend"))
@@ -361,12 +360,7 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 				if v == VerbSend && !posted {
 					// as seqLat does, once: a duration run re-posts
 					// each receive, so a full queue stays posted
-					if err := g.pr.postRecvs(g.pr.p.Iters); err != nil {
-						t.Fatal(err)
-					}
-					if err := g.r.postRecvs(g.r.p.Iters); err != nil {
-						t.Fatal(err)
-					}
+					g.postRecvsBoth(t, g.r.p.Iters) // the same Params on both sides
 					posted = true
 				}
 				g.start <- struct{}{}
@@ -375,11 +369,7 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 				}
 				<-g.finished
 			})
-			select {
-			case err := <-g.errs:
-				t.Fatal(g.pr.loopErr(err, "peer lat -D"))
-			default:
-			}
+			g.checkPeer(t, "peer lat -D")
 			checkDetachedHist(t, "client", g.r)
 			checkDetachedHist(t, "server", g.pr)
 		})
