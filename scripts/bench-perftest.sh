@@ -46,16 +46,22 @@ table() {
 	spread() {
 		awk -v c="$2" '{print $c}' "$1" | sort -g | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%s-%s\n", lo, hi}'
 	}
+	# rounds PERFTEST_FILE RDMACTL_FILE COLUMN: "perftest rdmactl", one
+	# line per round; fails unless every round has both.
+	rounds() {
+		[ "$(wc -l <"$1")" = "$(wc -l <"$2")" ] || return 1
+		paste <(awk -v c="$3" '{print $c}' "$1") <(awk -v c="$3" '{print $c}' "$2")
+	}
 	# paired PERFTEST_FILE RDMACTL_FILE COLUMN: the median of the
 	# per-round ratios rdmactl/perftest (the two ran back to back, so a
 	# slow spell of the host hits both); "-" unless every round has both.
 	paired() {
-		if [ "$(wc -l <"$1")" != "$(wc -l <"$2")" ]; then
+		local p r
+		if ! p=$(rounds "$1" "$2" "$3"); then
 			echo -
 			return
 		fi
-		local r
-		r=$(paste <(awk -v c="$3" '{print $c}' "$1") <(awk -v c="$3" '{print $c}' "$2") | awk '$1 > 0 {print $2 / $1}')
+		r=$(printf '%s\n' "$p" | awk '$1 > 0 {print $2 / $1}')
 		if [ -z "$r" ]; then
 			echo -
 			return
@@ -67,11 +73,12 @@ table() {
 	# real difference K/N hovers around half; 9 of 9 either way would be
 	# a 1-in-256 fluke.
 	wins() {
-		if [ "$(wc -l <"$1")" != "$(wc -l <"$2")" ]; then
+		local p
+		if ! p=$(rounds "$1" "$2" "$3"); then
 			echo -
 			return
 		fi
-		paste <(awk -v c="$3" '{print $c}' "$1") <(awk -v c="$3" '{print $c}' "$2") |
+		printf '%s\n' "$p" |
 			awk -v b="$4" '{n++; if ((b == "higher" && $2 >= $1) || (b == "lower" && $2 <= $1)) k++} END {printf "%d/%d\n", k, n}'
 	}
 	# ci PERFTEST_FILE RDMACTL_FILE COLUMN higher|lower: the geometric
@@ -80,11 +87,12 @@ table() {
 	# "ahead" or "behind" when the whole interval is on one side of 1,
 	# "level" when it contains 1 (no difference this run can show).
 	ci() {
-		if [ "$(wc -l <"$1")" != "$(wc -l <"$2")" ]; then
+		local p
+		if ! p=$(rounds "$1" "$2" "$3"); then
 			echo "- - -"
 			return
 		fi
-		paste <(awk -v c="$3" '{print $c}' "$1") <(awk -v c="$3" '{print $c}' "$2") |
+		printf '%s\n' "$p" |
 			awk -v b="$4" '$1 > 0 && $2 > 0 {x = log($2 / $1); n++; s += x; ss += x * x}
 			END {
 				if (n < 2) { print "- - -"; exit }
