@@ -27,7 +27,23 @@
 # CONFIGS (a subset, e.g. "lat 2,lat 4096"), KEEP (a directory, shared
 # with the guest, for the raw result rows of every run), CPUS (guest vCPUs,
 # default 2: one per side; a third costs the host a core whenever any
-# thread wakes on it, which under TCG slows the other two).
+# thread wakes on it, which under TCG slows the other two), KPATH=1 (see
+# below).
+#
+# KPATH=1 also times the kernel's share of each latency run: the guest
+# traces its NET_RX softirqs (tracefs, vec 3) while the client runs, and
+# the table gets a "kernel path" row per latency size: the median time
+# one softirq took, in which rxe on the sending vCPU carries a message
+# through veth and the bridge to the peer's responder (which writes it
+# into the peer's memory) and carries the ACK back to the completer. Both
+# tools make the same POST_SEND doorbell, so this is the same kernel code
+# for both, and it takes nearly all of a half round trip. Under TCG it
+# does not run at one speed: on a given vCPU it runs at about 27 us a
+# message or at 40-90 us for stretches of 0.1 s to seconds, whichever
+# tool is running (traced: both tools, and each side of mixed pairs). A
+# latency row whose kernel path row differs as much measured the
+# emulator, not the tools. Tracing costs each message a little, the same
+# for both tools.
 set -euo pipefail
 
 # table DIR TITLE [NOTE]: the side-by-side table from the raw result rows in
@@ -133,6 +149,9 @@ table() {
 	row "write lat p99 2 B [us]" lat 2 8 lower
 	row "write lat median 4 KiB [us]" lat 4096 5 lower
 	row "write lat p99 4 KiB [us]" lat 4096 8 lower
+	# KPATH=1 runs only
+	row "kernel path 2 B [us/msg]" kpath 2 1 lower
+	row "kernel path 4 KiB [us/msg]" kpath 4096 1 lower
 }
 
 if [ "${1:-}" = "--table" ]; then
@@ -154,6 +173,47 @@ if [ "${1:-}" = "--guest" ]; then
 	SRV=10.77.0.1
 	out=$(mktemp -d /tmp/bench-perftest.XXXXXX)
 	port=19000
+	T=/sys/kernel/tracing
+	# ktrace_start, ktrace_stop (KPATH=1): trace the NET_RX softirqs
+	# from here on; print "US COUNT": the mean over the vCPUs of the
+	# median time a softirq took on each (a half round trip carries one
+	# message from each side, and a vCPU can be slow alone), and how many
+	# there were.
+	# The events are set up once and stay enabled (tracing_on switches
+	# the recording): in this kernel, writing an event's filter after
+	# disabling it hung the next run's setup.
+	ktrace_set=
+	ktrace_start() {
+		if [ -z "$ktrace_set" ]; then
+			[ -e $T/trace ] || mount -t tracefs none $T
+			echo 0 >$T/tracing_on
+			echo 16384 >$T/buffer_size_kb
+			local e
+			for e in softirq_entry softirq_exit; do
+				echo 'vec == 3' >$T/events/irq/$e/filter
+				echo 1 >$T/events/irq/$e/enable
+			done
+			ktrace_set=1
+		fi
+		echo >$T/trace
+		echo 1 >$T/tracing_on
+	}
+	ktrace_stop() {
+		echo 0 >$T/tracing_on
+		# "... [001] ..s1. 12.345678: softirq_entry: vec=3 ...": pair
+		# each CPU's entry with its exit.
+		awk '/ softirq_(entry|exit): / {
+			for (i = 1; i < NF; i++) if ($i ~ /^\[[0-9]+\]$/) cpu = $i
+			for (i = 1; i < NF; i++) if ($(i + 1) == "softirq_entry:" || $(i + 1) == "softirq_exit:") break
+			t = $i; sub(/:$/, "", t)
+			if ($(i + 1) == "softirq_entry:") in_[cpu] = t
+			else if (cpu in in_) { print cpu, (t - in_[cpu]) * 1e6; delete in_[cpu] }
+		}' $T/trace | sort -k1,1 -k2g | awk '
+			function flush() { if (n) { sum += v[int((n + 1) / 2)]; cpus++ }; n = 0 }
+			$1 != c { flush(); c = $1 }
+			{ v[++n] = $2; all++ }
+			END { flush(); if (cpus) printf "%.1f %d\n", sum / cpus, all; else print "0 0" }'
+	}
 	# one TOOL KIND SIZE ROUND: run one server/client pair, append the
 	# client's result row to $out/TOOL-KIND-SIZE.
 	one() {
@@ -184,13 +244,18 @@ if [ "${1:-}" = "--guest" ]; then
 			grep -qE "$hex 0+:0000 0A" /proc/net/tcp /proc/net/tcp6 && break
 			sleep 0.1
 		done
+		local kpath=
+		[ "${KPATH:-}" = 1 ] && [ "$kind" = lat ] && kpath=1
+		[ -z "$kpath" ] || ktrace_start
 		if ! timeout 45 "${cli[@]}" >"$out/cli.txt" 2>&1; then
+			[ -z "$kpath" ] || ktrace_stop >/dev/null
 			echo "bench: $tool $kind $size failed:" >&2
 			cat "$out/cli.txt" "$out/srv.txt" >&2
 			kill "$spid" 2>/dev/null || true
 			wait "$spid" 2>/dev/null || true
 			return 1
 		fi
+		[ -z "$kpath" ] || ktrace_stop >>"$out/$tool-kpath-$size"
 		wait "$spid" || true
 		# The first row under the "#bytes" header.
 		awk '/^ #bytes/ {h=1; next} h && $1 ~ /^[0-9]+$/ {print; exit}' "$out/cli.txt" >>"$out/$tool-$kind-$size"
@@ -243,4 +308,4 @@ if [ -n "${KEEP:-}" ]; then
 fi
 # A round takes about 1 min under TCG, up to 4 on a slow host; vm/run's
 # default limit is 30 min.
-exec "${VMRUN:-vm/run}" --cpus "${CPUS:-2}" --timeout $((600 + ROUNDS * 400)) "${share[@]}" -- env CONFIGS="${CONFIGS:-}" KEEP="${KEEP:-}" "$PWD/scripts/bench-perftest.sh" --guest "$RDMACTL" "$ROUNDS" "${BW_ITERS:-2000}" "${LAT_ITERS:-1000}"
+exec "${VMRUN:-vm/run}" --cpus "${CPUS:-2}" --timeout $((600 + ROUNDS * 400)) "${share[@]}" -- env CONFIGS="${CONFIGS:-}" KEEP="${KEEP:-}" KPATH="${KPATH:-}" "$PWD/scripts/bench-perftest.sh" --guest "$RDMACTL" "$ROUNDS" "${BW_ITERS:-2000}" "${LAT_ITERS:-1000}"
