@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,6 +49,7 @@ type Session struct {
 	res      *Resources
 	ahs      []*verbs.AH
 	qpsUp    bool // connectQPs ran: later key rounds are handshakes
+	settled  bool // settle ran since the last loop
 	stop     atomic.Bool
 	peerGone atomic.Bool
 	result   Result
@@ -296,6 +298,7 @@ func (s *Session) key(i int, long bool) error {
 		what = "the end-of-run handshake"
 	case s.qpsUp:
 		what = "the start handshake"
+		s.settle()
 	}
 	b, err := s.conn.xchg(what, encodeKey(&s.my[i], s.withGID), keySize(s.withGID), long)
 	if err != nil {
@@ -711,6 +714,33 @@ func bars(n int) string {
 	return string(b)
 }
 
+// settle returns the heap's free memory to the OS (a GC, then a full
+// scavenge: debug.FreeOSMemory) before a run, at its first start
+// handshake, where the peer waits in the exchange and not in its loop.
+// The runner's buffers, allocated after it, usually fit in the heap goal
+// the GC set, so they give the scavenger no work.
+//
+// Why: otherwise, when setup left free heap behind, the runtime's
+// background scavenger returns it during the run, a little at a time (it
+// paces itself to about 1% of a CPU), waking a thread every 100 ms or so.
+// In a latency pair both CPUs spin, so each wake-up preempts a loop: ours,
+// or the peer's when the thread lands on the peer's CPU, a switch into
+// another address space (under TCG also a flush of the emulated TLB).
+// Traced in the VM (sched_switch, 10000-iteration 2-byte write_lat pairs
+// of rdmactl): without settle, one of four runs had runtime threads of
+// the other process on a loop's CPU at 18, 26, 125 ms and on, the other
+// three one or none after the loops' first 0.1 s (where threads woken at
+// the start get their turn); with it, three runs had none after 0.11 s.
+// perftest's processes have no such threads. Once per run: measure
+// clears the flag.
+func (s *Session) settle() {
+	if s.settled {
+		return
+	}
+	debug.FreeOSMemory()
+	s.settled = true
+}
+
 // measure runs one loop with the peer watcher, the progress line and the
 // interval reports around it, and turns the runner's data into a BW row
 // (latency rows are built by the caller).
@@ -718,6 +748,7 @@ func (s *Session) measure(ctx context.Context, r *runner, loop func() error) (BW
 	stopWatch := s.watchPeer()
 	stopProg := s.progress(r)
 	err := loop()
+	s.settled = false
 	if errors.Is(err, errDeadline) {
 		err = nil // duration mode: the peer stopped on its own clock
 	}
