@@ -32,18 +32,19 @@
 #
 # KPATH=1 also times the kernel's share of each latency run: the guest
 # traces its NET_RX softirqs (tracefs, vec 3) while the client runs, and
-# the table gets a "kernel path" row per latency size: the median time
-# one softirq took, in which rxe on the sending vCPU carries a message
-# through veth and the bridge to the peer's responder (which writes it
-# into the peer's memory) and carries the ACK back to the completer. Both
-# tools make the same POST_SEND doorbell, so this is the same kernel code
-# for both, and it takes nearly all of a half round trip. Under TCG it
-# does not run at one speed: on a given vCPU it runs at about 27 us a
-# message or at 40-90 us for stretches of 0.1 s to seconds, whichever
-# tool is running (traced: both tools, and each side of mixed pairs). A
-# latency row whose kernel path row differs as much measured the
-# emulator, not the tools. Tracing costs each message a little, the same
-# for both tools.
+# the table gets a "kernel path" row per latency size: per run, each
+# vCPU's median time for one softirq, averaged over the vCPUs. In that
+# softirq rxe on the sending vCPU carries a message through veth and the
+# bridge to the peer's responder (which writes it into the peer's memory)
+# and carries the ACK back to the completer. Both tools make the same
+# POST_SEND doorbell, so this is the same kernel code for both, and it
+# takes nearly all of a 2-byte half round trip. Under TCG it does not run
+# at one speed: on a given vCPU it takes about 27 us a message, or 40-90
+# us for stretches of 0.1 s to seconds, with either tool (traced: both
+# tools, and either side of mixed pairs; in some boots rdmactl's runs hit
+# the slow speed more often, for a reason not found). A latency row whose
+# kernel path row differs as much measured the emulator's speed, not what
+# the tools do. Tracing costs each message a little, the same for both.
 set -euo pipefail
 
 # table DIR TITLE [NOTE]: the side-by-side table from the raw result rows in
