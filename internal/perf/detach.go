@@ -5,7 +5,9 @@ import (
 	"runtime"
 	"sync/atomic"
 	"time"
-	_ "unsafe" // for go:linkname
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/rdmactl/rdmactl/internal/verbs"
 )
@@ -33,6 +35,30 @@ func exitsyscall()
 
 //go:linkname nanotime runtime.nanotime
 func nanotime() int64
+
+// letHandoffRun sleeps 2 ms between entersyscallblock and a latency
+// loop's first message.
+//
+// Why: entersyscallblock hands the P on, and as the only P (the binary
+// runs with one) it must go to a thread that can poll the network for the
+// peer watcher, so the runtime wakes one. In a latency pair both CPUs are
+// busy, so that thread only got a CPU later by preempting a loop, ours or
+// the peer's, mid-run. Traced in the VM (sched_switch, six 1000-iteration
+// 2-byte write_lat pairs of rdmactl each way): without the sleep, 5 of
+// the loops' 7 preemptions by their own runtime threads came mid-run (at
+// 9-62 ms of 64-96 ms loops; each a latency outlier, and a few of them
+// are what p99 of 1000 samples is made of); with it, the threads run on
+// this CPU while it sleeps, and the 4 left came in the loops' last 2 ms,
+// when the peer's loop had ended. Only one sample can hold the sleep:
+// when this side posts second, the peer's first, which already spans the
+// difference between the two sides' start times (setup after the last
+// handshake; the same with perftest).
+//
+//go:nosplit
+func letHandoffRun() {
+	ts := unix.Timespec{Nsec: 2e6}
+	unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
+}
 
 // growStack makes room on the goroutine's stack for the detached loop's
 // frames: nosplit code cannot grow it, and it is not shrunk while the
@@ -113,6 +139,7 @@ func (r *runner) runLatLoop(a *latArgs, verb Verb, detach bool) error {
 	if detach {
 		growStack()
 		entersyscallblock()
+		letHandoffRun()
 	}
 	switch verb {
 	case VerbWrite:
