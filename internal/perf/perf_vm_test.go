@@ -114,6 +114,17 @@ func (g *vmRig) postRecvsBoth(t *testing.T, n uint64) {
 	}
 }
 
+// runBoth starts the peer's loop, runs loop on this side and waits for
+// the peer's to end (what names loop in a failure).
+func (g *vmRig) runBoth(t *testing.T, what string, loop func() error) {
+	t.Helper()
+	g.start <- struct{}{}
+	if err := loop(); err != nil {
+		t.Fatal(g.r.loopErr(err, what))
+	}
+	<-g.finished
+}
+
 // peerLoop runs loop on the peer once per start signal.
 func (g *vmRig) peerLoop(n int, before func(), loop func() error) {
 	go func() {
@@ -225,11 +236,7 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 			g.pr.prepare(512)
 			g.r.prepare(512)
 			g.postRecvsBoth(t, 200)
-			g.start <- struct{}{}
-			if err := g.r.runBW(); err != nil {
-				t.Fatal(g.r.loopErr(err, "runBW -b"))
-			}
-			<-g.finished
+			g.runBoth(t, "runBW -b", g.r.runBW)
 		})
 		g.checkPeer(t, "peer runBW -b")
 		checkDetachedBW(t, g.r, 200)
@@ -293,11 +300,7 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 			g.r.prepare(2)
 			clear(g.mine.Buf[:8192])
 			clear(g.their.Buf[:8192])
-			g.start <- struct{}{}
-			if err := g.r.runLatWrite(); err != nil {
-				t.Fatal(g.r.loopErr(err, "runLatWrite"))
-			}
-			<-g.finished
+			g.runBoth(t, "runLatWrite", g.r.runLatWrite)
 		})
 		// The server posts first, so it times every round trip.
 		checkDetachedRun(t, "client", g.r, 99)
@@ -310,11 +313,7 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 			g.pr.prepare(2)
 			g.r.prepare(2)
 			g.postRecvsBoth(t, 100)
-			g.start <- struct{}{}
-			if err := g.r.runLatSend(); err != nil {
-				t.Fatal(g.r.loopErr(err, "runLatSend"))
-			}
-			<-g.finished
+			g.runBoth(t, "runLatSend", g.r.runLatSend)
 		})
 		// The client sends first, so it times every round trip.
 		checkDetachedRun(t, "client", g.r, 100)
@@ -363,11 +362,7 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 					g.postRecvsBoth(t, g.r.p.Iters) // the same Params on both sides
 					posted = true
 				}
-				g.start <- struct{}{}
-				if err := endsOK(run)(); err != nil {
-					t.Fatal(g.r.loopErr(err, "lat -D"))
-				}
-				<-g.finished
+				g.runBoth(t, "lat -D", endsOK(run))
 			})
 			g.checkPeer(t, "peer lat -D")
 			checkDetachedHist(t, "client", g.r)
