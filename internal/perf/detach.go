@@ -36,28 +36,35 @@ func exitsyscall()
 //go:linkname nanotime runtime.nanotime
 func nanotime() int64
 
-// letHandoffRun sleeps 2 ms between entersyscallblock and a latency
-// loop's first message.
+// letHandoffRun sleeps between entersyscallblock and a latency loop's
+// first message: 2 ms, and longer, up to 10 ms in all, while the runtime's
+// monitor thread (sysmon) has not yet parked.
 //
-// Why: entersyscallblock hands the P on, and as the only P (the binary
-// runs with one) it must go to a thread that can poll the network for the
-// peer watcher, so the runtime wakes one. In a latency pair both CPUs are
-// busy, so that thread only got a CPU later by preempting a loop, ours or
-// the peer's, mid-run. Traced in the VM (sched_switch, six 1000-iteration
-// 2-byte write_lat pairs of rdmactl each way): without the sleep, 5 of
-// the loops' 7 preemptions by their own runtime threads came mid-run (at
-// 9-62 ms of 64-96 ms loops; each a latency outlier, and a few of them
-// are what p99 of 1000 samples is made of); with it, the threads run on
-// this CPU while it sleeps, and the 4 left came in the loops' last 2 ms,
-// when the peer's loop had ended. Only one sample can hold the sleep:
-// when this side posts second, the peer's first, which already spans the
-// difference between the two sides' start times (setup after the last
-// handshake; the same with perftest).
+// Why the 2 ms: entersyscallblock hands the P on, and as the only P (the
+// binary runs with one) it must go to a thread that can poll the network
+// for the peer watcher, so the runtime wakes one. In a latency pair both
+// CPUs are busy, so that thread only got a CPU later by preempting a loop,
+// ours or the peer's, mid-run. Traced in the VM (sched_switch, six
+// 1000-iteration 2-byte write_lat pairs of rdmactl each way): without the
+// sleep, 5 of the loops' 7 preemptions by their own runtime threads came
+// mid-run (at 9-62 ms of 64-96 ms loops; each a latency outlier, and a few
+// of them are what p99 of 1000 samples is made of); with it, the threads
+// run on this CPU while it sleeps.
+//
+// Why longer: sysmon must park too (see parkSysmon). It usually has
+// within the 2 ms, as parkSysmon left it napping briefly; if not, a
+// little more time here costs less than a preemption mid-run.
+//
+// Only one sample can hold the sleep: when this side posts second, the
+// peer's first, which already spans the difference between the two
+// sides' start times (setup after the last handshake; the same with
+// perftest).
 //
 //go:nosplit
 func letHandoffRun() {
 	ts := unix.Timespec{Nsec: 2e6}
 	unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
+	waitSysmonParked(8)
 }
 
 // growStack makes room on the goroutine's stack for the detached loop's

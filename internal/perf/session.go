@@ -731,13 +731,14 @@ func bars(n int) string {
 // the other process on a loop's CPU at 18, 26, 125 ms and on, the other
 // three one or none after the loops' first 0.1 s (where threads woken at
 // the start get their turn); with it, three runs had none after 0.11 s.
-// perftest's processes have no such threads. Once per run: measure
-// clears the flag.
+// perftest's processes have no such threads. Then parkSysmon, for the
+// same reason. Once per run: measure clears the flag.
 func (s *Session) settle() {
 	if s.settled {
 		return
 	}
 	debug.FreeOSMemory()
+	parkSysmon()
 	s.settled = true
 }
 

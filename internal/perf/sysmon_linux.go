@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -51,7 +52,102 @@ func setIdleSysmon() (int, error) {
 	if err := unix.SchedSetAttr(tid, attr, 0); err != nil {
 		return 0, fmt.Errorf("sched_setattr(thread %d, SCHED_IDLE): %w", tid, err)
 	}
+	setSysmonSyscallPath(tid)
 	return tid, nil
+}
+
+// parkSysmon detaches from the scheduler until sysmon is in its deep
+// sleep (at most 25 ms), so that it naps only briefly when the next
+// loop starts. Called before a run's start handshake (Session.settle);
+// no-op when sysmon is unknown (idleSysmon not called, or it failed).
+//
+// Why: with every P idle, as during a detached loop, sysmon parks on a
+// futex until a P runs again, but it notices only when its current nap
+// ends, and its naps grow to 10 ms while a P keeps running (setup). As a
+// SCHED_IDLE thread (idleSysmon), it then waits for a CPU, which in a
+// latency pair it gets only when its share falls due, by preempting a
+// loop. Traced (18 pairs of 1000-iteration 2-byte write_lat, sched_switch
+// and syscalls, before this): in 2 pairs sysmon threads preempted the
+// loops mid-run, at 9 and 48 ms and at 24 ms (the last one then parked on
+// the runtime's sysmon note), while perftest's loops are never preempted
+// by their own process. A parked sysmon is woken by the next system
+// call, the handshake's, and that wake resets its naps to 20 us, so once
+// the loop detaches it parks again within letHandoffRun's 2 ms, on this
+// then idle CPU. The wait here happens while the peer waits in the
+// exchange, as settle's work does.
+func parkSysmon() {
+	if sysmonSyscallPath[0] == 0 {
+		return
+	}
+	growStack()
+	entersyscallblock()
+	waitSysmonParked(25)
+	exitsyscall()
+}
+
+// waitSysmonParked sleeps in 1 ms steps, at most n, until sysmon is in its
+// deep sleep (sysmonDeepSleepNow). For detached callers: no P is running,
+// or sysmon would not park.
+//
+//go:nosplit
+func waitSysmonParked(n int) {
+	for i := 0; i < n && !sysmonDeepSleepNow(); i++ {
+		ts := unix.Timespec{Nsec: 1e6}
+		unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
+	}
+}
+
+// sysmonSyscallPath is "/proc/self/task/TID/syscall" of sysmon, NUL
+// terminated, once idleSysmon has found it (empty before), for
+// sysmonDeepSleepNow, which runs detached and cannot build strings.
+var sysmonSyscallPath [64]byte
+
+func setSysmonSyscallPath(tid int) {
+	path := "/proc/self/task/" + strconv.Itoa(tid) + "/syscall"
+	if len(path) < len(sysmonSyscallPath) {
+		copy(sysmonSyscallPath[:], path) // the rest stays zero
+	}
+}
+
+// sysmonDeepSleepNow reports whether sysmon sleeps in futex(2): its deep
+// sleep, which it enters when it wakes and finds every P idle, and in
+// which it stays until a P runs again (exitsyscall wakes it) or the next
+// timer is due. In its other sleep, usleep, it sits in nanosleep(2) for
+// up to 10 ms and then runs its checks again. It reads sysmon's
+// /proc/self/task/TID/syscall with raw system calls: callers are
+// detached (no P), so nothing here may allocate or grow the stack. False
+// when sysmon is unknown or the file cannot be read.
+//
+//go:nosplit
+func sysmonDeepSleepNow() bool {
+	if sysmonSyscallPath[0] == 0 {
+		return false
+	}
+	dirfd := unix.AT_FDCWD
+	fd, _, errno := unix.RawSyscall6(unix.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(&sysmonSyscallPath[0])),
+		unix.O_RDONLY|unix.O_CLOEXEC, 0, 0, 0)
+	if errno != 0 {
+		return false
+	}
+	var buf [8]byte
+	n, _, errno := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+	unix.RawSyscall(unix.SYS_CLOSE, fd, 0, 0)
+	n = min(n, uintptr(len(buf))) // a failed read returns -errno
+	return errno == 0 && inSyscall(buf[:n], unix.SYS_FUTEX)
+}
+
+// inSyscall reports whether b, the start of a /proc/PID/task/TID/syscall
+// file, shows a thread blocked in system call nr: the file starts with
+// the number and a space ("202 0x7f... 0x80 ..."; "running" or "-1 ..."
+// when it is in none). A number cut off by the end of b is not trusted.
+//
+//go:nosplit
+func inSyscall(b []byte, nr int) bool {
+	num, i := 0, 0
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9' && i < 9; i++ {
+		num = num*10 + int(b[i]-'0')
+	}
+	return i > 0 && i < len(b) && (b[i] == ' ' || b[i] == '\n') && num == nr
 }
 
 // errNoSysmon: no single thread of the process sleeps in nanosleep.

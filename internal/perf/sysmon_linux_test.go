@@ -7,10 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -49,6 +51,45 @@ func FuzzSleepsInNanosleep(f *testing.F) {
 		}
 		if n, err := strconv.Atoi(f[0]); err != nil || n != unix.SYS_NANOSLEEP {
 			t.Fatalf("yes for %q", b)
+		}
+	})
+}
+
+func TestInSyscall(t *testing.T) {
+	futex := strconv.Itoa(unix.SYS_FUTEX)
+	for in, want := range map[string]bool{
+		futex + " 0x83a9a0 0x80 0x0 0xc0000": true,
+		futex + "\n":                         true,
+		futex:                                false, // cut off: maybe 2021...
+		futex + "1 0x0":                      false,
+		strconv.Itoa(unix.SYS_NANOSLEEP) + " 0x0": false,
+		"running\n":          false,
+		"-1 0x7ffd5c0a1e28":  false,
+		" " + futex + " 0x0": false,
+		"":                   false,
+	} {
+		if got := inSyscall([]byte(in), unix.SYS_FUTEX); got != want {
+			t.Errorf("inSyscall(%q, futex) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+// FuzzInSyscall: inSyscall agrees with a strconv reading of the first
+// field, for any bytes.
+func FuzzInSyscall(f *testing.F) {
+	f.Add([]byte(strconv.Itoa(unix.SYS_FUTEX)+" 0x1 0x0\n"), unix.SYS_FUTEX)
+	f.Add([]byte("running\n"), 0)
+	f.Add([]byte("0000000202 0x0"), 202)
+	f.Fuzz(func(t *testing.T, b []byte, nr int) {
+		got := inSyscall(b, nr)
+		end := bytes.IndexAny(b, " \n")
+		want := false
+		if end > 0 && end <= 9 {
+			n, err := strconv.Atoi(string(b[:end]))
+			want = err == nil && n == nr && b[0] >= '0' && b[0] <= '9'
+		}
+		if got != want {
+			t.Fatalf("inSyscall(%q, %d) = %v, want %v", b, nr, got, want)
 		}
 	})
 }
@@ -124,6 +165,10 @@ func TestIdleSysmon(t *testing.T) {
 	if err != nil || !bytes.Contains(out, []byte("sysmon ok")) {
 		t.Fatalf("child: %v\n%s", err, out)
 	}
+	if i := bytes.Index(out, []byte("letHandoffRun waited")); i >= 0 {
+		l, _, _ := bytes.Cut(out[i:], []byte("\n"))
+		t.Logf("%s", l)
+	}
 }
 
 func sysmonChild() error {
@@ -159,7 +204,60 @@ func sysmonChild() error {
 	if self, err := unix.SchedGetAttr(0, 0); err != nil || self.Policy == unix.SCHED_IDLE {
 		return fmt.Errorf("the caller's thread policy: %+v, %v", self, err)
 	}
+	// While a goroutine runs, sysmon naps in nanosleep, never deep.
+	for t0 := time.Now(); time.Since(t0) < 30*time.Millisecond; {
+		if sysmonDeepSleepNow() {
+			return fmt.Errorf("sysmonDeepSleepNow while a P runs")
+		}
+	}
+	// parkSysmon, then a loop's start as runLatLoop does it: sysmon,
+	// woken from its deep sleep by parkSysmon's exitsyscall, naps briefly
+	// and parks again within letHandoffRun's first 2 ms, and stays
+	// parked. (Without parkSysmon, after the spinning above, letHandoffRun
+	// took 2-11 ms, median about 6.) Five tries, as a busy host can keep
+	// the SCHED_IDLE thread off the CPU for a while.
+	var waits []time.Duration
+	for range 5 {
+		parkSysmon()
+		growStack()
+		deep, deepLater, waited := detachedHandoff()
+		if !deep || !deepLater {
+			return fmt.Errorf("after parkSysmon and letHandoffRun (%v): sysmon deep asleep: %v, 5 ms later: %v", waited, deep, deepLater)
+		}
+		waits = append(waits, waited)
+		for t0 := time.Now(); time.Since(t0) < 30*time.Millisecond; {
+		}
+	}
+	fmt.Println("letHandoffRun waited", waits)
+	slices.Sort(waits)
+	if waits[0] < 2*time.Millisecond || waits[2] > 4*time.Millisecond {
+		return fmt.Errorf("letHandoffRun after parkSysmon took %v, want 2 ms and a little", waits)
+	}
+	// Unknown sysmon: no answer, and so no wait.
+	saved := sysmonSyscallPath
+	sysmonSyscallPath = [len(sysmonSyscallPath)]byte{}
+	defer func() { sysmonSyscallPath = saved }()
+	if sysmonDeepSleepNow() {
+		return fmt.Errorf("sysmonDeepSleepNow with no sysmon known")
+	}
 	return nil
+}
+
+// detachedHandoff runs letHandoffRun detached, as runLatLoop does, and
+// asks sysmonDeepSleepNow right after it and 5 ms later.
+//
+//go:nosplit
+func detachedHandoff() (deep, deepLater bool, waited time.Duration) {
+	t0 := nanotime()
+	entersyscallblock()
+	letHandoffRun()
+	t1 := nanotime()
+	deep = sysmonDeepSleepNow()
+	ts := unix.Timespec{Nsec: 5e6}
+	unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
+	deepLater = sysmonDeepSleepNow()
+	exitsyscall()
+	return deep, deepLater, time.Duration(t1 - t0)
 }
 
 func voluntarySwitches(tid int) (int, error) {
