@@ -52,7 +52,7 @@ func setIdleSysmon() (int, error) {
 	if err := unix.SchedSetAttr(tid, attr, 0); err != nil {
 		return 0, fmt.Errorf("sched_setattr(thread %d, SCHED_IDLE): %w", tid, err)
 	}
-	setSysmonSyscallPath(tid)
+	openSysmonSyscall(tid)
 	return tid, nil
 }
 
@@ -76,7 +76,7 @@ func setIdleSysmon() (int, error) {
 // then idle CPU. The wait here happens while the peer waits in the
 // exchange, as settle's work does.
 func parkSysmon() {
-	if sysmonSyscallPath[0] == 0 {
+	if sysmonSyscallFD < 0 {
 		return
 	}
 	growStack()
@@ -97,15 +97,18 @@ func waitSysmonParked(n int) {
 	}
 }
 
-// sysmonSyscallPath is "/proc/self/task/TID/syscall" of sysmon, NUL
-// terminated, once idleSysmon has found it (empty before), for
-// sysmonDeepSleepNow, which runs detached and cannot build strings.
-var sysmonSyscallPath [64]byte
+// sysmonSyscallFD is sysmon's /proc/self/task/TID/syscall, opened once
+// idleSysmon has found it and kept open for the process's lifetime (-1
+// before, or if it could not be opened), for sysmonDeepSleepNow. One
+// file read again and again: opening it on each call freed a file (with
+// RCU) each time, work that the kernel then did in the loops' first
+// milliseconds.
+var sysmonSyscallFD = -1
 
-func setSysmonSyscallPath(tid int) {
-	path := "/proc/self/task/" + strconv.Itoa(tid) + "/syscall"
-	if len(path) < len(sysmonSyscallPath) {
-		copy(sysmonSyscallPath[:], path) // the rest stays zero
+func openSysmonSyscall(tid int) {
+	fd, err := unix.Open("/proc/self/task/"+strconv.Itoa(tid)+"/syscall", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err == nil {
+		sysmonSyscallFD = fd
 	}
 }
 
@@ -113,25 +116,18 @@ func setSysmonSyscallPath(tid int) {
 // sleep, which it enters when it wakes and finds every P idle, and in
 // which it stays until a P runs again (exitsyscall wakes it) or the next
 // timer is due. In its other sleep, usleep, it sits in nanosleep(2) for
-// up to 10 ms and then runs its checks again. It reads sysmon's
-// /proc/self/task/TID/syscall with raw system calls: callers are
-// detached (no P), so nothing here may allocate or grow the stack. False
-// when sysmon is unknown or the file cannot be read.
+// up to 10 ms and then runs its checks again. It reads sysmon's syscall
+// file from offset 0 (the kernel makes it anew for each read there) with
+// a raw pread: callers are detached (no P), so nothing here may allocate
+// or grow the stack. False when sysmon is unknown or the read fails.
 //
 //go:nosplit
 func sysmonDeepSleepNow() bool {
-	if sysmonSyscallPath[0] == 0 {
-		return false
-	}
-	dirfd := unix.AT_FDCWD
-	fd, _, errno := unix.RawSyscall6(unix.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(&sysmonSyscallPath[0])),
-		unix.O_RDONLY|unix.O_CLOEXEC, 0, 0, 0)
-	if errno != 0 {
+	if sysmonSyscallFD < 0 {
 		return false
 	}
 	var buf [8]byte
-	n, _, errno := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
-	unix.RawSyscall(unix.SYS_CLOSE, fd, 0, 0)
+	n, _, errno := unix.RawSyscall6(unix.SYS_PREAD64, uintptr(sysmonSyscallFD), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0, 0)
 	n = min(n, uintptr(len(buf))) // a failed read returns -errno
 	return errno == 0 && inSyscall(buf[:n], unix.SYS_FUTEX)
 }

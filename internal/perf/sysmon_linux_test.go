@@ -234,9 +234,9 @@ func sysmonChild() error {
 		return fmt.Errorf("letHandoffRun after parkSysmon took %v, want 2 ms and a little", waits)
 	}
 	// Unknown sysmon: no answer, and so no wait.
-	saved := sysmonSyscallPath
-	sysmonSyscallPath = [len(sysmonSyscallPath)]byte{}
-	defer func() { sysmonSyscallPath = saved }()
+	saved := sysmonSyscallFD
+	sysmonSyscallFD = -1
+	defer func() { sysmonSyscallFD = saved }()
 	if sysmonDeepSleepNow() {
 		return fmt.Errorf("sysmonDeepSleepNow with no sysmon known")
 	}
