@@ -60,7 +60,10 @@
 //     10 ms preempted the loops and about doubled the p99.
 //   - On rxe the loops go further: they run detached from the scheduler,
 //     as if in a blocking system call (detach.go), so that no P runs and
-//     sysmon sleeps for the whole loop. Every test has one loop, for both
+//     sysmon sleeps for the whole loop (parkSysmon sees that it has gone
+//     to sleep before the loop starts). The arrays a loop writes are
+//     faulted in when they are made (prefault), so that no page fault
+//     lands in a loop. Every test has one loop, for both
 //     modes, which runs detached on rxe and attached (yielding, as above)
 //     on mlx5, whose data path is not audited for it, and on the unit
 //     tests' fakes.

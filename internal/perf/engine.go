@@ -146,7 +146,8 @@ func newRunner(p *Params, res *Resources, remote []Dest, ahs []*verbs.AH, cycle 
 // the VM (8 pairs of 1000-iteration 2-byte write_lat), rdmactl's loops
 // faulted 2-3 times each (the sample array every 512 samples, the
 // completion array at the first poll; each fault a gap of over 150 us
-// under TCG, 3 of a run's 11 samples at p99 and above), perftest's never.
+// under TCG, so up to 3 of the 11 largest samples, where p99 of 1000
+// lies), perftest's never.
 // s must come fresh from make: it writes zero bytes (a read would only
 // map the shared zero page and leave the write fault for later), every
 // 4 KiB, the smallest page size.
