@@ -218,13 +218,12 @@ func sysmonChild() error {
 	// woken from its deep sleep by parkSysmon's exitsyscall, naps briefly
 	// and parks again within letHandoffRun's first 2 ms, and stays
 	// parked. (Without parkSysmon, after spinning as above, letHandoffRun
-	// took 2-11 ms, median about 6.) Five tries a round, and up to three
-	// rounds: a busy host (other test binaries) can keep the SCHED_IDLE
-	// thread off the CPUs for a while.
-	// A round that fails while other processes kept the host's CPUs busy
-	// says nothing (sysmon, a SCHED_IDLE thread, could not run): such
-	// rounds are retried for up to 3 s, and if all were so, the parent
-	// reports a skip. A round that fails on a quiet host fails the test.
+	// took 2-11 ms, median about 6.) Five tries a round
+	// (parkedHandoffRound). A round that fails while other processes kept
+	// the host's CPUs busy (other test binaries) says nothing: sysmon, a
+	// SCHED_IDLE thread, could not run. Such rounds are retried for up to
+	// 3 s, and if all were so, the parent reports a skip. A round that
+	// fails on a quiet host fails the test.
 	var busy []float64
 	for end := time.Now().Add(3 * time.Second); ; {
 		before, err := readCPUTimes()
