@@ -62,9 +62,17 @@ func nanotime() int64
 //
 //go:nosplit
 func letHandoffRun() {
-	ts := unix.Timespec{Nsec: 2e6}
-	unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
+	sleepDetached(2e6)
 	waitSysmonParked(8)
+}
+
+// sleepDetached sleeps ns nanoseconds (less than a second) with a raw
+// nanosleep(2): usable detached, where time.Sleep is not.
+//
+//go:nosplit
+func sleepDetached(ns int64) {
+	ts := unix.Timespec{Nsec: ns}
+	unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
 }
 
 // growStack makes room on the goroutine's stack for the detached loop's

@@ -92,8 +92,7 @@ func parkSysmon() {
 //go:nosplit
 func waitSysmonParked(n int) {
 	for i := 0; i < n && !sysmonDeepSleepNow(); i++ {
-		ts := unix.Timespec{Nsec: 1e6}
-		unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
+		sleepDetached(1e6)
 	}
 }
 

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -348,8 +347,7 @@ func detachedHandoff() (deep, deepLater bool, waited time.Duration) {
 	letHandoffRun()
 	t1 := nanotime()
 	deep = sysmonDeepSleepNow()
-	ts := unix.Timespec{Nsec: 5e6}
-	unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
+	sleepDetached(5e6)
 	deepLater = sysmonDeepSleepNow()
 	exitsyscall()
 	return deep, deepLater, time.Duration(t1 - t0)
