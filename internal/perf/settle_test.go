@@ -16,13 +16,19 @@ func heapFree() uint64 {
 	return s[0].Value.Uint64()
 }
 
-func TestSettleReturnsFreeHeap(t *testing.T) {
+// leaveFreeHeap leaves 64 MiB of faulted-in heap free after a GC, as
+// setup can.
+func leaveFreeHeap() {
 	settleSink = make([]byte, 64<<20)
 	for i := range settleSink {
 		settleSink[i] = 1 // fault the pages in
 	}
 	settleSink = nil
 	runtime.GC()
+}
+
+func TestSettleReturnsFreeHeap(t *testing.T) {
+	leaveFreeHeap()
 	before := heapFree()
 	if before < 32<<20 {
 		t.Fatalf("setup: %d bytes of free heap after dropping 64 MiB, want at least 32 MiB", before)
@@ -36,12 +42,7 @@ func TestSettleReturnsFreeHeap(t *testing.T) {
 		t.Error("settle did not record that it ran")
 	}
 	// Once per run: a second call before the loop does nothing.
-	settleSink = make([]byte, 64<<20)
-	for i := range settleSink {
-		settleSink[i] = 1
-	}
-	settleSink = nil
-	runtime.GC()
+	leaveFreeHeap()
 	s.settle()
 	if heapFree() < 32<<20 {
 		t.Error("settle ran again although it had run since the last loop")
