@@ -39,3 +39,44 @@ func TestCheckDetachedStalls(t *testing.T) {
 	}
 	t.Fatal("a wait of 5 s with a 20 ms stall limit did not stall")
 }
+
+// spinDetached keeps the run-wide count of empty rounds in a register and
+// checks stop at the same rounds as checkDetached: a wait that starts
+// with 4095 rounds already counted sees stop after its first empty round.
+func TestSpinDetachedCountsRunWide(t *testing.T) {
+	var stop atomic.Bool
+	stop.Store(true)
+	var w uint32 = 0x0700 // the polled byte is bits 8-15: it reads 7
+	a := &latArgs{stop: &stop, stall: int64(time.Hour), pollW: &w, pollSh: 8, spins: 4095}
+	if end := spinDetached(a, 8); end != endStopped {
+		t.Fatalf("ended %v, want endStopped", end)
+	}
+	if a.spins != 4096 {
+		t.Fatalf("spins = %d after one empty round from 4095, want 4096", a.spins)
+	}
+	a.spins = 4096
+	if end := spinDetached(a, 7); end != endDone {
+		t.Fatalf("byte already 7: ended %v, want endDone", end)
+	}
+	if a.spins != 4096 {
+		t.Fatalf("spins = %d after a wait with no empty round, want 4096", a.spins)
+	}
+}
+
+// A spin whose byte never comes ends at the stall limit.
+func TestSpinDetachedStalls(t *testing.T) {
+	var stop atomic.Bool
+	var w uint32
+	a := &latArgs{stop: &stop, stall: int64(20 * time.Millisecond), pollW: &w}
+	done := make(chan detachedEnd, 1)
+	go func() { done <- spinDetached(a, 1) }()
+	select {
+	case end := <-done:
+		if end != endStalled {
+			t.Fatalf("ended %v, want endStalled", end)
+		}
+	case <-time.After(5 * time.Second):
+		stop.Store(true)
+		t.Fatal("a spin of 5 s with a 20 ms stall limit did not stall")
+	}
+}
