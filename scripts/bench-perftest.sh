@@ -41,10 +41,21 @@
 # takes nearly all of a 2-byte half round trip. Under TCG it does not run
 # at one speed: on a given vCPU it takes about 27 us a message, or 40-90
 # us for stretches of 0.1 s to seconds, with either tool (traced: both
-# tools, and either side of mixed pairs; in some boots rdmactl's runs hit
-# the slow speed more often, for a reason not found). A latency row whose
-# kernel path row differs as much measured the emulator's speed, not what
-# the tools do. Tracing costs each message a little, the same for both.
+# tools, and either side of mixed pairs). Two causes are known. (1) QEMU
+# sizes each vCPU's software TLB at its flushes (a CR3 write, a large
+# munmap), from how many entries the last 100 ms used: a small one makes
+# the kernel path slow, and it stays so until the next flush, which a
+# spinning loop never makes. Shown by a diagnostic build that touched 6x32
+# MiB of fresh memory and unmapped it just before the loop: its kernel
+# path got 12-18% faster, perftest's by as much with the same step
+# injected by LD_PRELOAD. Neither tool does that; which size a run gets
+# is luck. (2) The other vCPU's spin: one that calls a function each round
+# slowed the softirq's vCPU by 3% (both are threads on the host's two
+# CPUs, themselves a cloud VM's), which rdmactl's write wait did until
+# 6f88e16. A latency row
+# whose kernel path row differs as much measured the emulator's speed,
+# not what the tools do. Tracing costs each message a little, the same
+# for both.
 set -euo pipefail
 
 # table DIR TITLE [NOTE]: the side-by-side table from the raw result rows in

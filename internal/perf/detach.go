@@ -136,6 +136,7 @@ func (r *runner) latLoopArgs(withRecv bool) (a latArgs, detach bool) {
 		if d.rcq, ok = vr.DetachedCQ(); !ok {
 			return a, false
 		}
+		d.rcqProd, d.rcqCons, _ = vr.DetachedWatch()
 		if d.rq, ok = vq.DetachedRecvQueue(); !ok {
 			return a, false
 		}
@@ -265,6 +266,10 @@ type latArgs struct {
 	stall                      int64  // ns
 	rposted                    uint64 // send: receives posted (in and out)
 	rdone                      uint64 // send: receives completed (in and out)
+	// send: the receive CQ's producer and consumer index words when its
+	// provider has them (verbs.CQ.DetachedWatch), for recvOneDetached's
+	// wait; nil: it polls
+	rcqProd, rcqCons *uint32
 	// spins counts empty rounds over the whole run, not per wait: on
 	// fast hardware a wait can be shorter than the 4096 rounds between
 	// checks of stop, and Ctrl-C must still end a long run.
@@ -398,6 +403,12 @@ func (a *latArgs) pollEnd(end detachedEnd) detachedEnd {
 //
 //go:nosplit
 func recvOneDetached(a *latArgs) (detachedEnd, error) {
+	if a.rcqProd != nil {
+		// Wait as spinDetached does (see there for why), then poll.
+		if end := a.waitRing(a.rcqProd, a.rcqCons); end != endDone {
+			return end, nil
+		}
+	}
 	if end, err := pollDetached(a, a.rcq); end != endDone {
 		return end, err
 	}
@@ -440,9 +451,10 @@ func pollDetached(a *latArgs, cq verbs.CompletionQueue) (detachedEnd, error) {
 // shift, a compare and a branch, with the count of rounds in a register:
 // no call and no store, as perftest's wait.
 //
-// Why: under TCG the CPU the peer's message is processed on may share a
-// physical core with this one's spinning, and a round with a call (whose
-// return is an indirect jump, a lookup in the emulator) slowed it. Measured
+// Why: under TCG both vCPUs are threads on the host's CPUs, and a
+// spinning round with a call (whose return is an indirect jump, a lookup
+// in the emulator) slowed the other vCPU, where the peer's message is
+// processed. Measured
 // in the VM (30 trials of 3000 loopback UDP round trips on one vCPU while
 // the other spins): against a spin of load, compare and branch, a spin
 // that also called a function took 3.1% longer (paired median), the same
@@ -456,6 +468,27 @@ func spinDetached(a *latArgs, v byte) detachedEnd {
 	var since int64
 	p, sh, n := a.pollW, a.pollSh, a.spins
 	for byte(atomic.LoadUint32(p)>>sh) != v {
+		n++
+		if n&4095 == 0 {
+			a.spins = n
+			if end := a.checkNow(&since); end != endDone {
+				return end
+			}
+		}
+	}
+	a.spins = n
+	return endDone
+}
+
+// waitRing waits until a ring's producer index (*prod) differs from its
+// consumer index (*cons): a completion is there. A round is two loads, a
+// compare and a branch; checkNow every 4096 rounds of the run.
+//
+//go:nosplit
+func (a *latArgs) waitRing(prod, cons *uint32) detachedEnd {
+	var since int64
+	n := a.spins
+	for atomic.LoadUint32(prod) == atomic.LoadUint32(cons) {
 		n++
 		if n&4095 == 0 {
 			a.spins = n

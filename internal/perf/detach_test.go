@@ -80,3 +80,23 @@ func TestSpinDetachedStalls(t *testing.T) {
 		t.Fatal("a spin of 5 s with a 20 ms stall limit did not stall")
 	}
 }
+
+// waitRing, the send loops' wait for a receive, counts as spinDetached:
+// run-wide, stop seen after the 4096th empty round, no round counted when
+// the producer index has already moved.
+func TestWaitRingCountsRunWide(t *testing.T) {
+	var stop atomic.Bool
+	stop.Store(true)
+	prod, cons := uint32(5), uint32(5)
+	a := &latArgs{stop: &stop, stall: int64(time.Hour), spins: 4095}
+	if end := a.waitRing(&prod, &cons); end != endStopped {
+		t.Fatalf("empty ring: ended %v, want endStopped", end)
+	}
+	if a.spins != 4096 {
+		t.Fatalf("spins = %d after one empty round from 4095, want 4096", a.spins)
+	}
+	prod = 6
+	if end := a.waitRing(&prod, &cons); end != endDone || a.spins != 4096 {
+		t.Fatalf("a completion there: ended %v with spins %d, want endDone and 4096", end, a.spins)
+	}
+}

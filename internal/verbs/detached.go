@@ -57,5 +57,21 @@ func (cq *CQ) DetachedCQ() (CompletionQueue, bool) {
 	return cq.prov, true
 }
 
+// DetachedWatch returns, when cq's provider shows new completions as a
+// producer index in memory (rxe), the words holding the CQ ring's producer
+// and consumer indices: while they are equal the CQ is empty. A detached
+// loop can so wait for a completion with two loads a round and no call,
+// and then Poll it. ok is false for other providers.
+func (cq *CQ) DetachedWatch() (prod, cons *uint32, ok bool) {
+	w, ok := cq.prov.(interface{ watch() (prod, cons *uint32) })
+	if !ok {
+		return nil, nil, false
+	}
+	prod, cons = w.watch()
+	return prod, cons, true
+}
+
+func (c *rxeCQ) watch() (prod, cons *uint32) { return c.ring.prod, c.ring.cons }
+
 func (q *rxeQP) detachable() {}
 func (c *rxeCQ) detachable() {}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -428,3 +430,46 @@ func TestRxeDoorbellBytes(t *testing.T) {
 		t.Errorf("body % x", d.cmd[16:])
 	}
 }
+
+// DetachedWatch hands out the rxe CQ ring's index words: equal while the
+// CQ is empty, different once the kernel has written a completion, equal
+// again after Poll took it. Other providers have none.
+func TestRxeCQDetachedWatch(t *testing.T) {
+	qp, rcq, _ := newFakeRxe(t, 8, 16)
+	prod, cons, ok := (&CQ{prov: rcq}).DetachedWatch()
+	if !ok || prod != rcq.ring.prod || cons != rcq.ring.cons {
+		t.Fatalf("DetachedWatch = %p, %p, %v; want the ring's words %p, %p", prod, cons, ok, rcq.ring.prod, rcq.ring.cons)
+	}
+	if atomic.LoadUint32(prod) != atomic.LoadUint32(cons) {
+		t.Fatal("an empty CQ's indices differ")
+	}
+	buf := make([]byte, 8)
+	wr := SendWR{WRID: 1, Opcode: OpRDMAWrite, Flags: SendSignaled,
+		SGE: SGE{Addr: uint64(uintptr(unsafe.Pointer(&buf[0]))), Length: 8, LKey: 1}, RemoteAddr: 4096, RKey: 2}
+	if err := qp.PostSend([]SendWR{wr}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for atomic.LoadUint32(prod) == atomic.LoadUint32(cons) {
+		if time.Now().After(deadline) {
+			t.Fatal("the indices did not differ after a signaled post")
+		}
+		runtime.Gosched()
+	}
+	wcs := make([]WC, 1)
+	if n, _ := rcq.Poll(wcs); n != 1 || wcs[0].WRID != 1 {
+		t.Fatalf("Poll after the indices moved: %d, %+v", n, wcs[0])
+	}
+	if atomic.LoadUint32(prod) != atomic.LoadUint32(cons) {
+		t.Fatal("the indices differ after Poll took the only completion")
+	}
+	if _, _, ok := (&CQ{prov: fakeProviderCQ{}}).DetachedWatch(); ok {
+		t.Fatal("DetachedWatch ok for a provider without a ring")
+	}
+}
+
+// fakeProviderCQ is a provider CQ with no ring (as mlx5's).
+type fakeProviderCQ struct{}
+
+func (fakeProviderCQ) Poll([]WC) (int, error) { return 0, nil }
+func (fakeProviderCQ) release() error         { return nil }
