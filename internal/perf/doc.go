@@ -63,7 +63,10 @@
 //     sysmon sleeps for the whole loop (parkSysmon sees that it has gone
 //     to sleep before the loop starts). The arrays a loop writes are
 //     faulted in when they are made (prefault), so that no page fault
-//     lands in a loop. Every test has one loop, for both
+//     lands in a loop. A latency wait spins as perftest's does, with a
+//     load and a compare a round and no call (spinDetached, waitRing):
+//     under TCG a heavier spin slowed the other vCPU, which carries the
+//     peer's message. Every test has one loop, for both
 //     modes, which runs detached on rxe and attached (yielding, as above)
 //     on mlx5, whose data path is not audited for it, and on the unit
 //     tests' fakes.
