@@ -47,12 +47,11 @@
 # the kernel path slow, and it stays so until the next flush, which a
 # spinning loop never makes. Shown by a diagnostic build that touched 6x32
 # MiB of fresh memory and unmapped it just before the loop: its kernel
-# path got 12-18% faster, perftest's by as much with the same step
-# injected by LD_PRELOAD. Neither tool does that; which size a run gets
-# is luck. (2) The other vCPU's spin: one that calls a function each round
-# slowed the softirq's vCPU by 3% (both are threads on the host's two
-# CPUs, themselves a cloud VM's), which rdmactl's write wait did until
-# 6f88e16. A latency row
+# path took 5-14% less time (three boots), perftest's 4-18% less with the
+# same step injected by LD_PRELOAD. Neither tool does that; which size a run gets
+# is luck. (2) The other vCPU's spin: rdmactl's waits called a function
+# every round until 6f88e16 and 78fa78f, and its kernel path took 19%
+# longer for it (20 rounds, one boot; see spinDetached). A latency row
 # whose kernel path row differs as much measured the emulator's speed,
 # not what the tools do. Tracing costs each message a little, the same
 # for both.
