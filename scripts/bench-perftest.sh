@@ -48,15 +48,15 @@
 # spinning loop never makes. Shown by a diagnostic build that touched 6x32
 # MiB of fresh memory and unmapped it just before the loop: its kernel
 # path took 5-14% less time (three boots), perftest's 4-18% less with the
-# same step injected by LD_PRELOAD. Neither tool does that; which size a run gets
-# is luck. (2) The other vCPU's spin: rdmactl's waits called a function
-# every round until 6f88e16 and 78fa78f, and its kernel path took 19%
-# longer for it (20 rounds, one boot; see spinDetached). A latency row
-# whose kernel path row differs as much measured the emulator's speed,
-# not what the tools do. So the "fast kernel" rows repeat the latency rows
-# over only the rounds in which both tools' kernel path ran at full speed
-# (at most 1.25 times the fastest run's). Tracing costs each message a
-# little, the same for both.
+# same step injected by LD_PRELOAD. Neither tool does that; which size a
+# run gets is luck. (2) The other vCPU's spin: rdmactl's waits called a
+# function every round until 6f88e16 and 78fa78f, and its kernel path
+# took 19% longer for it (20 rounds, one boot; see spinDetached). A
+# latency row whose kernel path row differs as much measured the
+# emulator's speed, not what the tools do. So the "fast kernel" rows
+# repeat the latency rows over only the rounds in which both tools'
+# kernel path ran at full speed (at most 1.25 times the fastest run's).
+# Tracing costs each message a little, the same for both.
 set -euo pipefail
 
 # table DIR TITLE [NOTE]: the side-by-side table from the raw result rows in
