@@ -22,6 +22,14 @@ type fakeFabric struct {
 	qps     map[uint32]*fakeQP
 	mrs     map[uint32]*fakeMR
 	live    int // objects not yet destroyed
+	posts   int // PostSend calls
+}
+
+// postCount is how many PostSend calls the fabric has seen.
+func (f *fakeFabric) postCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.posts
 }
 
 func newFakeFabric() *fakeFabric {
@@ -136,6 +144,7 @@ func (q *fakeQP) deliverLocked(data []byte) bool {
 func (q *fakeQP) PostSend(wrs []verbs.SendWR) error {
 	q.f.mu.Lock()
 	defer q.f.mu.Unlock()
+	q.f.posts++
 	for i := range wrs {
 		if wrs[i].Flags&verbs.SendInline != 0 && wrs[i].SGE.Length > q.maxInline {
 			return fmt.Errorf("fake: %d-byte inline send on a QP created for %d", wrs[i].SGE.Length, q.maxInline)
