@@ -147,35 +147,54 @@ func (r *runner) latLoopArgs(withRecv bool) (a latArgs, detach bool) {
 
 // runLatLoop runs verb's latency loop, detached from the scheduler if
 // detach, and turns how it ended into runLatWrite's, runLatSend's or
-// runLatRead's result. (A switch, not a func value: a stays on the stack.)
+// runLatRead's result. With r.thr (a sole session), the loop runs on that
+// thread (loopThread).
 func (r *runner) runLatLoop(a *latArgs, verb Verb, detach bool) error {
 	var end detachedEnd
 	var ns int
 	var err error
-	if detach {
-		growStack()
-		entersyscallblock()
-		letHandoffRun()
-	}
 	switch verb {
 	case VerbWrite:
 		a.first = r.isSrv
-		end, ns, err = pingPongDetached(a)
 	case VerbSend:
 		a.first = !r.isSrv
-		end, ns, err = pingPongDetached(a)
-	default:
-		end, ns, err = latReadDetached(a)
 	}
-	if detach {
-		exitsyscall()
+	switch {
+	case detach && r.thr != nil:
+		end, ns, err = r.thr.run(a, verb)
 		r.detached++
+	case detach:
+		end, ns, err = runDetached(a, verb)
+		r.detached++
+	default:
+		end, ns, err = runLat(a, verb)
 	}
 	r.nSamples = ns
 	if a.rq != nil {
 		r.rposted[0], r.ccnt[0] = a.rposted, a.rdone
 	}
 	return r.loopEnd(end, err)
+}
+
+// runDetached runs verb's latency loop on a detached from the scheduler.
+func runDetached(a *latArgs, verb Verb) (end detachedEnd, ns int, err error) {
+	growStack()
+	entersyscallblock()
+	letHandoffRun()
+	end, ns, err = runLat(a, verb)
+	exitsyscall()
+	return end, ns, err
+}
+
+// runLat runs verb's latency loop on a: pingPongDetached (write, send) or
+// latReadDetached.
+//
+//go:nosplit
+func runLat(a *latArgs, verb Verb) (detachedEnd, int, error) {
+	if verb == VerbRead {
+		return latReadDetached(a)
+	}
+	return pingPongDetached(a)
 }
 
 // loopEnd is the error of a nosplit loop that ended with end (err: the

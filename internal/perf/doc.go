@@ -66,7 +66,11 @@
 //     lands in a loop. A latency wait spins as perftest's does, with a
 //     load and a compare a round and no call (spinDetached, waitRing):
 //     under TCG a heavier spin slowed the other vCPU, which carries the
-//     peer's message. Every test has one loop, for both
+//     peer's message. A sole session's latency loops run on a thread
+//     with a private copy of the file table (loopthread_linux.go): in a
+//     process whose table several threads share, every doorbell
+//     write(2) takes and drops a reference on the uverbs file, which
+//     single-threaded perftest does not. Every test has one loop, for both
 //     modes, which runs detached on rxe and attached (yielding, as above)
 //     on mlx5, whose data path is not audited for it, and on the unit
 //     tests' fakes.

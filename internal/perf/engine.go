@@ -47,6 +47,11 @@ type runner struct {
 	stop     *atomic.Bool // set on Ctrl-C or when the peer vanished
 	isSrv    bool
 	isLat    bool
+	// thr is where detached latency loops run (loopThread); nil: on the
+	// calling goroutine's thread. lat is their arguments, kept here so
+	// that handing them to thr allocates nothing.
+	thr *loopThread
+	lat latArgs
 
 	wrs  [][]verbs.SendWR // per QP: one post list
 	rwrs [][]verbs.RecvWR // per QP: one receive
@@ -371,7 +376,8 @@ func (r *runner) runLatWrite() error {
 	a, detach := r.latLoopArgs(false)
 	a.pollW, a.pollSh = r.byteAt(r.dstOff(0) + sz - 1)
 	a.buf, a.postOff = r.res.Buf, r.srcOff(0)+sz-1
-	return r.runLatLoop(&a, VerbWrite, detach)
+	r.lat = a
+	return r.runLatLoop(&r.lat, VerbWrite, detach)
 }
 
 // runLatSend is perftest's run_iter_lat_send: ping-pong of SENDs, the
@@ -379,14 +385,16 @@ func (r *runner) runLatWrite() error {
 // pingPongDetached, in both modes.
 func (r *runner) runLatSend() error {
 	r.wrs[0][0].Flags |= verbs.SendSignaled
-	a, detach := r.latLoopArgs(true)
-	return r.runLatLoop(&a, VerbSend, detach)
+	var detach bool
+	r.lat, detach = r.latLoopArgs(true)
+	return r.runLatLoop(&r.lat, VerbSend, detach)
 }
 
 // runLatRead times RDMA READs one at a time (a full round trip each),
 // with latReadDetached in both modes.
 func (r *runner) runLatRead() error {
 	r.wrs[0][0].Flags |= verbs.SendSignaled
-	a, detach := r.latLoopArgs(false)
-	return r.runLatLoop(&a, VerbRead, detach)
+	var detach bool
+	r.lat, detach = r.latLoopArgs(false)
+	return r.runLatLoop(&r.lat, VerbRead, detach)
 }

@@ -306,6 +306,25 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 		checkDetachedRun(t, "client", g.r, 99)
 		checkDetachedRun(t, "server", g.pr, 100)
 	})
+	t.Run("write_lat_thread", func(t *testing.T) {
+		// As the binary runs it (a sole session): on a loopThread.
+		g := newVMRig(t, Params{Verb: VerbWrite, Test: TestLat, Iters: 100})
+		g.r.thr = newLoopThread()
+		defer g.r.thr.stop()
+		g.peerLoop(vmRuns, func() {}, g.pr.runLatWrite)
+		vmNoAllocs(t, "runLatWrite on a loop thread", func() {
+			g.pr.prepare(2)
+			g.r.prepare(2)
+			clear(g.mine.Buf[:8192])
+			clear(g.their.Buf[:8192])
+			g.runBoth(t, "runLatWrite", g.r.runLatWrite)
+		})
+		if !g.r.thr.private {
+			t.Fatal("the loop thread's file table is not private")
+		}
+		checkDetachedRun(t, "client", g.r, 99)
+		checkDetachedRun(t, "server", g.pr, 100)
+	})
 	t.Run("send_lat", func(t *testing.T) {
 		g := newVMRig(t, Params{Verb: VerbSend, Test: TestLat, Iters: 100})
 		g.peerLoop(vmRuns, func() {}, g.pr.runLatSend)

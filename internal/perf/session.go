@@ -36,7 +36,8 @@ type Session struct {
 	Stall       time.Duration // data path without progress; 0: 10 s
 	// SoleSession says that nothing else in the process runs a loop
 	// meanwhile, so Run may take the Go runtime down to one P (two
-	// sessions in one process, as in tests, need two Ps to progress).
+	// sessions in one process, as in tests, need two Ps to progress) and
+	// run detached latency loops on a loopThread.
 	SoleSession bool
 
 	conn     *Conn
@@ -48,8 +49,9 @@ type Session struct {
 	my, rem  []Dest
 	res      *Resources
 	ahs      []*verbs.AH
-	qpsUp    bool // connectQPs ran: later key rounds are handshakes
-	settled  bool // settle ran since the last loop
+	qpsUp    bool        // connectQPs ran: later key rounds are handshakes
+	settled  bool        // settle ran since the last loop
+	thr      *loopThread // the runners' loop thread (teardown stops it)
 	stop     atomic.Bool
 	peerGone atomic.Bool
 	result   Result
@@ -133,6 +135,9 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 }
 
 func (s *Session) teardown() {
+	// First: the loop thread's copy of the file table holds the
+	// connection and the device open.
+	s.thr.stop()
 	if s.conn != nil {
 		_ = s.conn.Close()
 	}
@@ -372,6 +377,14 @@ func (s *Session) bwReport(mine BWResult, use bool) (BWReport, error) {
 func (s *Session) newRunner() *runner {
 	r := newRunner(s.P, s.res, s.rem, s.ahs, uint64(s.cycle), &s.stop)
 	r.stall, r.stallBase = s.Stall, s.Stall
+	if s.SoleSession {
+		// Only then: the thread's table holds every file open when it
+		// starts, which a second session's peer would wait on to close.
+		if s.thr == nil {
+			s.thr = newLoopThread()
+		}
+		r.thr = s.thr
+	}
 	return r
 }
 

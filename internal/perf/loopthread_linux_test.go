@@ -1,0 +1,62 @@
+package perf
+
+import (
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// probe asks the thread whether fd is open in its table.
+func (t *loopThread) probe(fd int) bool {
+	t.start()
+	t.probeFD = fd
+	t.req <- struct{}{}
+	<-t.resp
+	t.probeFD = -1
+	return t.probeOpen
+}
+
+func TestLoopThreadPrivateTable(t *testing.T) {
+	var before [2]int
+	if err := unix.Pipe2(before[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(before[0])
+	th := newLoopThread()
+	defer th.stop()
+	if !th.probe(before[1]) {
+		t.Fatal("a file open before the thread started is not open in it")
+	}
+	if !th.private {
+		t.Fatal("unshare(CLONE_FILES) failed")
+	}
+	var after [2]int
+	if err := unix.Pipe2(after[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(after[0])
+	defer unix.Close(after[1])
+	if th.probe(after[1]) {
+		t.Fatalf("fd %d, opened after the thread started, is open in it: its table is shared", after[1])
+	}
+
+	// Once stop returns, the thread's copy no longer holds the pipe's
+	// write end: closing ours is the last close, and the reader sees EOF
+	// (not EAGAIN, which means a writer is still open somewhere).
+	th.stop()
+	th.stop() // twice is fine
+	if err := unix.Close(before[1]); err != nil {
+		t.Fatal(err)
+	}
+	var b [1]byte
+	n, err := unix.Read(before[0], b[:])
+	if n != 0 || err != nil {
+		t.Fatalf("read after the last close: %d, %v; want EOF (the thread still holds the write end)", n, err)
+	}
+}
+
+func TestLoopThreadStopUnstarted(t *testing.T) {
+	var th *loopThread
+	th.stop()
+	newLoopThread().stop()
+}
