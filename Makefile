@@ -33,7 +33,7 @@ export PKG RUN VMFLAGS VMTEST_TIMEOUT GO
 # make fuzz FUZZTIME=1m
 FUZZTIME ?= 20s
 
-.PHONY: help build run test unit lint fuzz vmtest docs release-snapshot clean bench-link bench-perftest
+.PHONY: help build run test unit lint fuzz vmtest docs release-snapshot clean bench-link bench-perftest trace-lat
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
@@ -76,3 +76,6 @@ bench-link: build ## rdmactl link show vs rdma link show in one VM, medians of N
 
 bench-perftest: build ## rdmactl perf vs perftest on the same rxe pair in one VM: side-by-side medians and ratios
 	RDMACTL=bin/rdmactl VMRUN=vm/run scripts/bench-perftest.sh
+
+trace-lat: build ## where a write_lat message spends its time, rdmactl vs perftest within the same runs (kprobes)
+	RDMACTL=bin/rdmactl VMRUN=vm/run scripts/trace-lat.sh
