@@ -68,6 +68,7 @@ func (t *loopThread) serve(ready chan<- struct{}) {
 	// private table with it.
 	runtime.LockOSThread()
 	defer close(t.exited)
+	_ = leaveSchedIdle()
 	t.private = unix.Unshare(unix.CLONE_FILES) == nil
 	close(ready)
 	for range t.req {
@@ -107,6 +108,24 @@ func (t *loopThread) stop() {
 	}
 	close(t.req)
 	<-t.exited
+}
+
+// leaveSchedIdle moves the calling thread from SCHED_IDLE to the normal
+// policy (nice 0). A thread inherits its creator's policy, and the
+// runtime's monitor thread, SCHED_IDLE for a sole session (idleSysmon),
+// creates threads for the scheduler now and then: a loop on such a
+// thread would be preempted by every wake-up on its CPU. Switching back
+// needs privilege (CAP_SYS_NICE, or an RLIMIT_NICE that allows nice 0);
+// without it the error is returned and the thread stays as it was.
+func leaveSchedIdle() error {
+	attr, err := unix.SchedGetAttr(0, 0)
+	if err != nil {
+		return err
+	}
+	if attr.Policy != unix.SCHED_IDLE {
+		return nil
+	}
+	return unix.SchedSetAttr(0, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL}, 0)
 }
 
 // closeAllFiles closes every descriptor in the calling thread's table.

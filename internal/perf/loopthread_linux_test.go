@@ -1,6 +1,8 @@
 package perf
 
 import (
+	"errors"
+	"runtime"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -59,4 +61,36 @@ func TestLoopThreadStopUnstarted(t *testing.T) {
 	var th *loopThread
 	th.stop()
 	newLoopThread().stop()
+}
+
+func TestLeaveSchedIdle(t *testing.T) {
+	done := make(chan error)
+	go func() {
+		// A thread of its own, discarded after (never unlocked).
+		runtime.LockOSThread()
+		idle := &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_IDLE}
+		if err := unix.SchedSetAttr(0, idle, 0); err != nil {
+			done <- err
+			return
+		}
+		err := leaveSchedIdle()
+		attr, gerr := unix.SchedGetAttr(0, 0)
+		switch {
+		case gerr != nil:
+			done <- gerr
+		case err == nil && attr.Policy != unix.SCHED_NORMAL:
+			done <- errors.New("no error, but the thread is still SCHED_IDLE")
+		case err != nil && !errors.Is(err, unix.EPERM):
+			done <- err
+		default:
+			done <- nil // switched back, or not permitted to (EPERM)
+		}
+	}()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// Already normal: nothing to do.
+	if err := leaveSchedIdle(); err != nil {
+		t.Fatal(err)
+	}
 }
