@@ -366,10 +366,19 @@ func TestVMPerfBidirDuration(t *testing.T) {
 					t.Fatalf("server: %v\nclient: %v\n--- server output\n%s\n--- client output\n%s", serr, cerr, sout, cout)
 				}
 				s, c = parsePerfRows(t, "server", sout)[0], parsePerfRows(t, "client", cout)[0]
-				if finite(s.vals) && finite(c.vals) || attempt == 2 {
-					break
+				if !(finite(s.vals) && finite(c.vals)) && attempt < 2 {
+					t.Logf("attempt %d: stock perftest printed non-finite figures (its clock under TCG); trying again", attempt+1)
+					continue
 				}
-				t.Logf("attempt %d: stock perftest printed non-finite figures (its clock under TCG); trying again", attempt+1)
+				// Each side counts in its own 2 s window, and under TCG the
+				// rate can halve for a second on one vCPU: windows that
+				// catch different spells differ (seen once: 0.59). Counting
+				// one direction only would be about 0.5 or 2 every time.
+				if r := c.vals[1] / s.vals[1]; !(r > 0.6 && r < 1.6) && attempt < 2 {
+					t.Logf("attempt %d: average BW: server %v, client %v; trying again", attempt+1, s.vals[1], c.vals[1])
+					continue
+				}
+				break
 			}
 			t.Logf("average BW: server %v, client %v", s.vals[1], c.vals[1])
 			if r := c.vals[1] / s.vals[1]; !(r > 0.6 && r < 1.6) {
