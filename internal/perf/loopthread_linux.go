@@ -20,17 +20,19 @@ import (
 // (kprobes on rxe_post_send and the write syscall's entry, 2-byte
 // write_lat between rdmactl and ib_write_lat in one pair, 16 runs each
 // way, messages of both tools compared within each run): from syscall
-// entry to rxe_post_send, rdmactl's doorbells took 9% and 11% longer than
-// perftest's; on a thread with a private table, 5% longer and 6% less
-// (neither interval excludes 1). A write(2) to /dev/null under TCG:
-// 1107 ns with the shared table, 944 ns with a private one.
+// entry to rxe_post_send, rdmactl's doorbells took 1.109 (95% CI
+// 1.03-1.19) and 1.090 (1.06-1.13) times perftest's, one figure per
+// pairing of roles; on a thread with a private table 1.051 (0.99-1.12)
+// and 0.938 (0.89-0.99). A write(2) to /dev/null under TCG: 1107 ns
+// with the shared table, 944 ns with a private one. (scripts/trace-lat.sh
+// measures this.)
 //
 // The copy holds a reference to every file that was open when it was
 // made (the uverbs file, the TCP connection, ...), so that closing one
 // elsewhere would not release it: stop closes them all in the thread
 // before it ends. Files opened after start are not in it; the loops use
-// only the uverbs file and sysmon's syscall file, both opened before the
-// first run (settle).
+// only the uverbs file and sysmon's syscall file, both open before the
+// first run (idleSysmon opens the latter when the session starts).
 type loopThread struct {
 	req, resp chan struct{}
 	exited    chan struct{}
