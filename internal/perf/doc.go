@@ -34,9 +34,11 @@
 //     pipeline (TX depth × QPs messages) apart, never below the average;
 //     perftest takes the best per-message post-to-completion slope.
 //   - Latency: all samples are kept (perftest drops the two largest, and
-//     its t_max is the third largest); ping-pong sides also time the last
-//     round trip they can see, so the side that starts has iters samples
-//     and the other iters-1 (perftest: iters-1 on both). The standard
+//     its t_max is the third largest). Ping-pong sides take iters-1
+//     samples each, as perftest: the side that starts skips its first
+//     period, which also holds the peer's start (a perftest peer
+//     calibrates its clock for about 220 ms after the last handshake),
+//     and times the last round trip instead. The standard
 //     deviation is exact float64 (perftest truncates each deviation to an
 //     integer). Percentiles are nearest-rank on all samples. READ latency
 //     is the period between completions (post-to-post), as perftest.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/rdmactl/rdmactl/internal/verbs"
@@ -95,6 +96,25 @@ type fakeQP struct {
 	// echo makes this QP answer every write or send at once, as a peer
 	// running the other half of a ping-pong would.
 	echo bool
+	// lateStart delays an echoing QP's first answer, as a peer that
+	// starts its loop late (a perftest client calibrating its clock).
+	lateStart time.Duration
+}
+
+// later runs an echoing peer's answer after its lateStart, and is false
+// when it has none (answer now; the loops' fake must not allocate).
+func (q *fakeQP) later(peer *fakeQP, f func()) bool {
+	d := peer.lateStart
+	if d == 0 {
+		return false
+	}
+	peer.lateStart = 0
+	time.AfterFunc(d, func() {
+		q.f.mu.Lock()
+		defer q.f.mu.Unlock()
+		f()
+	})
+	return true
 }
 
 var errFakeFull = errors.New("fake queue full")
@@ -167,7 +187,10 @@ func (q *fakeQP) PostSend(wrs []verbs.SendWR) error {
 			if peer := q.f.qps[q.remote.QPN]; peer != nil && peer.echo {
 				// The peer answers with the same bytes into our target area.
 				back := mr.buf[wr.RemoteAddr-mr.addr:][:len(src)]
-				copy(q.mr.buf[peer.remote.VAddr-q.mr.addr:], back)
+				dst := q.mr.buf[peer.remote.VAddr-q.mr.addr:]
+				if peer.lateStart == 0 || !q.later(peer, func() { copy(dst, back) }) {
+					copy(dst, back)
+				}
 			}
 		case verbs.OpRDMARead:
 			op = verbs.WCRDMARead
@@ -189,7 +212,9 @@ func (q *fakeQP) PostSend(wrs []verbs.SendWR) error {
 				break
 			}
 			if peer.echo {
-				q.deliverLocked(src)
+				if peer.lateStart == 0 || !q.later(peer, func() { q.deliverLocked(src) }) {
+					q.deliverLocked(src)
+				}
 				break
 			}
 			if !peer.deliverLocked(src) {
