@@ -99,6 +99,7 @@ func perfFlagSet(f *perfFlags, verb perf.Verb) *pflag.FlagSet {
 	fs.BoolVar(&p.Gbits, "report_gbits", false, "report Gb/s instead of MiB/s")
 	fs.IntVar(&f.interval, "interval", 0, "print a bandwidth row every N seconds during the run")
 	fs.BoolVarP(&p.Histogram, "histogram", "H", false, "print a latency histogram")
+	fs.BoolVarP(&p.Unsorted, "report-unsorted", "U", false, "print every latency sample in the order taken, as perftest's -U (JSON: unsorted_usec)")
 	fs.IntVarP(&p.Port, "port", "p", 18515, "TCP port of the exchange")
 	fs.StringVar(&p.Bind, "bind", "", "server: listen on this address (default: all)")
 	fs.StringVarP(&f.conn, "connection", "c", "RC", "transport: RC, UC, or UD (send only)")

@@ -89,6 +89,7 @@ type Params struct {
 
 	Interval  time.Duration // per-interval reports (0: off)
 	Histogram bool
+	Unsorted  bool // print every latency sample in the order taken (-U)
 	Progress  bool // live progress line
 
 	// Set by defaults: which of the above the user gave.
@@ -212,6 +213,10 @@ func (p *Params) Validate() error {
 		return errors.New("latency tests use one QP (-q 1)")
 	case p.Test == TestLat && p.Bidir:
 		return errors.New("-b applies to bandwidth tests only")
+	case p.Unsorted && p.Test != TestLat:
+		return errors.New("-U applies to latency tests (--lat) only")
+	case p.Unsorted && p.Duration > 0:
+		return errors.New("-U needs iteration mode (-n): -D keeps a histogram, not each sample")
 	}
 	return nil
 }

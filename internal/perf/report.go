@@ -155,6 +155,9 @@ type LatRow struct {
 	Size  uint64 `json:"bytes"`
 	Iters uint64 `json:"iterations"`
 	LatStats
+	// Unsorted holds every sample in the order taken (-U), in the
+	// row's unit (half a round trip for write and send, as the stats).
+	Unsorted []float64 `json:"unsorted_usec,omitempty"`
 }
 
 // cAltHex is C's "%#0<width>x": the 0x prefix counts in the width and is

@@ -10,6 +10,8 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -663,7 +665,12 @@ func (s *Session) seqLat(ctx context.Context) error {
 			}
 		}
 		_, err := s.measure(ctx, r, run)
+		var unsorted []float64
+		if p.Unsorted { // before latRow sorts the samples
+			unsorted = s.printUnsorted(r, div)
+		}
 		row := s.latRow(r, sz, div)
+		row.Unsorted = unsorted
 		s.result.Lat = append(s.result.Lat, row)
 		if err != nil && !(errors.Is(err, errStopped) && ctx.Err() != nil) {
 			return err
@@ -695,6 +702,31 @@ func (s *Session) latRow(r *runner, sz uint64, div float64) LatRow {
 		iters = st.Samples
 	}
 	return LatRow{Size: sz, Iters: iters, LatStats: st}
+}
+
+// printUnsorted prints r's samples in the order taken as perftest's -U
+// does ("#, usec", then "N, value" lines, then the table's header again)
+// and returns them, in usec divided by div.
+func (s *Session) printUnsorted(r *runner, div float64) []float64 {
+	v := make([]float64, r.nSamples)
+	for i, d := range r.posted[:r.nSamples] {
+		v[i] = float64(d) / 1e3 / div
+	}
+	if s.Out == nil {
+		return v
+	}
+	var b strings.Builder
+	b.WriteString("#, usec\n")
+	for i, x := range v {
+		b.WriteString(strconv.Itoa(i + 1))
+		b.WriteString(", ")
+		b.WriteString(strconv.FormatFloat(x, 'g', 6, 64)) // C's %g
+		b.WriteString("\n")
+	}
+	b.WriteString(resultLine)
+	b.WriteString(latHeader)
+	s.printf("%s", b.String())
+	return v
 }
 
 func (s *Session) printHistogram(r *runner, div float64) {

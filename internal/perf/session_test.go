@@ -191,6 +191,53 @@ func TestSessionInlineOnKnownDevice(t *testing.T) {
 	}
 }
 
+// -U prints every sample in the order taken, as perftest's -U: "#, usec",
+// one "N, value" line each, then the table's header and the row again;
+// the JSON row holds the same samples, and they make the row's figures.
+func TestSessionUnsorted(t *testing.T) {
+	for _, v := range []Verb{VerbWrite, VerbRead, VerbSend} {
+		t.Run(v.String(), func(t *testing.T) {
+			p := Params{Verb: v, Test: TestLat, Iters: 60, Unsorted: true}
+			s, cl, _ := runPair(t, p, p)
+			if s.err != nil || cl.err != nil {
+				t.Fatalf("server: %v client: %v", s.err, cl.err)
+			}
+			out := cl.out.String()
+			i := strings.Index(out, "#, usec\n")
+			if i < 0 {
+				t.Fatalf("no \"#, usec\" line:\n%s", out)
+			}
+			lines := strings.Split(out[i:], "\n")[1:]
+			row := cl.res.Lat[0]
+			if len(row.Unsorted) != int(row.Samples) || row.Samples == 0 {
+				t.Fatalf("%d unsorted samples in the JSON row, %d samples", len(row.Unsorted), row.Samples)
+			}
+			lo, hi := row.Unsorted[0], row.Unsorted[0]
+			for k, x := range row.Unsorted {
+				var n int
+				var y float64
+				if _, err := fmt.Sscanf(lines[k], "%d, %g", &n, &y); err != nil || n != k+1 || fmt.Sprintf("%.3g", y) != fmt.Sprintf("%.3g", x) {
+					t.Fatalf("line %q, want sample %d = %g", lines[k], k+1, x)
+				}
+				lo, hi = min(lo, x), max(hi, x)
+			}
+			if rest := strings.Join(lines[row.Samples:], "\n"); !strings.HasPrefix(rest, strings.TrimSuffix(resultLine+latHeader, "\n")) {
+				t.Fatalf("after the samples, not the header again:\n%s", rest)
+			}
+			if fmt.Sprintf("%.2f %.2f", lo, hi) != fmt.Sprintf("%.2f %.2f", row.Min, row.Max) {
+				t.Fatalf("samples span %g..%g, the row says %g..%g", lo, hi, row.Min, row.Max)
+			}
+		})
+	}
+	for _, p := range []Params{{Verb: VerbWrite, Test: TestBW, Unsorted: true}, {Verb: VerbWrite, Test: TestLat, Duration: time.Second, Unsorted: true}} {
+		p.Server = true
+		p.Defaults()
+		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "-U") {
+			t.Fatalf("%+v: %v, want a -U error", p, err)
+		}
+	}
+}
+
 func TestSessionMismatch(t *testing.T) {
 	a := Params{Verb: VerbWrite, Test: TestBW, Size: 4096, Iters: 100}
 	b := a
