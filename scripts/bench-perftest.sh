@@ -6,7 +6,13 @@
 #   write bandwidth and message rate at 64 B, 4 KiB and 64 KiB (ib_write_bw),
 #   write latency median (t_typical) and p99 at 2 B and 4 KiB (ib_write_lat).
 # Both tools' output is parsed with the same code (rdmactl prints perftest's
-# layout). Figures only; nothing is asserted. Under TCG the guest CPU is
+# layout). The latency rows come twice: as each tool printed them, and
+# "from samples": both clients run with -U (every sample; perftest's and
+# rdmactl's), and the script takes the median and the nearest-rank p99 of
+# each run's samples itself. The printed p99s are different estimators:
+# perftest drops its two largest samples and indexes ceil(0.99*(n-2)),
+# one rank below the nearest rank on all n (ranks that far out are a few
+# percent apart). Figures only; nothing is asserted. Under TCG the guest CPU is
 # emulated, so compare the ratio, not the absolute numbers. "ratio" is
 # rdmactl's median over perftest's; "paired" is the median of each round's
 # ratio, which a slow spell of the host (it hits both runs of a round)
@@ -162,6 +168,10 @@ table() {
 	row "write lat p99 2 B [us]" lat 2 8 lower
 	row "write lat median 4 KiB [us]" lat 4096 5 lower
 	row "write lat p99 4 KiB [us]" lat 4096 8 lower
+	row "lat median 2 B, from samples" latu 2 1 lower
+	row "lat p99 2 B, from samples" latu 2 2 lower
+	row "lat median 4 KiB, from samples" latu 4096 1 lower
+	row "lat p99 4 KiB, from samples" latu 4096 2 lower
 	# KPATH=1 runs only
 	row "kernel path 2 B [us/msg]" kpath 2 1 lower
 	row "kernel path 4 KiB [us/msg]" kpath 4096 1 lower
@@ -173,27 +183,52 @@ table() {
 	dir=$fast row "lat p99 2 B, fast kernel" lat 2 8 lower
 	dir=$fast row "lat median 4 KiB, fast kernel" lat 4096 5 lower
 	dir=$fast row "lat p99 4 KiB, fast kernel" lat 4096 8 lower
+	dir=$fast row "lat median 2 B, samples, fast kernel" latu 2 1 lower
+	dir=$fast row "lat p99 2 B, samples, fast kernel" latu 2 2 lower
+	dir=$fast row "lat median 4 KiB, samples, fast kernel" latu 4096 1 lower
+	dir=$fast row "lat p99 4 KiB, samples, fast kernel" latu 4096 2 lower
 	rm -rf "$fast"
 }
 
-# fastrows SIZE OUT: writes OUT/TOOL-lat-SIZE, the latency rows of the
-# rounds in which both tools' kernel path (KPATH=1) ran at full speed: at
-# most 1.25 times the fastest run's of that size. Nothing without kernel
-# path rows for every round.
+# fastrows SIZE OUT: writes OUT/TOOL-lat-SIZE and OUT/TOOL-latu-SIZE,
+# the latency rows of the rounds in which both tools' kernel path
+# (KPATH=1) ran at full speed: at most 1.25 times the fastest run's of
+# that size. Nothing without kernel path rows for every round.
 fastrows() {
-	local pk=$dir/perftest-kpath-$1 mk=$dir/rdmactl-kpath-$1
-	local pl=$dir/perftest-lat-$1 ml=$dir/rdmactl-lat-$1
-	[ -s "$pk" ] && [ -s "$mk" ] && [ -s "$pl" ] && [ -s "$ml" ] || return 0
-	local n
-	n=$(wc -l <"$pl")
-	[ "$(wc -l <"$ml")" = "$n" ] && [ "$(wc -l <"$pk")" = "$n" ] && [ "$(wc -l <"$mk")" = "$n" ] || return 0
-	local band
-	band=$(cat "$pk" "$mk" | awk 'NR == 1 || $1 < lo {lo = $1} END {print lo * 1.25}')
-	paste -d '|' "$pk" "$mk" "$pl" "$ml" | awk -F '|' -v band="$band" -v po="$2/perftest-lat-$1" -v mo="$2/rdmactl-lat-$1" '{
-		split($1, p, " "); split($2, m, " ")
-		if (p[1] <= band && m[1] <= band) { print $3 >po; print $4 >mo }
-	}'
+	local pk=$dir/perftest-kpath-$1 mk=$dir/rdmactl-kpath-$1 kind
+	for kind in lat latu; do
+		local pl=$dir/perftest-$kind-$1 ml=$dir/rdmactl-$kind-$1
+		[ -s "$pk" ] && [ -s "$mk" ] && [ -s "$pl" ] && [ -s "$ml" ] || continue
+		local n
+		n=$(wc -l <"$pl")
+		[ "$(wc -l <"$ml")" = "$n" ] && [ "$(wc -l <"$pk")" = "$n" ] && [ "$(wc -l <"$mk")" = "$n" ] || continue
+		local band
+		band=$(cat "$pk" "$mk" | awk 'NR == 1 || $1 < lo {lo = $1} END {print lo * 1.25}')
+		paste -d '|' "$pk" "$mk" "$pl" "$ml" | awk -F '|' -v band="$band" -v po="$2/perftest-$kind-$1" -v mo="$2/rdmactl-$kind-$1" '{
+			split($1, p, " "); split($2, m, " ")
+			if (p[1] <= band && m[1] <= band) { print $3 >po; print $4 >mo }
+		}'
+	done
 }
+
+# samplestats: reads a latency client's output with -U samples ("#, usec",
+# then "N, value" lines) and prints "MEDIAN P99 N": the median (the mean
+# of the two middle samples when N is even) and the nearest-rank p99 (the
+# ceil(0.99*N)-th smallest), the same estimators for both tools.
+samplestats() {
+	awk '/^#, usec/ {s = 1; next} s && /^[0-9]+, / {print $2; next} s {exit}' | sort -g |
+		awk '{v[NR] = $1} END {
+			if (NR == 0) { print "0 0 0"; exit }
+			m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+			k = int(0.99 * NR); if (k < 0.99 * NR) k++
+			printf "%.3f %.3f %d\n", m, v[k], NR
+		}'
+}
+
+if [ "${1:-}" = "--samplestats" ]; then
+	samplestats # for the tests: stdin to stdout
+	exit 0
+fi
 
 if [ "${1:-}" = "--table" ]; then
 	# --table DIR...: the table again from kept rows (KEEP=DIR), pooled
@@ -266,11 +301,13 @@ if [ "${1:-}" = "--guest" ]; then
 		if [ "$tool" = perftest ]; then
 			srv=(ib_write_"$kind" -d rxe0 "${args[@]}")
 			cli=(ib_write_"$kind" -d rxe1 "${args[@]}" "$SRV")
+			if [ "$kind" = lat ]; then cli+=(-U); fi
 		else
 			local lat=()
 			[ "$kind" = lat ] && lat=(--lat)
 			srv=("$R" perf write "${lat[@]}" -d rxe0 "${args[@]}")
 			cli=("$R" perf write "${lat[@]}" -d rxe1 "${args[@]}" "$SRV")
+			if [ "$kind" = lat ]; then cli+=(-U); fi
 		fi
 		echo "bench: $tool $kind $size" >&2
 		timeout 60 "${srv[@]}" >"$out/srv.txt" 2>&1 &
@@ -300,6 +337,7 @@ if [ "${1:-}" = "--guest" ]; then
 		wait "$spid" || true
 		# The first row under the "#bytes" header.
 		awk '/^ #bytes/ {h=1; next} h && $1 ~ /^[0-9]+$/ {print; exit}' "$out/cli.txt" >>"$out/$tool-$kind-$size"
+		[ "$kind" != lat ] || samplestats <"$out/cli.txt" >>"$out/$tool-latu-$size"
 	}
 	# try: one run, retried once (rxe under TCG occasionally NAKs a new QP
 	# that reuses the number of one whose packets are still in flight).

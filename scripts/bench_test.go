@@ -3,6 +3,7 @@
 package scripts
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +26,9 @@ func TestBenchPerftestFastKernelRows(t *testing.T) {
 		"rdmactl-kpath-2":  "22.0 2000\n23.0 2000\n30.0 2000\n25.0 2000\n",
 		"perftest-lat-2":   "2 1000 1 9 10.00 1 1 100.00 1\n2 1000 1 9 99.00 1 1 900.00 1\n2 1000 1 9 99.00 1 1 900.00 1\n2 1000 1 9 12.00 1 1 120.00 1\n",
 		"rdmactl-lat-2":    "2 1000 1 9 11.00 1 1 90.00 1\n2 1000 1 9 99.00 1 1 900.00 1\n2 1000 1 9 99.00 1 1 900.00 1\n2 1000 1 9 11.00 1 1 130.00 1\n",
+		// From -U samples: median p99 n.
+		"perftest-latu-2": "10.000 100.000 999\n99 900 999\n99 900 999\n12.000 120.000 999\n",
+		"rdmactl-latu-2":  "11.000 90.000 999\n99 900 999\n99 900 999\n11.000 130.000 999\n",
 	}
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
@@ -43,8 +47,10 @@ func TestBenchPerftestFastKernelRows(t *testing.T) {
 	}
 	// Columns after the label: perftest rdmactl ratio paired wins ...
 	want := map[string][]string{
-		"lat median 2 B, fast kernel": {"11", "11", "1.000", "1.008", "1/2"},
-		"lat p99 2 B, fast kernel":    {"110", "110", "1.000", "0.992", "1/2"},
+		"lat median 2 B, fast kernel":          {"11", "11", "1.000", "1.008", "1/2"},
+		"lat p99 2 B, fast kernel":             {"110", "110", "1.000", "0.992", "1/2"},
+		"lat median 2 B, samples, fast kernel": {"11", "11", "1.000", "1.008", "1/2"},
+		"lat p99 2 B, samples, fast kernel":    {"110", "110", "1.000", "0.992", "1/2"},
 	}
 	for label, w := range want {
 		got := rows[label]
@@ -60,5 +66,35 @@ func TestBenchPerftestFastKernelRows(t *testing.T) {
 	}
 	if _, ok := rows["lat median 4 KiB, fast kernel"]; ok {
 		t.Errorf("a 4 KiB fast-kernel row without 4 KiB rounds:\n%s", out)
+	}
+}
+
+// bench-perftest.sh's samplestats: the median and the nearest-rank p99 of
+// the -U samples in a client's output, perftest's or rdmactl's.
+func TestBenchPerftestSampleStats(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	for _, c := range []struct {
+		n    int
+		want string
+	}{
+		{999, "500.000 990.000 999"}, // p99: the 990th of 999 (perftest prints its 989th)
+		{200, "100.500 198.000 200"},
+		{1, "1.000 1.000 1"},
+		{0, "0 0 0"},
+	} {
+		var b strings.Builder
+		b.WriteString(" #bytes #iterations ...\n#, usec\n")
+		for i := 0; i < c.n; i++ { // in a scrambled order, as taken
+			fmt.Fprintf(&b, "%d, %d\n", i+1, (i*7919)%c.n+1)
+		}
+		b.WriteString("---------------------------------------------------------------------------------------\n #bytes #iterations\n 2 1000 1 2 3\n")
+		cmd := exec.Command("bash", "bench-perftest.sh", "--samplestats")
+		cmd.Stdin = strings.NewReader(b.String())
+		out, err := cmd.CombinedOutput()
+		if err != nil || strings.TrimSpace(string(out)) != c.want {
+			t.Errorf("%d samples: %q (%v), want %q", c.n, out, err, c.want)
+		}
 	}
 }
