@@ -667,13 +667,16 @@ func (s *Session) seqLat(ctx context.Context) error {
 		_, err := s.measure(ctx, r, run)
 		var unsorted []float64
 		if p.Unsorted { // before latRow sorts the samples
-			unsorted = s.printUnsorted(r, div)
+			unsorted = unsortedSamples(r, div)
 		}
 		row := s.latRow(r, sz, div)
 		row.Unsorted = unsorted
 		s.result.Lat = append(s.result.Lat, row)
 		if err != nil && !(errors.Is(err, errStopped) && ctx.Err() != nil) {
 			return err
+		}
+		if p.Unsorted {
+			s.printUnsorted(unsorted)
 		}
 		s.printf("%s", formatLatRow(row.Size, row.Iters, row.LatStats))
 		if p.Histogram {
@@ -704,29 +707,33 @@ func (s *Session) latRow(r *runner, sz uint64, div float64) LatRow {
 	return LatRow{Size: sz, Iters: iters, LatStats: st}
 }
 
-// printUnsorted prints r's samples in the order taken as perftest's -U
-// does ("#, usec", then "N, value" lines, then the table's header again)
-// and returns them, in usec divided by div.
-func (s *Session) printUnsorted(r *runner, div float64) []float64 {
+// unsortedSamples returns r's samples in the order taken, in usec divided
+// by div (the row's unit).
+func unsortedSamples(r *runner, div float64) []float64 {
 	v := make([]float64, r.nSamples)
 	for i, d := range r.posted[:r.nSamples] {
 		v[i] = float64(d) / 1e3 / div
 	}
+	return v
+}
+
+// printUnsorted prints samples as perftest's -U does: "#, usec", one
+// "N, value" line each (C's %g), then the table's header again.
+func (s *Session) printUnsorted(v []float64) {
 	if s.Out == nil {
-		return v
+		return
 	}
 	var b strings.Builder
 	b.WriteString("#, usec\n")
 	for i, x := range v {
 		b.WriteString(strconv.Itoa(i + 1))
 		b.WriteString(", ")
-		b.WriteString(strconv.FormatFloat(x, 'g', 6, 64)) // C's %g
+		b.WriteString(strconv.FormatFloat(x, 'g', 6, 64))
 		b.WriteString("\n")
 	}
 	b.WriteString(resultLine)
 	b.WriteString(latHeader)
 	s.printf("%s", b.String())
-	return v
 }
 
 func (s *Session) printHistogram(r *runner, div float64) {
