@@ -101,20 +101,17 @@ type fakeQP struct {
 	lateStart time.Duration
 }
 
-// later runs an echoing peer's answer after its lateStart, and is false
-// when it has none (answer now; the loops' fake must not allocate).
-func (q *fakeQP) later(peer *fakeQP, f func()) bool {
+// answerLate runs an echoing peer's first answer after its lateStart.
+// Callers check lateStart first: the closure allocates, and the loops'
+// fake must not.
+func (q *fakeQP) answerLate(peer *fakeQP, f func()) {
 	d := peer.lateStart
-	if d == 0 {
-		return false
-	}
 	peer.lateStart = 0
 	time.AfterFunc(d, func() {
 		q.f.mu.Lock()
 		defer q.f.mu.Unlock()
 		f()
 	})
-	return true
 }
 
 var errFakeFull = errors.New("fake queue full")
@@ -188,7 +185,9 @@ func (q *fakeQP) PostSend(wrs []verbs.SendWR) error {
 				// The peer answers with the same bytes into our target area.
 				back := mr.buf[wr.RemoteAddr-mr.addr:][:len(src)]
 				dst := q.mr.buf[peer.remote.VAddr-q.mr.addr:]
-				if peer.lateStart == 0 || !q.later(peer, func() { copy(dst, back) }) {
+				if peer.lateStart > 0 {
+					q.answerLate(peer, func() { copy(dst, back) })
+				} else {
 					copy(dst, back)
 				}
 			}
@@ -212,7 +211,9 @@ func (q *fakeQP) PostSend(wrs []verbs.SendWR) error {
 				break
 			}
 			if peer.echo {
-				if peer.lateStart == 0 || !q.later(peer, func() { q.deliverLocked(src) }) {
+				if peer.lateStart > 0 {
+					q.answerLate(peer, func() { q.deliverLocked(src) })
+				} else {
 					q.deliverLocked(src)
 				}
 				break
