@@ -34,11 +34,11 @@
 //     pipeline (TX depth × QPs messages) apart, never below the average;
 //     perftest takes the best per-message post-to-completion slope.
 //   - Latency: all samples are kept (perftest drops the two largest, and
-//     its t_max is the third largest). Ping-pong sides take iters-1
-//     samples each, as perftest: the side that starts skips its first
-//     period, which also holds the peer's start (a perftest peer
-//     calibrates its clock for about 220 ms after the last handshake),
-//     and times the last round trip instead. The standard
+//     its t_max is the third largest). Ping-pong samples are periods
+//     between two posts: iters-1 on the side that answers, as perftest,
+//     and iters-2 on the side that starts, which skips its first period
+//     because it also holds the peer's start (a perftest peer calibrates
+//     its clock for about 220 ms after the last handshake). The standard
 //     deviation is exact float64 (perftest truncates each deviation to an
 //     integer). Percentiles are nearest-rank on all samples. READ latency
 //     is the period between completions (post-to-post), as perftest.
