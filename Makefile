@@ -28,8 +28,10 @@ ARGS ?=
 PKG ?=
 RUN ?=
 VMFLAGS ?=
+# make vmtest KERNEL=6.12  (default: "6.1 6.12", one VM boot each)
+KERNEL ?=
 VMTEST_TIMEOUT ?= 600
-export PKG RUN VMFLAGS VMTEST_TIMEOUT GO
+export PKG RUN VMFLAGS VMTEST_TIMEOUT GO KERNEL
 # make fuzz FUZZTIME=1m
 FUZZTIME ?= 20s
 
@@ -55,7 +57,7 @@ lint: ## gofmt, go vet, staticcheck (all run; fails if any fails)
 fuzz: ## run every Fuzz target for FUZZTIME (default 20s)
 	scripts/fuzz.sh $(FUZZTIME)
 
-vmtest: build ## kernel tests in one VM: [PKG=./internal/x] [RUN=TestY] [VMFLAGS="--rxe 3"]
+vmtest: build ## kernel tests, one VM per kernel: [KERNEL=6.12] [PKG=./internal/x] [RUN=TestY] [VMFLAGS="--rxe 3"]
 	vm/vmtest
 
 docs: ## regenerate completions/ and man/ from the command tree (commit them)
