@@ -170,10 +170,30 @@ func (r *runner) runLatLoop(a *latArgs, verb Verb, detach bool) error {
 		end, ns, err = runLat(a, verb)
 	}
 	r.nSamples = ns
+	if err == nil && end == endDone && a.inflight {
+		r.drainLat(a)
+	}
 	if a.rq != nil {
 		r.rposted[0], r.ccnt[0] = a.rposted, a.rdone
 	}
 	return r.loopEnd(end, err)
+}
+
+// drainLat waits up to a second for the completion of the send a
+// duration run stopped waiting for at its deadline, so that the run ends
+// with nothing outstanding on its send queue (the next run on the same
+// QP would find it full: one WQE deep for latency).
+func (r *runner) drainLat(a *latArgs) {
+	deadline := r.now() + int64(time.Second)
+	for r.now() < deadline {
+		n, err := a.scq.Poll(a.wcs[:1])
+		if err != nil || n > 0 {
+			a.inflight = err != nil
+			r.latDrained++
+			return
+		}
+		runtime.Gosched()
+	}
 }
 
 // runDetached runs verb's latency loop on a detached from the scheduler.
@@ -284,7 +304,11 @@ type latArgs struct {
 	prog                       *atomic.Uint64
 	stall                      int64  // ns
 	rposted                    uint64 // send: receives posted (in and out)
-	rdone                      uint64 // send: receives completed (in and out)
+	// inflight: the signaled send posted last has not been polled yet
+	// (a duration run can stop waiting for it at its deadline; see
+	// runner.drainLat)
+	inflight bool
+	rdone    uint64 // send: receives completed (in and out)
 	// send: the receive CQ's producer and consumer index words when its
 	// provider has them (verbs.CQ.DetachedWatch), for recvOneDetached's
 	// wait; nil: it polls
@@ -320,18 +344,19 @@ func pingPongDetached(a *latArgs) (end detachedEnd, ns int, err error) {
 				return end, ns, err
 			}
 		}
-		if a.buf != nil {
-			a.buf[a.postOff] = byte(i) // write: what the peer polls for
-		}
-		if err = a.sq.PostSend(a.wr); err != nil {
-			return endPostErr, ns, err
-		}
-		// The clock is read after the post, off the critical path: the
-		// sample is the period between two posts, one round trip. The
-		// side that starts skips its first period: it also holds the
-		// peer's start (perftest's latency tests calibrate their clock
-		// for about 220 ms after the last handshake, so against an
-		// ib_write_lat client that sample was a 220 ms "round trip").
+		// The clock is read before the post, as perftest reads its
+		// cycle counter before ibv_post_send: a sample is the period
+		// between two posts' starts, one round trip. Read after the
+		// post, the period moves with how much of the round trip the
+		// post's own system call carries (on rxe the requester runs in
+		// it, and sometimes the packet's way to the peer and back), and
+		// kernels differ there: on 6.12, periods from post end to post
+		// end of 5-13 us appeared beside 50 us round trips (t_min 4.67
+		// us against perftest's 46.18 in the same run). The side that starts
+		// skips its first period: it also holds the peer's start
+		// (perftest's latency tests calibrate their clock for about
+		// 220 ms after the last handshake, so against an ib_write_lat
+		// client that sample was a 220 ms "round trip").
 		t := nanotime()
 		if prev != 0 && !(i == 2 && a.first) {
 			if a.hist == nil { // iteration mode
@@ -342,9 +367,17 @@ func pingPongDetached(a *latArgs) (end detachedEnd, ns int, err error) {
 			}
 		}
 		prev = t
+		if a.buf != nil {
+			a.buf[a.postOff] = byte(i) // write: what the peer polls for
+		}
+		if err = a.sq.PostSend(a.wr); err != nil {
+			return endPostErr, ns, err
+		}
+		a.inflight = true
 		if end, err = pollDetached(a, a.scq); end != endDone {
 			return a.pollEnd(end), ns, err
 		}
+		a.inflight = false
 		a.prog.Store(i)
 		if a.tStop != 0 && t >= a.tStop {
 			return endDone, ns, nil
@@ -386,9 +419,11 @@ func latReadDetached(a *latArgs) (end detachedEnd, ns int, err error) {
 		if err = a.sq.PostSend(a.wr); err != nil {
 			return endPostErr, ns, err
 		}
+		a.inflight = true
 		if end, err = pollDetached(a, a.scq); end != endDone {
 			return a.pollEnd(end), ns, err
 		}
+		a.inflight = false
 		t2 := nanotime()
 		if a.hist == nil {
 			a.posted[ns] = t2 - t

@@ -43,10 +43,13 @@ type runner struct {
 	// detached counts the loops run detached from the scheduler
 	// (detach.go); tests check that the VM's rxe runs take that path.
 	detached int
-	bwq      *bwQueues    // bwLoopArgs' queues, found once
-	stop     *atomic.Bool // set on Ctrl-C or when the peer vanished
-	isSrv    bool
-	isLat    bool
+	// latDrained counts duration latency loops that ended with their
+	// last send still to be polled (drainLat).
+	latDrained int
+	bwq        *bwQueues    // bwLoopArgs' queues, found once
+	stop       *atomic.Bool // set on Ctrl-C or when the peer vanished
+	isSrv      bool
+	isLat      bool
 	// thr is where detached latency loops run (loopThread); nil: on the
 	// calling goroutine's thread. lat is their arguments, kept here so
 	// that handing them to thr allocates nothing.

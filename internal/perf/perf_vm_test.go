@@ -4,6 +4,7 @@ package perf
 
 import (
 	"errors"
+	"fmt"
 	"os/exec"
 	"sync/atomic"
 	"testing"
@@ -120,6 +121,15 @@ func (g *vmRig) runBoth(t *testing.T, what string, loop func() error) {
 	t.Helper()
 	g.start <- struct{}{}
 	if err := loop(); err != nil {
+		// Stop the peer's loop and wait for it before t.Fatal's
+		// cleanup closes the devices under it: a loop reading freed
+		// rings is a fault, and would hide this error behind it.
+		g.pr.stop.Store(true)
+		select {
+		case <-g.finished:
+		case <-time.After(10 * time.Second):
+			panic(fmt.Sprintf("%s failed (%v) and the peer's loop did not stop within 10 s", what, err))
+		}
 		t.Fatal(g.r.loopErr(err, what))
 	}
 	<-g.finished
@@ -386,6 +396,7 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 				g.runBoth(t, "lat -D", endsOK(run))
 			})
 			g.checkPeer(t, "peer lat -D")
+			t.Logf("runs that ended with their last send to poll (drained): %d of %d", g.r.latDrained+g.pr.latDrained, 2*(vmRuns-1))
 			checkDetachedHist(t, "client", g.r)
 			checkDetachedHist(t, "server", g.pr)
 		})
