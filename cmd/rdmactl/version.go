@@ -6,6 +6,11 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"github.com/rdmactl/rdmactl/internal/kfeat"
+	"github.com/rdmactl/rdmactl/internal/nldev"
+	"github.com/rdmactl/rdmactl/internal/verbs"
 )
 
 // Stamped at link time by the Makefile and goreleaser:
@@ -28,6 +33,76 @@ type versionInfo struct {
 	Date      string `json:"date"`
 	GoVersion string `json:"go_version"`
 	Platform  string `json:"platform"`
+	// Kernel: with -d, what the kernel offers where kernels differ.
+	Kernel *kernelInfo `json:"kernel,omitempty"`
+}
+
+// kernelInfo is what `version -d` found of the running kernel.
+type kernelInfo struct {
+	Release string `json:"release"`
+	// ProbedDevice is the RDMA device the uverbs probes used ("" without one).
+	ProbedDevice string         `json:"probed_device"`
+	Features     []featureState `json:"features"`
+}
+
+// featureState is one kernel feature as `version -d` reports it. State is
+// "present", "absent", "forced_absent" (RDMACTL_KERNEL_ABSENT) or
+// "unknown" (nothing to probe it with: no RDMA device, no RDMA netlink).
+type featureState struct {
+	Name   string `json:"name"`
+	State  string `json:"state"`
+	Detail string `json:"detail"`
+}
+
+// probeKernel runs every feature probe once: netlink's, and the uverbs
+// ones on the first device that opens.
+func probeKernel() *kernelInfo {
+	k := &kernelInfo{}
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		k.Release = unix.ByteSliceToString(u.Release[:])
+	}
+	nldev.HasNotify()
+	if c, err := nldev.Dial(); err == nil {
+		_, _ = c.System()
+		c.Close()
+	}
+	if devs, err := verbs.Devices(); err == nil {
+		for _, d := range devs {
+			ctx, err := verbs.OpenDevice(d, verbs.Options{})
+			if err != nil {
+				continue
+			}
+			ctx.ProbeKernel()
+			ctx.Close()
+			k.ProbedDevice = d.Name
+			break
+		}
+	}
+	known := map[string]kfeat.Result{}
+	for _, r := range kfeat.All() {
+		known[r.Name] = r
+	}
+	for _, n := range kfeat.Known {
+		f := featureState{Name: n, State: "unknown", Detail: "not probed: no RDMA device or netlink to probe with"}
+		r, ok := known[n]
+		switch {
+		case !ok && kfeat.Forced(n):
+			f.State, f.Detail = "forced_absent", "forced absent by "+kfeat.EnvAbsent
+		case !ok && n != kfeat.UverbsIoctl && k.ProbedDevice != "" && !kfeat.Worth(kfeat.UverbsIoctl):
+			f.State, f.Detail = "absent", "needs uverbs_ioctl"
+		case ok:
+			f.State, f.Detail = "absent", r.Detail
+			switch {
+			case r.Forced:
+				f.State = "forced_absent"
+			case r.Present:
+				f.State = "present"
+			}
+		}
+		k.Features = append(k.Features, f)
+	}
+	return k
 }
 
 // buildInfo combines the link-time stamps with the toolchain's build
@@ -85,16 +160,40 @@ func newVersionCmd(a *app) *cobra.Command {
 		Use:   "version",
 		Short: "Print rdmactl's version, commit, build date and Go version",
 		Args:  cobra.NoArgs,
+		Long: `Print rdmactl's version, commit, build date and Go version.
+
+With -d it also probes the running kernel where kernels differ (the uverbs
+ioctl methods, the RDMA netlink system settings and notification group)
+and lists what it found; RDMACTL_KERNEL_ABSENT=name,... forces features
+absent, to try the paths older kernels take.`,
 		Example: `  rdmactl version
-  rdmactl -j version`,
+  rdmactl -j version
+  rdmactl version -d                                        # what this kernel offers
+  RDMACTL_KERNEL_ABSENT=query_gid_table rdmactl gids        # GIDs as on a kernel without QUERY_GID_TABLE`,
 		RunE: func(c *cobra.Command, args []string) error {
 			v := buildInfo()
+			if a.opts.details {
+				v.Kernel = probeKernel()
+			}
 			if a.opts.json {
 				return a.printJSON(v)
 			}
 			_, err := fmt.Fprintf(a.stdout, "rdmactl %s\ncommit:   %s\ndate:     %s\ngo:       %s %s\n",
 				v.Version, v.Commit, v.Date, v.GoVersion, v.Platform)
-			return err
+			if err != nil || v.Kernel == nil {
+				return err
+			}
+			k := v.Kernel
+			dev := k.ProbedDevice
+			if dev == "" {
+				dev = "no device"
+			}
+			fmt.Fprintf(a.stdout, "kernel:   %s\nfeatures (probed on %s; see docs/kernels.md):\n", k.Release, dev)
+			tw := newTable(a.stdout, "  FEATURE", "STATE", "HOW")
+			for _, f := range k.Features {
+				tw.row("  "+f.Name, f.State, f.Detail)
+			}
+			return tw.render()
 		},
 	}
 }

@@ -1,9 +1,14 @@
 package nldev
 
 import (
+	"errors"
+	"fmt"
 	"sort"
+	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmactl/rdmactl/internal/kfeat"
 )
 
 // Counter is one hardware counter of RDMA_NLDEV_CMD_STAT_GET.
@@ -113,12 +118,25 @@ func decodeSystem(b []byte) System {
 	}
 }
 
+// ErrNoSystem: the kernel has no RDMA_NLDEV_CMD_SYS_GET.
+var ErrNoSystem = errors.New("this kernel has no RDMA netlink system settings (RDMA_NLDEV_CMD_SYS_GET, Linux 5.2+)")
+
 // System reads the netns mode, copy-on-fork and privileged-qkey settings.
+// A kernel without SYS_GET (before 5.2), or kfeat.NLDEVSystem forced
+// absent, gives an error matching ErrNoSystem.
 func (c *Client) System() (*System, error) {
+	if !kfeat.Worth(kfeat.NLDEVSystem) {
+		return nil, ErrNoSystem
+	}
 	msgs, err := c.do(cmdSysGet, false, nil)
 	if err != nil {
+		if errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.EINVAL) {
+			kfeat.Set(kfeat.NLDEVSystem, false, "SYS_GET: "+errName(err))
+			return nil, fmt.Errorf("%w: %v", ErrNoSystem, err)
+		}
 		return nil, err
 	}
+	kfeat.Set(kfeat.NLDEVSystem, true, "SYS_GET answered")
 	var s System
 	if len(msgs) > 0 {
 		s = decodeSystem(msgs[0])

@@ -33,6 +33,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmactl/rdmactl/internal/kfeat"
 )
 
 // Context is an open uverbs device with its user context (GET_CONTEXT):
@@ -121,7 +123,7 @@ func OpenDevice(d Device, o Options) (*Context, error) {
 		return nil, err
 	}
 	if !o.ForceWrite && d.DriverID != 0 {
-		c.useIoctl = c.probeInvokeWrite()
+		c.useIoctl = kfeat.Has(kfeat.UverbsIoctl, c.probeInvokeWrite)
 	}
 	if err := c.getContext(); err != nil {
 		c.release()
@@ -148,10 +150,24 @@ func (c *Context) checkNode() error {
 // as rdma-core does (rc:device.c has_ioctl_write): ENOSPC means the method
 // exists (and refused the missing buffers); EPROTONOSUPPORT or ENOTTY mean
 // it does not.
-func (c *Context) probeInvokeWrite() bool {
+func (c *Context) probeInvokeWrite() (bool, string) {
 	attrs := []ioctlAttr{attrConst(attrWriteCmd, uint64(cmdQueryDevice))}
 	err := c.ioctl(objDevice, methInvokeWrite, attrs)
-	return errors.Is(err, unix.ENOSPC)
+	return errors.Is(err, unix.ENOSPC), fmt.Sprintf("INVOKE_WRITE(QUERY_DEVICE) without buffers on %s: %v", c.dev.Name, errnoName(err))
+}
+
+// errnoName is err's errno as its name (ENOSPC), for probe details.
+func errnoName(err error) string {
+	var e unix.Errno
+	if errors.As(err, &e) {
+		if n := unix.ErrnoName(e); n != "" {
+			return n
+		}
+	}
+	if err == nil {
+		return "success"
+	}
+	return err.Error()
 }
 
 // getContext runs GET_CONTEXT with the provider's udata and hands the
@@ -169,7 +185,7 @@ func (c *Context) getContext() error {
 		out = make([]byte, outLen)
 	}
 	done := false
-	if c.useIoctl {
+	if c.useIoctl && kfeat.Worth(kfeat.GetContextIoctl) {
 		var ncv [4]byte
 		var core [8]byte
 		attrs := []ioctlAttr{
@@ -187,8 +203,10 @@ func (c *Context) getContext() error {
 		case err == nil:
 			c.numCompVectors = binary.NativeEndian.Uint32(ncv[:])
 			done = true
+			kfeat.Set(kfeat.GetContextIoctl, true, "answered on "+c.dev.Name)
 		case errors.Is(err, unix.EPROTONOSUPPORT):
 			// No native GET_CONTEXT: write() below.
+			kfeat.Set(kfeat.GetContextIoctl, false, "EPROTONOSUPPORT")
 		default:
 			return err
 		}
@@ -310,4 +328,14 @@ func (c *Context) release() {
 		_ = unix.Close(c.fd)
 		c.fd = -1
 	}
+}
+
+// ProbeKernel settles the kernel features (kfeat) that this context's
+// commands find out in passing: the native QUERY_PORT and QUERY_GID_TABLE
+// methods. `rdmactl version -d` calls it to list them.
+func (c *Context) ProbeKernel() {
+	if _, err := c.QueryPort(1); err != nil {
+		return
+	}
+	_, _ = c.QueryGIDTable(16)
 }

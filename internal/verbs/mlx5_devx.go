@@ -6,6 +6,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmactl/rdmactl/internal/kfeat"
 )
 
 // The DEVX general-command path of mlx5 (rdma/mlx5_user_ioctl_cmds.h):
@@ -108,7 +110,7 @@ func OpenMLX5DevX(d Device) (*Context, error) {
 		c.release()
 		return nil, err
 	}
-	c.useIoctl = c.probeInvokeWrite()
+	c.useIoctl = kfeat.Has(kfeat.UverbsIoctl, c.probeInvokeWrite)
 	in, outLen := mlx5DevXContextUData()
 	out := make([]byte, outLen)
 	req := uvGetContext{}

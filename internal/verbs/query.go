@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmactl/rdmactl/internal/kfeat"
 )
 
 // DeviceAttr is what QUERY_DEVICE and EX QUERY_DEVICE report
@@ -201,7 +203,7 @@ func (c *Context) QueryPort(port uint8) (*PortAttr, error) {
 	}
 	var ex uvQueryPortRespEx
 	done := false
-	if c.useIoctl {
+	if c.useIoctl && kfeat.Worth(kfeat.QueryPortIoctl) {
 		attrs := []ioctlAttr{
 			attrConst(attrQueryPortNum, uint64(port)),
 			attrPtrOut(attrQueryPortResp, bytesOf(&ex)),
@@ -210,7 +212,9 @@ func (c *Context) QueryPort(port uint8) (*PortAttr, error) {
 		switch {
 		case err == nil:
 			done = true
+			kfeat.Set(kfeat.QueryPortIoctl, true, "answered on "+c.dev.Name)
 		case errors.Is(err, unix.EPROTONOSUPPORT):
+			kfeat.Set(kfeat.QueryPortIoctl, false, "EPROTONOSUPPORT")
 		case errors.Is(err, unix.EINVAL):
 			return nil, c.portError(port, err)
 		default:
@@ -301,7 +305,7 @@ func (c *Context) QueryGIDTable(maxEntries int) ([]GIDEntry, error) {
 	if maxEntries > 0xffff/32 {
 		maxEntries = 0xffff / 32
 	}
-	if c.useIoctl {
+	if c.useIoctl && kfeat.Worth(kfeat.QueryGIDTable) {
 		const entrySize = 32
 		out := make([]byte, entrySize*maxEntries)
 		var num [8]byte
@@ -313,11 +317,13 @@ func (c *Context) QueryGIDTable(maxEntries int) ([]GIDEntry, error) {
 		}
 		err := c.ioctl(objDevice, methQueryGIDTable, attrs)
 		if err == nil {
+			kfeat.Set(kfeat.QueryGIDTable, true, "answered on "+c.dev.Name)
 			return parseGIDTable(out, binary.NativeEndian.Uint64(num[:])), nil
 		}
 		if !errors.Is(err, unix.EPROTONOSUPPORT) {
 			return nil, err
 		}
+		kfeat.Set(kfeat.QueryGIDTable, false, "EPROTONOSUPPORT")
 	}
 	return c.gidTableSysfs()
 }

@@ -1,0 +1,58 @@
+package kfeat
+
+import "testing"
+
+func TestProbedOnce(t *testing.T) {
+	Reset()
+	t.Cleanup(Reset)
+	n := 0
+	probe := func() (bool, string) { n++; return true, "ENOSPC" }
+	if !Has(UverbsIoctl, probe) || !Has(UverbsIoctl, probe) {
+		t.Fatal("Has = false, want true")
+	}
+	if n != 1 {
+		t.Fatalf("probe ran %d times, want once", n)
+	}
+	if r, ok := Lookup(UverbsIoctl); !ok || !r.Present || r.Detail != "ENOSPC" || r.Forced {
+		t.Fatalf("Lookup = %+v, %v", r, ok)
+	}
+}
+
+func TestForcedAbsent(t *testing.T) {
+	for _, env := range []string{"query_gid_table", " uverbs_ioctl , query_gid_table", "all"} {
+		t.Setenv(EnvAbsent, env)
+		Reset()
+		ran := false
+		if Has(QueryGIDTable, func() (bool, string) { ran = true; return true, "" }) || ran {
+			t.Fatalf("%s=%q: query_gid_table present or probed", EnvAbsent, env)
+		}
+		if !Forced(QueryGIDTable) {
+			t.Fatalf("%s=%q: Forced = false", EnvAbsent, env)
+		}
+		if r, _ := Lookup(QueryGIDTable); !r.Forced || r.Present {
+			t.Fatalf("%s=%q: %+v", EnvAbsent, env, r)
+		}
+	}
+	t.Setenv(EnvAbsent, "query_gid_table")
+	Reset()
+	if !Has(NLDEVNotify, func() (bool, string) { return true, "" }) {
+		t.Fatal("a feature not named was forced absent")
+	}
+	Reset()
+}
+
+func TestSetKeepsFirstAndOrder(t *testing.T) {
+	Reset()
+	t.Cleanup(Reset)
+	Set("zzz_other", true, "")
+	Set(QueryPortIoctl, false, "EPROTONOSUPPORT")
+	Set(QueryPortIoctl, true, "later")
+	Has(UverbsIoctl, func() (bool, string) { return true, "" })
+	all := All()
+	if len(all) != 3 || all[0].Name != UverbsIoctl || all[1].Name != QueryPortIoctl || all[2].Name != "zzz_other" {
+		t.Fatalf("All = %+v", all)
+	}
+	if all[1].Present || all[1].Detail != "EPROTONOSUPPORT" {
+		t.Fatalf("Set replaced the first answer: %+v", all[1])
+	}
+}
