@@ -266,6 +266,12 @@ type PortAttr struct {
 	InitTypeReply uint8
 	ActiveWidth   uint8
 	ActiveSpeed   uint8
+	// ActiveSpeedEx is the 32-bit speed of the ioctl answer (6.12 fills
+	// it; 6.1's answer has reserved bytes there). It is 0 when the kernel
+	// gave only the legacy answer, which has no such field: write()
+	// QUERY_PORT, or an older ioctl. Then ActiveSpeed is the speed, as
+	// in rdma-core's ibv_query_port, which leaves active_speed_ex 0 on its
+	// write() fallback.
 	ActiveSpeedEx uint32
 	PhysState     uint8
 	LinkLayer     uint8 // 0 unspecified, 1 InfiniBand, 2 Ethernet
