@@ -21,14 +21,17 @@ func init() { devSubcommands = append(devSubcommands, newDevQueryCmd) }
 // ibv_devinfo prints "NAME (n)" (state, MTUs, atomic_cap, widths, speeds,
 // phys_state, transport, max_vl_num) the key holds n and "<key>_name" the
 // text. Flag words are a number plus "<key>_names", the names ibv_devinfo
-// (or verbs.h for port flags) uses, with "0x..." for unknown bits. Keys
-// ibv_devinfo prints only sometimes (max_srq_wr, max_map_per_fmr, tag
-// matching, cq moderation) are always present. Extra facts ibv_devinfo
-// does not print: uverbs, driver, abi_version, max_map_per_fmr always,
-// rss_caps.supported_qpts, ex_response_length, active_speed_ex, port
+// (or verbs.h for port flags) uses, with one "0x..." entry last for the
+// bits it has no name for (its "Unknown flags: 0x..." line; the table
+// prints that line). Keys ibv_devinfo prints only sometimes (max_srq_wr,
+// max_map_per_fmr, tag matching, cq moderation, supported_qp lists) are
+// always present. Extra facts ibv_devinfo does not print: uverbs, driver,
+// abi_version, max_map_per_fmr always, the supported_qpts numbers,
+// ex_response_length, driver_response_length, active_speed_ex, port
 // flags (GRH_REQUIRED), and each GID's netdev_ifindex. tso_caps,
-// packet_pacing_caps and rss rx_hash_* come from provider data (mlx5)
-// that this command does not request, so they are absent.
+// packet_pacing_caps and rss_caps.rx_hash_* are not in the kernel's
+// core answer but in mlx5's provider part of it: other drivers report
+// 0, as libibverbs does for them.
 type devQueryJSON struct {
 	Ifname        string  `json:"ifname"`
 	Uverbs        string  `json:"uverbs"`
@@ -83,7 +86,10 @@ type devQueryJSON struct {
 
 	// From EX QUERY_DEVICE (zero when the kernel only has the legacy one;
 	// ex_response_length then is 0).
-	ExResponseLength        uint32          `json:"ex_response_length"`
+	ExResponseLength uint32 `json:"ex_response_length"`
+	// Bytes of provider (mlx5) data in the answer: 0 when the driver has
+	// none; tso_caps, rss_caps.rx_hash_* and packet_pacing_caps are then 0.
+	DriverResponseLength    uint32          `json:"driver_response_length"`
 	GeneralODPCaps          uint64          `json:"general_odp_caps"`
 	GeneralODPCapsNames     []string        `json:"general_odp_caps_names"`
 	RCODPCaps               uint32          `json:"rc_odp_caps"`
@@ -100,8 +106,10 @@ type devQueryJSON struct {
 	RawPacketCapsNames      []string        `json:"raw_packet_caps_names"`
 	DeviceCapFlagsEx        uint64          `json:"device_cap_flags_ex"`
 	DeviceCapFlagsExNames   []string        `json:"device_cap_flags_ex_names"`
+	TSOCaps                 tsoCapsJSON     `json:"tso_caps"`
 	RSSCaps                 rssCapsJSON     `json:"rss_caps"`
 	MaxWQTypeRQ             uint32          `json:"max_wq_type_rq"`
+	PacketPacingCaps        pacingCapsJSON  `json:"packet_pacing_caps"`
 	TMCaps                  tmCapsJSON      `json:"tm_caps"`
 	CQModerationCaps        cqModCapsJSON   `json:"cq_moderation_caps"`
 	MaxDMSize               uint64          `json:"max_dm_size"`
@@ -109,10 +117,26 @@ type devQueryJSON struct {
 	Ports                   []devQueryPortJ `json:"ports"`
 }
 
+type tsoCapsJSON struct {
+	MaxTSO             uint32   `json:"max_tso"` // bytes
+	SupportedQPTs      uint32   `json:"supported_qpts"`
+	SupportedQPTsNames []string `json:"supported_qpts_names"`
+}
+
 type rssCapsJSON struct {
-	SupportedQPTs              uint32 `json:"supported_qpts"`
-	MaxRWQIndirectionTables    uint32 `json:"max_rwq_indirection_tables"`
-	MaxRWQIndirectionTableSize uint32 `json:"max_rwq_indirection_table_size"`
+	SupportedQPTs              uint32   `json:"supported_qpts"`
+	SupportedQPTsNames         []string `json:"supported_qpts_names"`
+	MaxRWQIndirectionTables    uint32   `json:"max_rwq_indirection_tables"`
+	MaxRWQIndirectionTableSize uint32   `json:"max_rwq_indirection_table_size"`
+	RxHashFunction             uint8    `json:"rx_hash_function"`
+	RxHashFieldsMask           uint64   `json:"rx_hash_fields_mask"`
+}
+
+type pacingCapsJSON struct {
+	QPRateLimitMin     uint32   `json:"qp_rate_limit_min"` // kbps
+	QPRateLimitMax     uint32   `json:"qp_rate_limit_max"` // kbps
+	SupportedQPTs      uint32   `json:"supported_qpts"`
+	SupportedQPTsNames []string `json:"supported_qpts_names"`
 }
 
 type tmCapsJSON struct {
@@ -357,8 +381,8 @@ func deviceJSON(d verbs.Device, a *verbs.DeviceAttr) *devQueryJSON {
 		MaxAH: a.MaxAH, MaxFMR: a.MaxFMR, MaxMapPerFMR: a.MaxMapPerFMR,
 		MaxSRQ: a.MaxSRQ, MaxSRQWR: a.MaxSRQWR, MaxSRQSGE: a.MaxSRQSGE, MaxPkeys: a.MaxPkeys, LocalCAAckDelay: a.LocalCAAckDelay,
 
-		ExResponseLength: a.ResponseLength,
-		GeneralODPCaps:   a.ODPGeneralCaps, GeneralODPCapsNames: flagNames(a.ODPGeneralCaps, odpGeneralNames),
+		ExResponseLength: a.ResponseLength, DriverResponseLength: a.DriverResponseLength,
+		GeneralODPCaps: a.ODPGeneralCaps, GeneralODPCapsNames: flagNames(a.ODPGeneralCaps, odpGeneralNames),
 		RCODPCaps: a.ODPRCCaps, RCODPCapsNames: flagNames(uint64(a.ODPRCCaps), odpTransportNames),
 		UCODPCaps: a.ODPUCCaps, UCODPCapsNames: flagNames(uint64(a.ODPUCCaps), odpTransportNames),
 		UDODPCaps: a.ODPUDCaps, UDODPCapsNames: flagNames(uint64(a.ODPUDCaps), odpTransportNames),
@@ -366,8 +390,14 @@ func deviceJSON(d verbs.Device, a *verbs.DeviceAttr) *devQueryJSON {
 		CompletionTimestampMask: a.TimestampMask, HCACoreClock: a.HCACoreClock,
 		RawPacketCaps: a.RawPacketCaps, RawPacketCapsNames: flagNames(uint64(a.RawPacketCaps), rawPacketNames),
 		DeviceCapFlagsEx: a.DeviceCapFlagsEx, DeviceCapFlagsExNames: flagNames(a.DeviceCapFlagsEx, deviceCapExNames),
-		RSSCaps:     rssCapsJSON{SupportedQPTs: a.RSSSupportedQPTs, MaxRWQIndirectionTables: a.MaxRWQIndirectionTables, MaxRWQIndirectionTableSize: a.MaxRWQIndirectionTableSize},
+		TSOCaps: tsoCapsJSON{MaxTSO: a.TSOMaxTSO, SupportedQPTs: a.TSOSupportedQPTs,
+			SupportedQPTsNames: flagNames(uint64(a.TSOSupportedQPTs), qptNames)},
+		RSSCaps: rssCapsJSON{SupportedQPTs: a.RSSSupportedQPTs, SupportedQPTsNames: flagNames(uint64(a.RSSSupportedQPTs), qptNames),
+			MaxRWQIndirectionTables: a.MaxRWQIndirectionTables, MaxRWQIndirectionTableSize: a.MaxRWQIndirectionTableSize,
+			RxHashFunction: a.RSSRxHashFunction, RxHashFieldsMask: a.RSSRxHashFieldsMask},
 		MaxWQTypeRQ: a.MaxWQTypeRQ,
+		PacketPacingCaps: pacingCapsJSON{QPRateLimitMin: a.PacketPacingRateMin, QPRateLimitMax: a.PacketPacingRateMax,
+			SupportedQPTs: a.PacketPacingSupportedQPTs, SupportedQPTsNames: flagNames(uint64(a.PacketPacingSupportedQPTs), pacingQPTNames)},
 		TMCaps: tmCapsJSON{MaxRndvHdrSize: a.TMMaxRndvHdrSize, MaxNumTags: a.TMMaxNumTags, MaxOps: a.TMMaxOps, MaxSGE: a.TMMaxSGE,
 			Flags: a.TMFlags, FlagsNames: flagNames(uint64(a.TMFlags), tmCapNames)},
 		CQModerationCaps: cqModCapsJSON{MaxCQCount: a.MaxCQModerationCount, MaxCQPeriod: a.MaxCQModerationPeriod},
@@ -442,9 +472,14 @@ var (
 		{18, "UD_IP_CSUM"}, {20, "XRC"}, {21, "MEM_MGT_EXTENSIONS"}, {23, "MEM_WINDOW_TYPE_2A"},
 		{24, "MEM_WINDOW_TYPE_2B"}, {25, "RC_IP_CSUM"}, {26, "RAW_IP_CSUM"}, {29, "MANAGED_FLOW_STEERING"},
 	}
-	// device_cap_flags_ex repeats device_cap_flags in its low 32 bits.
-	deviceCapExNames = append(append([]flagName{}, deviceCapNames...),
-		flagName{34, "RAW_SCATTER_FCS"}, flagName{36, "PCI_WRITE_END_PADDING"}, flagName{41, "CC_DMA_BOUNCE"})
+	// device_cap_flags_ex repeats device_cap_flags in its low 32 bits;
+	// ibv_devinfo names only the bits above (deviceCapExHighNames).
+	deviceCapExHighNames = []flagName{{34, "RAW_SCATTER_FCS"}, {36, "PCI_WRITE_END_PADDING"}, {41, "CC_DMA_BOUNCE"}}
+	deviceCapExNames     = append(append([]flagName{}, deviceCapNames...), deviceCapExHighNames...)
+	// supported_qpts words: bit n is enum ibv_qp_type n (RC 2, UD 4,
+	// RAW_PACKET 8), in ibv_devinfo's order; packet pacing also knows RC.
+	qptNames          = []flagName{{8, "SUPPORT_RAW_PACKET"}, {4, "SUPPORT_UD"}}
+	pacingQPTNames    = []flagName{{8, "SUPPORT_RAW_PACKET"}, {4, "SUPPORT_UD"}, {2, "SUPPORT_RC"}}
 	odpGeneralNames   = []flagName{{0, "ODP_SUPPORT"}, {1, "ODP_SUPPORT_IMPLICIT"}}
 	odpTransportNames = []flagName{{0, "SUPPORT_SEND"}, {1, "SUPPORT_RECV"}, {2, "SUPPORT_WRITE"}, {3, "SUPPORT_READ"},
 		{4, "SUPPORT_ATOMIC"}, {5, "SUPPORT_SRQ"}, {6, "SUPPORT_FLUSH"}, {7, "SUPPORT_ATOMIC_WRITE"}}
@@ -503,6 +538,9 @@ func printDevQuery(w io.Writer, j *devQueryJSON) {
 	}
 	flags := func(_ int, names []string) {
 		for _, n := range names {
+			if strings.HasPrefix(n, "0x") {
+				n = "Unknown flags: " + n // as ibv_devinfo words it
+			}
 			fmt.Fprintf(w, "%s%s\n", strings.Repeat(" ", 33), n) // under the values, indented
 		}
 	}
@@ -575,11 +613,32 @@ func printDevQuery(w io.Writer, j *devQueryJSON) {
 	kv(1, "raw_packet_caps", fmt.Sprintf("0x%x", j.RawPacketCaps))
 	flags(1, j.RawPacketCapsNames)
 	kv(1, "device_cap_flags_ex", fmt.Sprintf("0x%X", j.DeviceCapFlagsEx))
+	// Like ibv_devinfo, only the bits above device_cap_flags' 32.
+	flags(1, flagNames(j.DeviceCapFlagsEx&^0xffffffff, deviceCapExHighNames))
+	kv(1, "tso_caps", "")
+	kv(2, "max_tso", j.TSOCaps.MaxTSO)
+	if j.TSOCaps.MaxTSO != 0 {
+		kv(2, "supported_qp", "")
+		flags(2, j.TSOCaps.SupportedQPTsNames)
+	}
 	kv(1, "rss_caps", "")
 	kv(2, "supported_qpts", fmt.Sprintf("0x%x", j.RSSCaps.SupportedQPTs))
 	kv(2, "max_rwq_indirection_tables", j.RSSCaps.MaxRWQIndirectionTables)
 	kv(2, "max_rwq_indirection_table_size", j.RSSCaps.MaxRWQIndirectionTableSize)
+	kv(2, "rx_hash_function", fmt.Sprintf("0x%x", j.RSSCaps.RxHashFunction))
+	kv(2, "rx_hash_fields_mask", fmt.Sprintf("0x%X", j.RSSCaps.RxHashFieldsMask))
+	if j.RSSCaps.SupportedQPTs != 0 {
+		kv(2, "supported_qp", "")
+		flags(2, j.RSSCaps.SupportedQPTsNames)
+	}
 	kv(1, "max_wq_type_rq", j.MaxWQTypeRQ)
+	kv(1, "packet_pacing_caps", "")
+	kv(2, "qp_rate_limit_min", fmt.Sprintf("%d kbps", j.PacketPacingCaps.QPRateLimitMin))
+	kv(2, "qp_rate_limit_max", fmt.Sprintf("%d kbps", j.PacketPacingCaps.QPRateLimitMax))
+	if j.PacketPacingCaps.QPRateLimitMax != 0 {
+		kv(2, "supported_qp", "")
+		flags(2, j.PacketPacingCaps.SupportedQPTsNames)
+	}
 	if j.TMCaps.MaxNumTags != 0 {
 		kv(1, "tag_matching", "")
 		kv(2, "max_rndv_hdr_size", j.TMCaps.MaxRndvHdrSize)

@@ -85,6 +85,75 @@ func TestDevQueryRender(t *testing.T) {
 	}
 }
 
+// TestDevQueryUnknownAndProviderCaps: bits ibv_devinfo has no name for
+// come out as its "Unknown flags: 0x..." lines (rxe on 6.12 sets
+// device_cap_flags_ex bits 38-40), and the mlx5 provider caps (TSO, RSS
+// hashing, packet pacing) as its tso_caps, rss_caps and
+// packet_pacing_caps blocks.
+func TestDevQueryUnknownAndProviderCaps(t *testing.T) {
+	d := verbs.Device{Name: "mlx5_0", Uverbs: "uverbs0", DriverID: verbs.DriverMLX5, Driver: "mlx5", ABI: 1}
+	a := &verbs.DeviceAttr{PhysPortCnt: 1, DeviceCapFlags: 0x01223c76 | 1<<31, DeviceCapFlagsEx: 0x1C081223C76 | 1<<34,
+		ODPRCCaps: 1 | 1<<9, Extended: true, ResponseLength: 304, DriverResponseLength: 104,
+		TSOMaxTSO: 262144, TSOSupportedQPTs: 1<<8 | 1<<1, RSSSupportedQPTs: 1 << 8, RSSRxHashFunction: 1,
+		RSSRxHashFieldsMask: 0x800000FF, PacketPacingRateMin: 1, PacketPacingRateMax: 100000000, PacketPacingSupportedQPTs: 1<<8 | 1<<2}
+	j := deviceJSON(d, a)
+	var b bytes.Buffer
+	printDevQuery(&b, j)
+	out := b.String()
+	ind := strings.Repeat(" ", 33)
+	for _, s := range []string{
+		"device_cap_flags:            0x81223c76\n",
+		ind + "MEM_WINDOW_TYPE_2B\n" + ind + "Unknown flags: 0x80000000\n",
+		"device_cap_flags_ex:         0x1C481223C76\n" + ind + "RAW_SCATTER_FCS\n" + ind + "Unknown flags: 0x1C000000000\n" +
+			"  tso_caps:\n    max_tso:                   262144\n    supported_qp:\n" + ind + "SUPPORT_RAW_PACKET\n" + ind + "Unknown flags: 0x2\n",
+		"rc_odp_caps:                 0x201\n" + ind + "SUPPORT_SEND\n" + ind + "Unknown flags: 0x200\n",
+		"    rx_hash_function:          0x1\n    rx_hash_fields_mask:       0x800000FF\n    supported_qp:\n" + ind + "SUPPORT_RAW_PACKET\n",
+		"  packet_pacing_caps:\n    qp_rate_limit_min:         1 kbps\n    qp_rate_limit_max:         100000000 kbps\n    supported_qp:\n" +
+			ind + "SUPPORT_RAW_PACKET\n" + ind + "SUPPORT_RC\n",
+	} {
+		if !strings.Contains(out, s) {
+			t.Errorf("output lacks %q:\n%s", s, out)
+		}
+	}
+	raw, err := json.Marshal(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		DeviceCapFlagsNames   []string `json:"device_cap_flags_names"`
+		DeviceCapFlagsExNames []string `json:"device_cap_flags_ex_names"`
+		DriverResponseLength  uint32   `json:"driver_response_length"`
+		TSOCaps               struct {
+			MaxTSO uint32   `json:"max_tso"`
+			Names  []string `json:"supported_qpts_names"`
+		} `json:"tso_caps"`
+		RSSCaps struct {
+			RxHashFunction   uint8    `json:"rx_hash_function"`
+			RxHashFieldsMask uint64   `json:"rx_hash_fields_mask"`
+			Names            []string `json:"supported_qpts_names"`
+		} `json:"rss_caps"`
+		Pacing struct {
+			Min   uint32   `json:"qp_rate_limit_min"`
+			Max   uint32   `json:"qp_rate_limit_max"`
+			Names []string `json:"supported_qpts_names"`
+		} `json:"packet_pacing_caps"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	if n := m.DeviceCapFlagsNames; n[len(n)-1] != "0x80000000" {
+		t.Errorf("device_cap_flags_names %v", n)
+	}
+	if n := m.DeviceCapFlagsExNames; n[len(n)-2] != "RAW_SCATTER_FCS" || n[len(n)-1] != "0x1C080000000" {
+		t.Errorf("device_cap_flags_ex_names %v", n)
+	}
+	if m.DriverResponseLength != 104 || m.TSOCaps.MaxTSO != 262144 || !reflect.DeepEqual(m.TSOCaps.Names, []string{"SUPPORT_RAW_PACKET", "0x2"}) ||
+		m.RSSCaps.RxHashFunction != 1 || m.RSSCaps.RxHashFieldsMask != 0x800000FF || !reflect.DeepEqual(m.RSSCaps.Names, []string{"SUPPORT_RAW_PACKET"}) ||
+		m.Pacing.Min != 1 || m.Pacing.Max != 100000000 || !reflect.DeepEqual(m.Pacing.Names, []string{"SUPPORT_RAW_PACKET", "SUPPORT_RC"}) {
+		t.Errorf("json %s", raw)
+	}
+}
+
 func TestVerbsErrorCodes(t *testing.T) {
 	for _, c := range []struct {
 		err  error

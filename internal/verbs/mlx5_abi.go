@@ -117,3 +117,50 @@ func mlx5UARMmapOffset(cmd, idx uint32, pageSize int) int64 {
 	pgoff := int64(cmd)<<mlx5MmapCmdShift | int64(idx&0xff)
 	return pgoff * int64(pageSize)
 }
+
+// struct mlx5_ib_tso_caps (8 bytes).
+type mlx5TSOCaps struct {
+	MaxTSO        uint32
+	SupportedQPTs uint32
+}
+
+// struct mlx5_ib_rss_caps (16 bytes).
+type mlx5RSSCaps struct {
+	RxHashFieldsMask uint64
+	RxHashFunction   uint8
+	Reserved         [7]uint8
+}
+
+// struct mlx5_packet_pacing_caps (16 bytes).
+type mlx5PacketPacingCaps struct {
+	QPRateLimitMin uint32
+	QPRateLimitMax uint32 // kbps
+	SupportedQPTs  uint32
+	CapFlags       uint8
+	Reserved       [3]uint8
+}
+
+// struct mlx5_ib_query_device_resp (104 bytes): the provider part of EX
+// QUERY_DEVICE's answer, after ib_uverbs_ex_query_device_resp. The kernel
+// fills a prefix and says how long in ResponseLength (counted from the
+// start of this struct); what lies beyond is absent.
+type mlx5QueryDeviceResp struct {
+	CompMask                      uint32
+	ResponseLength                uint32
+	TSOCaps                       mlx5TSOCaps
+	RSSCaps                       mlx5RSSCaps
+	CQECompCaps                   [2]uint32 // struct mlx5_ib_cqe_comp_caps: max_num, supported_format
+	PacketPacingCaps              mlx5PacketPacingCaps
+	MLX5IBSupportMultiPktSendWQEs uint32
+	Flags                         uint32
+	SWParsingCaps                 [2]uint32 // struct mlx5_ib_sw_parsing_caps
+	StridingRQCaps                [6]uint32 // struct mlx5_ib_striding_rq_caps
+	TunnelOffloadsCaps            uint32
+	DCIStreamsCaps                [2]uint8 // struct mlx5_ib_dci_streams_caps
+	Reserved                      uint16
+}
+
+// mlx5UserCmdsSuppUHWQueryDevice is MLX5_USER_CMDS_SUPP_UHW_QUERY_DEVICE
+// in alloc_ucontext's cmds_supp_uhw: the kernel accepts (and fills)
+// provider data on QUERY_DEVICE.
+const mlx5UserCmdsSuppUHWQueryDevice = 1 << 0

@@ -58,6 +58,10 @@ var mlx5LayoutTypes = map[string]reflect.Type{
 	"mlx5_ib_create_cq_resp":        reflect.TypeFor[mlx5CreateCQResp](),
 	"mlx5_ib_create_qp":             reflect.TypeFor[mlx5CreateQP](),
 	"mlx5_ib_create_qp_resp":        reflect.TypeFor[mlx5CreateQPResp](),
+	"mlx5_ib_tso_caps":              reflect.TypeFor[mlx5TSOCaps](),
+	"mlx5_ib_rss_caps":              reflect.TypeFor[mlx5RSSCaps](),
+	"mlx5_packet_pacing_caps":       reflect.TypeFor[mlx5PacketPacingCaps](),
+	"mlx5_ib_query_device_resp":     reflect.TypeFor[mlx5QueryDeviceResp](),
 }
 
 // mlx5Consts are the values the Go code hard-codes, by their C name.
@@ -96,6 +100,7 @@ var mlx5Consts = map[string]int64{
 	"MLX5_IB_ATTR_DEVX_OTHER_CMD_IN": mlx5AttrDevXOtherIn, "MLX5_IB_ATTR_DEVX_OTHER_CMD_OUT": mlx5AttrDevXOtherOut,
 	"MLX5_IB_ALLOC_UCTX_DEVX": mlx5AllocUctxDevX, "MLX5_LIB_CAP_4K_UAR": mlx5LibCap4KUAR,
 	"MLX5_IB_MMAP_REGULAR_PAGE": mlx5MmapRegularPg, "RDMA_DRIVER_MLX5": int64(DriverMLX5),
+	"MLX5_USER_CMDS_SUPP_UHW_QUERY_DEVICE": mlx5UserCmdsSuppUHWQueryDevice,
 }
 
 // mlx5SyndromeNames pairs the C syndrome names with mlx5Syndromes entries

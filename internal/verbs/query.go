@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -88,6 +89,23 @@ type DeviceAttr struct {
 	MaxCQModerationCount       uint16
 	MaxCQModerationPeriod      uint16
 	MaxDMSize                  uint64
+
+	// Provider (mlx5) data of EX QUERY_DEVICE: struct
+	// mlx5_ib_query_device_resp, which follows the core answer. The core
+	// answer (ib_uverbs_ex_query_device_resp) has no TSO, RSS hash or
+	// packet pacing fields; only mlx5 reports them. DriverResponseLength
+	// is how many bytes of it the kernel filled: 0 when none was asked
+	// for (other drivers, or an mlx5 kernel without
+	// MLX5_USER_CMDS_SUPP_UHW_QUERY_DEVICE). Fields it does not cover
+	// are 0, which is what libibverbs' ibv_query_device_ex reports then.
+	DriverResponseLength      uint32
+	TSOMaxTSO                 uint32 // bytes
+	TSOSupportedQPTs          uint32 // bit n: enum ib_qp_type n
+	RSSRxHashFunction         uint8
+	RSSRxHashFieldsMask       uint64
+	PacketPacingRateMin       uint32 // kbps
+	PacketPacingRateMax       uint32 // kbps
+	PacketPacingSupportedQPTs uint32 // bit n: enum ib_qp_type n
 }
 
 // FWVerString formats FWVer as libibverbs providers do: mlx5
@@ -112,10 +130,20 @@ func GUIDString(g [8]byte) string {
 func (c *Context) QueryDevice() (*DeviceAttr, error) {
 	req := uvExQueryDevice{}
 	var resp uvExQueryDeviceResp
-	err := c.writeExCmd(exCmdQueryDevice, bytesOf(&req), bytesOf(&resp), nil, nil)
+	// Provider data only where the driver defines it: others (rxe among
+	// them) refuse a QUERY_DEVICE with udata (EINVAL).
+	var mresp mlx5QueryDeviceResp
+	var drv []byte
+	if m, ok := c.prov.(*mlx5Context); ok && m.resp.CmdsSuppUHW&mlx5UserCmdsSuppUHWQueryDevice != 0 {
+		drv = bytesOf(&mresp)
+	}
+	err := c.writeExCmd(exCmdQueryDevice, bytesOf(&req), bytesOf(&resp), nil, drv)
 	if err == nil {
 		a := deviceAttrFrom(&resp.Base)
 		a.fillEx(&resp)
+		if drv != nil {
+			a.fillMLX5(&mresp)
+		}
 		return a, nil
 	}
 	if !errors.Is(err, ErrUnsupported) {
@@ -147,22 +175,75 @@ func deviceAttrFrom(r *uvQueryDeviceResp) *DeviceAttr {
 	}
 }
 
+// covers reports whether a response of n bytes reaches the end of the
+// field at off of size bytes. A kernel older than the header fills less
+// and says so in response_length: the fields past it are absent, and
+// stay 0 here, as rdma-core's ibv_cmd_query_device_any leaves them.
+func covers(n uint32, off, size uintptr) bool { return uintptr(n) >= off+size }
+
+// fillEx takes the fields past the legacy answer that r.ResponseLength
+// covers, each checked on its own.
 func (a *DeviceAttr) fillEx(r *uvExQueryDeviceResp) {
 	a.Extended = true
 	a.ResponseLength = r.ResponseLength
-	a.ODPGeneralCaps = r.ODPCaps.GeneralCaps
-	a.ODPRCCaps, a.ODPUCCaps, a.ODPUDCaps = r.ODPCaps.RCODPCaps, r.ODPCaps.UCODPCaps, r.ODPCaps.UDODPCaps
-	a.XRCODPCaps = r.XRCODPCaps
-	a.TimestampMask, a.HCACoreClock, a.DeviceCapFlagsEx = r.TimestampMask, r.HCACoreClock, r.DeviceCapFlagsEx
-	a.RSSSupportedQPTs = r.RSSCaps.SupportedQPTs
-	a.MaxRWQIndirectionTables = r.RSSCaps.MaxRWQIndirectionTables
-	a.MaxRWQIndirectionTableSize = r.RSSCaps.MaxRWQIndirectionTableSize
-	a.MaxWQTypeRQ, a.RawPacketCaps = r.MaxWQTypeRQ, r.RawPacketCaps
-	a.TMMaxRndvHdrSize, a.TMMaxNumTags, a.TMFlags = r.TMCaps.MaxRndvHdrSize, r.TMCaps.MaxNumTags, r.TMCaps.Flags
-	a.TMMaxOps, a.TMMaxSGE = r.TMCaps.MaxOps, r.TMCaps.MaxSGE
-	a.MaxCQModerationCount = r.CQModerationCaps.MaxCQModerationCount
-	a.MaxCQModerationPeriod = r.CQModerationCaps.MaxCQModerationPeriod
-	a.MaxDMSize = r.MaxDMSize
+	n := r.ResponseLength
+	if covers(n, unsafe.Offsetof(r.ODPCaps), unsafe.Sizeof(r.ODPCaps)) {
+		a.ODPGeneralCaps = r.ODPCaps.GeneralCaps
+		a.ODPRCCaps, a.ODPUCCaps, a.ODPUDCaps = r.ODPCaps.RCODPCaps, r.ODPCaps.UCODPCaps, r.ODPCaps.UDODPCaps
+	}
+	if covers(n, unsafe.Offsetof(r.TimestampMask), unsafe.Sizeof(r.TimestampMask)) {
+		a.TimestampMask = r.TimestampMask
+	}
+	if covers(n, unsafe.Offsetof(r.HCACoreClock), unsafe.Sizeof(r.HCACoreClock)) {
+		a.HCACoreClock = r.HCACoreClock
+	}
+	if covers(n, unsafe.Offsetof(r.DeviceCapFlagsEx), unsafe.Sizeof(r.DeviceCapFlagsEx)) {
+		a.DeviceCapFlagsEx = r.DeviceCapFlagsEx
+	}
+	if covers(n, unsafe.Offsetof(r.RSSCaps), unsafe.Sizeof(r.RSSCaps)) {
+		a.RSSSupportedQPTs = r.RSSCaps.SupportedQPTs
+		a.MaxRWQIndirectionTables = r.RSSCaps.MaxRWQIndirectionTables
+		a.MaxRWQIndirectionTableSize = r.RSSCaps.MaxRWQIndirectionTableSize
+	}
+	if covers(n, unsafe.Offsetof(r.MaxWQTypeRQ), unsafe.Sizeof(r.MaxWQTypeRQ)) {
+		a.MaxWQTypeRQ = r.MaxWQTypeRQ
+	}
+	if covers(n, unsafe.Offsetof(r.RawPacketCaps), unsafe.Sizeof(r.RawPacketCaps)) {
+		a.RawPacketCaps = r.RawPacketCaps
+	}
+	if covers(n, unsafe.Offsetof(r.TMCaps), unsafe.Sizeof(r.TMCaps)) {
+		a.TMMaxRndvHdrSize, a.TMMaxNumTags, a.TMFlags = r.TMCaps.MaxRndvHdrSize, r.TMCaps.MaxNumTags, r.TMCaps.Flags
+		a.TMMaxOps, a.TMMaxSGE = r.TMCaps.MaxOps, r.TMCaps.MaxSGE
+	}
+	if covers(n, unsafe.Offsetof(r.CQModerationCaps), unsafe.Sizeof(r.CQModerationCaps)) {
+		a.MaxCQModerationCount = r.CQModerationCaps.MaxCQModerationCount
+		a.MaxCQModerationPeriod = r.CQModerationCaps.MaxCQModerationPeriod
+	}
+	if covers(n, unsafe.Offsetof(r.MaxDMSize), unsafe.Sizeof(r.MaxDMSize)) {
+		a.MaxDMSize = r.MaxDMSize
+	}
+	if covers(n, unsafe.Offsetof(r.XRCODPCaps), unsafe.Sizeof(r.XRCODPCaps)) {
+		a.XRCODPCaps = r.XRCODPCaps
+	}
+}
+
+// fillMLX5 takes the mlx5 provider fields that r.ResponseLength covers
+// (counted from the start of mlx5_ib_query_device_resp, as the kernel's
+// mlx5_ib_query_device does).
+func (a *DeviceAttr) fillMLX5(r *mlx5QueryDeviceResp) {
+	n := r.ResponseLength
+	a.DriverResponseLength = n
+	if covers(n, unsafe.Offsetof(r.TSOCaps), unsafe.Sizeof(r.TSOCaps)) {
+		a.TSOMaxTSO, a.TSOSupportedQPTs = r.TSOCaps.MaxTSO, r.TSOCaps.SupportedQPTs
+	}
+	if covers(n, unsafe.Offsetof(r.RSSCaps), unsafe.Sizeof(r.RSSCaps)) {
+		a.RSSRxHashFieldsMask, a.RSSRxHashFunction = r.RSSCaps.RxHashFieldsMask, r.RSSCaps.RxHashFunction
+	}
+	if covers(n, unsafe.Offsetof(r.PacketPacingCaps), unsafe.Sizeof(r.PacketPacingCaps)) {
+		a.PacketPacingRateMin = r.PacketPacingCaps.QPRateLimitMin
+		a.PacketPacingRateMax = r.PacketPacingCaps.QPRateLimitMax
+		a.PacketPacingSupportedQPTs = r.PacketPacingCaps.SupportedQPTs
+	}
 }
 
 // PortAttr is what QUERY_PORT reports (ib_uverbs_query_port_resp_ex).
@@ -187,6 +268,12 @@ type PortAttr struct {
 	InitTypeReply uint8
 	ActiveWidth   uint8
 	ActiveSpeed   uint8
+	// ActiveSpeedEx is the 32-bit speed of the ioctl answer (6.12 fills
+	// it; 6.1's answer has reserved bytes there). It is 0 when the kernel
+	// gave only the legacy answer, which has no such field: write()
+	// QUERY_PORT, or an older ioctl. Then ActiveSpeed is the speed, as
+	// in rdma-core's ibv_query_port, which leaves active_speed_ex 0 on its
+	// write() fallback.
 	ActiveSpeedEx uint32
 	PhysState     uint8
 	LinkLayer     uint8 // 0 unspecified, 1 InfiniBand, 2 Ethernet

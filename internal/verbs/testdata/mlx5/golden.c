@@ -110,6 +110,35 @@ static int layout(void)
 	F(mlx5_ib_create_qp_resp, reserved1);
 	F(mlx5_ib_create_qp_resp, tir_icm_addr);
 
+	S(mlx5_ib_tso_caps);
+	F(mlx5_ib_tso_caps, max_tso);
+	F(mlx5_ib_tso_caps, supported_qpts);
+	S(mlx5_ib_rss_caps);
+	F(mlx5_ib_rss_caps, rx_hash_fields_mask);
+	F(mlx5_ib_rss_caps, rx_hash_function);
+	F(mlx5_ib_rss_caps, reserved);
+	S(mlx5_packet_pacing_caps);
+	F(mlx5_packet_pacing_caps, qp_rate_limit_min);
+	F(mlx5_packet_pacing_caps, qp_rate_limit_max);
+	F(mlx5_packet_pacing_caps, supported_qpts);
+	F(mlx5_packet_pacing_caps, cap_flags);
+	F(mlx5_packet_pacing_caps, reserved);
+	S(mlx5_ib_query_device_resp);
+	F(mlx5_ib_query_device_resp, comp_mask);
+	F(mlx5_ib_query_device_resp, response_length);
+	F(mlx5_ib_query_device_resp, tso_caps);
+	F(mlx5_ib_query_device_resp, rss_caps);
+	F(mlx5_ib_query_device_resp, cqe_comp_caps);
+	F(mlx5_ib_query_device_resp, packet_pacing_caps);
+	F(mlx5_ib_query_device_resp, mlx5_ib_support_multi_pkt_send_wqes);
+	F(mlx5_ib_query_device_resp, flags);
+	F(mlx5_ib_query_device_resp, sw_parsing_caps);
+	F(mlx5_ib_query_device_resp, striding_rq_caps);
+	F(mlx5_ib_query_device_resp, tunnel_offloads_caps);
+	F(mlx5_ib_query_device_resp, dci_streams_caps);
+	F(mlx5_ib_query_device_resp, reserved);
+	E(MLX5_USER_CMDS_SUPP_UHW_QUERY_DEVICE);
+
 	/* CQE fields the decoder reads. */
 	S(mlx5_cqe64);
 	F(mlx5_cqe64, slid);

@@ -1,0 +1,64 @@
+package verbs
+
+import (
+	"testing"
+	"unsafe"
+)
+
+// TestFillExResponseLength: a kernel that fills less of EX QUERY_DEVICE
+// (or of mlx5's provider part) than the header declares leaves the fields
+// past response_length absent, even when the buffer holds bytes there.
+func TestFillExResponseLength(t *testing.T) {
+	full := uvExQueryDeviceResp{
+		ODPCaps: uvODPCaps{GeneralCaps: 1, RCODPCaps: 2}, TimestampMask: 3, HCACoreClock: 4,
+		DeviceCapFlagsEx: 5, RSSCaps: uvRSSCaps{SupportedQPTs: 6}, MaxWQTypeRQ: 7, RawPacketCaps: 8,
+		TMCaps: uvTMCaps{MaxNumTags: 9}, MaxDMSize: 10, XRCODPCaps: 11,
+	}
+	full.ResponseLength = uint32(unsafe.Sizeof(full))
+	var a DeviceAttr
+	a.fillEx(&full)
+	if a.ODPGeneralCaps != 1 || a.ODPRCCaps != 2 || a.TimestampMask != 3 || a.HCACoreClock != 4 || a.DeviceCapFlagsEx != 5 ||
+		a.RSSSupportedQPTs != 6 || a.MaxWQTypeRQ != 7 || a.RawPacketCaps != 8 || a.TMMaxNumTags != 9 ||
+		a.MaxDMSize != 10 || a.XRCODPCaps != 11 {
+		t.Errorf("full response: %+v", a)
+	}
+	// A 4.x-era answer: up to and including raw_packet_caps.
+	short := full
+	short.ResponseLength = uint32(unsafe.Offsetof(full.RawPacketCaps) + 4)
+	a = DeviceAttr{}
+	a.fillEx(&short)
+	if a.RawPacketCaps != 8 || a.MaxWQTypeRQ != 7 || a.TMMaxNumTags != 0 || a.MaxDMSize != 0 || a.XRCODPCaps != 0 {
+		t.Errorf("response of %d bytes: raw_packet_caps %d, max_wq_type_rq %d, tm max_num_tags %d, max_dm_size %d, xrc_odp_caps %d",
+			short.ResponseLength, a.RawPacketCaps, a.MaxWQTypeRQ, a.TMMaxNumTags, a.MaxDMSize, a.XRCODPCaps)
+	}
+	if a.ResponseLength != short.ResponseLength || !a.Extended {
+		t.Errorf("ResponseLength %d Extended %v", a.ResponseLength, a.Extended)
+	}
+
+	m := mlx5QueryDeviceResp{
+		TSOCaps:          mlx5TSOCaps{MaxTSO: 262144, SupportedQPTs: 1 << 8},
+		RSSCaps:          mlx5RSSCaps{RxHashFieldsMask: 0x800000FF, RxHashFunction: 1},
+		PacketPacingCaps: mlx5PacketPacingCaps{QPRateLimitMin: 1, QPRateLimitMax: 100000000, SupportedQPTs: 1 << 8},
+	}
+	m.ResponseLength = uint32(unsafe.Sizeof(m))
+	a = DeviceAttr{}
+	a.fillMLX5(&m)
+	if a.DriverResponseLength != 104 || a.TSOMaxTSO != 262144 || a.TSOSupportedQPTs != 256 || a.RSSRxHashFieldsMask != 0x800000FF ||
+		a.RSSRxHashFunction != 1 || a.PacketPacingRateMin != 1 || a.PacketPacingRateMax != 100000000 || a.PacketPacingSupportedQPTs != 256 {
+		t.Errorf("full mlx5 response: %+v", a)
+	}
+	// An mlx5 kernel that knew tso_caps and rss_caps only.
+	m.ResponseLength = uint32(unsafe.Offsetof(m.CQECompCaps))
+	a = DeviceAttr{}
+	a.fillMLX5(&m)
+	if a.TSOMaxTSO != 262144 || a.RSSRxHashFunction != 1 || a.PacketPacingRateMax != 0 || a.PacketPacingSupportedQPTs != 0 {
+		t.Errorf("mlx5 response of %d bytes: %+v", m.ResponseLength, a)
+	}
+	// Only comp_mask and response_length: nothing.
+	m.ResponseLength = 8
+	a = DeviceAttr{}
+	a.fillMLX5(&m)
+	if a.TSOMaxTSO != 0 || a.RSSRxHashFieldsMask != 0 || a.DriverResponseLength != 8 {
+		t.Errorf("mlx5 response of 8 bytes: %+v", a)
+	}
+}
