@@ -1,7 +1,8 @@
 # rdmactl: build, test and release. `make help` lists the targets.
 #
-# Needs Go (see go.mod) and, for vmtest, a Debian/Ubuntu host with apt:
-# vm/run installs qemu, busybox and rdma-core itself.
+# Needs Go (see go.mod) and, for vmtest and unit-arm64, a Debian/Ubuntu
+# host with apt: vm/run installs qemu, busybox and rdma-core itself, and
+# scripts/test-arm64.sh qemu-user-static and an aarch64 cross gcc.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -35,10 +36,10 @@ export PKG RUN VMFLAGS VMTEST_TIMEOUT GO KERNEL
 # make fuzz FUZZTIME=1m
 FUZZTIME ?= 20s
 
-.PHONY: help build run test unit lint fuzz vmtest docs release-snapshot clean bench-link bench-perftest trace-lat
+.PHONY: help build run test unit unit-arm64 lint fuzz vmtest docs release-snapshot clean bench-link bench-perftest trace-lat
 
 help: ## list the targets
-	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
+	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
 
 build: ## static bin/rdmactl, version-stamped
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/rdmactl
@@ -50,6 +51,9 @@ test: unit lint ## unit tests and lint (no kernel needed)
 
 unit: ## go test ./... (unit tests only)
 	$(GO) test ./...
+
+unit-arm64: ## unit tests and go vet for GOARCH=arm64, under qemu-user (installs qemu-user-static, a cross gcc)
+	scripts/test-arm64.sh
 
 lint: ## gofmt, go vet, staticcheck (all run; fails if any fails)
 	STATICCHECK=$(STATICCHECK) scripts/lint.sh

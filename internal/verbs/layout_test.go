@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -52,22 +50,15 @@ var goOnly = map[string]bool{
 // MaxQPRdAtom both become maxqprdatom.
 func norm(s string) string { return strings.ToLower(strings.ReplaceAll(s, "_", "")) }
 
-// TestLayout compiles testdata/layout/layout.c with gcc against the UAPI
-// headers in /usr/include/rdma and compares every size and offset it
-// prints with the Go structs, and every Go field with a C one.
+// TestLayout compiles testdata/layout/layout.c with gcc (buildOracle)
+// against the UAPI headers in /usr/include/rdma and compares every size
+// and offset it prints with the Go structs, and every Go field with a C
+// one.
 func TestLayout(t *testing.T) {
 	if _, err := os.Stat("/usr/include/rdma/ib_user_verbs.h"); err != nil {
 		t.Fatalf("the UAPI headers are needed (Debian: linux-libc-dev): %v", err)
 	}
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Fatalf("gcc is needed to check the struct layouts: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "layout")
-	if out, err := exec.Command(gcc, "-Wall", "-Werror", "-o", bin, "testdata/layout/layout.c").CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
-	out, err := exec.Command(bin).Output()
+	out, err := oracleCmd(buildOracle(t, "testdata/layout/layout.c", "-Wall", "-Werror")).Output()
 	if err != nil {
 		t.Fatal(err)
 	}

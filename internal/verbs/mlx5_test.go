@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"math/bits"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -31,8 +29,8 @@ import (
 //     the owner-bit protocol.
 
 // mlx5Golden builds testdata/mlx5/golden.c into the test's temporary
-// directory. A missing header fails the test (it must not be skipped):
-// install libibverbs-dev.
+// directory (buildOracle: gcc, or $CC). A missing header fails the test
+// (it must not be skipped): install libibverbs-dev.
 func mlx5Golden(t *testing.T) string {
 	t.Helper()
 	for _, h := range []string{"/usr/include/infiniband/mlx5dv.h", "/usr/include/rdma/mlx5-abi.h"} {
@@ -40,15 +38,7 @@ func mlx5Golden(t *testing.T) string {
 			t.Fatalf("%s is missing: install rdma-core's development headers (Debian: apt-get install -y libibverbs-dev linux-libc-dev): %v", h, err)
 		}
 	}
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Fatalf("gcc is needed to build the mlx5 golden program: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "golden")
-	if out, err := exec.Command(gcc, "-Wall", "-Werror", "-O1", "-o", bin, "testdata/mlx5/golden.c").CombinedOutput(); err != nil {
-		t.Fatalf("gcc testdata/mlx5/golden.c: %v\n%s", err, out)
-	}
-	return bin
+	return buildOracle(t, "testdata/mlx5/golden.c", "-Wall", "-Werror", "-O1")
 }
 
 var mlx5LayoutTypes = map[string]reflect.Type{
@@ -124,7 +114,7 @@ var mlx5SyndromeNames = map[string]string{
 // TestMLX5Layout compares the Go mirrors of mlx5-abi.h and every
 // hard-coded mlx5dv.h / verbs.h value with what gcc computes.
 func TestMLX5Layout(t *testing.T) {
-	out, err := exec.Command(mlx5Golden(t), "layout").Output()
+	out, err := oracleCmd(mlx5Golden(t), "layout").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +260,7 @@ func TestMLX5WQEGolden(t *testing.T) {
 				cur += nbb
 				inUse += nbb
 			}
-			cmd := exec.Command(bin, "wqe")
+			cmd := oracleCmd(bin, "wqe")
 			cmd.Stdin = strings.NewReader(in.String())
 			out, err := cmd.Output()
 			if err != nil {
@@ -951,7 +941,7 @@ func TestMLX5CQEGolden(t *testing.T) {
 	for _, r := range rows {
 		fmt.Fprintf(&in, "%d %d %d %d %d %d %d %d %d %d %d\n", r.op, r.owner, r.qpn, r.sop, r.ctr, r.cnt, r.imm, r.frq, r.slid, r.synd, r.vend)
 	}
-	cmd := exec.Command(mlx5Golden(t), "cqe")
+	cmd := oracleCmd(mlx5Golden(t), "cqe")
 	cmd.Stdin = strings.NewReader(in.String())
 	out, err := cmd.Output()
 	if err != nil || len(out) != 64*len(rows) {
@@ -995,7 +985,7 @@ func TestMLX5RecvWQEGolden(t *testing.T) {
 	for _, r := range rows {
 		fmt.Fprintf(&in, "%d %d %d %d\n", r.stride, r.wr.SGE.Length, r.wr.SGE.LKey, r.wr.SGE.Addr)
 	}
-	cmd := exec.Command(mlx5Golden(t), "rwqe")
+	cmd := oracleCmd(mlx5Golden(t), "rwqe")
 	cmd.Stdin = strings.NewReader(in.String())
 	out, err := cmd.Output()
 	if err != nil {

@@ -3,8 +3,6 @@ package verbs
 import (
 	"bufio"
 	"bytes"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -12,18 +10,11 @@ import (
 )
 
 // TestQPLayoutAgainstC compiles testdata/layout/qp_layout.c with gcc
-// against the system's UAPI headers and compares every offset and size it
-// prints with the Go declarations (qp_abi.go structs, rxe_*.go constants).
+// (buildOracle) against the system's UAPI headers and compares every
+// offset and size it prints with the Go declarations (qp_abi.go structs,
+// rxe_*.go constants). Without gcc it fails, as the other oracles do.
 func TestQPLayoutAgainstC(t *testing.T) {
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Skip("gcc not installed: the C layout comparison needs it and /usr/include/rdma")
-	}
-	bin := filepath.Join(t.TempDir(), "qp_layout")
-	if out, err := exec.Command(gcc, "-o", bin, "testdata/layout/qp_layout.c").CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
-	out, err := exec.Command(bin).Output()
+	out, err := oracleCmd(buildOracle(t, "testdata/layout/qp_layout.c")).Output()
 	if err != nil {
 		t.Fatal(err)
 	}
