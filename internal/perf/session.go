@@ -829,7 +829,9 @@ func (s *Session) measure(ctx context.Context, r *runner, loop func() error) (BW
 	if errors.Is(err, errStalled) && s.peerGone.Load() {
 		return res, peerErrorf("peer %s closed the connection during the run", s.conn.RemoteAddr())
 	}
-	return res, r.loopErr(err, s.result.Test)
+	// The error names the device and port, which matter when the fabric
+	// failed under the run (a port that went down, a device removed).
+	return res, r.loopErr(err, fmt.Sprintf("%s on %s/%d", s.result.Test, s.P.Device, s.P.IBPort))
 }
 
 func (s *Session) bwResult(r *runner) BWResult {
