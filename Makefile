@@ -36,7 +36,7 @@ export PKG RUN VMFLAGS VMTEST_TIMEOUT GO KERNEL
 # make fuzz FUZZTIME=1m
 FUZZTIME ?= 20s
 
-.PHONY: help build tour run test unit unit-arm64 lint fuzz vmtest docs release-snapshot clean bench-link bench-perftest trace-lat
+.PHONY: help build tour tourtest run test unit unit-arm64 lint fuzz vmtest docs release-snapshot clean bench-link bench-perftest trace-lat
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
@@ -63,6 +63,9 @@ lint: ## gofmt, go vet, staticcheck (all run; fails if any fails)
 
 fuzz: ## run every Fuzz target for FUZZTIME (default 20s)
 	scripts/fuzz.sh $(FUZZTIME)
+
+tourtest: ## runs make tour (on a host without RDMA: in the VM) and checks what it showed
+	$(GO) test -tags tour -run '^TestTour$$' -count=1 -v -timeout 20m ./scripts
 
 vmtest: build ## kernel tests, one VM per kernel: [KERNEL=6.12] [PKG=./internal/x] [RUN=TestY] [VMFLAGS="--rxe 3"]
 	vm/vmtest
