@@ -23,7 +23,7 @@ DATE ?= $(shell if [ -n "$${SOURCE_DATE_EPOCH:-}" ]; then date -u -d "@$$SOURCE_
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 export VERSION COMMIT DATE LDFLAGS
 
-# make run ARGS="link show"
+# make run ARGS="link show"; make tour ARGS=--vm
 ARGS ?=
 # make vmtest PKG=./internal/verbs RUN=TestLoopback VMFLAGS="--rxe 3"
 PKG ?=
@@ -36,13 +36,16 @@ export PKG RUN VMFLAGS VMTEST_TIMEOUT GO KERNEL
 # make fuzz FUZZTIME=1m
 FUZZTIME ?= 20s
 
-.PHONY: help build run test unit unit-arm64 lint fuzz vmtest docs release-snapshot clean bench-link bench-perftest trace-lat
+.PHONY: help build tour tourtest run test unit unit-arm64 lint fuzz vmtest docs release-snapshot clean bench-link bench-perftest trace-lat
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
 
 build: ## static bin/rdmactl, version-stamped
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/rdmactl
+
+tour: build ## rdmactl at work: this host's RDMA devices, or (none here) Soft-RoCE in the VM [ARGS="--vm|--perf"]
+	scripts/tour.sh $(ARGS)
 
 run: build ## build and run: make run ARGS="link show"
 	./$(BIN) $(ARGS)
@@ -60,6 +63,9 @@ lint: ## gofmt, go vet, staticcheck (all run; fails if any fails)
 
 fuzz: ## run every Fuzz target for FUZZTIME (default 20s)
 	scripts/fuzz.sh $(FUZZTIME)
+
+tourtest: ## runs make tour (on a host without RDMA: in the VM) and checks what it showed
+	$(GO) test -tags tour -run '^TestTour$$' -count=1 -v -timeout 20m ./scripts
 
 vmtest: build ## kernel tests, one VM per kernel: [KERNEL=6.12] [PKG=./internal/x] [RUN=TestY] [VMFLAGS="--rxe 3"]
 	vm/vmtest

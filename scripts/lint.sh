@@ -1,6 +1,6 @@
 #!/bin/bash
-# scripts/lint.sh: gofmt, go vet (with and without the vmtest tag) and
-# staticcheck. Runs every check even when one fails, so that one CI run
+# scripts/lint.sh: gofmt, go vet (with and without the vmtest and tour tags)
+# and staticcheck. Runs every check even when one fails, so that one CI run
 # shows all the problems; fails at the end if any check failed.
 set -uo pipefail
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
@@ -17,10 +17,10 @@ if [ -n "$out" ]; then
 fi
 echo "lint: go vet ./..."
 "$GO" vet ./... || failed+=("go vet")
-echo "lint: go vet -tags vmtest ./..."
-"$GO" vet -tags vmtest ./... || failed+=("go vet -tags vmtest")
-echo "lint: staticcheck -tags vmtest ./... ($STATICCHECK)"
-"$GO" run "$STATICCHECK" -tags vmtest ./... || failed+=(staticcheck)
+echo "lint: go vet -tags vmtest,tour ./..."
+"$GO" vet -tags vmtest,tour ./... || failed+=("go vet -tags vmtest,tour")
+echo "lint: staticcheck -tags vmtest,tour ./... ($STATICCHECK)"
+"$GO" run "$STATICCHECK" -tags vmtest,tour ./... || failed+=(staticcheck)
 
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "lint: FAILED: ${failed[*]}"
