@@ -27,7 +27,7 @@ func (c *Context) CreateCQ(cqe int) (*CQ, error) {
 	if err != nil {
 		return nil, err
 	}
-	req := &cqRequest{CQE: cqe}
+	req := &cqRequest{Device: c.dev.Name, CQE: cqe}
 	var handle uint32
 	created := false
 	exec := func(udataIn, udataOut []byte) (uint32, error) {

@@ -20,6 +20,8 @@ type execFunc func(udataIn, udataOut []byte) (handle uint32, err error)
 
 // cqRequest is what the core knows about a CQ being created.
 type cqRequest struct {
+	// Device names the device in the provider's data path errors.
+	Device string
 	// CQE is the requested capacity. A provider may change it before
 	// calling exec (mlx5 sends ncqe-1 of its rounded ring); exec sends
 	// the value it finds here.
@@ -30,6 +32,7 @@ type cqRequest struct {
 
 // qpRequest is what the core knows about a QP being created.
 type qpRequest struct {
+	Device        string // for the provider's data path errors
 	Type          QPType
 	MaxSendWR     uint32
 	MaxRecvWR     uint32

@@ -71,7 +71,7 @@ func (c *Context) CreateQP(pd *PD, attr QPAttr) (*QP, error) {
 		return nil, err
 	}
 	req := &qpRequest{
-		Type: attr.Type, MaxSendWR: attr.MaxSendWR, MaxRecvWR: attr.MaxRecvWR,
+		Device: c.dev.Name, Type: attr.Type, MaxSendWR: attr.MaxSendWR, MaxRecvWR: attr.MaxRecvWR,
 		MaxSendSGE: attr.MaxSendSGE, MaxRecvSGE: attr.MaxRecvSGE, MaxInlineData: attr.MaxInlineData,
 		SigAll: attr.SigAll, SendCQ: attr.SendCQ.prov, RecvCQ: attr.RecvCQ.prov,
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -90,7 +91,7 @@ func (c *rxeContext) createCQ(req *cqRequest, exec execFunc) (providerCQ, error)
 		_ = unmapRing(r)
 		return nil, fmt.Errorf("rxe: CQ slots are %d bytes, smaller than a %d-byte CQE", r.slotSize, rxeCQESize)
 	}
-	return &rxeCQ{ring: r}, nil
+	return newRxeCQ(r, req.Device), nil
 }
 
 // createAH runs CREATE_AH with room for struct rxe_create_ah_resp and
@@ -114,28 +115,159 @@ func (c *rxeContext) createAH(req *ahRequest, exec execFunc) (providerAH, uint32
 // rxeCQ is a CQ ring: the kernel produces CQEs, user space consumes them.
 type rxeCQ struct {
 	ring *rxeRing
+	// qps are the QPs completing into this CQ (an *rxeQPList, loaded
+	// atomically: QPs come and go on the control path while another
+	// goroutine may poll). lastQP is the index of the last one a CQE
+	// named (an integer: the detached path stores no pointers).
+	qps    unsafe.Pointer
+	lastQP int
+	err    QueueError
+}
+
+// rxeQPList is a CQ's QPs, replaced whole (copy on write).
+type rxeQPList struct{ qps []*rxeQP }
+
+// rxeMaxGoneQPs bounds how many closed QPs a CQ remembers: their late
+// CQEs are delivered, not taken for corruption.
+const rxeMaxGoneQPs = 64
+
+func newRxeCQ(r *rxeRing, dev string) *rxeCQ {
+	c := &rxeCQ{ring: r, err: QueueError{Device: dev, Queue: "rxe CQ ring"}}
+	atomic.StorePointer(&c.qps, unsafe.Pointer(&rxeQPList{}))
+	return c
+}
+
+// attach adds q (whose qpn is set) to the QPs completing into c, in place
+// of a closed QP that had the same number.
+func (c *rxeCQ) attach(q *rxeQP) {
+	old := (*rxeQPList)(atomic.LoadPointer(&c.qps)).qps
+	n := make([]*rxeQP, 0, len(old)+1)
+	gone := 0
+	for i := len(old) - 1; i >= 0; i-- { // newest first, to keep the newest closed ones
+		x := old[i]
+		if x == q {
+			return
+		}
+		if atomic.LoadUint32(&x.gone) != 0 {
+			if x.qpn == q.qpn || gone == rxeMaxGoneQPs {
+				continue
+			}
+			gone++
+		}
+		n = append(n, x)
+	}
+	for i, j := 0, len(n)-1; i < j; i, j = i+1, j-1 {
+		n[i], n[j] = n[j], n[i]
+	}
+	n = append(n, q)
+	atomic.StorePointer(&c.qps, unsafe.Pointer(&rxeQPList{qps: n}))
+}
+
+// findQP returns the QP numbered qpn that completes into c, or nil.
+//
+// Part of the detached data path (detached.go): nosplit.
+//
+//go:nosplit
+func (c *rxeCQ) findQP(qpn uint32) *rxeQP {
+	qps := (*rxeQPList)(atomic.LoadPointer(&c.qps)).qps
+	if i := c.lastQP; i < len(qps) && qps[i].qpn == qpn {
+		return qps[i]
+	}
+	for i := len(qps) - 1; i >= 0; i-- {
+		if qps[i].qpn == qpn {
+			c.lastQP = i
+			return qps[i]
+		}
+	}
+	return nil
 }
 
 // Poll copies up to len(wcs) completions out of the ring and publishes the
-// new consumer index once.
+// new consumer index once. Both indices and every CQE are checked before
+// use (queueerror.go): on a fault, wcs[:n] are the good completions before
+// it and the error is a *QueueError, returned again by every later call.
 //
 // Part of the detached data path (detached.go): nosplit.
 //
 //go:nosplit
 func (c *rxeCQ) Poll(wcs []WC) (int, error) {
+	if c.err.Fault != FaultNone {
+		return 0, &c.err
+	}
 	r := c.ring
 	cons := r.loadCons()
 	prod := r.loadProd()
+	if prod > r.mask {
+		return 0, c.err.set(FaultProducerIndex, 0, uint64(prod), uint64(r.mask))
+	}
+	if cons > r.mask {
+		return 0, c.err.set(FaultConsumerIndex, 0, uint64(cons), uint64(r.mask))
+	}
 	n := 0
+	var err error
 	for n < len(wcs) && cons != prod {
-		decodeRxeCQE(r.slot(cons), &wcs[n])
+		wc := &wcs[n]
+		decodeRxeCQE(r.slot(cons), wc)
+		if err = c.check(wc); err != nil {
+			break
+		}
 		cons = r.next(cons)
 		n++
 	}
 	if n > 0 {
 		r.storeCons(cons)
 	}
-	return n, nil
+	return n, err
+}
+
+// rxeWCStatusMax is the last ibv_wc_status (IBV_WC_GENERAL_ERR).
+const rxeWCStatusMax = 21
+
+// check refuses a CQE that no work request of ours can have produced: an
+// unknown status, a QP that does not complete here, and for successful
+// completions an opcode this data path never posts or more bytes than
+// were posted (at most the largest length posted on that queue: rxe CQEs
+// do not say which WQE they complete). Completions of closed QPs pass
+// with their status checked.
+//
+// Part of the detached data path (detached.go): nosplit.
+//
+//go:nosplit
+func (c *rxeCQ) check(wc *WC) error {
+	q := c.findQP(wc.QPNum)
+	if q == nil {
+		return c.err.set(FaultCompletionQP, wc.QPNum, uint64(wc.QPNum), 0)
+	}
+	if wc.Status > rxeWCStatusMax {
+		return c.err.set(FaultCompletionStatus, wc.QPNum, uint64(wc.Status), rxeWCStatusMax)
+	}
+	if wc.Status != 0 || atomic.LoadUint32(&q.gone) != 0 {
+		// The opcode and length of an error completion are undefined
+		// (rxe leaves a flushed receive's zero).
+		return nil
+	}
+	var limit uint32
+	switch wc.Opcode {
+	case WCSend, WCRDMAWrite, WCRDMARead:
+		limit = atomic.LoadUint32(&q.maxSendLen)
+	case WCRecv:
+		if q.rq == nil {
+			return c.err.set(FaultNoReceiveQueue, wc.QPNum, 0, 0)
+		}
+		limit = atomic.LoadUint32(&q.maxRecvLen)
+	case WCRecvRDMAWithImm:
+		// byte_len is the RDMA WRITE's length, not the receive's.
+		if q.rq == nil {
+			return c.err.set(FaultNoReceiveQueue, wc.QPNum, 0, 0)
+		}
+		return nil
+	default:
+		return c.err.set(FaultCompletionOpcode, wc.QPNum, uint64(wc.Opcode), 0)
+	}
+	if wc.ByteLen > limit {
+		return c.err.set(FaultCompletionLength, wc.QPNum, uint64(wc.ByteLen), uint64(limit))
+	}
+	return nil
 }
 
 func (c *rxeCQ) release() error { return unmapRing(c.ring) }
@@ -152,7 +284,12 @@ func (c *rxeContext) createQP(req *qpRequest, exec execFunc) (providerQP, error)
 	if err != nil {
 		return nil, err
 	}
-	q := &rxeQP{fd: c.fd, typ: req.Type, maxInline: req.Granted.MaxInlineData}
+	sendCQ, ok1 := req.SendCQ.(*rxeCQ)
+	recvCQ, ok2 := req.RecvCQ.(*rxeCQ)
+	if !ok1 || !ok2 {
+		return nil, errors.New("rxe: QP's CQs are not rxe CQs")
+	}
+	q := newRxeQP(c.fd, req.Device, req.Type, req.QPN, req.Granted.MaxInlineData)
 	if q.sq, err = c.mapRing("SQ", parseRxeMMInfo(out[16:])); err != nil {
 		return nil, err
 	}
@@ -174,7 +311,16 @@ func (c *rxeContext) createQP(req *qpRequest, exec execFunc) (providerQP, error)
 		}
 	}
 	q.db = newRxeDoorbell(handle)
+	q.sendCQ, q.recvCQ = sendCQ, recvCQ
+	sendCQ.attach(q)
+	recvCQ.attach(q)
 	return q, nil
+}
+
+func newRxeQP(fd int, dev string, typ QPType, qpn, maxInline uint32) *rxeQP {
+	return &rxeQP{fd: fd, typ: typ, qpn: qpn, maxInline: maxInline,
+		sqErr: QueueError{Device: dev, Queue: "rxe SQ ring"},
+		rqErr: QueueError{Device: dev, Queue: "rxe RQ ring"}}
 }
 
 // rxeDoorbell is the pre-built POST_SEND command (verbs-reference §3.7):
@@ -211,11 +357,19 @@ func newRxeDoorbell(qpHandle uint32) *rxeDoorbell {
 type rxeQP struct {
 	fd        int
 	typ       QPType
+	qpn       uint32
 	maxInline uint32
 	sq, rq    *rxeRing
 	ssn       uint32
 	db        *rxeDoorbell
 	dbErr     doorbellError
+	// maxSendLen and maxRecvLen are the largest SGE lengths posted so
+	// far (atomic: the poller bounds CQE byte_len with them). gone is
+	// set when the QP is released.
+	maxSendLen, maxRecvLen uint32
+	gone                   uint32
+	sqErr, rqErr           QueueError
+	sendCQ, recvCQ         *rxeCQ
 	// kick replaces the doorbell write in host unit tests (fake kernel).
 	kick func() error
 }
@@ -229,6 +383,7 @@ func (q *rxeQP) recvCapacity() uint32 {
 }
 
 func (q *rxeQP) release() error {
+	atomic.StoreUint32(&q.gone, 1)
 	return errors.Join(unmapRing(q.sq), unmapRing(q.rq))
 }
 
@@ -243,15 +398,30 @@ func (q *rxeQP) PostSend(wrs []SendWR) error {
 	if len(wrs) == 0 {
 		return nil
 	}
+	if q.sqErr.Fault != FaultNone {
+		return &q.sqErr
+	}
 	sq := q.sq
 	prod := sq.loadProd()
-	if uint64(len(wrs)) > uint64(sq.free(prod, sq.loadCons())) {
+	cons := sq.loadCons()
+	if prod > sq.mask {
+		return q.sqErr.set(FaultProducerIndex, q.qpn, uint64(prod), uint64(sq.mask))
+	}
+	if cons > sq.mask {
+		return q.sqErr.set(FaultConsumerIndex, q.qpn, uint64(cons), uint64(sq.mask))
+	}
+	if uint64(len(wrs)) > uint64(sq.free(prod, cons)) {
 		return ErrQueueFull
 	}
+	maxLen := q.maxSendLen
 	for i := range wrs {
 		if err := q.checkSend(&wrs[i]); err != nil {
 			return err
 		}
+		maxLen = max(maxLen, wrs[i].SGE.Length)
+	}
+	if maxLen != q.maxSendLen {
+		atomic.StoreUint32(&q.maxSendLen, maxLen)
 	}
 	for i := range wrs {
 		wr := &wrs[i]
@@ -339,13 +509,28 @@ func (q *rxeQP) PostRecv(wrs []RecvWR) error {
 	if rq == nil {
 		return errNoRQ
 	}
+	if q.rqErr.Fault != FaultNone {
+		return &q.rqErr
+	}
 	prod := rq.loadProd()
-	if uint64(len(wrs)) > uint64(rq.free(prod, rq.loadCons())) {
+	cons := rq.loadCons()
+	if prod > rq.mask {
+		return q.rqErr.set(FaultProducerIndex, q.qpn, uint64(prod), uint64(rq.mask))
+	}
+	if cons > rq.mask {
+		return q.rqErr.set(FaultConsumerIndex, q.qpn, uint64(cons), uint64(rq.mask))
+	}
+	if uint64(len(wrs)) > uint64(rq.free(prod, cons)) {
 		return ErrQueueFull
 	}
+	maxLen := q.maxRecvLen
 	for i := range wrs {
 		encodeRxeRecvWQE(rq.slot(prod), &wrs[i])
+		maxLen = max(maxLen, wrs[i].SGE.Length)
 		prod = rq.next(prod)
+	}
+	if maxLen != q.maxRecvLen {
+		atomic.StoreUint32(&q.maxRecvLen, maxLen)
 	}
 	rq.storeProd(prod)
 	return nil

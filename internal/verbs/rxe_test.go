@@ -261,10 +261,23 @@ type fakeRxeKernel struct {
 	wg   sync.WaitGroup
 }
 
+// fakeRxeQPCQ is an RC QP numbered fakeQPN (64-byte inline, sqSlots
+// slots in the SQ and RQ) and its CQ of cqSlots, on rings in ordinary
+// memory of the fake device "rxefake0".
+func fakeRxeQPCQ(t testing.TB, sqSlots, cqSlots int) (*rxeQP, *rxeCQ) {
+	qp := newRxeQP(-1, "rxefake0", QPTypeRC, fakeQPN, 64)
+	qp.sq = mustRing(t, fakeRxeRing(9, sqSlots))
+	qp.rq = mustRing(t, fakeRxeRing(6, sqSlots))
+	cq := newRxeCQ(mustRing(t, fakeRxeRing(7, cqSlots)), "rxefake0")
+	qp.sendCQ, qp.recvCQ = cq, cq
+	cq.attach(qp)
+	return qp, cq
+}
+
+const fakeQPN = 17
+
 func newFakeRxe(t testing.TB, sqSlots, cqSlots int) (*rxeQP, *rxeCQ, *fakeRxeKernel) {
-	qp := &rxeQP{typ: QPTypeRC, maxInline: 64,
-		sq: mustRing(t, fakeRxeRing(9, sqSlots)), rq: mustRing(t, fakeRxeRing(6, sqSlots))}
-	cq := &rxeCQ{ring: mustRing(t, fakeRxeRing(7, cqSlots))}
+	qp, cq := fakeRxeQPCQ(t, sqSlots, cqSlots)
 	k := &fakeRxeKernel{qp: qp, cq: cq.ring, bell: make(chan struct{}, 1), done: make(chan struct{})}
 	qp.kick = func() error {
 		select {
@@ -306,7 +319,7 @@ func (k *fakeRxeKernel) step() {
 				panic("fake kernel: CQ overrun")
 			}
 			encodeCQE(k.cq.slot(cp), &WC{WRID: le.Uint64(w[0:]), Opcode: rxeWCOpcode(le.Uint32(w[12:])),
-				ByteLen: le.Uint32(w[rxeSWQEDMALength:]), QPNum: 17})
+				ByteLen: le.Uint32(w[rxeSWQEDMALength:]), QPNum: fakeQPN})
 			k.cq.storeProd(k.cq.next(cp))
 		}
 		le.PutUint32(w[rxeSWQEState:], 2)
@@ -329,9 +342,7 @@ func rxeWCOpcode(op uint32) WCOpcode {
 // newSyncFakeRxe is newFakeRxe without the kernel goroutine: the caller
 // runs k.step() after posting (benchmarks measure only the data path).
 func newSyncFakeRxe(t testing.TB, sqSlots, cqSlots int) (*rxeQP, *rxeCQ, *fakeRxeKernel) {
-	qp := &rxeQP{typ: QPTypeRC, maxInline: 64,
-		sq: mustRing(t, fakeRxeRing(9, sqSlots)), rq: mustRing(t, fakeRxeRing(6, sqSlots))}
-	cq := &rxeCQ{ring: mustRing(t, fakeRxeRing(7, cqSlots))}
+	qp, cq := fakeRxeQPCQ(t, sqSlots, cqSlots)
 	k := &fakeRxeKernel{qp: qp, cq: cq.ring}
 	qp.kick = func() error { return nil }
 	return qp, cq, k
