@@ -2,6 +2,7 @@ package verbs
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // Fault injection: values the kernel or the device hands the data path
@@ -251,5 +253,138 @@ func TestRxeCQEAccepted(t *testing.T) {
 	putRxeCQE(cq, WC{WRID: 6, Opcode: WCRDMAWrite, ByteLen: 1, QPNum: fakeQPN}) // nothing that long posted on qp2
 	if _, err := cq.Poll(wcs); !errors.Is(err, ErrQueueCorrupt) {
 		t.Fatalf("the new QP numbered %d was not checked: %v", fakeQPN, err)
+	}
+}
+
+// mlx5CQEBody is a CQE body for QP qpn with WQE counter ctr and byte count
+// cnt (bytes 60..63 are written by writeCQE).
+func mlx5CQEBody(qpn uint32, sop uint8, ctr uint16, cnt uint32) []byte {
+	b := make([]byte, 64)
+	binary.BigEndian.PutUint32(b[mlx5CQESopDropQPN:], uint32(sop)<<24|qpn)
+	binary.BigEndian.PutUint16(b[mlx5CQEWQECounter:], ctr)
+	binary.BigEndian.PutUint32(b[mlx5CQEByteCnt:], cnt)
+	return b
+}
+
+// TestMLX5CQEFaults: CQEs the device cannot have written for this QP.
+// Before the checks each was taken as a completion: a WQE counter out of
+// range retired the SQ to a stale position and returned a stale WRID, a
+// receive with none posted returned one, the others came out as
+// completions with GENERAL_ERR or an impossible length.
+func TestMLX5CQEFaults(t *testing.T) {
+	read := SendWR{WRID: 3, Opcode: OpRDMARead, Flags: SendSignaled, SGE: SGE{Addr: 0x1000, Length: 64, LKey: 1}, RemoteAddr: 1, RKey: 2}
+	write := SendWR{WRID: 4, Opcode: OpRDMAWrite, Flags: SendSignaled, SGE: SGE{Addr: 0x1000, Length: 64, LKey: 1}, RemoteAddr: 1, RKey: 2}
+	for _, c := range []struct {
+		name   string
+		sendWR uint32 // 0: a QP without SQ
+		recvWR uint32 // 0: a QP without RQ
+		inject func(t *testing.T, q *mlx5QP, m *mlx5Model)
+		fault  QueueFault
+		text   string
+	}{
+		{"wqe_counter beyond posted", 8, 4, func(t *testing.T, q *mlx5QP, m *mlx5Model) {
+			unsignaled := write
+			unsignaled.Flags = 0
+			if err := q.PostSend([]SendWR{unsignaled, unsignaled}); err != nil { // counters 2, 3
+				t.Fatal(err)
+			}
+			m.writeCQE(mlx5CQEBody(q.qpn, mlx5OpRDMAWrite, 5, 0), mlx5CQEReq)
+		}, FaultWQECounter, "wqe_counter 0x5, outside the outstanding WQEs 0x2..0x3"},
+		{"wqe_counter already retired", 8, 4, func(t *testing.T, q *mlx5QP, m *mlx5Model) {
+			m.writeCQE(mlx5CQEBody(q.qpn, mlx5OpRDMAWrite, 1, 0), mlx5CQEReq)
+		}, FaultWQECounter, "wqe_counter 0x1 when no send WQE was outstanding (next counter 0x2)"},
+		{"error CQE wqe_counter", 8, 4, func(t *testing.T, q *mlx5QP, m *mlx5Model) {
+			b := mlx5CQEBody(q.qpn, mlx5OpRDMAWrite, 0xfff0, 0)
+			b[mlx5ErrSyndrome] = mlx5SyndromeWRFlush
+			m.writeCQE(b, mlx5CQEReqErr)
+		}, FaultWQECounter, "wqe_counter 0xfff0"},
+		{"wqe_counter inside a WQE", 8, 4, func(t *testing.T, q *mlx5QP, m *mlx5Model) {
+			src := make([]byte, 90)
+			in := SendWR{WRID: 5, Opcode: OpSend, Flags: SendInline, SGE: SGE{Addr: uint64(uintptr(unsafe.Pointer(&src[0]))), Length: 90}}
+			if err := q.PostSend([]SendWR{in}); err != nil { // 2 WQEBBs: counters 2, 3
+				t.Fatal(err)
+			}
+			m.writeCQE(mlx5CQEBody(q.qpn, mlx5OpSend, 3, 0), mlx5CQEReq)
+		}, FaultWQEStart, "wqe_counter 0x3, which is not the start of a posted WQE"},
+		{"READ byte_cnt", 8, 4, func(t *testing.T, q *mlx5QP, m *mlx5Model) {
+			if err := q.PostSend([]SendWR{read}); err != nil {
+				t.Fatal(err)
+			}
+			m.byteCnt = 4096
+			m.step()
+		}, FaultCompletionLength, "reports 4096 bytes, more than the 64 posted"},
+		{"recv byte_cnt", 8, 4, func(t *testing.T, q *mlx5QP, m *mlx5Model) {
+			m.recv(1000, false, 0)
+		}, FaultCompletionLength, "reports 1000 bytes, more than the 256 posted"},
+		{"recv none posted", 8, 4, func(t *testing.T, q *mlx5QP, m *mlx5Model) {
+			m.writeCQE(mlx5CQEBody(q.qpn, 0, 0, 8), mlx5CQERespSend)
+		}, FaultNoReceivePosted, "receive completion for QP 0x2a5, which had no receive posted"},
+		{"recv without RQ", 8, 0, func(t *testing.T, q *mlx5QP, m *mlx5Model) {
+			m.writeCQE(mlx5CQEBody(q.qpn, 0, 0, 8), mlx5CQERespSend)
+		}, FaultNoReceiveQueue, "which has no receive queue"},
+		{"send without SQ", 0, 4, func(t *testing.T, q *mlx5QP, m *mlx5Model) {
+			m.writeCQE(mlx5CQEBody(q.qpn, mlx5OpSend, 0, 0), mlx5CQEReq)
+		}, FaultNoSendQueue, "which has no send queue"},
+		{"resize opcode", 8, 4, func(t *testing.T, q *mlx5QP, m *mlx5Model) {
+			m.writeCQE(mlx5CQEBody(q.qpn, 0, 0, 0), 5)
+		}, FaultCompletionOpcode, "has opcode 5"},
+		{"opcode 9", 8, 4, func(t *testing.T, q *mlx5QP, m *mlx5Model) {
+			m.writeCQE(mlx5CQEBody(q.qpn, 0, 2, 0), 9)
+		}, FaultCompletionOpcode, "has opcode 9"},
+		{"compressed format", 8, 4, func(t *testing.T, q *mlx5QP, m *mlx5Model) {
+			m.writeCQE(mlx5CQEBody(q.qpn, mlx5OpRDMAWrite, 2, 0), mlx5CQEReq)
+			m.cq.buf[((m.pi-1)&(m.cq.ncqe-1))*mlx5CQESize+mlx5CQEOpOwn] |= 3 << 2
+		}, FaultCQEFormat, "in format 3"},
+		{"unknown QP", 8, 4, func(t *testing.T, q *mlx5QP, m *mlx5Model) {
+			m.writeCQE(mlx5CQEBody(0x999, mlx5OpRDMAWrite, 2, 0), mlx5CQEReq)
+		}, FaultCompletionQP, "completion names QP 0x999, which does not complete into this CQ"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			q, cq, _ := mlx5TestQP(t, c.sendWR, c.recvWR, 90, 16)
+			cq.err.Device = "mlx5fake0"
+			m := &mlx5Model{q: q, cq: cq}
+			if c.recvWR > 0 && c.fault != FaultNoReceivePosted {
+				if err := q.PostRecv([]RecvWR{{WRID: 9, SGE: SGE{Addr: 0x2000, Length: 256, LKey: 1}}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			good := 0
+			if c.sendWR > 0 {
+				// Two good completions first (counters 0 and 1).
+				if err := q.PostSend([]SendWR{write, write}); err != nil {
+					t.Fatal(err)
+				}
+				m.step()
+				good = 2
+			}
+			c.inject(t, q, m)
+			wcs := make([]WC, 8)
+			n, err := cq.Poll(wcs)
+			if n != good {
+				t.Errorf("Poll delivered %d completions %+v, want the %d good ones", n, wcs[:n], good)
+			}
+			qe := wantQueueError(t, err, c.fault, "mlx5fake0", "mlx5 CQ", c.text)
+			if cq.ci != uint32(good) || binary.BigEndian.Uint32(cq.dbr) != uint32(good) {
+				t.Errorf("consumer index %d (doorbell record %d), want %d", cq.ci, binary.BigEndian.Uint32(cq.dbr), good)
+			}
+			if n, err := cq.Poll(wcs); n != 0 || err != error(qe) {
+				t.Errorf("second Poll: %d, %v; want 0 and the same error", n, err)
+			}
+		})
+	}
+}
+
+// TestMLX5ClosedQPCQEs: late CQEs of a closed QP are dropped, not taken
+// for corruption (the QP's number was known to the CQ).
+func TestMLX5ClosedQPCQEs(t *testing.T) {
+	q, cq, _ := mlx5TestQP(t, 4, 4, 0, 8)
+	m := &mlx5Model{q: q, cq: cq}
+	qpn := q.qpn
+	_ = q.release()
+	m.writeCQE(mlx5CQEBody(qpn, mlx5OpSend, 7, 0), mlx5CQEReq)
+	m.writeCQE(mlx5CQEBody(qpn, 0, 0, 8), mlx5CQERespSend)
+	var wcs [4]WC
+	if n, err := cq.Poll(wcs[:]); n != 0 || err != nil || cq.ci != 2 {
+		t.Fatalf("Poll: %d, %v, ci %d; want the 2 CQEs dropped", n, err, cq.ci)
 	}
 }

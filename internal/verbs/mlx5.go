@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 
@@ -181,9 +182,16 @@ type mlx5CQ struct {
 	cqn  uint32
 	// qps are the QPs completing into this CQ, looked up by the QPN in
 	// each CQE (copy-on-write: QPs come and go on the control path while
-	// another goroutine may poll).
-	qps atomic.Pointer[[]*mlx5QP]
+	// another goroutine may poll). Closed QPs stay (marked gone, up to
+	// mlx5MaxGoneQPs of them) so that their late CQEs are dropped rather
+	// than taken for corruption; lastQP caches the last one found.
+	qps    atomic.Pointer[[]*mlx5QP]
+	lastQP int
+	err    QueueError
 }
+
+// mlx5MaxGoneQPs bounds how many closed QPs a CQ remembers.
+const mlx5MaxGoneQPs = 64
 
 func (c *mlx5Context) createCQ(req *cqRequest, exec execFunc) (providerCQ, error) {
 	ncqe := roundPow2(uint32(req.CQE) + 1)
@@ -203,6 +211,7 @@ func (c *mlx5Context) createCQ(req *cqRequest, exec execFunc) (providerCQ, error
 		return nil, err
 	}
 	cq.cqn = resp.CQN
+	cq.err.Device = req.Device
 	if req.ActualCQE+1 != ncqe {
 		_ = cq.release()
 		return nil, fmt.Errorf("mlx5: kernel made a CQ of %d entries, the buffer holds %d", req.ActualCQE+1, ncqe)
@@ -222,7 +231,7 @@ func mlx5NewCQ(ncqe uint32) (*mlx5CQ, error) {
 		_ = mlx5Free(buf)
 		return nil, err
 	}
-	cq := &mlx5CQ{buf: buf[: int(ncqe)*mlx5CQESize : len(buf)], dbr: dbr, ncqe: ncqe}
+	cq := &mlx5CQ{buf: buf[: int(ncqe)*mlx5CQESize : len(buf)], dbr: dbr, ncqe: ncqe, err: QueueError{Queue: "mlx5 CQ"}}
 	for i := uint32(0); i < ncqe; i++ {
 		cq.buf[i*mlx5CQESize+mlx5CQEOpOwn] = mlx5CQEInitOpOwn
 	}
@@ -237,32 +246,41 @@ func (cq *mlx5CQ) release() error {
 	return err
 }
 
+// attach adds q to the QPs completing into cq, in place of a closed QP
+// that had the same number.
 func (cq *mlx5CQ) attach(q *mlx5QP) {
 	old := *cq.qps.Load()
-	for _, x := range old {
+	n := make([]*mlx5QP, 0, len(old)+1)
+	gone := 0
+	for i := len(old) - 1; i >= 0; i-- { // newest first, to keep the newest closed ones
+		x := old[i]
 		if x == q {
 			return
 		}
-	}
-	n := append(append([]*mlx5QP(nil), old...), q)
-	cq.qps.Store(&n)
-}
-
-func (cq *mlx5CQ) detach(q *mlx5QP) {
-	old := *cq.qps.Load()
-	n := make([]*mlx5QP, 0, len(old))
-	for _, x := range old {
-		if x != q {
-			n = append(n, x)
+		if x.gone.Load() {
+			if x.qpn == q.qpn || gone == mlx5MaxGoneQPs {
+				continue
+			}
+			gone++
 		}
+		n = append(n, x)
 	}
+	slices.Reverse(n)
+	n = append(n, q)
 	cq.qps.Store(&n)
 }
 
+// findQP returns the QP numbered qpn that completes into cq (perhaps
+// closed since), or nil.
 func (cq *mlx5CQ) findQP(qpn uint32) *mlx5QP {
-	for _, q := range *cq.qps.Load() {
-		if q.qpn == qpn {
-			return q
+	qps := *cq.qps.Load()
+	if i := cq.lastQP; i < len(qps) && qps[i].qpn == qpn {
+		return qps[i]
+	}
+	for i := len(qps) - 1; i >= 0; i-- {
+		if qps[i].qpn == qpn {
+			cq.lastQP = i
+			return qps[i]
 		}
 	}
 	return nil
@@ -270,11 +288,20 @@ func (cq *mlx5CQ) findQP(qpn uint32) *mlx5QP {
 
 // Poll takes up to len(wcs) CQEs the device has handed over and then
 // publishes the consumer index once (the device needs it to avoid CQ
-// overrun, §4.9).
+// overrun, §4.9). Every CQE is checked before its fields are used
+// (queueerror.go): its format and opcode, its QP, its WQE counter against
+// the outstanding send WQEs, a receive against the posted ones, its byte
+// count against the posted length. On a fault, wcs[:n] are the good
+// completions before it and the error is a *QueueError, returned again by
+// every later call.
 func (cq *mlx5CQ) Poll(wcs []WC) (int, error) {
+	if cq.err.Fault != FaultNone {
+		return 0, &cq.err
+	}
 	n := 0
 	ci := cq.ci
 	mask := cq.ncqe - 1
+	var err error
 	for n < len(wcs) {
 		cqe := cq.buf[(ci&mask)*mlx5CQESize:][:mlx5CQESize]
 		tail := atomic.LoadUint32((*uint32)(unsafe.Pointer(&cqe[60])))
@@ -284,29 +311,46 @@ func (cq *mlx5CQ) Poll(wcs []WC) (int, error) {
 		mlx5DMAReadBarrier()
 		wc := &wcs[n]
 		op := mlx5DecodeCQE(cqe, wc)
-		ci++
+		if f := (tail >> 26) & 3; f != 0 {
+			err = cq.err.set(FaultCQEFormat, wc.QPNum, uint64(f), 0)
+			break
+		}
 		q := cq.findQP(wc.QPNum)
 		if q == nil {
-			// A CQE for a QP destroyed meanwhile: drop it, as
-			// rdma-core does for a missing resource.
+			err = cq.err.set(FaultCompletionQP, wc.QPNum, uint64(wc.QPNum), 0)
+			break
+		}
+		if q.gone.Load() {
+			// A CQE of a QP destroyed meanwhile: drop it, as
+			// rdma-core cleans them from the CQ on destroy.
+			ci++
 			continue
 		}
 		switch op {
 		case mlx5CQEReq, mlx5CQEReqErr:
-			wc.WRID = q.sendCompleted(binary.BigEndian.Uint16(cqe[mlx5CQEWQECounter:]))
-		case mlx5CQERespWRImm, mlx5CQERespSend, mlx5CQERespSendImm, mlx5CQERespSendInv, mlx5CQERespErr:
-			wc.WRID = q.recvCompleted()
+			wc.WRID, err = q.sendCompleted(binary.BigEndian.Uint16(cqe[mlx5CQEWQECounter:]), op == mlx5CQEReq && wc.Opcode == WCRDMARead, wc.ByteLen, &cq.err)
+		case mlx5CQERespSend, mlx5CQERespSendImm, mlx5CQERespSendInv:
+			wc.WRID, err = q.recvCompleted(true, wc.ByteLen, &cq.err)
+		case mlx5CQERespWRImm, mlx5CQERespErr:
+			// RDMA WRITE with immediate: byte_cnt is the write's length,
+			// not the receive's.
+			wc.WRID, err = q.recvCompleted(false, 0, &cq.err)
 		default:
-			// Not a work completion of ours (decoded as GENERAL_ERR):
-			// report it without touching the queues.
+			// Resize, signature, no-packet CQEs: never on the CQs this
+			// provider creates.
+			err = cq.err.set(FaultCompletionOpcode, wc.QPNum, uint64(op), 0)
 		}
+		if err != nil {
+			break
+		}
+		ci++
 		n++
 	}
 	if ci != cq.ci {
 		cq.ci = ci
 		atomic.StoreUint32((*uint32)(unsafe.Pointer(&cq.dbr[0])), bits.ReverseBytes32(ci&0xffffff))
 	}
-	return n, nil
+	return n, err
 }
 
 // ---- QP ----
@@ -318,13 +362,12 @@ type mlx5QP struct {
 	dbr []byte
 	qpn uint32
 
-	sq        []byte // wqeCnt·64 bytes inside buf
-	sqCnt     uint32 // WQEBBs, a power of two
-	curPost   uint32 // unmasked WQEBB producer counter
-	sqTail    uint32 // WQEBBs completed (signaled CQEs); atomic: the poller writes it
-	sqWRID    []uint64
-	sqNext    []uint32 // per WQE start: curPost after it, to retire through it
-	maxWQEBB  uint32   // WQEBBs of the largest WR this QP accepts
+	sq        []byte      // wqeCnt·64 bytes inside buf
+	sqCnt     uint32      // WQEBBs, a power of two
+	curPost   uint32      // unmasked WQEBB producer counter
+	sqTail    uint32      // WQEBBs completed (signaled CQEs); atomic: the poller writes it
+	sqWQE     []mlx5SQWQE // per WQE start, indexed by its first WQEBB
+	maxWQEBB  uint32      // WQEBBs of the largest WR this QP accepts
 	maxInline uint32
 	sigAll    bool
 	rc        bool
@@ -334,7 +377,9 @@ type mlx5QP struct {
 	rqStride uint32
 	rqHead   uint32
 	rqTail   uint32 // atomic: the poller writes it
-	rqWRID   []uint64
+	rqWQE    []mlx5RQWQE
+	// gone is set when the QP is released: its late CQEs are dropped.
+	gone atomic.Bool
 
 	uar     unsafe.Pointer // bfreg base
 	bfOff   uint32         // toggled by bfHalf after each doorbell, as rdma-core
@@ -342,6 +387,19 @@ type mlx5QP struct {
 	sendCQ  *mlx5CQ
 	recvCQ  *mlx5CQ
 	lastCtl uint64 // first 8 bytes of the last WQE's ctrl segment (the doorbell value)
+}
+
+// mlx5SQWQE is what the poller needs of a posted send WQE.
+type mlx5SQWQE struct {
+	wrid uint64
+	next uint32 // curPost after it, to retire through it
+	len  uint32 // SGE length: an RDMA READ's byte count is at most this
+}
+
+// mlx5RQWQE is what the poller needs of a posted receive WQE.
+type mlx5RQWQE struct {
+	wrid uint64
+	len  uint32
 }
 
 // mlx5QPLayout is the sizing of a QP buffer (rdma-core mlx5_calc_sq_size /
@@ -452,17 +510,13 @@ func mlx5NewQP(l mlx5QPLayout) (*mlx5QP, error) {
 		buf: buf, dbr: dbr,
 		sq: buf[rqBytes : rqBytes+sqBytes], sqCnt: l.sqCnt, maxWQEBB: l.wqeBBs, maxInline: l.maxInline,
 		rq: buf[:rqBytes], rqCnt: l.rqCnt, rqStride: 1 << l.rqShift,
-		sqWRID: make([]uint64, l.sqCnt), sqNext: make([]uint32, l.sqCnt), rqWRID: make([]uint64, l.rqCnt),
+		sqWQE: make([]mlx5SQWQE, l.sqCnt), rqWQE: make([]mlx5RQWQE, l.rqCnt),
 	}
 	return q, nil
 }
 
 func (q *mlx5QP) release() error {
-	if q.sendCQ != nil {
-		q.sendCQ.detach(q)
-		q.recvCQ.detach(q)
-		q.sendCQ, q.recvCQ = nil, nil
-	}
+	q.gone.Store(true) // the CQs keep it, to drop its late CQEs
 	err := errors.Join(mlx5Free(q.buf), mlx5Free(q.dbr))
 	q.buf, q.dbr, q.sq, q.rq = nil, nil, nil, nil
 	return err
@@ -538,9 +592,8 @@ func (q *mlx5QP) PostSend(wrs []SendWR) error {
 		start := q.curPost
 		nbb := mlx5WriteSendWQE(q.sq, start, q.qpn, wr, mlx5FmCeSe(wr.Flags, q.sigAll))
 		idx := start & (q.sqCnt - 1)
-		q.sqWRID[idx] = wr.WRID
 		q.curPost = start + nbb
-		q.sqNext[idx] = q.curPost
+		q.sqWQE[idx] = mlx5SQWQE{wrid: wr.WRID, next: q.curPost, len: wr.SGE.Length}
 		ctl = *(*uint64)(unsafe.Pointer(&q.sq[idx*mlx5WQEBB]))
 	}
 	q.lastCtl = ctl
@@ -558,26 +611,57 @@ func (q *mlx5QP) PostSend(wrs []SendWR) error {
 
 // sendCompleted retires the SQ through the WQE that starts at WQEBB
 // counter wqeCounter (a signaled WQE: every earlier one is done too) and
-// returns its WRID.
-func (q *mlx5QP) sendCompleted(wqeCounter uint16) uint64 {
+// returns its WRID. The counter must name the start of a WQE between the
+// SQ's tail and what the doorbell record has published; with checkLen
+// (a successful RDMA READ) byteCnt must not exceed the posted length.
+// Otherwise the fault is recorded in qe.
+func (q *mlx5QP) sendCompleted(wqeCounter uint16, checkLen bool, byteCnt uint32, qe *QueueError) (uint64, error) {
 	if q.sqCnt == 0 {
-		return 0 // a device bug or a stray CQE: never index an empty queue
+		return 0, qe.set(FaultNoSendQueue, q.qpn, 0, 0)
 	}
-	idx := uint32(wqeCounter) & (q.sqCnt - 1)
-	atomic.StoreUint32(&q.sqTail, q.sqNext[idx])
-	return q.sqWRID[idx]
+	// 16-bit counters, as the device sees them: the SQ holds at most
+	// 2^15 WQEBBs, so the distance from the tail is unambiguous.
+	tail := uint16(q.sqTail) // only the poller writes it
+	posted := uint16(bits.ReverseBytes32(atomic.LoadUint32((*uint32)(unsafe.Pointer(&q.dbr[4])))))
+	if wqeCounter-tail >= posted-tail {
+		if qe.Fault == FaultNone {
+			qe.Base = uint64(tail)
+		}
+		return 0, qe.set(FaultWQECounter, q.qpn, uint64(wqeCounter), uint64(posted))
+	}
+	w := &q.sqWQE[uint32(wqeCounter)&(q.sqCnt-1)]
+	// A WQE start holds the counter after it, 1..maxWQEBB further on; a
+	// WQEBB inside a longer WQE holds a stale entry or none.
+	if d := uint16(w.next) - wqeCounter; d == 0 || uint32(d) > q.maxWQEBB {
+		return 0, qe.set(FaultWQEStart, q.qpn, uint64(wqeCounter), 0)
+	}
+	if checkLen && byteCnt > w.len {
+		return 0, qe.set(FaultCompletionLength, q.qpn, uint64(byteCnt), uint64(w.len))
+	}
+	atomic.StoreUint32(&q.sqTail, w.next)
+	return w.wrid, nil
 }
 
 // recvCompleted retires the oldest receive WQE (without an SRQ, receives
-// complete in order; rdma-core uses the tail, not the CQE's counter).
-func (q *mlx5QP) recvCompleted() uint64 {
+// complete in order; rdma-core uses the tail, not the CQE's counter) and
+// returns its WRID. A receive must be outstanding (the doorbell record's
+// counter ahead of the tail) and, with checkLen, byteCnt within the
+// posted length; otherwise the fault is recorded in qe.
+func (q *mlx5QP) recvCompleted(checkLen bool, byteCnt uint32, qe *QueueError) (uint64, error) {
 	if q.rqCnt == 0 {
-		return 0
+		return 0, qe.set(FaultNoReceiveQueue, q.qpn, 0, 0)
 	}
 	t := q.rqTail // only the poller writes it
-	id := q.rqWRID[t&(q.rqCnt-1)]
+	posted := uint16(bits.ReverseBytes32(atomic.LoadUint32((*uint32)(unsafe.Pointer(&q.dbr[0])))))
+	if posted == uint16(t) {
+		return 0, qe.set(FaultNoReceivePosted, q.qpn, 0, 0)
+	}
+	w := &q.rqWQE[t&(q.rqCnt-1)]
+	if checkLen && byteCnt > w.len {
+		return 0, qe.set(FaultCompletionLength, q.qpn, uint64(byteCnt), uint64(w.len))
+	}
 	atomic.StoreUint32(&q.rqTail, t+1)
-	return id
+	return w.wrid, nil
 }
 
 // PostRecv writes all of wrs into the RQ and publishes the RQ counter in
@@ -595,7 +679,7 @@ func (q *mlx5QP) PostRecv(wrs []RecvWR) error {
 	for i := range wrs {
 		idx := q.rqHead & (q.rqCnt - 1)
 		mlx5WriteRecvWQE(q.rq[idx*q.rqStride:(idx+1)*q.rqStride], &wrs[i])
-		q.rqWRID[idx] = wrs[i].WRID
+		q.rqWQE[idx] = mlx5RQWQE{wrid: wrs[i].WRID, len: wrs[i].SGE.Length}
 		q.rqHead++
 	}
 	mlx5DMABarrier()

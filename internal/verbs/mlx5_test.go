@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -609,9 +610,11 @@ func TestMLX5PollWrap(t *testing.T) {
 	// Start just below the 16-bit WQE counter wrap.
 	q.curPost, q.sqTail = 0xff00, 0xff00
 	binary.BigEndian.PutUint32(q.dbr[4:], 0xff00) // as if 0xff00 WQEBBs had been posted
-	m := &mlx5Model{q: q, cq: cq, byteCnt: 4096, sqCons: 0xff00}
+	m := &mlx5Model{q: q, cq: cq, byteCnt: 64, sqCons: 0xff00}
 	stop := make(chan struct{})
 	done := make(chan struct{})
+	stopModel := sync.OnceFunc(func() { close(stop); <-done })
+	defer stopModel() // before the cleanup unmaps what the model reads
 	go func() {
 		defer close(done)
 		for {
@@ -675,7 +678,7 @@ func TestMLX5PollWrap(t *testing.T) {
 			if wc.Status != 0 || wc.QPNum != q.qpn {
 				t.Fatalf("completion %d: %+v", completed, wc)
 			}
-			if op := ops[wc.WRID%uint64(len(ops))]; op == OpRDMARead && (wc.Opcode != WCRDMARead || wc.ByteLen != 4096) ||
+			if op := ops[wc.WRID%uint64(len(ops))]; op == OpRDMARead && (wc.Opcode != WCRDMARead || wc.ByteLen != 64) ||
 				(op == OpSend || op == OpSendImm) && wc.Opcode != WCSend || (op == OpRDMAWrite || op == OpRDMAWriteImm) && wc.Opcode != WCRDMAWrite {
 				t.Fatalf("completion of WR %d (%v): opcode %d len %d", wc.WRID, op, wc.Opcode, wc.ByteLen)
 			}
@@ -685,8 +688,7 @@ func TestMLX5PollWrap(t *testing.T) {
 			t.Fatal(b)
 		}
 	}
-	close(stop)
-	<-done
+	stopModel()
 	if b := m.bad.Load(); b != nil {
 		t.Fatal(b)
 	}
@@ -892,28 +894,6 @@ func FuzzMLX5CQE(f *testing.F) {
 }
 
 func osYield() { _ = unix.Nanosleep(&unix.Timespec{Nsec: 1000}, nil) }
-
-// TestMLX5StrayCQEs: CQEs that are not ours (unknown QPN, resize opcode,
-// a receive on a QP without RQ) are consumed without touching any queue
-// and without panicking.
-func TestMLX5StrayCQEs(t *testing.T) {
-	q, cq, _ := mlx5TestQP(t, 4, 0, 0, 4)
-	m := &mlx5Model{q: q, cq: cq}
-	var body [64]byte
-	binary.BigEndian.PutUint32(body[mlx5CQESopDropQPN:], q.qpn)
-	m.writeCQE(body[:], mlx5CQERespSend) // receive on a QP with no RQ
-	m.writeCQE(body[:], 5)               // RESIZE_CQ
-	binary.BigEndian.PutUint32(body[mlx5CQESopDropQPN:], 0x999)
-	m.writeCQE(body[:], mlx5CQEReq) // unknown QPN: dropped
-	var wcs [4]WC
-	n, _ := cq.Poll(wcs[:])
-	if n != 2 || wcs[0].WRID != 0 || wcs[1].Status != mlx5WCGeneralErr || cq.ci != 3 {
-		t.Errorf("polled %d: %+v, ci %d", n, wcs[:n], cq.ci)
-	}
-	if got := binary.BigEndian.Uint32(cq.dbr); got != 3 {
-		t.Errorf("CQ doorbell record %d, want 3", got)
-	}
-}
 
 // TestMLX5CQEGolden decodes CQEs that golden.c built through mlx5dv.h's
 // struct mlx5_cqe64 / mlx5_err_cqe field names and mlx5dv_set_cqe_owner.
