@@ -115,7 +115,8 @@ type WC struct {
 // without posting any of the WRs, when the queue lacks room for all of them.
 // Send queue slots are freed as the provider retires WQEs (on rxe when the
 // ACK arrives, whether or not the WR was signaled), so poll the CQ and try
-// again. Compare with errors.Is.
+// again. Compare with errors.Is. A post of more WRs than the queue can
+// ever hold fails with another error, since retrying it cannot succeed.
 var ErrQueueFull = errors.New("verbs: work queue full: poll the completion queue, then post again")
 
 // SendQueue posts send work requests. One call publishes all of wrs and

@@ -256,6 +256,82 @@ func TestRxeCQEAccepted(t *testing.T) {
 	}
 }
 
+// TestQueueFullRecovers: a queue that fills refuses with ErrQueueFull,
+// writes nothing, and takes WRs again once completions are polled; a post
+// larger than the queue can ever hold is another error (ErrQueueFull would
+// make a caller poll and retry forever).
+func TestQueueFullRecovers(t *testing.T) {
+	t.Run("rxe", func(t *testing.T) {
+		qp, cq, k := newSyncFakeRxe(t, 8, 16)
+		wcs := make([]WC, 8)
+		for round := 0; round < 3; round++ {
+			posted := 0
+			for ; posted < 100; posted++ {
+				err := qp.PostSend([]SendWR{rxeWrite64})
+				if errors.Is(err, ErrQueueFull) {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if posted != 7 {
+				t.Fatalf("round %d: %d posted before ErrQueueFull, want 7", round, posted)
+			}
+			k.step()
+			if n, err := cq.Poll(wcs); n != 7 || err != nil {
+				t.Fatalf("round %d: polled %d, %v", round, n, err)
+			}
+		}
+		many := make([]SendWR, 8)
+		for i := range many {
+			many[i] = rxeWrite64
+		}
+		if err := qp.PostSend(many); err != errBatchTooLarge {
+			t.Errorf("8 WRs on an empty 7-slot SQ: %v, want errBatchTooLarge", err)
+		}
+		rws := make([]RecvWR, 8)
+		if err := qp.PostRecv(rws); err != errBatchTooLarge {
+			t.Errorf("8 WRs on an empty 7-slot RQ: %v, want errBatchTooLarge", err)
+		}
+	})
+	t.Run("mlx5", func(t *testing.T) {
+		q, cq, _ := mlx5TestQP(t, 8, 8, 0, 16)
+		m := &mlx5Model{q: q, cq: cq}
+		wr := []SendWR{{WRID: 1, Opcode: OpRDMAWrite, SGE: SGE{Addr: 0x1000, Length: 64, LKey: 1}}}
+		wcs := make([]WC, 16)
+		for round := 0; round < 3; round++ {
+			posted := 0
+			for ; posted < 100; posted++ {
+				wr[0].Flags = 0
+				if posted == 7 {
+					wr[0].Flags = SendSignaled // the last one retires them all
+				}
+				err := q.PostSend(wr)
+				if errors.Is(err, ErrQueueFull) {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if posted != 8 {
+				t.Fatalf("round %d: %d posted before ErrQueueFull, want 8", round, posted)
+			}
+			m.step()
+			if n, err := cq.Poll(wcs); n != 1 || err != nil {
+				t.Fatalf("round %d: polled %d, %v", round, n, err)
+			}
+		}
+		if err := q.PostSend(make([]SendWR, 9)); err != errBatchTooLarge {
+			t.Errorf("9 WRs on an empty 8-WQEBB SQ: %v, want errBatchTooLarge", err)
+		}
+		if err := q.PostRecv(make([]RecvWR, 9)); err != errBatchTooLarge {
+			t.Errorf("9 WRs on an empty 8-entry RQ: %v, want errBatchTooLarge", err)
+		}
+	})
+}
+
 // mlx5CQEBody is a CQE body for QP qpn with WQE counter ctr and byte count
 // cnt (bytes 60..63 are written by writeCQE).
 func mlx5CQEBody(qpn uint32, sop uint8, ctr uint16, cnt uint32) []byte {

@@ -584,6 +584,9 @@ func (q *mlx5QP) PostSend(wrs []SendWR) error {
 		need += (mlx5SendDS(&wrs[i])*mlx5SegSize + mlx5WQEBB - 1) / mlx5WQEBB
 	}
 	if uint64(need) > uint64(q.sqCnt-(q.curPost-atomic.LoadUint32(&q.sqTail))) {
+		if need > q.sqCnt {
+			return errBatchTooLarge // ErrQueueFull would be retried forever
+		}
 		return ErrQueueFull
 	}
 	var ctl uint64
@@ -674,6 +677,9 @@ func (q *mlx5QP) PostRecv(wrs []RecvWR) error {
 		return errNoRQ
 	}
 	if uint64(len(wrs)) > uint64(q.rqCnt-(q.rqHead-atomic.LoadUint32(&q.rqTail))) {
+		if uint64(len(wrs)) > uint64(q.rqCnt) {
+			return errBatchTooLarge
+		}
 		return ErrQueueFull
 	}
 	for i := range wrs {

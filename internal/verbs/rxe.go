@@ -411,6 +411,9 @@ func (q *rxeQP) PostSend(wrs []SendWR) error {
 		return q.sqErr.set(FaultConsumerIndex, q.qpn, uint64(cons), uint64(sq.mask))
 	}
 	if uint64(len(wrs)) > uint64(sq.free(prod, cons)) {
+		if uint64(len(wrs)) > uint64(sq.capacity()) {
+			return errBatchTooLarge // ErrQueueFull would be retried forever
+		}
 		return ErrQueueFull
 	}
 	maxLen := q.maxSendLen
@@ -521,6 +524,9 @@ func (q *rxeQP) PostRecv(wrs []RecvWR) error {
 		return q.rqErr.set(FaultConsumerIndex, q.qpn, uint64(cons), uint64(rq.mask))
 	}
 	if uint64(len(wrs)) > uint64(rq.free(prod, cons)) {
+		if uint64(len(wrs)) > uint64(rq.capacity()) {
+			return errBatchTooLarge
+		}
 		return ErrQueueFull
 	}
 	maxLen := q.maxRecvLen
@@ -555,4 +561,5 @@ var (
 	errInlineRead    = errors.New("verbs: RDMA READ cannot be inline")
 	errInlineTooLong = errors.New("verbs: inline send longer than the QP's max_inline_data (see QP.Caps)")
 	errNoRQ          = errors.New("verbs: QP has no receive queue")
+	errBatchTooLarge = errors.New("verbs: more work requests in one post than the queue can ever hold (QP.Caps says how many); post fewer at a time")
 )

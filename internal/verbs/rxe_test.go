@@ -417,8 +417,8 @@ func TestRxeFakeKernelPostPoll(t *testing.T) {
 	for i := range many {
 		many[i] = wrs[0]
 	}
-	if err := qp.PostSend(many); !errors.Is(err, ErrQueueFull) {
-		t.Fatalf("posting 8 on a 7-slot SQ: %v, want ErrQueueFull", err)
+	if err := qp.PostSend(many); err != errBatchTooLarge {
+		t.Fatalf("posting 8 on a 7-slot SQ: %v, want errBatchTooLarge", err)
 	}
 	if qp.sq.loadProd() != 3 {
 		t.Fatalf("a refused post moved the producer index to %d", qp.sq.loadProd())

@@ -328,8 +328,9 @@ func TestRxeUDSend(t *testing.T) {
 	}
 }
 
-// TestRxeQueueFullAndInline: a batch larger than the free SQ slots is
-// refused whole with ErrQueueFull (nothing posted); a batch of exactly the
+// TestRxeQueueFullAndInline: a batch larger than the SQ can ever hold is
+// refused whole (nothing posted), and not with ErrQueueFull, which would
+// be retried forever; a batch of exactly the
 // capacity of unsignaled inline WRITEs plus one signaled one goes through
 // once slots are retired; an inline WR longer than granted is refused.
 func TestRxeQueueFullAndInline(t *testing.T) {
@@ -350,8 +351,11 @@ func TestRxeQueueFullAndInline(t *testing.T) {
 		batch[i].WRID = uint64(10 + i)
 		fill(a.mr.buf[:64], 5)
 	}
-	if err := a.qp.PostSend(batch); !errors.Is(err, ErrQueueFull) {
-		t.Fatalf("batch of %d on an SQ of %d: %v, want ErrQueueFull", len(batch), caps.MaxSendWR, err)
+	if err := a.qp.PostSend(batch); err != errBatchTooLarge {
+		t.Fatalf("batch of %d on an SQ of %d: %v, want errBatchTooLarge", len(batch), caps.MaxSendWR, err)
+	}
+	if p := a.qp.prov.(*rxeQP).sq.loadProd(); p != 0 {
+		t.Fatalf("a refused batch moved the SQ producer index to %d", p)
 	}
 	// The whole capacity, the last WR signaled.
 	batch = batch[:caps.MaxSendWR]
