@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // Fault injection: values the kernel or the device hands the data path
@@ -462,5 +464,31 @@ func TestMLX5ClosedQPCQEs(t *testing.T) {
 	var wcs [4]WC
 	if n, err := cq.Poll(wcs[:]); n != 0 || err != nil || cq.ci != 2 {
 		t.Fatalf("Poll: %d, %v, ci %d; want the 2 CQEs dropped", n, err, cq.ci)
+	}
+}
+
+// TestDoorbellDeviceGone: a failed rxe doorbell names the device, and
+// EIO/ENODEV (what uverbs answers once the device is gone) match
+// ErrDeviceGone, on the detached path too (no QP wrapper to translate).
+func TestDoorbellDeviceGone(t *testing.T) {
+	qp, _, _ := newSyncFakeRxe(t, 8, 16)
+	qp.kick = nil
+	fd, err := unix.Open(os.DevNull, unix.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	qp.fd, qp.db = fd, newRxeDoorbell(1)
+	err = qp.PostSend([]SendWR{rxeWrite64})
+	if !errors.Is(err, unix.EBADF) || !strings.HasPrefix(err.Error(), "rxefake0: POST_SEND") {
+		t.Errorf("doorbell on a read-only fd: %v", err)
+	}
+	for _, e := range []unix.Errno{unix.EIO, unix.ENODEV} {
+		qp.dbErr.errno = e
+		err := error(&qp.dbErr)
+		if !errors.Is(err, ErrDeviceGone) || !errors.Is(err, e) || !strings.Contains(err.Error(), "rxefake0") ||
+			!strings.Contains(err.Error(), "removed") {
+			t.Errorf("%v: %v (ErrDeviceGone %v)", e, err, errors.Is(err, ErrDeviceGone))
+		}
 	}
 }

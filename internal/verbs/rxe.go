@@ -320,7 +320,8 @@ func (c *rxeContext) createQP(req *qpRequest, exec execFunc) (providerQP, error)
 func newRxeQP(fd int, dev string, typ QPType, qpn, maxInline uint32) *rxeQP {
 	return &rxeQP{fd: fd, typ: typ, qpn: qpn, maxInline: maxInline,
 		sqErr: QueueError{Device: dev, Queue: "rxe SQ ring"},
-		rqErr: QueueError{Device: dev, Queue: "rxe RQ ring"}}
+		rqErr: QueueError{Device: dev, Queue: "rxe RQ ring"},
+		dbErr: doorbellError{dev: dev}}
 }
 
 // rxeDoorbell is the pre-built POST_SEND command (verbs-reference §3.7):
@@ -492,7 +493,7 @@ func (q *rxeQP) doorbell() error {
 			return nil
 		}
 		if e != unix.EINTR {
-			q.dbErr = doorbellError{errno: e}
+			q.dbErr.errno = e
 			return &q.dbErr
 		}
 	}
@@ -543,13 +544,31 @@ func (q *rxeQP) PostRecv(wrs []RecvWR) error {
 }
 
 // doorbellError reports a failed POST_SEND doorbell write (EINVAL while the
-// QP is below RTS).
-type doorbellError struct{ errno unix.Errno }
+// QP is below RTS, EIO or ENODEV once the device is gone). dev is set
+// when the QP is created, errno when the write fails.
+type doorbellError struct {
+	dev   string
+	errno unix.Errno
+}
 
 func (e *doorbellError) Error() string {
-	return "verbs: POST_SEND (rxe doorbell): " + e.errno.Error()
+	dev := e.dev
+	if dev == "" {
+		dev = "verbs"
+	}
+	if e.errno == unix.EIO || e.errno == unix.ENODEV {
+		return dev + ": POST_SEND (rxe doorbell) failed: the device was removed while in use (" + e.errno.Error() + ")"
+	}
+	return dev + ": POST_SEND (rxe doorbell): " + e.errno.Error()
 }
-func (e *doorbellError) Unwrap() error { return e.errno }
+
+// Unwrap exposes the errno and, for EIO/ENODEV, ErrDeviceGone.
+func (e *doorbellError) Unwrap() []error {
+	if e.errno == unix.EIO || e.errno == unix.ENODEV {
+		return []error{e.errno, ErrDeviceGone}
+	}
+	return []error{e.errno}
+}
 
 // Errors for work requests the data path refuses before touching a ring.
 // They are preallocated so that returning them does not allocate.
