@@ -492,3 +492,102 @@ func TestDoorbellDeviceGone(t *testing.T) {
 		}
 	}
 }
+
+// FuzzRxeCQPoll: whatever the kernel leaves in a CQ ring's indices and
+// CQE, Poll neither panics nor hands out a completion the checks forbid.
+func FuzzRxeCQPoll(f *testing.F) {
+	good := make([]byte, rxeCQESize)
+	encodeCQE(good, &WC{WRID: 1, Opcode: WCRDMAWrite, ByteLen: 64, QPNum: fakeQPN})
+	recv := make([]byte, rxeCQESize)
+	encodeCQE(recv, &WC{WRID: 2, Opcode: WCRecv, ByteLen: 64, QPNum: fakeQPN})
+	f.Add(uint32(1), uint32(0), good)
+	f.Add(uint32(1), uint32(0), recv)
+	f.Add(uint32(0), uint32(15), good)
+	f.Add(uint32(16), uint32(0), good)
+	f.Add(uint32(0xffffffff), uint32(3), recv)
+	f.Add(uint32(5), uint32(4), make([]byte, 3))
+	f.Fuzz(func(t *testing.T, prod, cons uint32, cqe []byte) {
+		qp, cq, _ := newSyncFakeRxe(t, 8, 16)
+		if err := qp.PostRecv([]RecvWR{{WRID: 2, SGE: SGE{Addr: 0x2000, Length: 64, LKey: 1}}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := qp.PostSend([]SendWR{rxeWrite64}); err != nil {
+			t.Fatal(err)
+		}
+		r := cq.ring
+		for i := uint32(0); i <= r.mask; i++ {
+			copy(r.slot(i), cqe)
+		}
+		r.storeProd(prod)
+		r.storeCons(cons)
+		wcs := make([]WC, 4)
+		n, err := cq.Poll(wcs)
+		if n < 0 || n > len(wcs) {
+			t.Fatalf("Poll returned %d", n)
+		}
+		if (prod > r.mask || cons > r.mask) && (err == nil || n != 0) {
+			t.Fatalf("indices %#x/%#x beyond mask %#x: %d, %v", prod, cons, r.mask, n, err)
+		}
+		if err != nil && !errors.Is(err, ErrQueueCorrupt) {
+			t.Fatalf("error %v is not a QueueError", err)
+		}
+		for _, wc := range wcs[:n] {
+			if wc.QPNum != fakeQPN || wc.Status > rxeWCStatusMax {
+				t.Fatalf("delivered %+v", wc)
+			}
+			if wc.Status == 0 && wc.Opcode != WCRecvRDMAWithImm && wc.ByteLen > 64 {
+				t.Fatalf("delivered %+v: longer than posted", wc)
+			}
+		}
+	})
+}
+
+// FuzzMLX5CQPoll: whatever the device writes into the next CQE (owner bit
+// set for software), Poll neither panics nor hands out a WRID that was
+// not posted or a length beyond the posted one.
+func FuzzMLX5CQPoll(f *testing.F) {
+	seed := func(qpn uint32, sop uint8, ctr uint16, cnt uint32, opcode uint8) []byte {
+		b := mlx5CQEBody(qpn, sop, ctr, cnt)
+		b[mlx5CQEOpOwn] = opcode << 4
+		return b
+	}
+	f.Add(seed(0x2a5, mlx5OpRDMAWrite, 0, 0, mlx5CQEReq))
+	f.Add(seed(0x2a5, mlx5OpRDMARead, 1, 64, mlx5CQEReq))
+	f.Add(seed(0x2a5, mlx5OpRDMARead, 1, 65, mlx5CQEReq))
+	f.Add(seed(0x2a5, 0, 0, 64, mlx5CQERespSend))
+	f.Add(seed(0x2a5, 0, 0, 1<<30, mlx5CQERespWRImm))
+	f.Add(seed(0x2a5, mlx5OpSend, 0x8000, 0, mlx5CQEReqErr))
+	f.Add(seed(0x2a6, mlx5OpSend, 0, 0, mlx5CQEReq))
+	f.Add(seed(0x2a5, 0, 0, 0, 5))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) < mlx5CQESize {
+			return
+		}
+		q, cq, _ := mlx5TestQP(t, 4, 4, 0, 8)
+		if err := q.PostRecv([]RecvWR{{WRID: 9, SGE: SGE{Addr: 0x2000, Length: 64, LKey: 1}}}); err != nil {
+			t.Fatal(err)
+		}
+		wrs := []SendWR{
+			{WRID: 1, Opcode: OpRDMAWrite, Flags: SendSignaled, SGE: SGE{Addr: 0x1000, Length: 64, LKey: 1}},
+			{WRID: 2, Opcode: OpRDMARead, Flags: SendSignaled, SGE: SGE{Addr: 0x1000, Length: 64, LKey: 1}},
+		}
+		if err := q.PostSend(wrs); err != nil {
+			t.Fatal(err)
+		}
+		copy(cq.buf[:mlx5CQESize], b[:mlx5CQESize])
+		cq.buf[mlx5CQEOpOwn] &^= 1 // software owns it on the first pass
+		var wcs [2]WC
+		n, err := cq.Poll(wcs[:])
+		if err != nil && (!errors.Is(err, ErrQueueCorrupt) || n != 0) {
+			t.Fatalf("Poll: %d, %v", n, err)
+		}
+		for _, wc := range wcs[:n] {
+			if wc.WRID != 1 && wc.WRID != 2 && wc.WRID != 9 {
+				t.Fatalf("WRID %d was never posted: %+v", wc.WRID, wc)
+			}
+			if wc.Status == 0 && (wc.Opcode == WCRDMARead || wc.Opcode == WCRecv) && wc.ByteLen > 64 {
+				t.Fatalf("delivered %+v: longer than posted", wc)
+			}
+		}
+	})
+}
