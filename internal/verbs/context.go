@@ -18,7 +18,12 @@
 // Errors are typed for the command layer: *PermissionError and
 // *MemlockError (IsPermission), *DeviceNotFoundError and
 // *PortNotFoundError (IsNotFound), ErrUnsupported, ErrDeviceGone,
-// *CommandError (with the kernel's errno).
+// *CommandError (with the kernel's errno). The data path (PostSend,
+// PostRecv, Poll) checks every index, count and length it reads from
+// memory shared with the kernel or the device, and reports a value that
+// cannot be right as a *QueueError (errors.Is ErrQueueCorrupt) naming the
+// device, never by crashing; the queue then refuses further use
+// (queueerror.go).
 //
 // Inside the package, objects are created with the helpers of cmd.go
 // (writeCmd, writeExCmd, rawWrite, ioctl with the attr* builders), register
