@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -201,11 +202,10 @@ func TestRxeCQEGarbage(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			qp, cq, k := newSyncFakeRxe(t, 8, 16)
-			if err := qp.PostRecv([]RecvWR{{WRID: 2, SGE: SGE{Addr: 0x2000, Length: 64, LKey: 1}}}); err != nil {
-				t.Fatal(err)
-			}
 			if c.noRQ {
 				qp.rq = nil
+			} else if err := qp.PostRecv([]RecvWR{{WRID: 2, SGE: SGE{Addr: 0x2000, Length: 64, LKey: 1}}}); err != nil {
+				t.Fatal(err)
 			}
 			if err := qp.PostSend([]SendWR{rxeWrite64, rxeWrite64}); err != nil {
 				t.Fatal(err)
@@ -250,7 +250,7 @@ func TestRxeCQEAccepted(t *testing.T) {
 	if n, err := cq.Poll(wcs); n != 1 || err != nil {
 		t.Fatalf("late CQE of a closed QP: %d, %v", n, err)
 	}
-	qp2 := newRxeQP(-1, "rxefake0", QPTypeRC, fakeQPN, 0)
+	qp2 := newRxeQP(-1, "rxefake0", QPTypeRC, fakeQPN, 0, cq, cq)
 	cq.attach(qp2)
 	putRxeCQE(cq, WC{WRID: 6, Opcode: WCRDMAWrite, ByteLen: 1, QPNum: fakeQPN}) // nothing that long posted on qp2
 	if _, err := cq.Poll(wcs); !errors.Is(err, ErrQueueCorrupt) {
@@ -590,4 +590,37 @@ func FuzzMLX5CQPoll(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRxeCQTwoQPs: with two live QPs on a CQ, Poll takes the path that
+// looks each CQE's QP up: both QPs' completions pass, a third QP number
+// is refused, and closing one QP brings the single-QP path back.
+func TestRxeCQTwoQPs(t *testing.T) {
+	qp, cq, k := newSyncFakeRxe(t, 8, 16)
+	qp2 := newRxeQP(-1, "rxefake0", QPTypeRC, fakeQPN+1, 0, cq, cq)
+	qp2.sq = mustRing(t, fakeRxeRing(9, 8))
+	cq.attach(qp2)
+	if got := atomic.LoadUint32(&cq.soleQPN); got != ^uint32(0) {
+		t.Fatalf("soleQPN %#x with two QPs", got)
+	}
+	if err := qp.PostSend([]SendWR{rxeWrite64}); err != nil {
+		t.Fatal(err)
+	}
+	k.step()
+	putRxeCQE(cq, WC{WRID: 9, Opcode: WCSend, ByteLen: 64, QPNum: fakeQPN + 1})
+	wcs := make([]WC, 4)
+	if n, err := cq.Poll(wcs); n != 2 || err != nil || wcs[1].QPNum != fakeQPN+1 {
+		t.Fatalf("Poll: %d, %v, %+v", n, err, wcs[:n])
+	}
+	_ = qp2.release()
+	if got := atomic.LoadUint32(&cq.soleQPN); got != fakeQPN {
+		t.Fatalf("soleQPN %#x after closing the second QP, want %#x", got, fakeQPN)
+	}
+	putRxeCQE(cq, WC{WRID: 10, Opcode: WCSend, ByteLen: 64, QPNum: fakeQPN + 1}) // late, closed: passes
+	putRxeCQE(cq, WC{WRID: 11, Opcode: WCSend, ByteLen: 64, QPNum: fakeQPN + 2})
+	n, err := cq.Poll(wcs)
+	if n != 1 {
+		t.Errorf("Poll delivered %d, want the closed QP's late CQE only", n)
+	}
+	wantQueueError(t, err, FaultCompletionQP, "rxefake0", "completion names QP 0x13")
 }

@@ -54,8 +54,12 @@ const (
 	// FaultNoSendQueue: a send completion for a QP without a send queue.
 	FaultNoSendQueue
 	// FaultNoReceivePosted: a receive completion while the QP had no
-	// receive work request outstanding.
+	// receive work request outstanding (rxe: while none was ever posted
+	// on the CQ's receive queues).
 	FaultNoReceivePosted
+	// FaultNoSendPosted: a send completion while no send was ever posted
+	// on the CQ's send queues.
+	FaultNoSendPosted
 	// FaultWQECounter: a send completion's WQE counter (Value) is not
 	// among the outstanding WQEs, Base up to (not including) Limit.
 	FaultWQECounter
@@ -78,6 +82,9 @@ type QueueError struct {
 	Value  uint64 // the value found
 	Limit  uint64 // the bound it broke
 	Base   uint64 // FaultWQECounter: the oldest outstanding WQE
+	// poison is 1<<31 once a fault is recorded: rxe's index checks OR it
+	// in, so that one comparison also refuses a broken queue.
+	poison uint32
 }
 
 func (e *QueueError) Error() string {
@@ -101,6 +108,8 @@ func (e *QueueError) Error() string {
 		what = fmt.Sprintf("send completion for QP %#x, which has no send queue", e.QPN)
 	case FaultNoReceivePosted:
 		what = fmt.Sprintf("receive completion for QP %#x, which had no receive posted", e.QPN)
+	case FaultNoSendPosted:
+		what = fmt.Sprintf("send completion for QP %#x, but no send was posted", e.QPN)
 	case FaultWQECounter:
 		if e.Base == e.Limit {
 			what = fmt.Sprintf("send completion for QP %#x has wqe_counter %#x when no send WQE was outstanding (next counter %#x)", e.QPN, e.Value, e.Base)
@@ -132,7 +141,7 @@ func (e *QueueError) Is(target error) bool { return target == ErrQueueCorrupt }
 //go:nosplit
 func (e *QueueError) set(f QueueFault, qpn uint32, value, limit uint64) error {
 	if e.Fault == FaultNone {
-		e.Fault, e.QPN, e.Value, e.Limit = f, qpn, value, limit
+		e.Fault, e.QPN, e.Value, e.Limit, e.poison = f, qpn, value, limit, 1<<31
 	}
 	return e
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 
@@ -115,13 +116,19 @@ func (c *rxeContext) createAH(req *ahRequest, exec execFunc) (providerAH, uint32
 // rxeCQ is a CQ ring: the kernel produces CQEs, user space consumes them.
 type rxeCQ struct {
 	ring *rxeRing
+	err  QueueError
+	// soleQPN is the number of the CQ's only live QP, ^0 unless there is
+	// exactly one: Poll's fast path checks a CQE's QP with it alone.
+	// sendBound and recvBound are one more than the largest SGE length
+	// posted by a send or receive queue completing here (0: none yet):
+	// successful completions report fewer bytes. All three atomic.
+	soleQPN, sendBound, recvBound uint32
 	// qps are the QPs completing into this CQ (an *rxeQPList, loaded
 	// atomically: QPs come and go on the control path while another
 	// goroutine may poll). lastQP is the index of the last one a CQE
 	// named (an integer: the detached path stores no pointers).
 	qps    unsafe.Pointer
 	lastQP int
-	err    QueueError
 }
 
 // rxeQPList is a CQ's QPs, replaced whole (copy on write).
@@ -132,7 +139,7 @@ type rxeQPList struct{ qps []*rxeQP }
 const rxeMaxGoneQPs = 64
 
 func newRxeCQ(r *rxeRing, dev string) *rxeCQ {
-	c := &rxeCQ{ring: r, err: QueueError{Device: dev, Queue: "rxe CQ ring"}}
+	c := &rxeCQ{ring: r, err: QueueError{Device: dev, Queue: "rxe CQ ring"}, soleQPN: ^uint32(0)}
 	atomic.StorePointer(&c.qps, unsafe.Pointer(&rxeQPList{}))
 	return c
 }
@@ -156,11 +163,25 @@ func (c *rxeCQ) attach(q *rxeQP) {
 		}
 		n = append(n, x)
 	}
-	for i, j := 0, len(n)-1; i < j; i, j = i+1, j-1 {
-		n[i], n[j] = n[j], n[i]
-	}
+	slices.Reverse(n)
 	n = append(n, q)
 	atomic.StorePointer(&c.qps, unsafe.Pointer(&rxeQPList{qps: n}))
+	c.updateSole()
+}
+
+// updateSole sets soleQPN after a QP came or went.
+func (c *rxeCQ) updateSole() {
+	sole, live := ^uint32(0), 0
+	for _, x := range (*rxeQPList)(atomic.LoadPointer(&c.qps)).qps {
+		if atomic.LoadUint32(&x.gone) == 0 {
+			sole = x.qpn
+			live++
+		}
+	}
+	if live != 1 {
+		sole = ^uint32(0)
+	}
+	atomic.StoreUint32(&c.soleQPN, sole)
 }
 
 // findQP returns the QP numbered qpn that completes into c, or nil.
@@ -182,6 +203,25 @@ func (c *rxeCQ) findQP(qpn uint32) *rxeQP {
 	return nil
 }
 
+// raiseBound makes *p, a CQ's sendBound or recvBound, at least
+// maxLen+1 (queues of several QPs may raise it at once).
+//
+// Part of the detached data path (detached.go): nosplit.
+//
+//go:nosplit
+func raiseBound(p *uint32, maxLen uint32) {
+	b := maxLen + 1
+	if b == 0 {
+		b = ^uint32(0) // beyond any message rxe carries (2^31)
+	}
+	for {
+		old := atomic.LoadUint32(p)
+		if old >= b || atomic.CompareAndSwapUint32(p, old, b) {
+			return
+		}
+	}
+}
+
 // Poll copies up to len(wcs) completions out of the ring and publishes the
 // new consumer index once. Both indices and every CQE are checked before
 // use (queueerror.go): on a fault, wcs[:n] are the good completions before
@@ -191,25 +231,27 @@ func (c *rxeCQ) findQP(qpn uint32) *rxeQP {
 //
 //go:nosplit
 func (c *rxeCQ) Poll(wcs []WC) (int, error) {
-	if c.err.Fault != FaultNone {
-		return 0, &c.err
-	}
 	r := c.ring
 	cons := r.loadCons()
 	prod := r.loadProd()
-	if prod > r.mask {
-		return 0, c.err.set(FaultProducerIndex, 0, uint64(prod), uint64(r.mask))
+	// The mask is 2^n-1: one test for both indices, and for an earlier
+	// fault (poison).
+	if prod|cons|c.err.poison > r.mask {
+		return 0, r.indexFault(&c.err, 0, prod, cons)
 	}
-	if cons > r.mask {
-		return 0, c.err.set(FaultConsumerIndex, 0, uint64(cons), uint64(r.mask))
-	}
+	sole := atomic.LoadUint32(&c.soleQPN)
 	n := 0
-	var err error
 	for n < len(wcs) && cons != prod {
 		wc := &wcs[n]
 		decodeRxeCQE(r.slot(cons), wc)
-		if err = c.check(wc); err != nil {
-			break
+		// The common case inline, everything else in check.
+		if wc.QPNum != sole || wc.Status != 0 || !c.fits(wc) {
+			if err := c.check(wc); err != nil {
+				if n > 0 {
+					r.storeCons(cons)
+				}
+				return n, err
+			}
 		}
 		cons = r.next(cons)
 		n++
@@ -217,18 +259,31 @@ func (c *rxeCQ) Poll(wcs []WC) (int, error) {
 	if n > 0 {
 		r.storeCons(cons)
 	}
-	return n, err
+	return n, nil
 }
 
 // rxeWCStatusMax is the last ibv_wc_status (IBV_WC_GENERAL_ERR).
 const rxeWCStatusMax = 21
 
+// fits reports whether wc, a successful completion, is a send, RDMA WRITE
+// or READ, or receive within the lengths posted: Poll's fast path.
+//
+// Part of the detached data path (detached.go): nosplit.
+//
+//go:nosplit
+func (c *rxeCQ) fits(wc *WC) bool {
+	if wc.Opcode <= WCRDMARead { // WCSend, WCRDMAWrite, WCRDMARead
+		return wc.ByteLen < atomic.LoadUint32(&c.sendBound)
+	}
+	return wc.Opcode == WCRecv && wc.ByteLen < atomic.LoadUint32(&c.recvBound)
+}
+
 // check refuses a CQE that no work request of ours can have produced: an
 // unknown status, a QP that does not complete here, and for successful
-// completions an opcode this data path never posts or more bytes than
-// were posted (at most the largest length posted on that queue: rxe CQEs
-// do not say which WQE they complete). Completions of closed QPs pass
-// with their status checked.
+// completions an opcode this data path never posts, a receive on a QP
+// without RQ, or more bytes than were posted (at most the largest length
+// posted on this CQ's queues: rxe CQEs do not say which WQE they
+// complete). Completions of closed QPs pass with their status checked.
 //
 // Part of the detached data path (detached.go): nosplit.
 //
@@ -238,34 +293,38 @@ func (c *rxeCQ) check(wc *WC) error {
 	if q == nil {
 		return c.err.set(FaultCompletionQP, wc.QPNum, uint64(wc.QPNum), 0)
 	}
-	if wc.Status > rxeWCStatusMax {
-		return c.err.set(FaultCompletionStatus, wc.QPNum, uint64(wc.Status), rxeWCStatusMax)
-	}
-	if wc.Status != 0 || atomic.LoadUint32(&q.gone) != 0 {
+	if wc.Status != 0 {
+		if wc.Status > rxeWCStatusMax {
+			return c.err.set(FaultCompletionStatus, wc.QPNum, uint64(wc.Status), rxeWCStatusMax)
+		}
 		// The opcode and length of an error completion are undefined
 		// (rxe leaves a flushed receive's zero).
 		return nil
 	}
-	var limit uint32
+	if atomic.LoadUint32(&q.gone) != 0 {
+		return nil
+	}
+	var bound uint32
+	none := FaultNoSendPosted
 	switch wc.Opcode {
 	case WCSend, WCRDMAWrite, WCRDMARead:
-		limit = atomic.LoadUint32(&q.maxSendLen)
-	case WCRecv:
+		bound = atomic.LoadUint32(&c.sendBound)
+	case WCRecv, WCRecvRDMAWithImm:
 		if q.rq == nil {
 			return c.err.set(FaultNoReceiveQueue, wc.QPNum, 0, 0)
 		}
-		limit = atomic.LoadUint32(&q.maxRecvLen)
-	case WCRecvRDMAWithImm:
-		// byte_len is the RDMA WRITE's length, not the receive's.
-		if q.rq == nil {
-			return c.err.set(FaultNoReceiveQueue, wc.QPNum, 0, 0)
+		if wc.Opcode == WCRecvRDMAWithImm {
+			return nil // byte_len is the RDMA WRITE's length, not the receive's
 		}
-		return nil
+		bound, none = atomic.LoadUint32(&c.recvBound), FaultNoReceivePosted
 	default:
 		return c.err.set(FaultCompletionOpcode, wc.QPNum, uint64(wc.Opcode), 0)
 	}
-	if wc.ByteLen > limit {
-		return c.err.set(FaultCompletionLength, wc.QPNum, uint64(wc.ByteLen), uint64(limit))
+	if bound == 0 {
+		return c.err.set(none, wc.QPNum, 0, 0)
+	}
+	if wc.ByteLen >= bound {
+		return c.err.set(FaultCompletionLength, wc.QPNum, uint64(wc.ByteLen), uint64(bound-1))
 	}
 	return nil
 }
@@ -289,7 +348,7 @@ func (c *rxeContext) createQP(req *qpRequest, exec execFunc) (providerQP, error)
 	if !ok1 || !ok2 {
 		return nil, errors.New("rxe: QP's CQs are not rxe CQs")
 	}
-	q := newRxeQP(c.fd, req.Device, req.Type, req.QPN, req.Granted.MaxInlineData)
+	q := newRxeQP(c.fd, req.Device, req.Type, req.QPN, req.Granted.MaxInlineData, sendCQ, recvCQ)
 	if q.sq, err = c.mapRing("SQ", parseRxeMMInfo(out[16:])); err != nil {
 		return nil, err
 	}
@@ -311,14 +370,15 @@ func (c *rxeContext) createQP(req *qpRequest, exec execFunc) (providerQP, error)
 		}
 	}
 	q.db = newRxeDoorbell(handle)
-	q.sendCQ, q.recvCQ = sendCQ, recvCQ
 	sendCQ.attach(q)
 	recvCQ.attach(q)
 	return q, nil
 }
 
-func newRxeQP(fd int, dev string, typ QPType, qpn, maxInline uint32) *rxeQP {
-	return &rxeQP{fd: fd, typ: typ, qpn: qpn, maxInline: maxInline,
+// newRxeQP is a QP without rings (the caller maps them), not yet attached
+// to its CQs.
+func newRxeQP(fd int, dev string, typ QPType, qpn, maxInline uint32, sendCQ, recvCQ *rxeCQ) *rxeQP {
+	return &rxeQP{fd: fd, typ: typ, qpn: qpn, maxInline: maxInline, sendCQ: sendCQ, recvCQ: recvCQ,
 		sqErr: QueueError{Device: dev, Queue: "rxe SQ ring"},
 		rqErr: QueueError{Device: dev, Queue: "rxe RQ ring"},
 		dbErr: doorbellError{dev: dev}}
@@ -364,13 +424,11 @@ type rxeQP struct {
 	ssn       uint32
 	db        *rxeDoorbell
 	dbErr     doorbellError
-	// maxSendLen and maxRecvLen are the largest SGE lengths posted so
-	// far (atomic: the poller bounds CQE byte_len with them). gone is
-	// set when the QP is released.
-	maxSendLen, maxRecvLen uint32
-	gone                   uint32
-	sqErr, rqErr           QueueError
-	sendCQ, recvCQ         *rxeCQ
+	// gone is set (atomic) when the QP is released. Its CQs keep it, to
+	// tell its late CQEs from corruption.
+	gone           uint32
+	sqErr, rqErr   QueueError
+	sendCQ, recvCQ *rxeCQ // never nil
 	// kick replaces the doorbell write in host unit tests (fake kernel).
 	kick func() error
 }
@@ -385,6 +443,8 @@ func (q *rxeQP) recvCapacity() uint32 {
 
 func (q *rxeQP) release() error {
 	atomic.StoreUint32(&q.gone, 1)
+	q.sendCQ.updateSole()
+	q.recvCQ.updateSole()
 	return errors.Join(unmapRing(q.sq), unmapRing(q.rq))
 }
 
@@ -399,17 +459,11 @@ func (q *rxeQP) PostSend(wrs []SendWR) error {
 	if len(wrs) == 0 {
 		return nil
 	}
-	if q.sqErr.Fault != FaultNone {
-		return &q.sqErr
-	}
 	sq := q.sq
 	prod := sq.loadProd()
 	cons := sq.loadCons()
-	if prod > sq.mask {
-		return q.sqErr.set(FaultProducerIndex, q.qpn, uint64(prod), uint64(sq.mask))
-	}
-	if cons > sq.mask {
-		return q.sqErr.set(FaultConsumerIndex, q.qpn, uint64(cons), uint64(sq.mask))
+	if prod|cons|q.sqErr.poison > sq.mask { // as in rxeCQ.Poll
+		return sq.indexFault(&q.sqErr, q.qpn, prod, cons)
 	}
 	if uint64(len(wrs)) > uint64(sq.free(prod, cons)) {
 		if uint64(len(wrs)) > uint64(sq.capacity()) {
@@ -417,15 +471,15 @@ func (q *rxeQP) PostSend(wrs []SendWR) error {
 		}
 		return ErrQueueFull
 	}
-	maxLen := q.maxSendLen
+	var maxLen uint32
 	for i := range wrs {
 		if err := q.checkSend(&wrs[i]); err != nil {
 			return err
 		}
 		maxLen = max(maxLen, wrs[i].SGE.Length)
 	}
-	if maxLen != q.maxSendLen {
-		atomic.StoreUint32(&q.maxSendLen, maxLen)
+	if maxLen >= atomic.LoadUint32(&q.sendCQ.sendBound) {
+		raiseBound(&q.sendCQ.sendBound, maxLen)
 	}
 	for i := range wrs {
 		wr := &wrs[i]
@@ -513,16 +567,10 @@ func (q *rxeQP) PostRecv(wrs []RecvWR) error {
 	if rq == nil {
 		return errNoRQ
 	}
-	if q.rqErr.Fault != FaultNone {
-		return &q.rqErr
-	}
 	prod := rq.loadProd()
 	cons := rq.loadCons()
-	if prod > rq.mask {
-		return q.rqErr.set(FaultProducerIndex, q.qpn, uint64(prod), uint64(rq.mask))
-	}
-	if cons > rq.mask {
-		return q.rqErr.set(FaultConsumerIndex, q.qpn, uint64(cons), uint64(rq.mask))
+	if prod|cons|q.rqErr.poison > rq.mask { // as in rxeCQ.Poll
+		return rq.indexFault(&q.rqErr, q.qpn, prod, cons)
 	}
 	if uint64(len(wrs)) > uint64(rq.free(prod, cons)) {
 		if uint64(len(wrs)) > uint64(rq.capacity()) {
@@ -530,14 +578,14 @@ func (q *rxeQP) PostRecv(wrs []RecvWR) error {
 		}
 		return ErrQueueFull
 	}
-	maxLen := q.maxRecvLen
+	var maxLen uint32
 	for i := range wrs {
 		encodeRxeRecvWQE(rq.slot(prod), &wrs[i])
 		maxLen = max(maxLen, wrs[i].SGE.Length)
 		prod = rq.next(prod)
 	}
-	if maxLen != q.maxRecvLen {
-		atomic.StoreUint32(&q.maxRecvLen, maxLen)
+	if maxLen >= atomic.LoadUint32(&q.recvCQ.recvBound) {
+		raiseBound(&q.recvCQ.recvBound, maxLen)
 	}
 	rq.storeProd(prod)
 	return nil

@@ -88,6 +88,22 @@ func (r *rxeRing) capacity() uint32 { return r.mask }
 // free is the number of elements a producer may add given both indices.
 func (r *rxeRing) free(prod, cons uint32) uint32 { return (cons - prod - 1) & r.mask }
 
+// indexFault records in e which of prod and cons lies beyond the mask,
+// or returns the fault e already holds.
+//
+// Part of the detached data path (detached.go): nosplit.
+//
+//go:nosplit
+func (r *rxeRing) indexFault(e *QueueError, qpn, prod, cons uint32) error {
+	if e.Fault != FaultNone {
+		return e
+	}
+	if prod > r.mask {
+		return e.set(FaultProducerIndex, qpn, uint64(prod), uint64(r.mask))
+	}
+	return e.set(FaultConsumerIndex, qpn, uint64(cons), uint64(r.mask))
+}
+
 // slotPtr is the address of slot i (i is masked by the caller).
 //
 // Part of the detached data path (detached.go): nosplit.

@@ -265,11 +265,10 @@ type fakeRxeKernel struct {
 // slots in the SQ and RQ) and its CQ of cqSlots, on rings in ordinary
 // memory of the fake device "rxefake0".
 func fakeRxeQPCQ(t testing.TB, sqSlots, cqSlots int) (*rxeQP, *rxeCQ) {
-	qp := newRxeQP(-1, "rxefake0", QPTypeRC, fakeQPN, 64)
+	cq := newRxeCQ(mustRing(t, fakeRxeRing(7, cqSlots)), "rxefake0")
+	qp := newRxeQP(-1, "rxefake0", QPTypeRC, fakeQPN, 64, cq, cq)
 	qp.sq = mustRing(t, fakeRxeRing(9, sqSlots))
 	qp.rq = mustRing(t, fakeRxeRing(6, sqSlots))
-	cq := newRxeCQ(mustRing(t, fakeRxeRing(7, cqSlots)), "rxefake0")
-	qp.sendCQ, qp.recvCQ = cq, cq
 	cq.attach(qp)
 	return qp, cq
 }
