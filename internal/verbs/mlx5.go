@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -180,14 +181,15 @@ type mlx5CQ struct {
 	ncqe uint32
 	ci   uint32 // unmasked consumer counter
 	cqn  uint32
-	// qps are the QPs completing into this CQ, looked up by the QPN in
-	// each CQE (copy-on-write: QPs come and go on the control path while
-	// another goroutine may poll). Closed QPs stay (marked gone, up to
-	// mlx5MaxGoneQPs of them) so that their late CQEs are dropped rather
-	// than taken for corruption; lastQP caches the last one found.
-	qps    atomic.Pointer[[]*mlx5QP]
-	lastQP int
-	err    QueueError
+	// qps are the live QPs completing into this CQ, looked up by the QPN
+	// in each CQE; gone are up to mlx5MaxGoneQPs closed ones, whose late
+	// CQEs are dropped rather than taken for corruption. Both are
+	// replaced whole under mu (QPs come and go on the control path while
+	// another goroutine may poll). lastQP caches the last one found.
+	qps, gone atomic.Pointer[[]*mlx5QP]
+	mu        sync.Mutex
+	lastQP    int
+	err       QueueError
 }
 
 // mlx5MaxGoneQPs bounds how many closed QPs a CQ remembers.
@@ -235,8 +237,9 @@ func mlx5NewCQ(ncqe uint32) (*mlx5CQ, error) {
 	for i := uint32(0); i < ncqe; i++ {
 		cq.buf[i*mlx5CQESize+mlx5CQEOpOwn] = mlx5CQEInitOpOwn
 	}
-	empty := []*mlx5QP{}
+	empty, none := []*mlx5QP{}, []*mlx5QP{}
 	cq.qps.Store(&empty)
+	cq.gone.Store(&none)
 	return cq, nil
 }
 
@@ -246,32 +249,44 @@ func (cq *mlx5CQ) release() error {
 	return err
 }
 
-// attach adds q to the QPs completing into cq, in place of a closed QP
+// attach adds q to the QPs completing into cq, and forgets a closed QP
 // that had the same number.
 func (cq *mlx5CQ) attach(q *mlx5QP) {
+	cq.mu.Lock()
+	defer cq.mu.Unlock()
 	old := *cq.qps.Load()
-	n := make([]*mlx5QP, 0, len(old)+1)
-	gone := 0
-	for i := len(old) - 1; i >= 0; i-- { // newest first, to keep the newest closed ones
-		x := old[i]
-		if x == q {
-			return
-		}
-		if x.gone.Load() {
-			if x.qpn == q.qpn || gone == mlx5MaxGoneQPs {
-				continue
-			}
-			gone++
-		}
-		n = append(n, x)
+	if slices.Contains(old, q) {
+		return
 	}
-	slices.Reverse(n)
-	n = append(n, q)
+	n := append(slices.Clip(old), q)
 	cq.qps.Store(&n)
+	g := slices.DeleteFunc(slices.Clone(*cq.gone.Load()), func(x *mlx5QP) bool { return x.qpn == q.qpn })
+	cq.gone.Store(&g)
 }
 
-// findQP returns the QP numbered qpn that completes into cq (perhaps
-// closed since), or nil.
+// retire moves q from the live QPs to the closed ones.
+func (cq *mlx5CQ) retire(q *mlx5QP) {
+	cq.mu.Lock()
+	defer cq.mu.Unlock()
+	old := *cq.qps.Load()
+	if !slices.Contains(old, q) {
+		return
+	}
+	n := slices.DeleteFunc(slices.Clone(old), func(x *mlx5QP) bool { return x == q })
+	cq.qps.Store(&n)
+	g := append(slices.Clone(*cq.gone.Load()), q)
+	if len(g) > mlx5MaxGoneQPs {
+		g = g[len(g)-mlx5MaxGoneQPs:]
+	}
+	cq.gone.Store(&g)
+}
+
+// closedQP reports whether qpn is a closed QP of cq's.
+func (cq *mlx5CQ) closedQP(qpn uint32) bool {
+	return slices.ContainsFunc(*cq.gone.Load(), func(x *mlx5QP) bool { return x.qpn == qpn })
+}
+
+// findQP returns the live QP numbered qpn that completes into cq, or nil.
 func (cq *mlx5CQ) findQP(qpn uint32) *mlx5QP {
 	qps := *cq.qps.Load()
 	if i := cq.lastQP; i < len(qps) && qps[i].qpn == qpn {
@@ -301,7 +316,6 @@ func (cq *mlx5CQ) Poll(wcs []WC) (int, error) {
 	n := 0
 	ci := cq.ci
 	mask := cq.ncqe - 1
-	var err error
 	for n < len(wcs) {
 		cqe := cq.buf[(ci&mask)*mlx5CQESize:][:mlx5CQESize]
 		tail := atomic.LoadUint32((*uint32)(unsafe.Pointer(&cqe[60])))
@@ -311,46 +325,71 @@ func (cq *mlx5CQ) Poll(wcs []WC) (int, error) {
 		mlx5DMAReadBarrier()
 		wc := &wcs[n]
 		op := mlx5DecodeCQE(cqe, wc)
-		if f := (tail >> 26) & 3; f != 0 {
-			err = cq.err.set(FaultCQEFormat, wc.QPNum, uint64(f), 0)
-			break
-		}
+		// The common case inline, everything else in fault: a plain
+		// 64-byte CQE (format 0) of a live QP of this CQ that completes
+		// an outstanding WQE within its posted length.
 		q := cq.findQP(wc.QPNum)
-		if q == nil {
-			err = cq.err.set(FaultCompletionQP, wc.QPNum, uint64(wc.QPNum), 0)
-			break
+		ok := false
+		if q != nil {
+			switch tail >> 26 { // opcode << 2 | format (op_own bits 7..2)
+			case mlx5CQEReq << 2, mlx5CQEReqErr << 2:
+				// The decoder sets ByteLen only for a successful RDMA
+				// READ.
+				wc.WRID, ok = q.sendCompleted(binary.BigEndian.Uint16(cqe[mlx5CQEWQECounter:]), wc.ByteLen)
+			case mlx5CQERespSend << 2, mlx5CQERespSendImm << 2, mlx5CQERespSendInv << 2:
+				wc.WRID, ok = q.recvCompleted(wc.ByteLen)
+			case mlx5CQERespWRImm << 2, mlx5CQERespErr << 2:
+				// RDMA WRITE with immediate: byte_cnt is the write's
+				// length, not the receive's.
+				wc.WRID, ok = q.recvCompleted(0)
+			}
 		}
-		if q.gone.Load() {
-			// A CQE of a QP destroyed meanwhile: drop it, as
-			// rdma-core cleans them from the CQ on destroy.
-			ci++
-			continue
-		}
-		switch op {
-		case mlx5CQEReq, mlx5CQEReqErr:
-			wc.WRID, err = q.sendCompleted(binary.BigEndian.Uint16(cqe[mlx5CQEWQECounter:]), op == mlx5CQEReq && wc.Opcode == WCRDMARead, wc.ByteLen, &cq.err)
-		case mlx5CQERespSend, mlx5CQERespSendImm, mlx5CQERespSendInv:
-			wc.WRID, err = q.recvCompleted(true, wc.ByteLen, &cq.err)
-		case mlx5CQERespWRImm, mlx5CQERespErr:
-			// RDMA WRITE with immediate: byte_cnt is the write's length,
-			// not the receive's.
-			wc.WRID, err = q.recvCompleted(false, 0, &cq.err)
-		default:
-			// Resize, signature, no-packet CQEs: never on the CQs this
-			// provider creates.
-			err = cq.err.set(FaultCompletionOpcode, wc.QPNum, uint64(op), 0)
-		}
-		if err != nil {
-			break
+		if !ok {
+			if q == nil && tail&(3<<26) == 0 && cq.closedQP(wc.QPNum) {
+				// A CQE of a QP destroyed meanwhile: drop it, as
+				// rdma-core cleans them from the CQ on destroy.
+				ci++
+				continue
+			}
+			cq.consumed(ci)
+			return n, cq.fault(q, op, tail, cqe, wc)
 		}
 		ci++
 		n++
 	}
+	cq.consumed(ci)
+	return n, nil
+}
+
+// consumed publishes consumer index ci (unmasked) in the doorbell record
+// if it moved.
+func (cq *mlx5CQ) consumed(ci uint32) {
 	if ci != cq.ci {
 		cq.ci = ci
 		atomic.StoreUint32((*uint32)(unsafe.Pointer(&cq.dbr[0])), bits.ReverseBytes32(ci&0xffffff))
 	}
-	return n, err
+}
+
+// fault records in the CQ's QueueError why Poll refused the CQE cqe of
+// QP q (nil: none of this CQ's), decoded into wc with opcode op.
+func (cq *mlx5CQ) fault(q *mlx5QP, op uint8, tail uint32, cqe []byte, wc *WC) error {
+	if f := (tail >> 26) & 3; f != 0 {
+		return cq.err.set(FaultCQEFormat, wc.QPNum, uint64(f), 0)
+	}
+	if q == nil {
+		return cq.err.set(FaultCompletionQP, wc.QPNum, uint64(wc.QPNum), 0)
+	}
+	switch op {
+	case mlx5CQEReq, mlx5CQEReqErr:
+		return q.sendFault(binary.BigEndian.Uint16(cqe[mlx5CQEWQECounter:]), wc.ByteLen, &cq.err)
+	case mlx5CQERespSend, mlx5CQERespSendImm, mlx5CQERespSendInv:
+		return q.recvFault(wc.ByteLen, &cq.err)
+	case mlx5CQERespWRImm, mlx5CQERespErr:
+		return q.recvFault(0, &cq.err)
+	}
+	// Resize, signature, no-packet CQEs: never on the CQs this provider
+	// creates.
+	return cq.err.set(FaultCompletionOpcode, wc.QPNum, uint64(op), 0)
 }
 
 // ---- QP ----
@@ -378,8 +417,10 @@ type mlx5QP struct {
 	rqHead   uint32
 	rqTail   uint32 // atomic: the poller writes it
 	rqWQE    []mlx5RQWQE
-	// gone is set when the QP is released: its late CQEs are dropped.
-	gone atomic.Bool
+	// sqMask and rqMask index sqWQE and rqWQE, which have one zero entry
+	// (mask 0) when the queue does not exist: a CQE's counter is masked
+	// and checked against the entry, never used unchecked.
+	sqMask, rqMask uint32
 
 	uar     unsafe.Pointer // bfreg base
 	bfOff   uint32         // toggled by bfHalf after each doorbell, as rdma-core
@@ -392,7 +433,9 @@ type mlx5QP struct {
 // mlx5SQWQE is what the poller needs of a posted send WQE.
 type mlx5SQWQE struct {
 	wrid uint64
-	next uint32 // curPost after it, to retire through it
+	// next is curPost after the WQE: the SQ is retired through it, and
+	// it tells a live entry (next beyond the tail) from a stale one.
+	next uint32
 	len  uint32 // SGE length: an RDMA READ's byte count is at most this
 }
 
@@ -400,6 +443,7 @@ type mlx5SQWQE struct {
 type mlx5RQWQE struct {
 	wrid uint64
 	len  uint32
+	seq  uint32 // rqHead after it: the entry is live when the tail is seq-1
 }
 
 // mlx5QPLayout is the sizing of a QP buffer (rdma-core mlx5_calc_sq_size /
@@ -510,13 +554,17 @@ func mlx5NewQP(l mlx5QPLayout) (*mlx5QP, error) {
 		buf: buf, dbr: dbr,
 		sq: buf[rqBytes : rqBytes+sqBytes], sqCnt: l.sqCnt, maxWQEBB: l.wqeBBs, maxInline: l.maxInline,
 		rq: buf[:rqBytes], rqCnt: l.rqCnt, rqStride: 1 << l.rqShift,
-		sqWQE: make([]mlx5SQWQE, l.sqCnt), rqWQE: make([]mlx5RQWQE, l.rqCnt),
+		sqWQE: make([]mlx5SQWQE, max(l.sqCnt, 1)), rqWQE: make([]mlx5RQWQE, max(l.rqCnt, 1)),
+		sqMask: max(l.sqCnt, 1) - 1, rqMask: max(l.rqCnt, 1) - 1,
 	}
 	return q, nil
 }
 
 func (q *mlx5QP) release() error {
-	q.gone.Store(true) // the CQs keep it, to drop its late CQEs
+	if q.sendCQ != nil { // the CQs keep it, to drop its late CQEs
+		q.sendCQ.retire(q)
+		q.recvCQ.retire(q)
+	}
 	err := errors.Join(mlx5Free(q.buf), mlx5Free(q.dbr))
 	q.buf, q.dbr, q.sq, q.rq = nil, nil, nil, nil
 	return err
@@ -539,6 +587,8 @@ func (q *mlx5QP) modified(attr *ModifyAttr, mask QPAttrMask) {
 		return
 	}
 	q.curPost, q.sqTail, q.rqHead, q.rqTail, q.bfOff = 0, 0, 0, 0, 0
+	clear(q.sqWQE) // no entry may look live to the poller
+	clear(q.rqWQE)
 	atomic.StoreUint32((*uint32)(unsafe.Pointer(&q.dbr[0])), 0)
 	atomic.StoreUint32((*uint32)(unsafe.Pointer(&q.dbr[4])), 0)
 }
@@ -614,57 +664,74 @@ func (q *mlx5QP) PostSend(wrs []SendWR) error {
 
 // sendCompleted retires the SQ through the WQE that starts at WQEBB
 // counter wqeCounter (a signaled WQE: every earlier one is done too) and
-// returns its WRID. The counter must name the start of a WQE between the
-// SQ's tail and what the doorbell record has published; with checkLen
-// (a successful RDMA READ) byteCnt must not exceed the posted length.
-// Otherwise the fault is recorded in qe.
-func (q *mlx5QP) sendCompleted(wqeCounter uint16, checkLen bool, byteCnt uint32, qe *QueueError) (uint64, error) {
-	if q.sqCnt == 0 {
-		return 0, qe.set(FaultNoSendQueue, q.qpn, 0, 0)
+// returns its WRID. The counter must name the start of a live WQE, one
+// posted and not yet retired, and byteCnt (0 when it is not a length)
+// must not exceed its posted length; otherwise it returns false and
+// sendFault says why. Only the queue's own bookkeeping is read (Go
+// memory, not the doorbell record, which a concurrent Close unmaps).
+func (q *mlx5QP) sendCompleted(wqeCounter uint16, byteCnt uint32) (uint64, bool) {
+	w := &q.sqWQE[uint32(wqeCounter)&q.sqMask]
+	// d is the counter's distance from the tail (16-bit, as the device
+	// counts; the SQ holds at most 2^15 WQEBBs; only the poller writes
+	// the tail, always at a WQE's end). The WQE that starts there, if it
+	// is posted and not yet retired, ends 1..maxWQEBB WQEBBs after it; a
+	// stale entry ends at or before the tail, one of a WQE that starts
+	// elsewhere at least sqCnt away.
+	d := uint32(wqeCounter - uint16(q.sqTail))
+	if d >= q.sqCnt || w.next-q.sqTail-d-1 >= q.maxWQEBB || byteCnt > w.len {
+		return 0, false
 	}
-	// 16-bit counters, as the device sees them: the SQ holds at most
-	// 2^15 WQEBBs, so the distance from the tail is unambiguous.
-	tail := uint16(q.sqTail) // only the poller writes it
-	posted := uint16(bits.ReverseBytes32(atomic.LoadUint32((*uint32)(unsafe.Pointer(&q.dbr[4])))))
+	atomic.StoreUint32(&q.sqTail, w.next)
+	return w.wrid, true
+}
+
+// sendFault records in qe why sendCompleted refused.
+func (q *mlx5QP) sendFault(wqeCounter uint16, byteCnt uint32, qe *QueueError) error {
+	if q.sqCnt == 0 {
+		return qe.set(FaultNoSendQueue, q.qpn, 0, 0)
+	}
+	tail := uint16(q.sqTail)
+	// Read only to describe the fault: the poster may be moving it.
+	posted := uint16(q.curPost)
+	w := &q.sqWQE[uint32(wqeCounter)&q.sqMask]
 	if wqeCounter-tail >= posted-tail {
 		if qe.Fault == FaultNone {
 			qe.Base = uint64(tail)
 		}
-		return 0, qe.set(FaultWQECounter, q.qpn, uint64(wqeCounter), uint64(posted))
+		return qe.set(FaultWQECounter, q.qpn, uint64(wqeCounter), uint64(posted))
 	}
-	w := &q.sqWQE[uint32(wqeCounter)&(q.sqCnt-1)]
-	// A WQE start holds the counter after it, 1..maxWQEBB further on; a
-	// WQEBB inside a longer WQE holds a stale entry or none.
-	if d := uint16(w.next) - wqeCounter; d == 0 || uint32(d) > q.maxWQEBB {
-		return 0, qe.set(FaultWQEStart, q.qpn, uint64(wqeCounter), 0)
+	if d := uint32(wqeCounter - tail); w.next-q.sqTail-d-1 >= q.maxWQEBB {
+		return qe.set(FaultWQEStart, q.qpn, uint64(wqeCounter), 0)
 	}
-	if checkLen && byteCnt > w.len {
-		return 0, qe.set(FaultCompletionLength, q.qpn, uint64(byteCnt), uint64(w.len))
-	}
-	atomic.StoreUint32(&q.sqTail, w.next)
-	return w.wrid, nil
+	return qe.set(FaultCompletionLength, q.qpn, uint64(byteCnt), uint64(w.len))
 }
 
 // recvCompleted retires the oldest receive WQE (without an SRQ, receives
 // complete in order; rdma-core uses the tail, not the CQE's counter) and
-// returns its WRID. A receive must be outstanding (the doorbell record's
-// counter ahead of the tail) and, with checkLen, byteCnt within the
-// posted length; otherwise the fault is recorded in qe.
-func (q *mlx5QP) recvCompleted(checkLen bool, byteCnt uint32, qe *QueueError) (uint64, error) {
-	if q.rqCnt == 0 {
-		return 0, qe.set(FaultNoReceiveQueue, q.qpn, 0, 0)
-	}
+// returns its WRID. It must be live (posted and not retired) and byteCnt
+// (0 when it is not a length) within its posted length; otherwise it
+// returns false and recvFault says why.
+func (q *mlx5QP) recvCompleted(byteCnt uint32) (uint64, bool) {
 	t := q.rqTail // only the poller writes it
-	posted := uint16(bits.ReverseBytes32(atomic.LoadUint32((*uint32)(unsafe.Pointer(&q.dbr[0])))))
-	if posted == uint16(t) {
-		return 0, qe.set(FaultNoReceivePosted, q.qpn, 0, 0)
-	}
-	w := &q.rqWQE[t&(q.rqCnt-1)]
-	if checkLen && byteCnt > w.len {
-		return 0, qe.set(FaultCompletionLength, q.qpn, uint64(byteCnt), uint64(w.len))
+	w := &q.rqWQE[t&q.rqMask]
+	if w.seq != t+1 || byteCnt > w.len {
+		return 0, false
 	}
 	atomic.StoreUint32(&q.rqTail, t+1)
-	return w.wrid, nil
+	return w.wrid, true
+}
+
+// recvFault records in qe why recvCompleted refused.
+func (q *mlx5QP) recvFault(byteCnt uint32, qe *QueueError) error {
+	if q.rqCnt == 0 {
+		return qe.set(FaultNoReceiveQueue, q.qpn, 0, 0)
+	}
+	t := q.rqTail
+	w := &q.rqWQE[t&q.rqMask]
+	if w.seq != t+1 {
+		return qe.set(FaultNoReceivePosted, q.qpn, 0, 0)
+	}
+	return qe.set(FaultCompletionLength, q.qpn, uint64(byteCnt), uint64(w.len))
 }
 
 // PostRecv writes all of wrs into the RQ and publishes the RQ counter in
@@ -685,8 +752,8 @@ func (q *mlx5QP) PostRecv(wrs []RecvWR) error {
 	for i := range wrs {
 		idx := q.rqHead & (q.rqCnt - 1)
 		mlx5WriteRecvWQE(q.rq[idx*q.rqStride:(idx+1)*q.rqStride], &wrs[i])
-		q.rqWQE[idx] = mlx5RQWQE{wrid: wrs[i].WRID, len: wrs[i].SGE.Length}
 		q.rqHead++
+		q.rqWQE[idx] = mlx5RQWQE{wrid: wrs[i].WRID, len: wrs[i].SGE.Length, seq: q.rqHead}
 	}
 	mlx5DMABarrier()
 	atomic.StoreUint32((*uint32)(unsafe.Pointer(&q.dbr[0])), bits.ReverseBytes32(q.rqHead&0xffff))
