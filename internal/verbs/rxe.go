@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -125,9 +126,11 @@ type rxeCQ struct {
 	soleQPN, sendBound, recvBound uint32
 	// qps are the QPs completing into this CQ (an *rxeQPList, loaded
 	// atomically: QPs come and go on the control path while another
-	// goroutine may poll). lastQP is the index of the last one a CQE
-	// named (an integer: the detached path stores no pointers).
+	// goroutine may poll; replaced whole under mu). lastQP is the index
+	// of the last one a CQE named (an integer: the detached path stores
+	// no pointers).
 	qps    unsafe.Pointer
+	mu     sync.Mutex
 	lastQP int
 }
 
@@ -147,6 +150,8 @@ func newRxeCQ(r *rxeRing, dev string) *rxeCQ {
 // attach adds q (whose qpn is set) to the QPs completing into c, in place
 // of a closed QP that had the same number.
 func (c *rxeCQ) attach(q *rxeQP) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	old := (*rxeQPList)(atomic.LoadPointer(&c.qps)).qps
 	n := make([]*rxeQP, 0, len(old)+1)
 	gone := 0
@@ -166,11 +171,18 @@ func (c *rxeCQ) attach(q *rxeQP) {
 	slices.Reverse(n)
 	n = append(n, q)
 	atomic.StorePointer(&c.qps, unsafe.Pointer(&rxeQPList{qps: n}))
-	c.updateSole()
+	c.setSole()
 }
 
-// updateSole sets soleQPN after a QP came or went.
+// updateSole sets soleQPN after a QP went.
 func (c *rxeCQ) updateSole() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.setSole()
+}
+
+// setSole sets soleQPN from the QP list; c.mu is held.
+func (c *rxeCQ) setSole() {
 	sole, live := ^uint32(0), 0
 	for _, x := range (*rxeQPList)(atomic.LoadPointer(&c.qps)).qps {
 		if atomic.LoadUint32(&x.gone) == 0 {
