@@ -1,8 +1,11 @@
 #!/bin/bash
 # scripts/bench-perftest.sh [ROUNDS]: rdmactl perf against perftest on the
-# same rxe pair (rxe0 server, rxe1 client) in one VM boot, alternating the
-# two tools run by run, and prints a side-by-side table of medians over
-# ROUNDS (default 3) runs each:
+# same rxe pair (rxe0 server, rxe1 client) in one VM boot, and prints
+# side-by-side tables of medians over ROUNDS (default 3) runs each. A
+# round runs perftest, rdmactl with its detached loop ("rdmactl", the
+# default on rxe) and rdmactl --loop plain ("plain", the fallback loop of
+# internal/perf/rtloop), in reverse order every other round; the tables
+# compare rdmactl and plain with perftest, and plain with rdmactl:
 #   write bandwidth and message rate at 64 B, 4 KiB and 64 KiB (ib_write_bw),
 #   write latency median (t_typical) and p99 at 2 B and 4 KiB (ib_write_lat).
 # Both tools' output is parsed with the same code (rdmactl prints perftest's
@@ -14,7 +17,7 @@
 # one rank below the nearest rank on all n (ranks that far out are a few
 # percent apart). Figures only; nothing is asserted. Under TCG the guest CPU is
 # emulated, so compare the ratio, not the absolute numbers. "ratio" is
-# rdmactl's median over perftest's; "paired" is the median of each round's
+# the second tool's median over the first's (rdmactl's over perftest's); "paired" is the median of each round's
 # ratio, which a slow spell of the host (it hits both runs of a round)
 # moves less; "wins" counts the rounds in which rdmactl did at least as
 # well; "gmean" and "95% CI" are the geometric mean of the per-round ratios
@@ -141,9 +144,9 @@ table() {
 				printf "%.3f %.2f-%.2f %s\n", exp(m), lo, hi, verdict
 			}'
 	}
-	row() { # label kind size column better(higher|lower)
-		local p m pf=$dir/perftest-$2-$3 mf=$dir/rdmactl-$2-$3
-		[ -s "$pf" ] || return 0 # not in CONFIGS
+	row() { # label kind size column better(higher|lower); tools $A (base) and $B
+		local p m pf=$dir/$A-$2-$3 mf=$dir/$B-$2-$3
+		[ -s "$pf" ] && [ -s "$mf" ] || return 0 # not in CONFIGS, or an old KEEP dir
 		p=$(median "$pf" "$4")
 		m=$(median "$mf" "$4")
 		local g
@@ -157,7 +160,19 @@ table() {
 	echo
 	echo "rdmactl perf vs perftest $(dpkg-query -W -f '${Version}' perftest 2>/dev/null || echo '?'), rxe1 -> rxe0, $2"
 	[ -z "${3:-}" ] || echo "$3"
-	printf "%-30s %11s %11s %7s %7s %6s %7s %10s  %-6s %21s %21s\n" "metric" "perftest" "rdmactl" "ratio" "paired" "wins" "gmean" "95% CI" "verdict" "perftest min-max" "rdmactl min-max"
+	echo "rdmactl: the detached loop (the default on rxe); plain: rdmactl --loop plain (internal/perf/rtloop)"
+	local A B
+	for pair in "perftest rdmactl" "perftest plain" "rdmactl plain"; do
+		read -r A B <<<"$pair"
+		[ -n "$(find "$dir" -maxdepth 1 -name "$B-*" -print -quit)" ] || continue
+		section
+	done
+}
+
+# section: one table of $B against $A (the ratio is B over A), from $dir.
+section() {
+	echo
+	printf "%-30s %11s %11s %7s %7s %6s %7s %10s  %-6s %21s %21s\n" "metric" "$A" "$B" "ratio" "paired" "wins" "gmean" "95% CI" "verdict" "$A min-max" "$B min-max"
 	row "write BW avg 64 B [MB/s]" bw 64 4 higher
 	row "write msg rate 64 B [Mpps]" bw 64 5 higher
 	row "write BW avg 4 KiB [MB/s]" bw 4096 4 higher
@@ -191,20 +206,20 @@ table() {
 }
 
 # fastrows SIZE OUT: writes OUT/TOOL-lat-SIZE and OUT/TOOL-latu-SIZE,
-# the latency rows of the rounds in which both tools' kernel path
+# the latency rows of the rounds in which both tools' ($A, $B) kernel path
 # (KPATH=1) ran at full speed: at most 1.25 times the fastest run's of
 # that size. Nothing without kernel path rows for every round.
 fastrows() {
-	local pk=$dir/perftest-kpath-$1 mk=$dir/rdmactl-kpath-$1 kind
+	local pk=$dir/$A-kpath-$1 mk=$dir/$B-kpath-$1 kind
 	for kind in lat latu; do
-		local pl=$dir/perftest-$kind-$1 ml=$dir/rdmactl-$kind-$1
+		local pl=$dir/$A-$kind-$1 ml=$dir/$B-$kind-$1
 		[ -s "$pk" ] && [ -s "$mk" ] && [ -s "$pl" ] && [ -s "$ml" ] || continue
 		local n
 		n=$(wc -l <"$pl")
 		[ "$(wc -l <"$ml")" = "$n" ] && [ "$(wc -l <"$pk")" = "$n" ] && [ "$(wc -l <"$mk")" = "$n" ] || continue
 		local band
 		band=$(cat "$pk" "$mk" | awk 'NR == 1 || $1 < lo {lo = $1} END {print lo * 1.25}')
-		paste -d '|' "$pk" "$mk" "$pl" "$ml" | awk -F '|' -v band="$band" -v po="$2/perftest-$kind-$1" -v mo="$2/rdmactl-$kind-$1" '{
+		paste -d '|' "$pk" "$mk" "$pl" "$ml" | awk -F '|' -v band="$band" -v po="$2/$A-$kind-$1" -v mo="$2/$B-$kind-$1" '{
 			split($1, p, " "); split($2, m, " ")
 			if (p[1] <= band && m[1] <= band) { print $3 >po; print $4 >mo }
 		}'
@@ -305,6 +320,9 @@ if [ "${1:-}" = "--guest" ]; then
 		else
 			local lat=()
 			[ "$kind" = lat ] && lat=(--lat)
+			# rdmactl: the loop the process selects (detached on rxe);
+			# plain: the fallback loop, forced.
+			[ "$tool" = plain ] && args+=(--loop plain)
 			srv=("$R" perf write "${lat[@]}" -d rxe0 "${args[@]}")
 			cli=("$R" perf write "${lat[@]}" -d rxe1 "${args[@]}" "$SRV")
 			if [ "$kind" = lat ]; then cli+=(-U); fi
@@ -352,11 +370,13 @@ if [ "${1:-}" = "--guest" ]; then
 	for ((r = 0; r < ROUNDS; r++)); do
 		for c in "${configs[@]}"; do
 			set -- $c
-			# Alternate which tool goes first, round by round.
+			# Reverse the order of the tools round by round.
 			if ((r % 2 == 0)); then
 				try perftest "$1" "$2"
 				try rdmactl "$1" "$2"
+				try plain "$1" "$2"
 			else
+				try plain "$1" "$2"
 				try rdmactl "$1" "$2"
 				try perftest "$1" "$2"
 			fi
@@ -385,6 +405,6 @@ if [ -n "${KEEP:-}" ]; then
 	KEEP=$(mkdir -p "$KEEP" && readlink -f "$KEEP")
 	share=(--share "$KEEP") # the guest's writes elsewhere stay in the guest
 fi
-# A round takes about 1 min under TCG, up to 4 on a slow host; vm/run's
+# A round takes about 1.5 min under TCG (three tools), up to 6 on a slow host; vm/run's
 # default limit is 30 min.
-exec "${VMRUN:-vm/run}" --cpus "${CPUS:-2}" --timeout $((600 + ROUNDS * 400)) "${share[@]}" -- env CONFIGS="${CONFIGS:-}" KEEP="${KEEP:-}" KPATH="${KPATH:-}" "$PWD/scripts/bench-perftest.sh" --guest "$RDMACTL" "$ROUNDS" "${BW_ITERS:-2000}" "${LAT_ITERS:-1000}"
+exec "${VMRUN:-vm/run}" --cpus "${CPUS:-2}" --timeout $((600 + ROUNDS * 600)) "${share[@]}" -- env CONFIGS="${CONFIGS:-}" KEEP="${KEEP:-}" KPATH="${KPATH:-}" "$PWD/scripts/bench-perftest.sh" --guest "$RDMACTL" "$ROUNDS" "${BW_ITERS:-2000}" "${LAT_ITERS:-1000}"

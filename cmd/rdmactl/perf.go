@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmactl/rdmactl/internal/perf"
+	"github.com/rdmactl/rdmactl/internal/perf/rtloop"
 	"github.com/rdmactl/rdmactl/internal/verbs"
 )
 
@@ -68,6 +69,7 @@ type perfFlags struct {
 	inline   int
 	duration int
 	interval int
+	loop     string
 	json     bool
 	pretty   bool
 	help     bool
@@ -100,6 +102,7 @@ func perfFlagSet(f *perfFlags, verb perf.Verb) *pflag.FlagSet {
 	fs.IntVar(&f.interval, "interval", 0, "print a bandwidth row every N seconds during the run")
 	fs.BoolVarP(&p.Histogram, "histogram", "H", false, "print a latency histogram")
 	fs.BoolVarP(&p.Unsorted, "report-unsorted", "U", false, "print every latency sample in the order taken, as perftest's -U (JSON: unsorted_usec)")
+	fs.StringVar(&f.loop, "loop", "", "how the measurement loops run: detached (off the Go scheduler, on rxe), plain (a locked thread), auto (default: $"+rtloop.EnvVar+", else detached where it works)")
 	fs.IntVarP(&p.Port, "port", "p", 18515, "TCP port of the exchange")
 	fs.StringVar(&p.Bind, "bind", "", "server: listen on this address (default: all)")
 	fs.StringVarP(&f.conn, "connection", "c", "RC", "transport: RC, UC, or UD (send only)")
@@ -138,6 +141,9 @@ func parsePerfArgs(verb perf.Verb, args []string) (*perfFlags, error) {
 		}
 	}
 	p.Inline = f.inline
+	if p.Loop, err = rtloop.ParseMode(f.loop); err != nil {
+		return f, usageErrorf("--loop: %v", err)
+	}
 	if f.duration < 0 || f.interval < 0 {
 		return f, usageErrorf("-D and --interval take a positive number of seconds")
 	}

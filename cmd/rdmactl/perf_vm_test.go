@@ -5,8 +5,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -14,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rdmactl/rdmactl/internal/perf/rtloop"
 )
 
 // VM integration tests of 'rdmactl perf' against itself and against the
@@ -464,4 +468,63 @@ func runPerfPair(verb, kind, conn string, extra []string, server, client string,
 	cout, cerr = runSide(ctx, argv(client, "rxe1", true))
 	wg.Wait()
 	return sout, serr, cout, cerr
+}
+
+// TestVMPerfLoopMode: the binary's JSON says which loop ran, and both
+// RDMACTL_PERF_LOOP (passed in from the caller's environment) and --loop
+// select it: without either, rxe runs the detached loop.
+func TestVMPerfLoopMode(t *testing.T) {
+	bin := os.Getenv("RDMACTL_BIN")
+	if bin == "" {
+		t.Fatal("RDMACTL_BIN is not set (vm/suite.sh sets it)")
+	}
+	envMode := os.Getenv(rtloop.EnvVar)
+	want := "detached"
+	if envMode == "plain" {
+		want = "plain"
+	}
+	for i, c := range []struct {
+		flag []string
+		want string
+	}{{nil, want}, {[]string{"--loop", "plain"}, "plain"}, {[]string{"--loop", "detached"}, "detached"}} {
+		t.Run(strings.Join(append([]string{"flag"}, c.flag...), "_"), func(t *testing.T) {
+			port := strconv.Itoa(18900 + i)
+			args := func(dev string, peer ...string) []string {
+				a := append([]string{"-j", "perf", "write", "--lat", "-d", dev, "-n", "200", "-p", port}, c.flag...)
+				return append(a, peer...)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			srv := exec.CommandContext(ctx, bin, args("rxe0")...)
+			var sout bytes.Buffer
+			srv.Stdout, srv.Stderr = &sout, &sout
+			if err := srv.Start(); err != nil {
+				t.Fatal(err)
+			}
+			var cout []byte
+			var cerr error
+			for try := 0; try < 50; try++ { // until the server listens
+				cout, cerr = exec.CommandContext(ctx, bin, args("rxe1", perfServerIP)...).CombinedOutput()
+				if cerr == nil || !bytes.Contains(cout, []byte("connection refused")) {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			serr := srv.Wait()
+			if cerr != nil || serr != nil {
+				t.Fatalf("client: %v\n%s\nserver: %v\n%s", cerr, cout, serr, sout.String())
+			}
+			for who, out := range map[string][]byte{"client": cout, "server": sout.Bytes()} {
+				var res struct {
+					Loop string `json:"loop"`
+				}
+				if err := json.Unmarshal(out, &res); err != nil {
+					t.Fatalf("%s: %v\n%s", who, err, out)
+				}
+				if res.Loop != c.want {
+					t.Errorf("%s (%s=%q, %v): loop %q, want %q", who, rtloop.EnvVar, envMode, c.flag, res.Loop, c.want)
+				}
+			}
+		})
+	}
 }

@@ -5,95 +5,26 @@ import (
 	"runtime"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/rdmactl/rdmactl/internal/perf/rtloop"
 	"github.com/rdmactl/rdmactl/internal/verbs"
 )
 
-// Running a measurement loop detached from the Go scheduler (see
-// internal/verbs/detached.go for why and for the rules such code keeps).
-//
-// runLatLoop and runBWLoop call runtime.entersyscallblock, which hands
-// the goroutine's P to the scheduler at once as for a blocking system
-// call, run the loop (pingPongDetached, latReadDetached, bwDetached or
-// bwRecvDetached, //go:nosplit throughout), and call runtime.exitsyscall,
-// which takes a P back. (With providers that have no detached queues the
-// same loops run attached, without those two calls.) In between, the watcher,
-// Ctrl-C and progress goroutines run on the freed P in other threads, and
-// with no P running the runtime's monitor thread sleeps instead of waking
-// every 10 ms. Both runtime functions are exported to x/sys, the syscall
-// package and gVisor this way and Go keeps their signatures (go.dev/issue/67401),
-// as it does for nanotime, the monotonic clock time.Now reads.
+// The measurement loops, and how they run (package rtloop): detached from
+// the Go scheduler when the process's mode is rtloop.Detached and the
+// provider has queues fit for it (rxe), else attached on a locked thread
+// (rtloop.Plain; mlx5 and the tests' fakes always), where they yield
+// about once a millisecond. One loop function per test serves both: it
+// is //go:nosplit, allocates nothing, stores no pointers and reads the
+// clock with rtloop.Now.
 
-//go:linkname entersyscallblock runtime.entersyscallblock
-func entersyscallblock()
-
-//go:linkname exitsyscall runtime.exitsyscall
-func exitsyscall()
-
-//go:linkname nanotime runtime.nanotime
-func nanotime() int64
-
-// letHandoffRun sleeps between entersyscallblock and a latency loop's
-// first message: 2 ms, and longer, up to 10 ms in all, while the runtime's
-// monitor thread (sysmon) has not yet parked.
-//
-// Why the 2 ms: entersyscallblock hands the P on, and as the only P (the
-// binary runs with one) it must go to a thread that can poll the network
-// for the peer watcher, so the runtime wakes one. In a latency pair both
-// CPUs are busy, so that thread only got a CPU later by preempting a loop,
-// ours or the peer's, mid-run. Traced in the VM (sched_switch, six
-// 1000-iteration 2-byte write_lat pairs of rdmactl each way): without the
-// sleep, 5 of the loops' 7 preemptions by their own runtime threads came
-// mid-run (at 9-62 ms of 64-96 ms loops; each a latency outlier, and a few
-// of them are what p99 of 1000 samples is made of); with it, the threads
-// run on this CPU while it sleeps.
-//
-// Why longer: sysmon must park too (see parkSysmon). It usually has
-// within the 2 ms, as parkSysmon left it napping briefly; if not, a
-// little more time here costs less than a preemption mid-run.
-//
-// Only one sample can hold the sleep: when this side posts second, the
-// peer's first, which already spans the difference between the two
-// sides' start times (setup after the last handshake; the same with
-// perftest).
-//
-//go:nosplit
-func letHandoffRun() {
-	sleepDetached(2e6)
-	waitSysmonParked(8)
-}
-
-// sleepDetached sleeps ns nanoseconds (less than a second) with a raw
-// nanosleep(2): usable detached, where time.Sleep is not.
-//
-//go:nosplit
-func sleepDetached(ns int64) {
-	ts := unix.Timespec{Nsec: ns}
-	unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
-}
-
-// growStack makes room on the goroutine's stack for the detached loop's
-// frames: nosplit code cannot grow it, and it is not shrunk while the
-// goroutine is in a system call. Its 16 KiB frame (the nosplit chains
-// below a detached loop take about 1 KiB) makes the runtime grow the
-// stack here if it is short; touchPad reads the array so that the
-// compiler keeps it (a frame it could drop, it did).
-//
-//go:noinline
-func growStack() byte {
-	var pad [16 << 10]byte
-	return touchPad(&pad)
-}
-
-//go:noinline
-func touchPad(p *[16 << 10]byte) byte { return p[0] ^ p[len(p)-1] }
+// detachOK says whether loops may run detached in this process
+// (rtloop.Selected is Detached); the queues decide the rest.
+func detachOK() bool { return rtloop.Selected() == rtloop.Detached }
 
 // latLoopArgs returns what a latency loop needs, with QP 0's queues: the
-// provider's detached queues when it has them (detach: run it detached),
-// else the ordinary ones (mlx5, the tests' fakes), with which the same
+// provider's detached queues when the mode and the provider allow it
+// (detach: run it detached), else the ordinary ones, with which the same
 // loop runs attached and yields about once a millisecond: a nosplit
 // function is never preempted, so without that a spinning loop would
 // keep its P from every other goroutine (the tests' write_lat_all took
@@ -109,15 +40,14 @@ func (r *runner) latLoopArgs(withRecv bool) (a latArgs, detach bool) {
 		a.rq, a.rcq = nil, nil
 	}
 	if p := r.p; p.Duration > 0 {
-		now := nanotime()
+		now := rtloop.Now()
 		a.iters, a.hist = math.MaxUint64, r.hist
 		a.tSample, a.tSampleEnd, a.tStop = now+int64(p.Margin), now+int64(p.Duration-p.Margin), now+int64(p.Duration)
 	}
-	vq, ok := q.SendQueue.(*verbs.QP)
-	if !ok {
+	if !detachOK() {
 		return a, false
 	}
-	vc, ok := r.res.SendCQ.(*verbs.CQ)
+	vq, ok := q.SendQueue.(DetachableQP)
 	if !ok {
 		return a, false
 	}
@@ -125,18 +55,16 @@ func (r *runner) latLoopArgs(withRecv bool) (a latArgs, detach bool) {
 	if d.sq, ok = vq.DetachedSendQueue(); !ok {
 		return a, false
 	}
-	if d.scq, ok = vc.DetachedCQ(); !ok {
+	if d.scq, ok = detachedCQ(r.res.SendCQ); !ok {
 		return a, false
 	}
 	if withRecv {
-		vr, ok := r.res.RecvCQ.(*verbs.CQ)
-		if !ok {
+		if d.rcq, ok = detachedCQ(r.res.RecvCQ); !ok {
 			return a, false
 		}
-		if d.rcq, ok = vr.DetachedCQ(); !ok {
-			return a, false
+		if w, ok := r.res.RecvCQ.(WatchableCQ); ok {
+			d.rcqProd, d.rcqCons, _ = w.DetachedWatch()
 		}
-		d.rcqProd, d.rcqCons, _ = vr.DetachedWatch()
 		if d.rq, ok = vq.DetachedRecvQueue(); !ok {
 			return a, false
 		}
@@ -145,14 +73,22 @@ func (r *runner) latLoopArgs(withRecv bool) (a latArgs, detach bool) {
 	return d, true
 }
 
+// latResult is how a latency loop ended: end, the samples it took and,
+// for endPostErr/endPollErr, the provider's (preallocated) error. It
+// comes back on the stack (rtloop.Run).
+type latResult struct {
+	end detachedEnd
+	ns  int
+	err error
+}
+
 // runLatLoop runs verb's latency loop, detached from the scheduler if
 // detach, and turns how it ended into runLatWrite's, runLatSend's or
-// runLatRead's result. With r.thr (a sole session), the loop runs on that
-// thread (loopThread).
+// runLatRead's result. With r.thr (a sole session), a detached loop
+// runs on that thread (rtloop.Thread).
 func (r *runner) runLatLoop(a *latArgs, verb Verb, detach bool) error {
-	var end detachedEnd
-	var ns int
-	var err error
+	var res latResult
+	a.verb = verb
 	switch verb {
 	case VerbWrite:
 		a.first = r.isSrv
@@ -161,22 +97,37 @@ func (r *runner) runLatLoop(a *latArgs, verb Verb, detach bool) error {
 	}
 	switch {
 	case detach && r.thr != nil:
-		end, ns, err = r.thr.run(a, verb)
-		r.detached++
-	case detach:
-		end, ns, err = runDetached(a, verb)
-		r.detached++
+		res = r.thr.Run(runLat, a)
 	default:
-		end, ns, err = runLat(a, verb)
+		res = rtloop.Run(runLat, a, detach, true)
 	}
-	r.nSamples = ns
-	if err == nil && end == endDone && a.inflight {
+	r.countLoop(detach)
+	r.nSamples = res.ns
+	if res.err == nil && res.end == endDone && a.inflight {
 		r.drainLat(a)
 	}
 	if a.rq != nil {
 		r.rposted[0], r.ccnt[0] = a.rposted, a.rdone
 	}
-	return r.loopEnd(end, err)
+	return r.loopEnd(res.end, res.err)
+}
+
+// countLoop counts a loop that ran detached or attached (the plain loop).
+func (r *runner) countLoop(detach bool) {
+	if detach {
+		r.detached++
+	} else {
+		r.plain++
+	}
+}
+
+// loopMode is the loop that ran: "detached" if any of the runner's loops
+// ran detached, else "plain" (also before any ran).
+func (r *runner) loopMode() string {
+	if r.detached > 0 {
+		return rtloop.Detached.String()
+	}
+	return rtloop.Plain.String()
 }
 
 // drainLat waits up to a second for the completion of the send a
@@ -196,25 +147,18 @@ func (r *runner) drainLat(a *latArgs) {
 	}
 }
 
-// runDetached runs verb's latency loop on a detached from the scheduler.
-func runDetached(a *latArgs, verb Verb) (end detachedEnd, ns int, err error) {
-	growStack()
-	entersyscallblock()
-	letHandoffRun()
-	end, ns, err = runLat(a, verb)
-	exitsyscall()
-	return end, ns, err
-}
-
-// runLat runs verb's latency loop on a: pingPongDetached (write, send) or
-// latReadDetached.
+// runLat runs a.verb's latency loop on a: pingPongDetached (write, send)
+// or latReadDetached.
 //
 //go:nosplit
-func runLat(a *latArgs, verb Verb) (detachedEnd, int, error) {
-	if verb == VerbRead {
-		return latReadDetached(a)
+func runLat(a *latArgs) latResult {
+	var res latResult
+	if a.verb == VerbRead {
+		res.end, res.ns, res.err = latReadDetached(a)
+	} else {
+		res.end, res.ns, res.err = pingPongDetached(a)
 	}
-	return pingPongDetached(a)
+	return res
 }
 
 // loopEnd is the error of a nosplit loop that ended with end (err: the
@@ -292,10 +236,11 @@ type latArgs struct {
 	postOff uint64
 
 	iters  uint64
+	verb   Verb
 	first  bool    // write server, send client: posts first (runLatLoop)
 	posted []int64 // samples out (iteration mode)
 	// duration mode (tStop != 0): samples go to hist while the clock
-	// (nanotime) is in [tSample, tSampleEnd), the margins; the loop ends
+	// (rtloop.Now) is in [tSample, tSampleEnd), the margins; the loop ends
 	// at tStop, and so does a wait (endDeadline): the peer stops on its
 	// own clock.
 	hist                       *histogram
@@ -310,7 +255,7 @@ type latArgs struct {
 	inflight bool
 	rdone    uint64 // send: receives completed (in and out)
 	// send: the receive CQ's producer and consumer index words when its
-	// provider has them (verbs.CQ.DetachedWatch), for recvOneDetached's
+	// provider has them (WatchableCQ), for recvOneDetached's
 	// wait; nil: it polls
 	rcqProd, rcqCons *uint32
 	// spins counts empty rounds over the whole run, not per wait: on
@@ -322,7 +267,7 @@ type latArgs struct {
 
 // pingPongDetached is the loop of runLatWrite and runLatSend (see
 // there), fit for a detached goroutine: nosplit, no allocation, no
-// pointer stores, the clock from nanotime. Each iteration waits for the
+// pointer stores, the clock from rtloop.Now. Each iteration waits for the
 // peer's message (waitPeer: the polled byte for write, a receive for
 // send), except the first side's first, then posts its own and times
 // post to post. The side that posts first (a.first: the write server,
@@ -357,7 +302,7 @@ func pingPongDetached(a *latArgs) (end detachedEnd, ns int, err error) {
 		// (perftest's latency tests calibrate their clock for about
 		// 220 ms after the last handshake, so against an ib_write_lat
 		// client that sample was a 220 ms "round trip").
-		t := nanotime()
+		t := rtloop.Now()
 		if prev != 0 && !(i == 2 && a.first) {
 			if a.hist == nil { // iteration mode
 				a.posted[ns] = t - prev
@@ -414,7 +359,7 @@ func waitPeer(a *latArgs, n uint64) (detachedEnd, error) {
 //
 //go:nosplit
 func latReadDetached(a *latArgs) (end detachedEnd, ns int, err error) {
-	t := nanotime()
+	t := rtloop.Now()
 	for i := uint64(1); i <= a.iters; i++ {
 		if err = a.sq.PostSend(a.wr); err != nil {
 			return endPostErr, ns, err
@@ -424,7 +369,7 @@ func latReadDetached(a *latArgs) (end detachedEnd, ns int, err error) {
 			return a.pollEnd(end), ns, err
 		}
 		a.inflight = false
-		t2 := nanotime()
+		t2 := rtloop.Now()
 		if a.hist == nil {
 			a.posted[ns] = t2 - t
 			ns++
@@ -458,7 +403,7 @@ func (a *latArgs) histSample(d, t int64) {
 //
 //go:nosplit
 func (a *latArgs) pollEnd(end detachedEnd) detachedEnd {
-	if a.tStop != 0 && end != endStopped && nanotime() >= a.tSampleEnd {
+	if a.tStop != 0 && end != endStopped && rtloop.Now() >= a.tSampleEnd {
 		return endDone
 	}
 	return end
@@ -584,7 +529,7 @@ func (a *latArgs) checkNow(since *int64) detachedEnd {
 	if a.stop.Load() {
 		return endStopped
 	}
-	t := nanotime()
+	t := rtloop.Now()
 	if a.tStop != 0 && t >= a.tStop {
 		return endDeadline
 	}
@@ -610,7 +555,7 @@ type bwArgs struct {
 	pl    uint64 // post list
 	cqMod uint64
 	tx    uint64 // TX depth
-	base  int64  // runner.base: the loops' clock is nanotime()-base
+	base  int64  // runner.base: the loops' clock is rtloop.Now()-base
 	stop  *atomic.Bool
 	prog  *atomic.Uint64
 	stall int64
@@ -639,11 +584,11 @@ type bwArgs struct {
 }
 
 // bwLoopArgs returns the bandwidth loops' arguments: the QPs' detached
-// queues and CQs when the provider has them (detach), else the ordinary
-// ones, with which the loops run attached and yield about once a
-// millisecond (they cannot be preempted; see latLoopArgs). withRecv: the
-// loop receives (the send receiver, -b send). The queues are found once
-// per runner.
+// queues and CQs when the mode and the provider allow it (detach), else
+// the ordinary ones, with which the loops run attached and yield about
+// once a millisecond (they cannot be preempted; see latLoopArgs).
+// withRecv: the loop receives (the send receiver, -b send). The queues
+// are found once per runner.
 func (r *runner) bwLoopArgs(withRecv bool) (bwArgs, bool) {
 	if r.bwq == nil {
 		r.bwq = r.bwQueues()
@@ -662,8 +607,8 @@ func (r *runner) bwLoopArgs(withRecv bool) (bwArgs, bool) {
 	return a, q.detach
 }
 
-// bwQueues are the bandwidth loops' queues: detached ones if the
-// provider has them for every QP and CQ the run uses.
+// bwQueues are the bandwidth loops' queues: detached ones if the mode
+// allows and the provider has them for every QP and CQ the run uses.
 type bwQueues struct {
 	sqs    []verbs.SendQueue
 	rqs    []verbs.RecvQueue
@@ -678,10 +623,13 @@ func (r *runner) bwQueues() *bwQueues {
 	for i := range r.res.QPs {
 		q.sqs[i], q.rqs[i] = r.res.QPs[i].SendQueue, r.res.QPs[i].RecvQueue
 	}
+	if !detachOK() {
+		return q
+	}
 	d := &bwQueues{sqs: make([]verbs.SendQueue, n), rqs: make([]verbs.RecvQueue, n), detach: true}
 	var ok bool
 	for i := range r.res.QPs {
-		vq, isQP := r.res.QPs[i].SendQueue.(*verbs.QP)
+		vq, isQP := r.res.QPs[i].SendQueue.(DetachableQP)
 		if !isQP {
 			return q
 		}
@@ -705,35 +653,46 @@ func (r *runner) bwQueues() *bwQueues {
 	return d
 }
 
+// detachedCQ is cq's detached provider CQ, if it has one.
 func detachedCQ(cq verbs.CompletionQueue) (verbs.CompletionQueue, bool) {
-	vc, ok := cq.(*verbs.CQ)
+	vc, ok := cq.(DetachableCQ)
 	if !ok {
 		return nil, false
 	}
 	return vc.DetachedCQ()
 }
 
+// bwResult is how a bandwidth loop ended (on the stack, as latResult).
+type bwResult struct {
+	end detachedEnd
+	err error
+}
+
 // runBWLoop runs the sender's (bwDetached) or the send receiver's
 // (bwRecvDetached) loop, detached from the scheduler if detach, and
-// records its results. (A bool, not a func value: a stays on the stack.)
+// records its results. a is r.bw: on the heap already, so that passing
+// it through rtloop.Run's func value allocates nothing per run.
 func (r *runner) runBWLoop(a *bwArgs, recv, detach bool) error {
-	var end detachedEnd
-	var err error
-	if detach {
-		growStack()
-		entersyscallblock()
-	}
+	loop := bwSendLoop
 	if recv {
-		end, err = bwRecvDetached(a)
-	} else {
-		end, err = bwDetached(a)
+		loop = bwRecvLoop
 	}
-	if detach {
-		exitsyscall()
-		r.detached++
-	}
+	res := rtloop.Run(loop, a, detach, false)
+	r.countLoop(detach)
 	r.tStart, r.tEnd, r.nEv, r.nDone = a.tStart, a.tEnd, a.nEv, a.done
-	return r.loopEnd(end, err)
+	return r.loopEnd(res.end, res.err)
+}
+
+//go:nosplit
+func bwSendLoop(a *bwArgs) bwResult {
+	end, err := bwDetached(a)
+	return bwResult{end, err}
+}
+
+//go:nosplit
+func bwRecvLoop(a *bwArgs) bwResult {
+	end, err := bwRecvDetached(a)
+	return bwResult{end, err}
 }
 
 // bwDetached is runBW's loop (see there), fit for a detached goroutine:
@@ -748,7 +707,7 @@ func bwDetached(a *bwArgs) (detachedEnd, error) {
 	var spins uint32
 	var tSample, tSampleEnd, tStop int64
 	inWindow := false
-	lastProgress := nanotime() - a.base
+	lastProgress := rtloop.Now() - a.base
 	if a.duration != 0 {
 		tSample, tSampleEnd, tStop = lastProgress+a.margin, lastProgress+a.duration-a.margin, lastProgress+a.duration
 	}
@@ -766,7 +725,7 @@ func bwDetached(a *bwArgs) (detachedEnd, error) {
 					}
 				}
 				if totS == 0 {
-					a.tStart = nanotime() - a.base
+					a.tStart = rtloop.Now() - a.base
 				}
 				if err := a.sqs[q].PostSend(wrs); err != nil {
 					a.done = a.count(totC, cntStart, totR, rStart)
@@ -784,7 +743,7 @@ func bwDetached(a *bwArgs) (detachedEnd, error) {
 			}
 			if got > 0 {
 				totR += got
-				lastProgress = nanotime() - a.base
+				lastProgress = rtloop.Now() - a.base
 			}
 		}
 		cnt, err := a.scq.Poll(a.wcs)
@@ -799,7 +758,7 @@ func bwDetached(a *bwArgs) (detachedEnd, error) {
 					a.done = a.count(totC, cntStart, totR, rStart)
 					return endStopped, nil
 				}
-				t := nanotime() - a.base
+				t := rtloop.Now() - a.base
 				if t-lastProgress > a.stall {
 					a.done = a.count(totC, cntStart, totR, rStart)
 					return endStalled, nil
@@ -811,7 +770,7 @@ func bwDetached(a *bwArgs) (detachedEnd, error) {
 			}
 			continue
 		}
-		t := nanotime() - a.base
+		t := rtloop.Now() - a.base
 		lastProgress = t
 		for i := 0; i < cnt; i++ {
 			wc := &a.wcs[i]
@@ -923,7 +882,7 @@ func bwRecvDetached(a *bwArgs) (detachedEnd, error) {
 	var spins uint32
 	var tSample, tSampleEnd, tStop int64
 	first, inWindow := true, false
-	lastProgress := nanotime() - a.base
+	lastProgress := rtloop.Now() - a.base
 	for totR < total {
 		got, end, err := bwRecvSome(a)
 		if end != endDone {
@@ -937,7 +896,7 @@ func bwRecvDetached(a *bwArgs) (detachedEnd, error) {
 					a.done = totR - cntStart
 					return endStopped, nil
 				}
-				t := nanotime() - a.base
+				t := rtloop.Now() - a.base
 				a.maybeYield(t)
 				if a.duration != 0 && !first && (t >= tStop || t-lastProgress > a.stall) {
 					break // the sender stopped on its own clock
@@ -949,7 +908,7 @@ func bwRecvDetached(a *bwArgs) (detachedEnd, error) {
 			}
 			continue
 		}
-		t := nanotime() - a.base
+		t := rtloop.Now() - a.base
 		lastProgress = t
 		if first {
 			first = false

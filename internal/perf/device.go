@@ -73,6 +73,35 @@ type QP struct {
 	QPN uint32
 }
 
+// Optional methods of a Device's queues (Resources.QPs' SendQueue and
+// the CQs), which *verbs.QP and *verbs.CQ implement: the provider queues
+// fit to run detached from the Go scheduler (internal/verbs/detached.go;
+// rxe has them, mlx5 not yet). ok false: the loops run attached (the
+// plain loop). A fake may implement them only with queues that keep the
+// detached rules (nosplit, no allocation, no pointer stores).
+type (
+	// DetachableQP is a QP with detached send and receive queues.
+	DetachableQP interface {
+		DetachedSendQueue() (verbs.SendQueue, bool)
+		DetachedRecvQueue() (verbs.RecvQueue, bool)
+	}
+	// DetachableCQ is a CQ with a detached provider CQ.
+	DetachableCQ interface {
+		DetachedCQ() (verbs.CompletionQueue, bool)
+	}
+	// WatchableCQ is a CQ whose ring's producer and consumer index words
+	// a latency loop may spin on (equal: empty) before it polls.
+	WatchableCQ interface {
+		DetachedWatch() (prod, cons *uint32, ok bool)
+	}
+)
+
+var (
+	_ DetachableQP = (*verbs.QP)(nil)
+	_ DetachableCQ = (*verbs.CQ)(nil)
+	_ WatchableCQ  = (*verbs.CQ)(nil)
+)
+
 // Resources are the objects of one run.
 type Resources struct {
 	Buf    []byte // registered memory

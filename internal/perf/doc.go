@@ -10,7 +10,8 @@
 //   - session.go: one side of a run, with perftest's per-test sequence of
 //     exchanges (tools-reference §3.5, perftest v4.5-0.17 src/*_bw.c and
 //     *_lat.c), the peer watcher, progress and interval reports.
-//   - engine.go: the measurement loops (allocation- and lock-free).
+//   - engine.go, detach.go: the measurement loops (allocation- and
+//     lock-free); rtloop/: how they run (detached or plain).
 //   - stats.go, report.go: figures and perftest's report layout.
 //   - device.go, device_verbs.go: what a run needs from a device, and its
 //     implementation over internal/verbs.
@@ -56,24 +57,21 @@
 //   - The session runs on one Go P (when it is alone in the process) and
 //     its loops yield to the scheduler now and then: otherwise the
 //     runtime's preemption every 10 ms moves it between threads, which
-//     shows as millisecond latency outliers on busy CPUs. For the same
-//     reason the runtime's monitor thread (sysmon) is set to SCHED_IDLE
-//     for the rest of the process (sysmon_linux.go): its wake-ups every
-//     10 ms preempted the loops and about doubled the p99.
-//   - On rxe the loops go further: they run detached from the scheduler,
-//     as if in a blocking system call (detach.go), so that no P runs and
-//     sysmon sleeps for the whole loop (parkSysmon sees that it has gone
-//     to sleep before the loop starts). The arrays a loop writes are
+//     shows as millisecond latency outliers on busy CPUs.
+//   - How the loops run is package rtloop's business, the only code that
+//     reaches into the Go runtime: on rxe, detached from the scheduler
+//     (no P runs, so the runtime's monitor thread sleeps instead of
+//     preempting them; it is also set to SCHED_IDLE, and a sole session's
+//     latency loops run on a thread with a private file table), else, or
+//     when the process's mode is plain (--loop, RDMACTL_PERF_LOOP, or a
+//     failed probe), attached on a locked OS thread. perf sees only its
+//     Device: the detached queues are optional methods of the queues
+//     (DetachableQP, DetachableCQ, WatchableCQ). Every test has one loop
+//     (detach.go), for both modes: nosplit, no allocation, no pointer
+//     stores, the clock from rtloop.Now. The arrays a loop writes are
 //     faulted in when they are made (prefault), so that no page fault
 //     lands in a loop. A latency wait spins as perftest's does, with a
 //     load and a compare a round and no call (spinDetached, waitRing):
 //     under TCG a heavier spin slowed the other vCPU, which carries the
-//     peer's message. A sole session's latency loops run on a thread
-//     with a private copy of the file table (loopthread_linux.go): in a
-//     process whose table several threads share, every doorbell
-//     write(2) takes and drops a reference on the uverbs file, which
-//     single-threaded perftest does not. Every test has one loop, for both
-//     modes, which runs detached on rxe and attached (yielding, as above)
-//     on mlx5, whose data path is not audited for it, and on the unit
-//     tests' fakes.
+//     peer's message.
 package perf

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/rdmactl/rdmactl/internal/perf/rtloop"
 	"github.com/rdmactl/rdmactl/internal/verbs"
 )
 
@@ -40,9 +41,10 @@ type runner struct {
 	// fails; stallBase (Session.Stall) plus prepare's allowance for the
 	// data one completion can stand for.
 	stall, stallBase time.Duration
-	// detached counts the loops run detached from the scheduler
-	// (detach.go); tests check that the VM's rxe runs take that path.
-	detached int
+	// detached and plain count the loops run detached from the
+	// scheduler and attached (package rtloop); tests check that the VM's
+	// rxe runs take the path the process's mode selects.
+	detached, plain int
 	// latDrained counts duration latency loops that ended with their
 	// last send still to be polled (drainLat).
 	latDrained int
@@ -50,11 +52,13 @@ type runner struct {
 	stop       *atomic.Bool // set on Ctrl-C or when the peer vanished
 	isSrv      bool
 	isLat      bool
-	// thr is where detached latency loops run (loopThread); nil: on the
-	// calling goroutine's thread. lat is their arguments, kept here so
-	// that handing them to thr allocates nothing.
+	// thr is where detached latency loops run (rtloop.Thread); nil: on
+	// the calling goroutine's thread. lat and bw are the loops'
+	// arguments, kept here so that handing them to rtloop allocates
+	// nothing.
 	thr *loopThread
 	lat latArgs
+	bw  bwArgs
 
 	wrs  [][]verbs.SendWR // per QP: one post list
 	rwrs [][]verbs.RecvWR // per QP: one receive
@@ -87,10 +91,11 @@ type runner struct {
 	errDetail string
 }
 
-// now is the monotonic clock in ns since the runner was made: the
-// runtime's nanotime, which time.Since reads too and which detached loops
-// can call (detach.go).
-func (r *runner) now() int64 { return nanotime() - r.base }
+// now is the loops' clock (rtloop.Now) in ns since the runner was made.
+func (r *runner) now() int64 { return rtloop.Now() - r.base }
+
+// loopThread is the thread a sole session's detached latency loops run on.
+type loopThread = rtloop.Thread[latArgs, latResult]
 
 // srcOff and dstOff are the offsets of QP i's source area and of its
 // target area (what the key record advertises as vaddr), as perftest's
@@ -108,9 +113,10 @@ func blockSize(p *Params, cycle uint64) uint64 { return max(p.maxSize()+udGRH, c
 
 func newRunner(p *Params, res *Resources, remote []Dest, ahs []*verbs.AH, cycle uint64, stop *atomic.Bool) *runner {
 	n := len(res.QPs)
+	rtloop.Selected() // the mode, and so the clock, before the first reading
 	r := &runner{
 		p: p, res: res, remote: remote, ahs: ahs, blk: blockSize(p, cycle),
-		base: nanotime(), stall: 10 * time.Second, stallBase: 10 * time.Second, stop: stop,
+		base: rtloop.Now(), stall: 10 * time.Second, stallBase: 10 * time.Second, stop: stop,
 		isSrv: p.Server, isLat: p.Test == TestLat,
 		wrs: make([][]verbs.SendWR, n), rwrs: make([][]verbs.RecvWR, n),
 		wcs:  make([]verbs.WC, 64),
@@ -300,8 +306,9 @@ func (r *runner) checkWC(wc *verbs.WC) bool {
 // mode, what it sent and received; see bwArgs.count). The loop
 // is bwDetached (detach.go), in every mode.
 func (r *runner) runBW() error {
-	a, detach := r.bwLoopArgs(r.p.Bidir && r.p.Verb == VerbSend)
-	err := r.runBWLoop(&a, false, detach)
+	var detach bool
+	r.bw, detach = r.bwLoopArgs(r.p.Bidir && r.p.Verb == VerbSend)
+	err := r.runBWLoop(&r.bw, false, detach)
 	if err == nil && r.p.Duration > 0 {
 		r.drainSend() // duration mode stops mid-stream
 	}
@@ -354,8 +361,9 @@ func (r *runner) postRecvs(limit uint64) error {
 // runBWRecv counts received messages (iters per QP) from the first to the
 // last, re-posting receives as they complete, with bwRecvDetached.
 func (r *runner) runBWRecv() error {
-	a, detach := r.bwLoopArgs(true)
-	return r.runBWLoop(&a, true, detach)
+	var detach bool
+	r.bw, detach = r.bwLoopArgs(true)
+	return r.runBWLoop(&r.bw, true, detach)
 }
 
 // ---- latency ----

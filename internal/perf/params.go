@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rdmactl/rdmactl/internal/perf/rtloop"
 )
 
 // Verb is the RDMA operation under test.
@@ -91,6 +93,9 @@ type Params struct {
 	Histogram bool
 	Unsorted  bool // print every latency sample in the order taken (-U)
 	Progress  bool // live progress line
+	// Loop asks for a loop mode (rtloop.Select; Auto: the environment,
+	// else the probe). The process's first session decides.
+	Loop rtloop.Mode
 
 	// Set by defaults: which of the above the user gave.
 	UserCQMod, UserSize, UserInline bool

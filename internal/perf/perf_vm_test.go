@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmactl/rdmactl/internal/perf/rtloop"
 	"github.com/rdmactl/rdmactl/internal/verbs"
 )
 
@@ -165,13 +166,22 @@ func vmNoAllocs(t *testing.T, name string, f func()) {
 	}
 }
 
-// checkDetachedRun: on rxe the latency loops run detached from the
-// scheduler (detach.go), every run, and their samples are sane.
+// checkMode: on rxe every loop of r ran in the process's selected mode
+// (rtloop.Selected: RDMACTL_PERF_LOOP, else the probe): detached from the
+// scheduler, or the plain loop.
+func checkMode(t *testing.T, who string, r *runner) {
+	t.Helper()
+	want := rtloop.Selected()
+	if want == rtloop.Detached && (r.detached == 0 || r.plain != 0) || want != rtloop.Detached && (r.plain == 0 || r.detached != 0) {
+		t.Fatalf("%s: mode %v (%s), but on rxe %d loops ran detached and %d plain", who, want, rtloop.Reason(), r.detached, r.plain)
+	}
+}
+
+// checkDetachedRun: on rxe the latency loops run in the selected mode,
+// every run, and their samples are sane.
 func checkDetachedRun(t *testing.T, who string, r *runner, samples int) {
 	t.Helper()
-	if r.detached == 0 {
-		t.Fatalf("%s: the latency loop on rxe never ran detached", who)
-	}
+	checkMode(t, who, r)
 	if r.nSamples != samples {
 		t.Fatalf("%s: %d samples of 100 iterations, want %d", who, r.nSamples, samples)
 	}
@@ -182,13 +192,11 @@ func checkDetachedRun(t *testing.T, who string, r *runner, samples int) {
 	}
 }
 
-// checkDetachedBW: on rxe the bandwidth sender runs detached (detach.go),
+// checkDetachedBW: on rxe the bandwidth sender runs in the selected mode,
 // completes every message and records its completion events in order.
 func checkDetachedBW(t *testing.T, r *runner, msgs uint64) {
 	t.Helper()
-	if r.detached == 0 {
-		t.Fatal("the bandwidth loop on rxe never ran detached")
-	}
+	checkMode(t, "sender", r)
 	if r.nDone != msgs || r.nEv == 0 || r.evC[r.nEv-1] != msgs {
 		t.Fatalf("%d messages done, %d events (last %v), want %d", r.nDone, r.nEv, r.evC[:r.nEv], msgs)
 	}
@@ -233,8 +241,9 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 			})
 			g.checkPeer(t, "runBWRecv")
 			checkDetachedBW(t, g.r, 200)
-			if g.pr.detached == 0 || g.pr.nDone != 200 {
-				t.Fatalf("receiver: detached %d times, received %d of 200", g.pr.detached, g.pr.nDone)
+			checkMode(t, "receiver", g.pr)
+			if g.pr.nDone != 200 {
+				t.Fatalf("receiver: received %d of 200", g.pr.nDone)
 			}
 		})
 	}
@@ -267,7 +276,8 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 		// The window is the 200 ms between the margins, give or take one
 		// completion event; the run went on past it.
 		win := time.Duration(r.tEnd - r.tStart)
-		if r.detached == 0 || r.nDone == 0 || win < 150*time.Millisecond || win > 300*time.Millisecond || r.progress.Load() <= r.nDone {
+		checkMode(t, "sender", r)
+		if r.nDone == 0 || win < 150*time.Millisecond || win > 300*time.Millisecond || r.progress.Load() <= r.nDone {
 			t.Fatalf("detached %d, %d messages in a %v window, %d in all", r.detached, r.nDone, win, r.progress.Load())
 		}
 	})
@@ -297,7 +307,8 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 		})
 		g.checkPeer(t, "runBWRecv -D")
 		for _, r := range []*runner{g.r, g.pr} {
-			if r.detached == 0 || r.nDone == 0 || r.tEnd <= r.tStart {
+			checkMode(t, "side", r)
+			if r.nDone == 0 || r.tEnd <= r.tStart {
 				t.Fatalf("detached %d, %d messages from %d to %d ns", r.detached, r.nDone, r.tStart, r.tEnd)
 			}
 		}
@@ -319,10 +330,16 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 		checkDetachedRun(t, "server", g.pr, 98)
 	})
 	t.Run("write_lat_thread", func(t *testing.T) {
-		// As the binary runs it (a sole session): on a loopThread.
+		// As the binary runs it (a sole session): in the detached mode
+		// on an rtloop.Thread; in the plain mode there is none.
+		if rtloop.Selected() != rtloop.Detached {
+			t.Logf("mode %v: no loop thread; the plain loop as in write_lat", rtloop.Selected())
+		}
 		g := newVMRig(t, Params{Verb: VerbWrite, Test: TestLat, Iters: 100})
-		g.r.thr = newLoopThread()
-		defer g.r.thr.stop()
+		if rtloop.Selected() == rtloop.Detached {
+			g.r.thr = rtloop.NewThread[latArgs, latResult]()
+			defer g.r.thr.Stop()
+		}
 		g.peerLoop(vmRuns, func() {}, g.pr.runLatWrite)
 		vmNoAllocs(t, "runLatWrite on a loop thread", func() {
 			g.pr.prepare(2)
@@ -331,7 +348,7 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 			clear(g.their.Buf[:8192])
 			g.runBoth(t, "runLatWrite", g.r.runLatWrite)
 		})
-		if !g.r.thr.private {
+		if g.r.thr != nil && !g.r.thr.Private() {
 			t.Fatal("the loop thread's file table is not private")
 		}
 		checkDetachedRun(t, "client", g.r, 99)
@@ -419,13 +436,12 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 	}
 }
 
-// checkDetachedHist: a duration-mode latency loop on rxe ran detached and
-// filled the histogram, inside the margins only, with sane samples.
+// checkDetachedHist: a duration-mode latency loop on rxe ran in the
+// selected mode and filled the histogram, inside the margins only, with
+// sane samples.
 func checkDetachedHist(t *testing.T, who string, r *runner) {
 	t.Helper()
-	if r.detached == 0 {
-		t.Fatalf("%s: the duration-mode latency loop on rxe never ran detached", who)
-	}
+	checkMode(t, who, r)
 	h := r.hist
 	if h.n == 0 || h.min <= 0 || h.max > int64(time.Second) {
 		t.Fatalf("%s: histogram of %d samples, min %d ns, max %d ns", who, h.n, h.min, h.max)

@@ -148,6 +148,11 @@ type Result struct {
 	// write/read server prints the client's report (as perftest does).
 	Source      string `json:"source"`
 	Interrupted bool   `json:"interrupted"`
+	// Loop is how this side's measurement loops ran: "detached" (off
+	// the Go scheduler) or "plain" (attached, on a locked thread); see
+	// package rtloop and perf --loop. Absent when this side ran no loop
+	// (the server of write and read tests).
+	Loop string `json:"loop,omitempty"`
 }
 
 // LatRow is one latency report row.

@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmactl/rdmactl/internal/perf/rtloop"
 	"github.com/rdmactl/rdmactl/internal/verbs"
 )
 
@@ -38,8 +39,8 @@ type Session struct {
 	Stall       time.Duration // data path without progress; 0: 10 s
 	// SoleSession says that nothing else in the process runs a loop
 	// meanwhile, so Run may take the Go runtime down to one P (two
-	// sessions in one process, as in tests, need two Ps to progress) and
-	// run detached latency loops on a loopThread.
+	// sessions in one process, as in tests, need two Ps to progress) and,
+	// in the detached mode, run latency loops on an rtloop.Thread.
 	SoleSession bool
 
 	conn     *Conn
@@ -67,6 +68,8 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	// The loop mode, once per process, before any clock reading.
+	rtloop.Select(p.Loop)
 	if s.StepTimeout == 0 {
 		s.StepTimeout = 10 * time.Second
 	}
@@ -86,8 +89,9 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 		// barrier delayed a receiver's first poll by milliseconds.
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 		// And the runtime's monitor thread stops preempting the loop
-		// (idleSysmon). Best effort: without it, the tail is longer.
-		_, _ = idleSysmon()
+		// (detached mode only). Best effort: without it, the tail is
+		// longer, and nothing else changes.
+		_ = rtloop.IdleSysmon()
 	}
 	if s.Stall == 0 {
 		s.Stall = 10 * time.Second
@@ -139,7 +143,7 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 func (s *Session) teardown() {
 	// First: the loop thread's copy of the file table holds the
 	// connection and the device open.
-	s.thr.stop()
+	s.thr.Stop()
 	if s.conn != nil {
 		_ = s.conn.Close()
 	}
@@ -379,11 +383,11 @@ func (s *Session) bwReport(mine BWResult, use bool) (BWReport, error) {
 func (s *Session) newRunner() *runner {
 	r := newRunner(s.P, s.res, s.rem, s.ahs, uint64(s.cycle), &s.stop)
 	r.stall, r.stallBase = s.Stall, s.Stall
-	if s.SoleSession {
+	if s.SoleSession && rtloop.Selected() == rtloop.Detached {
 		// Only then: the thread's table holds every file open when it
 		// starts, which a second session's peer would wait on to close.
 		if s.thr == nil {
-			s.thr = newLoopThread()
+			s.thr = rtloop.NewThread[latArgs, latResult]()
 		}
 		r.thr = s.thr
 	}
@@ -783,14 +787,14 @@ func bars(n int) string {
 // the other process on a loop's CPU at 18, 26, 125 ms and on, the other
 // three one or none after the loops' first 0.1 s (where threads woken at
 // the start get their turn); with it, three runs had none after 0.11 s.
-// perftest's processes have no such threads. Then parkSysmon, for the
+// perftest's processes have no such threads. Then rtloop.ParkSysmon, for the
 // same reason. Once per run: measure clears the flag.
 func (s *Session) settle() {
 	if s.settled {
 		return
 	}
 	debug.FreeOSMemory()
-	parkSysmon()
+	rtloop.ParkSysmon()
 	s.settled = true
 }
 
@@ -801,6 +805,7 @@ func (s *Session) measure(ctx context.Context, r *runner, loop func() error) (BW
 	stopWatch := s.watchPeer()
 	stopProg := s.progress(r)
 	err := loop()
+	s.result.Loop = r.loopMode()
 	s.settled = false
 	if errors.Is(err, errDeadline) {
 		err = nil // duration mode: the peer stopped on its own clock

@@ -107,6 +107,12 @@ func TestSessionPairs(t *testing.T) {
 			if f.live != 0 {
 				t.Fatalf("%d fake objects leaked", f.live)
 			}
+			// The fakes have no detached queues: the plain loop, in
+			// every mode, and the result says so (a write or read
+			// server that runs no loop says nothing).
+			if s.res.Loop != "plain" && s.res.Loop != "" || cl.res.Loop != "plain" {
+				t.Fatalf("loop: server %q, client %q; want plain", s.res.Loop, cl.res.Loop)
+			}
 			p := c.p
 			p.Defaults()
 			switch {

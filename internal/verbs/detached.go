@@ -10,9 +10,11 @@ package verbs
 // latency tail that perftest, which has no such thread, does not have.
 // A goroutine that enters a blocking system call gives its P back, and
 // with no P running, sysmon sleeps until it is needed. internal/perf runs
-// its latency loops that way: runtime.entersyscallblock before the loop,
+// its loops that way (internal/perf/rtloop, unless its plain mode is
+// chosen): runtime.entersyscallblock before the loop,
 // runtime.exitsyscall after it, the loop in between detached from the
-// scheduler like a C thread.
+// scheduler like a C thread. perf reaches these methods through optional
+// interfaces (perf.DetachableQP, DetachableCQ, WatchableCQ).
 //
 // Code that runs detached must not grow the stack, allocate or write
 // pointers into the heap (the runtime has no P to do it with): every

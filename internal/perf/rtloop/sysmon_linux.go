@@ -1,4 +1,4 @@
-package perf
+package rtloop
 
 import (
 	"bytes"
@@ -13,8 +13,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// idleSysmon moves the Go runtime's monitor thread (sysmon) to the
-// SCHED_IDLE policy and returns its thread ID.
+// IdleSysmon moves the Go runtime's monitor thread (sysmon) to the
+// SCHED_IDLE policy for the rest of the process, in the Detached mode
+// (a no-op in Plain). Best effort: if sysmon is not found or the kernel
+// refuses, the error says why and nothing else changes (ParkSysmon then
+// does nothing, and the loops run with sysmon as it is).
 //
 // Why: sysmon has no P and wakes every 20 us to 10 ms for as long as a
 // goroutine runs. When every CPU spins (a latency pair on a two-CPU
@@ -34,13 +37,23 @@ import (
 // What it costs: during a loop on busy CPUs, sysmon's duties (polling the
 // network when the scheduler does not, preempting goroutines that run
 // over 10 ms, retaking Ps from long syscalls) wait for a free CPU. The
-// loops yield (runner.maybeYield) and check Ctrl-C and their stall limit
+// loops yield (perf's yielder) and check Ctrl-C and their stall limit
 // themselves. The peer watcher's socket is then polled when a CPU is free:
 // a peer that dies frees one (TestVMPerfPeerKilled). An unprivileged process
 // cannot switch a SCHED_IDLE thread back (sched(7), RLIMIT_NICE), so this
 // is for the process's lifetime; only the rdmactl binary, where the perf
-// command is all the process does, asks for it (Session.SoleSession).
+// command is all the process does, asks for it (perf.Session.SoleSession).
 // Once per process: the first call's result is returned to all.
+func IdleSysmon() error {
+	if Selected() != Detached {
+		return nil
+	}
+	_, err := idleSysmon()
+	return err
+}
+
+// idleSysmon is IdleSysmon's work, once per process; it returns sysmon's
+// thread ID.
 var idleSysmon = sync.OnceValues(setIdleSysmon)
 
 func setIdleSysmon() (int, error) {
@@ -56,15 +69,16 @@ func setIdleSysmon() (int, error) {
 	return tid, nil
 }
 
-// parkSysmon detaches from the scheduler until sysmon is in its deep
+// ParkSysmon detaches from the scheduler until sysmon is in its deep
 // sleep (at most 25 ms), so that it naps only briefly when the next
-// loop starts. Called before a run's start handshake (Session.settle);
-// no-op when sysmon is unknown (idleSysmon not called, or it failed).
+// loop starts. Called before a run's start handshake (perf's
+// Session.settle); no-op when sysmon is unknown (IdleSysmon not called,
+// it failed, or the mode is Plain).
 //
 // Why: with every P idle, as during a detached loop, sysmon parks on a
 // futex until a P runs again, but it notices only when its current nap
 // ends, and its naps grow to 10 ms while a P keeps running (setup). As a
-// SCHED_IDLE thread (idleSysmon), it then waits for a CPU, which in a
+// SCHED_IDLE thread (IdleSysmon), it then waits for a CPU, which in a
 // latency pair it gets only when its share falls due, by preempting a
 // loop. Traced (18 pairs of 1000-iteration 2-byte write_lat, sched_switch
 // and syscalls, before this): in 2 pairs sysmon threads preempted the
@@ -75,6 +89,12 @@ func setIdleSysmon() (int, error) {
 // the loop detaches it parks again within letHandoffRun's 2 ms, on this
 // then idle CPU. The wait here happens while the peer waits in the
 // exchange, as settle's work does.
+func ParkSysmon() {
+	if Selected() == Detached {
+		parkSysmon()
+	}
+}
+
 func parkSysmon() {
 	if sysmonSyscallFD < 0 {
 		return

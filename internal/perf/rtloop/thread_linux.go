@@ -1,4 +1,4 @@
-package perf
+package rtloop
 
 import (
 	"os"
@@ -8,9 +8,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// loopThread runs a session's detached latency loops on an OS thread of
+// Thread runs a session's detached latency loops on an OS thread of
 // their own whose file descriptor table is private: a copy made with
-// unshare(CLONE_FILES) when the thread starts.
+// unshare(CLONE_FILES) when the thread starts. If unshare is refused (a
+// seccomp profile, say), the thread runs them with the process's table,
+// as the caller's thread would (Private reports which).
 //
 // Why: rxe's doorbell is a write(2) on the uverbs file, one on the
 // critical path of every message. When a process's table is shared by
@@ -29,33 +31,34 @@ import (
 //
 // The copy holds a reference to every file that was open when it was
 // made (the uverbs file, the TCP connection, ...), so that closing one
-// elsewhere would not release it: stop closes them all in the thread
-// before it ends. Files opened after start are not in it; the loops use
-// only the uverbs file and sysmon's syscall file, both open before the
-// first run (idleSysmon opens the latter when the session starts).
-type loopThread struct {
+// elsewhere would not release it: Stop closes them all in the thread
+// before it ends. Files opened after the start are not in it; the loops
+// use only the uverbs file and sysmon's syscall file, both open before
+// the first run (IdleSysmon opens the latter when the session starts).
+type Thread[A, R any] struct {
 	req, resp chan struct{}
 	exited    chan struct{}
 	started   bool
 	private   bool // unshare worked; else the loops run with the shared table
 	// the job: in before req, out before resp
-	a    *latArgs
-	verb Verb
-	end  detachedEnd
-	ns   int
-	err  error
+	loop func(*A) R
+	a    *A
+	r    R
 	// probe (tests): instead of a loop, check whether fd is open here
 	probeFD   int
 	probeOpen bool
 }
 
-// newLoopThread returns a loopThread that starts at its first run (after
-// settle has opened sysmon's file); stop ends it.
-func newLoopThread() *loopThread {
-	return &loopThread{req: make(chan struct{}), resp: make(chan struct{}), exited: make(chan struct{}), probeFD: -1}
+// unshareFiles is unix.Unshare(CLONE_FILES); tests make it fail.
+var unshareFiles = func() error { return unix.Unshare(unix.CLONE_FILES) }
+
+// NewThread returns a Thread that starts at its first Run (after the
+// session has opened sysmon's file); Stop ends it.
+func NewThread[A, R any]() *Thread[A, R] {
+	return &Thread[A, R]{req: make(chan struct{}), resp: make(chan struct{}), exited: make(chan struct{}), probeFD: -1}
 }
 
-func (t *loopThread) start() {
+func (t *Thread[A, R]) start() {
 	if t.started {
 		return
 	}
@@ -65,20 +68,20 @@ func (t *loopThread) start() {
 	<-ready
 }
 
-func (t *loopThread) serve(ready chan<- struct{}) {
+func (t *Thread[A, R]) serve(ready chan<- struct{}) {
 	// Never unlocked: the thread ends with this goroutine, and its
 	// private table with it.
 	runtime.LockOSThread()
 	defer close(t.exited)
 	_ = leaveSchedIdle()
-	t.private = unix.Unshare(unix.CLONE_FILES) == nil
+	t.private = unshareFiles() == nil
 	close(ready)
 	for range t.req {
 		if t.probeFD >= 0 {
 			_, err := unix.FcntlInt(uintptr(t.probeFD), unix.F_GETFD, 0)
 			t.probeOpen = err == nil
 		} else {
-			t.end, t.ns, t.err = runDetached(t.a, t.verb)
+			t.r = Run(t.loop, t.a, true, true)
 		}
 		t.resp <- struct{}{}
 	}
@@ -87,19 +90,27 @@ func (t *loopThread) serve(ready chan<- struct{}) {
 	}
 }
 
-// run runs verb's loop on a, detached, on the thread.
-func (t *loopThread) run(a *latArgs, verb Verb) (detachedEnd, int, error) {
+// Run runs loop(a) on the thread, detached (as Run with detach and
+// handoff): for Detached mode only.
+func (t *Thread[A, R]) Run(loop func(*A) R, a *A) R {
 	t.start()
-	t.a, t.verb = a, verb
+	t.loop, t.a = loop, a
 	t.req <- struct{}{}
 	<-t.resp
-	t.a = nil
-	return t.end, t.ns, t.err
+	t.loop, t.a = nil, nil
+	r := t.r
+	var zero R
+	t.r = zero
+	return r
 }
 
-// stop ends the thread once its private table has let go of every file.
+// Private reports whether the thread, once started, has a private file
+// table (false before its first Run, or if unshare was refused).
+func (t *Thread[A, R]) Private() bool { return t.private }
+
+// Stop ends the thread once its private table has let go of every file.
 // Safe on nil and more than once.
-func (t *loopThread) stop() {
+func (t *Thread[A, R]) Stop() {
 	if t == nil || !t.started {
 		return
 	}
@@ -114,7 +125,7 @@ func (t *loopThread) stop() {
 
 // leaveSchedIdle moves the calling thread from SCHED_IDLE to the normal
 // policy (nice 0). A thread inherits its creator's policy, and the
-// runtime's monitor thread, SCHED_IDLE for a sole session (idleSysmon),
+// runtime's monitor thread, SCHED_IDLE for a sole session (IdleSysmon),
 // creates threads for the scheduler now and then: a loop on such a
 // thread would be preempted by every wake-up on its CPU. Switching back
 // needs privilege (CAP_SYS_NICE, or an RLIMIT_NICE that allows nice 0);

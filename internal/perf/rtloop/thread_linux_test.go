@@ -1,4 +1,4 @@
-package perf
+package rtloop
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 )
 
 // probe asks the thread whether fd is open in its table.
-func (t *loopThread) probe(fd int) bool {
+func (t *Thread[A, R]) probe(fd int) bool {
 	t.start()
 	t.probeFD = fd
 	t.req <- struct{}{}
@@ -24,12 +24,12 @@ func TestLoopThreadPrivateTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unix.Close(before[0])
-	th := newLoopThread()
-	defer th.stop()
+	th := NewThread[int, int]()
+	defer th.Stop()
 	if !th.probe(before[1]) {
 		t.Fatal("a file open before the thread started is not open in it")
 	}
-	if !th.private {
+	if !th.Private() {
 		t.Fatal("unshare(CLONE_FILES) failed")
 	}
 	var after [2]int
@@ -45,8 +45,8 @@ func TestLoopThreadPrivateTable(t *testing.T) {
 	// Once stop returns, the thread's copy no longer holds the pipe's
 	// write end: closing ours is the last close, and the reader sees EOF
 	// (not EAGAIN, which means a writer is still open somewhere).
-	th.stop()
-	th.stop() // twice is fine
+	th.Stop()
+	th.Stop() // twice is fine
 	if err := unix.Close(before[1]); err != nil {
 		t.Fatal(err)
 	}
@@ -58,9 +58,9 @@ func TestLoopThreadPrivateTable(t *testing.T) {
 }
 
 func TestLoopThreadStopUnstarted(t *testing.T) {
-	var th *loopThread
-	th.stop()
-	newLoopThread().stop()
+	var th *Thread[int, int]
+	th.Stop()
+	NewThread[int, int]().Stop()
 }
 
 func TestLeaveSchedIdle(t *testing.T) {
@@ -94,3 +94,23 @@ func TestLeaveSchedIdle(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// When unshare is refused, the thread still runs its loops (detached),
+// with the process's table, and says so.
+func TestThreadWithoutUnshare(t *testing.T) {
+	saved := unshareFiles
+	unshareFiles = func() error { return unix.EPERM }
+	defer func() { unshareFiles = saved }()
+	th := NewThread[int, int]()
+	defer th.Stop()
+	n := 41
+	if got := th.Run(addOne, &n); got != 42 {
+		t.Fatalf("Run = %d, want 42", got)
+	}
+	if th.Private() {
+		t.Fatal("Private with unshare refused")
+	}
+}
+
+//go:nosplit
+func addOne(p *int) int { return *p + 1 }

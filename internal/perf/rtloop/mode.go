@@ -1,0 +1,126 @@
+package rtloop
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"time"
+)
+
+// Mode is how the measurement loops run.
+type Mode uint8
+
+const (
+	Auto     Mode = iota // the environment variable, else Detached if its probe passes
+	Detached             // off the Go scheduler (see the package doc)
+	Plain                // on a locked OS thread, attached
+)
+
+// EnvVar forces a mode for the process: plain, detached or auto.
+const EnvVar = "RDMACTL_PERF_LOOP"
+
+func (m Mode) String() string {
+	switch m {
+	case Detached:
+		return "detached"
+	case Plain:
+		return "plain"
+	}
+	return "auto"
+}
+
+// ParseMode reads "auto", "detached" or "plain" ("" is auto).
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "", "auto":
+		return Auto, nil
+	case "detached":
+		return Detached, nil
+	case "plain":
+		return Plain, nil
+	}
+	return Auto, fmt.Errorf("loop mode %q: want auto, detached or plain", s)
+}
+
+var (
+	selectOnce sync.Once
+	selected   Mode
+	reason     string
+	// runtimeClock: Now reads the runtime's nanotime (Detached). Written
+	// once, by Select, before any loop's clock is read.
+	runtimeClock bool
+)
+
+// Select decides the process's mode once and returns it; later calls
+// return the first decision whatever they ask. want, unless Auto, wins;
+// else EnvVar (plain, detached; auto or unset: probe), else the probe. A
+// caller with a flag calls Select before anything reads the clock (Now).
+func Select(want Mode) Mode {
+	selectOnce.Do(func() {
+		selected, reason = choose(want, os.Getenv(EnvVar))
+		runtimeClock = selected == Detached
+	})
+	return selected
+}
+
+// Selected is Select(Auto): the mode, decided now if nobody has yet.
+func Selected() Mode { return Select(Auto) }
+
+// Reason says why Selected is what it is (for tests and debugging).
+func Reason() string {
+	Selected()
+	return reason
+}
+
+func choose(want Mode, env string) (Mode, string) {
+	if want != Auto {
+		return want, "asked for " + want.String()
+	}
+	m, err := ParseMode(env)
+	if err != nil {
+		// A bad value is not worth failing a benchmark over: the
+		// safe choice, and the reason says so.
+		return Plain, EnvVar + ": " + err.Error()
+	}
+	if m != Auto {
+		return m, EnvVar + "=" + env
+	}
+	if err := probe(); err != nil {
+		return Plain, "probe: " + err.Error()
+	}
+	return Detached, "probe passed"
+}
+
+// probe checks that the runtime's clock, reached by linkname, is the
+// monotonic clock package time reads: if a Go release changed what the
+// symbol means, the loops fall back to Plain rather than measure with it.
+// (entersyscallblock and exitsyscall cannot be probed without risking a
+// fatal error; they are the ones x/sys itself links to.)
+func probe() error {
+	t0, n0 := time.Now(), nanotime()
+	for time.Since(t0) < 200*time.Microsecond {
+	}
+	dt, dn := time.Since(t0), time.Duration(nanotime()-n0)
+	if dn <= 0 || dn < dt/2 || dn > 2*dt+time.Millisecond {
+		return fmt.Errorf("runtime.nanotime advanced %v while time.Since saw %v", dn, dt)
+	}
+	return nil
+}
+
+// epoch is where the plain clock starts.
+var epoch = time.Now()
+
+// Now is the loops' clock in nanoseconds: the runtime's nanotime in
+// Detached mode (callable detached), time's monotonic clock since the
+// package's start otherwise. Only differences of its values mean
+// anything, and only within one process.
+//
+//go:nosplit
+func Now() int64 {
+	if runtimeClock {
+		return nanotime()
+	}
+	return plainNow()
+}
+
+func plainNow() int64 { return int64(time.Since(epoch)) }

@@ -1,0 +1,61 @@
+package rtloop
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+func TestChoose(t *testing.T) {
+	for _, c := range []struct {
+		want Mode
+		env  string
+		got  Mode
+	}{
+		{Plain, "detached", Plain}, // the flag wins
+		{Detached, "plain", Detached},
+		{Auto, "plain", Plain},
+		{Auto, "detached", Detached},
+		{Auto, "", Detached}, // the probe passes here
+		{Auto, "auto", Detached},
+		{Auto, "fast", Plain}, // a bad value: the safe mode
+	} {
+		if got, why := choose(c.want, c.env); got != c.got {
+			t.Errorf("choose(%v, %q) = %v (%s), want %v", c.want, c.env, got, why, c.got)
+		}
+	}
+	for _, s := range []string{"auto", "detached", "plain"} {
+		if m, err := ParseMode(s); err != nil || m.String() != s {
+			t.Errorf("ParseMode(%q) = %v, %v", s, m, err)
+		}
+	}
+}
+
+// TestSelectFromEnv: RDMACTL_PERF_LOOP selects the mode of a process
+// (a child each), the clock follows it, and a later Select does not
+// change it.
+func TestSelectFromEnv(t *testing.T) {
+	if env := os.Getenv("RDMACTL_TEST_LOOP_CHILD"); env != "" {
+		m := Selected()
+		again := Select(Detached)
+		t0 := Now()
+		time.Sleep(time.Millisecond)
+		d := Now() - t0
+		fmt.Printf("mode=%v again=%v runtimeClock=%v advanced=%v\n", m, again, runtimeClock, d >= int64(time.Millisecond))
+		return
+	}
+	for env, want := range map[string]string{
+		"plain":    "mode=plain again=plain runtimeClock=false advanced=true",
+		"detached": "mode=detached again=detached runtimeClock=true advanced=true",
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestSelectFromEnv$", "-test.v")
+		cmd.Env = append(os.Environ(), "RDMACTL_TEST_LOOP_CHILD=1", EnvVar+"="+env)
+		out, err := cmd.CombinedOutput()
+		if err != nil || !bytes.Contains(out, []byte(want)) {
+			t.Errorf("%s=%s: %v; want %q in\n%s", EnvVar, env, err, want, out)
+		}
+	}
+}
