@@ -162,7 +162,7 @@ func TestLoopsDoNotAllocate(t *testing.T) {
 	})
 	// Duration mode: the same loops, into the histogram, until the clock
 	// says stop.
-	dur := 60 * time.Millisecond
+	dur := 200 * time.Millisecond // the sampling window (dur/2) outlasts a busy host's stalls
 	t.Run("write_lat_duration", func(t *testing.T) {
 		g := newLoopRig(t, Params{Verb: VerbWrite, Test: TestLat, Duration: dur, Margin: dur / 4, Server: true}, true)
 		requireNoAllocs(t, "runLatWrite -D", func() {

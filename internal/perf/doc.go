@@ -64,7 +64,7 @@
 //     preempting them; it is also set to SCHED_IDLE, and a sole session's
 //     latency loops run on a thread with a private file table), else, or
 //     when the process's mode is plain (--loop, RDMACTL_PERF_LOOP, or a
-//     failed probe), attached on a locked OS thread. perf sees only its
+//     failed probe), attached, as ordinary Go code. perf sees only its
 //     Device: the detached queues are optional methods of the queues
 //     (DetachableQP, DetachableCQ, WatchableCQ). Every test has one loop
 //     (detach.go), for both modes: nosplit, no allocation, no pointer

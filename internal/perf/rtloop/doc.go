@@ -13,9 +13,9 @@
 //     those three is best effort: when the kernel refuses (no
 //     /proc/self/task, sched_setattr or unshare denied), that part is
 //     skipped and the loop runs without it.
-//   - Plain: an ordinary loop on a locked OS thread (runtime.LockOSThread),
-//     the same loop functions run attached and yield about once a
-//     millisecond, with time from the monotonic clock of package time. No
+//   - Plain: an ordinary loop on the scheduler (not on a locked thread:
+//     see RunAttached), the same loop functions run attached and yield
+//     about once a millisecond, with time from the monotonic clock of package time. No
 //     linkname, no /proc, no scheduling policy. It is the fallback when
 //     the detached mode is refused (RDMACTL_PERF_LOOP=plain, perf --loop
 //     plain) or its probe fails, and what providers whose data path is not

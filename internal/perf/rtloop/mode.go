@@ -13,7 +13,7 @@ type Mode uint8
 const (
 	Auto     Mode = iota // the environment variable, else Detached if its probe passes
 	Detached             // off the Go scheduler (see the package doc)
-	Plain                // on a locked OS thread, attached
+	Plain                // attached, an ordinary loop on the scheduler
 )
 
 // EnvVar forces a mode for the process: plain, detached or auto.
