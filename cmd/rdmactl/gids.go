@@ -215,17 +215,31 @@ func sfError(err error) error {
 }
 
 func runGIDs(a *app, arg string, fl *gidsFlags) error {
-	f := sysfs.New(a.opts.sysfsRoot)
-	targets, err := sfTargets(f, arg)
+	var dev string
+	var port uint32
+	if arg != "" {
+		var err error
+		if dev, port, err = parseDevPort(arg); err != nil {
+			return err
+		}
+	}
+	src, closeSrc, err := a.openInventory(true)
 	if err != nil {
 		return err
 	}
+	defer closeSrc()
+	targets, err := src.Targets(dev, port)
+	if err != nil {
+		return invError(src, err)
+	}
+	// --all shows the empty slots too, which only sysfs lists.
+	tables, err := src.GIDs(targets, fl.all)
+	if err != nil {
+		return invError(src, err)
+	}
 	var rows []gidJSON
-	for _, t := range targets {
-		gids, err := f.GIDs(t.dev, t.port)
-		if err != nil {
-			return sfError(err)
-		}
+	for ti, t := range targets {
+		gids := tables[ti]
 		var kept []sysfs.GID
 		for _, g := range gids {
 			if fl.keep(g) {
@@ -240,7 +254,7 @@ func runGIDs(a *app, arg string, fl *gidsFlags) error {
 			}
 		}
 		for _, g := range kept {
-			r := gidJSON{Ifname: t.dev, Port: t.port, Index: g.Index, GID: g.String(),
+			r := gidJSON{Ifname: t.Dev, Port: t.Port, Index: g.Index, GID: g.String(),
 				Type: strPtr(g.Kind), SysfsType: strPtr(g.Type), Netdev: strPtr(g.Netdev)}
 			if !g.RawOK {
 				r.GID = "?" // unreadable or malformed gids/N

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,33 +15,6 @@ import (
 // Shared helpers of the netlink commands (dev show, link, res) that other
 // commands may call too: opening the NLDEV socket, giving netlink errors
 // their exit code, and "unknown device" messages that list what exists.
-
-// The counters command shows "rdma statistic" counters through this hook
-// (counters.go declares it; it stays nil in builds without nldev).
-func init() { netlinkPortStats = nlPortStats }
-
-// nlPortStats reads the NLDEV statistics of dev/port (rdma statistic show
-// link DEV/PORT): a device lookup and one STAT_GET.
-func nlPortStats(ctx context.Context, dev string, port uint32) ([]sysfs.Counter, error) {
-	c, err := nldev.Dial()
-	if err != nil {
-		return nil, nlError(err)
-	}
-	defer c.Close()
-	devs, err := nlDevices(c, dev)
-	if err != nil {
-		return nil, err
-	}
-	cs, err := c.PortStatistics(devs[0].Index, port)
-	if err != nil {
-		return nil, nlError(err)
-	}
-	out := make([]sysfs.Counter, len(cs))
-	for i, x := range cs {
-		out[i] = sysfs.Counter{Name: x.Name, Value: x.Value}
-	}
-	return out, nil
-}
 
 // errNoRDMA is the one line printed on a machine without any RDMA: no
 // NETLINK_RDMA family and no /sys/class/infiniband.
