@@ -64,16 +64,6 @@ func notFoundDev(name string, have []string) error {
 	return withCode(exitNotFound, &nldev.NotFoundError{Kind: "device", Name: name, Exists: have})
 }
 
-// notFoundPort is the exitNotFound error for an unknown port of a known
-// device, listing the device's ports as DEV/PORT.
-func notFoundPort(dev string, port uint32, have []uint32) error {
-	names := make([]string, len(have))
-	for i, p := range have {
-		names[i] = fmt.Sprintf("%s/%d", dev, p)
-	}
-	return withCode(exitNotFound, &nldev.NotFoundError{Kind: "port", Name: fmt.Sprintf("%s/%d", dev, port), Exists: names})
-}
-
 // parseDevPort splits "DEV" or "DEV/PORT" (port 0 = all ports). A bad port
 // is a usage error.
 func parseDevPort(arg string) (dev string, port uint32, err error) {
