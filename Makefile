@@ -36,7 +36,7 @@ export PKG RUN VMFLAGS VMTEST_TIMEOUT GO KERNEL
 # make fuzz FUZZTIME=1m
 FUZZTIME ?= 20s
 
-.PHONY: help build tour tourtest run test unit unit-arm64 lint fuzz vmtest docs release-snapshot clean bench-link bench-perftest trace-lat
+.PHONY: help build tour tourtest run test unit unit-arm64 lint fuzz vmtest docs release-snapshot clean bench-link bench-perftest bench-scale trace-lat
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
@@ -91,3 +91,6 @@ bench-perftest: build ## rdmactl perf vs perftest on the same rxe pair in one VM
 
 trace-lat: build ## where a write_lat message spends its time, rdmactl vs perftest within the same runs (kprobes)
 	RDMACTL=bin/rdmactl VMRUN=vm/run scripts/trace-lat.sh
+
+bench-scale: build ## inspection commands vs rdma/ibv_devinfo at 4..128 rxe devices, one VM per N: medians, ratios, growth, RSS [NS="4 16" BASE=bin]
+	RDMACTL=bin/rdmactl VMRUN=vm/run scripts/bench-scale.sh

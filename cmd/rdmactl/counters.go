@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/rdmactl/rdmactl/internal/sysfs"
@@ -60,11 +59,6 @@ type counterRateJSON struct {
 	Rate      float64 `json:"rate"`
 	IntervalS float64 `json:"interval_s"`
 }
-
-// netlinkPortStats reads the NLDEV port statistics of dev/port (what
-// "rdma statistic show link DEV/PORT" prints). It is nil until the
-// internal/nldev client provides them; the command then shows sysfs only.
-var netlinkPortStats func(ctx context.Context, dev string, port uint32) ([]sysfs.Counter, error)
 
 type countersFlags struct {
 	nonzero bool
@@ -161,63 +155,47 @@ func toJSON(dev string, port uint32, src string, c sysfs.Counter) counterJSON {
 
 // collectCounters reads every selected counter once. --nonzero is applied.
 func collectCounters(ctx context.Context, a *app, arg string, fl *countersFlags) ([]counterJSON, error) {
-	f := sysfs.New(a.opts.sysfsRoot)
-	targets, err := sfTargets(f, arg)
+	var dev string
+	var port uint32
+	if arg != "" {
+		var err error
+		if dev, port, err = parseDevPort(arg); err != nil {
+			return nil, err
+		}
+	}
+	src, closeSrc, err := a.openInventory(true)
 	if err != nil {
 		return nil, err
 	}
-	useNetlink := a.opts.sysfsRoot == "" && netlinkPortStats != nil && fl.want(srcNetlink)
+	defer closeSrc()
+	targets, err := src.Targets(dev, port)
+	if err != nil {
+		return nil, invError(src, err)
+	}
+	sets, err := src.Counters(targets, fl.want)
+	if err != nil {
+		return nil, invError(src, err)
+	}
 	var rows []counterJSON
-	add := func(dev string, port uint32, src string, cs []sysfs.Counter) {
-		for _, c := range cs {
+	for _, set := range sets {
+		if set.Err != nil {
+			// sysfs already answered; say what netlink lacked (once) and go on.
+			key := fmt.Sprintf("%s/%d", set.Dev, set.Port)
+			if fl.warned[key] {
+				continue
+			}
+			if fl.warned == nil {
+				fl.warned = map[string]bool{}
+			}
+			fl.warned[key] = true
+			fmt.Fprintf(a.stderr, "rdmactl: netlink statistics of %s/%d: %v (showing sysfs only)\n", set.Dev, set.Port, oneLine(nlError(set.Err).Error()))
+			continue
+		}
+		for _, c := range set.Counters {
 			if fl.nonzero && c.Value == 0 {
 				continue
 			}
-			rows = append(rows, toJSON(dev, port, src, c))
-		}
-	}
-	seenDev := map[string]bool{}
-	for _, t := range targets {
-		if !seenDev[t.dev] && fl.want(srcHWCounters) {
-			// Device-level hw_counters once per device, shown as port 0.
-			seenDev[t.dev] = true
-			cs, err := f.HWCounters(t.dev, 0)
-			if err != nil {
-				return nil, sfError(err)
-			}
-			add(t.dev, 0, srcHWCounters, cs)
-		}
-		if fl.want(srcCounters) {
-			cs, err := f.Counters(t.dev, t.port)
-			if err != nil {
-				return nil, sfError(err)
-			}
-			add(t.dev, t.port, srcCounters, cs)
-		}
-		if fl.want(srcHWCounters) {
-			cs, err := f.HWCounters(t.dev, t.port)
-			if err != nil {
-				return nil, sfError(err)
-			}
-			add(t.dev, t.port, srcHWCounters, cs)
-		}
-		if useNetlink {
-			cs, err := netlinkPortStats(ctx, t.dev, t.port)
-			if err != nil {
-				// sysfs already answered; say what netlink lacked (once) and go on.
-				key := fmt.Sprintf("%s/%d", t.dev, t.port)
-				if fl.warned[key] {
-					continue
-				}
-				if fl.warned == nil {
-					fl.warned = map[string]bool{}
-				}
-				fl.warned[key] = true
-				fmt.Fprintf(a.stderr, "rdmactl: netlink statistics of %s/%d: %v (showing sysfs only)\n", t.dev, t.port, oneLine(err.Error()))
-				continue
-			}
-			slices.SortFunc(cs, func(x, y sysfs.Counter) int { return strings.Compare(x.Name, y.Name) })
-			add(t.dev, t.port, srcNetlink, cs)
+			rows = append(rows, toJSON(set.Dev, set.Port, set.Source, c))
 		}
 	}
 	return rows, nil

@@ -256,7 +256,7 @@ func runDevQuery(a *app, arg string, port uint) error {
 	}
 	var devs []verbs.Device
 	if name == "" {
-		all, err := verbs.Devices()
+		all, err := verbsDevices()
 		if err != nil {
 			return verbsError(err)
 		}
@@ -265,7 +265,7 @@ func runDevQuery(a *app, arg string, port uint) error {
 		}
 		devs = all
 	} else {
-		d, err := verbs.LookupDevice(name)
+		d, err := verbsDevice(name)
 		if err != nil {
 			return verbsError(err)
 		}

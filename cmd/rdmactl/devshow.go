@@ -3,8 +3,8 @@ package main
 import (
 	"strings"
 
+	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/rdmactl/rdmactl/internal/nldev"
-	"github.com/rdmactl/rdmactl/internal/sysfs"
 	"github.com/spf13/cobra"
 )
 
@@ -67,13 +67,7 @@ hardware revision where the device has them (sysfs), and the netns mode.
 			if len(args) == 1 {
 				dev = args[0]
 			}
-			var rows []devShowJSON
-			var err error
-			if a.opts.sysfsRoot != "" {
-				rows, err = devShowSysfs(a, dev)
-			} else {
-				rows, err = devShowNetlink(a, dev)
-			}
+			rows, err := devShow(a, dev)
 			if err != nil {
 				return err
 			}
@@ -82,85 +76,27 @@ hardware revision where the device has them (sysfs), and the netns mode.
 	}
 }
 
-func devShowNetlink(a *app, dev string) ([]devShowJSON, error) {
-	c, err := a.openNL()
+func devShow(a *app, dev string) ([]devShowJSON, error) {
+	src, closeSrc, err := a.openInventory(false)
 	if err != nil {
 		return nil, err
 	}
-	defer c.Close()
-	devs, err := nlDevices(c, dev)
+	defer closeSrc()
+	devs, err := src.Devices(dev, inventory.DeviceOptions{Chardev: true, Sysfs: true, Details: a.opts.details})
 	if err != nil {
-		return nil, err
+		return nil, invError(src, err)
 	}
-	netns := ""
-	if s, err := c.System(); err == nil && s.NetnsShared != nil {
-		netns = map[bool]string{true: "shared", false: "exclusive"}[*s.NetnsShared]
-	}
-	f := sysfs.New("")
+	netns := src.NetnsMode()
 	var rows []devShowJSON
 	for _, d := range devs {
-		idx := d.Index
-		r := devShowJSON{Ifindex: &idx, Ifname: d.Name, FW: d.FW, Protocol: d.Protocol, DIM: d.DIM,
-			NumPorts: d.NumPorts, NetnsMode: netns}
-		if d.NodeType != nil {
-			r.NodeType = nldev.NodeTypeName(*d.NodeType)
-		}
-		if d.NodeGUID != nil {
-			r.NodeGUID = nldev.GUID(*d.NodeGUID)
-		}
-		if d.SysImageGUID != nil {
-			r.SysImageGUID = nldev.GUID(*d.SysImageGUID)
-		}
+		r := devShowJSON{Ifindex: d.Index, Ifname: d.Name, NodeType: d.NodeType, FW: d.FW, NodeGUID: d.NodeGUID,
+			SysImageGUID: d.SysImageGUID, Protocol: d.Protocol, DIM: d.DIM, NumPorts: d.NumPorts,
+			Driver: d.Driver, DriverID: d.DriverID, Uverbs: d.Uverbs, UverbsMajor: d.UverbsMajor,
+			UverbsMinor: d.UverbsMinor, UverbsABI: d.UverbsABI, PCIAddr: d.PCIAddr, NUMANode: d.NUMANode,
+			BoardID: d.BoardID, HCAType: d.HCAType, HWRev: d.HWRev, NodeDesc: d.NodeDesc, NetnsMode: netns}
 		if d.Caps != nil && a.opts.details {
 			r.Caps = nldev.DeviceCapNames(*d.Caps)
 		}
-		// The uverbs node as rdma-core finds it: GET_CHARDEV, not sysfs.
-		if ch, err := c.Chardev(d.Index, "uverbs"); err == nil {
-			r.Uverbs, r.UverbsMajor, r.UverbsMinor, r.UverbsABI, r.DriverID = ch.Name, ch.Major, ch.Minor, ch.ABI, ch.DriverID
-		}
-		// sysfs for what netlink does not carry. The device may have been
-		// renamed or removed between the two reads: then these stay empty.
-		if sd, err := f.Device(d.Name); err == nil {
-			fillFromSysfs(&r, sd, a.opts.details)
-		}
-		rows = append(rows, r)
-	}
-	return rows, nil
-}
-
-func fillFromSysfs(r *devShowJSON, sd *sysfs.Device, details bool) {
-	r.Driver, r.PCIAddr, r.BoardID, r.HCAType, r.HWRev = sd.Driver, sd.PCIAddr, sd.BoardID, sd.HCAType, sd.HWRev
-	if details {
-		r.NUMANode, r.NodeDesc = sd.NUMANode, sd.NodeDesc
-	}
-}
-
-func devShowSysfs(a *app, dev string) ([]devShowJSON, error) {
-	f := sysfs.New(a.opts.sysfsRoot)
-	names := []string{dev}
-	if dev == "" {
-		var err error
-		if names, err = f.Devices(); err != nil {
-			return nil, sfError(err)
-		}
-	}
-	var rows []devShowJSON
-	for _, n := range names {
-		sd, err := f.Device(n)
-		if err != nil {
-			return nil, sfError(err)
-		}
-		np := uint32(len(sd.Ports))
-		r := devShowJSON{Ifname: sd.Name, FW: sd.FWVer, NodeGUID: sd.NodeGUID, SysImageGUID: sd.SysImageGUID,
-			NumPorts: &np, Uverbs: sd.Uverbs, UverbsMajor: sd.UverbsMajor, UverbsMinor: sd.UverbsMinor}
-		if sd.NodeTypeNum != nil {
-			r.NodeType = nldev.NodeTypeName(uint8(*sd.NodeTypeNum))
-		}
-		if sd.UverbsABI != nil {
-			v := uint64(*sd.UverbsABI)
-			r.UverbsABI = &v
-		}
-		fillFromSysfs(&r, sd, a.opts.details)
 		rows = append(rows, r)
 	}
 	return rows, nil

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net/netip"
-	"strconv"
 	"strings"
 
 	"github.com/rdmactl/rdmactl/internal/sysfs"
@@ -62,8 +61,9 @@ func newGIDsCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "gids [DEV[/PORT]]",
 		Short: "Show GID tables: index, GID, type (IB, RoCE v1, RoCE v2), netdev, IP (like show_gids)",
-		Long: `Show the GID table of every RDMA port, or of DEV or DEV/PORT, read from
-/sys/class/infiniband/DEV/ports/PORT/{gids,gid_attrs}.
+		Long: `Show the GID table of every RDMA port, or of DEV or DEV/PORT: from the device
+(uverbs QUERY_GID_TABLE, one call per device, kernel 5.10+), else, and with
+--all, from /sys/class/infiniband/DEV/ports/PORT/{gids,gid_attrs}.
 
 TYPE is IB, RoCE v1 or RoCE v2. sysfs writes "IB/RoCE v1" for both IB and
 RoCE v1 GIDs: on an InfiniBand port it is shown as IB, on an Ethernet port as
@@ -149,55 +149,6 @@ func (fl *gidsFlags) keep(g sysfs.GID) bool {
 	return true
 }
 
-// sfPort is one device port to show.
-type sfPort struct {
-	dev  string
-	port uint32
-}
-
-// sfTargets expands "", "DEV" or "DEV/PORT" into ports, checking that they
-// exist. A bad port number is a usage error; an unknown device or port is
-// exitNotFound with the list of what exists.
-func sfTargets(f *sysfs.FS, arg string) ([]sfPort, error) {
-	var devs []string
-	var port uint32
-	if arg == "" {
-		names, err := f.Devices()
-		if err != nil {
-			return nil, sfError(err)
-		}
-		devs = names
-	} else {
-		dev, p, hasPort := strings.Cut(arg, "/")
-		if hasPort {
-			n, err := strconv.ParseUint(p, 10, 32)
-			if err != nil || n == 0 {
-				return nil, usageErrorf("%q: the port must be a number from 1, as in rxe0/1", arg)
-			}
-			port = uint32(n)
-		}
-		devs = []string{dev}
-	}
-	var out []sfPort
-	for _, dev := range devs {
-		if port != 0 {
-			if _, err := f.Port(dev, port); err != nil {
-				return nil, sfError(err)
-			}
-			out = append(out, sfPort{dev, port})
-			continue
-		}
-		d, err := f.Device(dev)
-		if err != nil {
-			return nil, sfError(err)
-		}
-		for _, p := range d.Ports {
-			out = append(out, sfPort{dev, p})
-		}
-	}
-	return out, nil
-}
-
 // sfError gives sysfs errors their exit code.
 func sfError(err error) error {
 	var nf *sysfs.NotFoundError
@@ -215,17 +166,31 @@ func sfError(err error) error {
 }
 
 func runGIDs(a *app, arg string, fl *gidsFlags) error {
-	f := sysfs.New(a.opts.sysfsRoot)
-	targets, err := sfTargets(f, arg)
+	var dev string
+	var port uint32
+	if arg != "" {
+		var err error
+		if dev, port, err = parseDevPort(arg); err != nil {
+			return err
+		}
+	}
+	src, closeSrc, err := a.openInventory(true)
 	if err != nil {
 		return err
 	}
+	defer closeSrc()
+	targets, err := src.Targets(dev, port)
+	if err != nil {
+		return invError(src, err)
+	}
+	// --all shows the empty slots too, which only sysfs lists.
+	tables, err := src.GIDs(targets, fl.all)
+	if err != nil {
+		return invError(src, err)
+	}
 	var rows []gidJSON
-	for _, t := range targets {
-		gids, err := f.GIDs(t.dev, t.port)
-		if err != nil {
-			return sfError(err)
-		}
+	for ti, t := range targets {
+		gids := tables[ti]
 		var kept []sysfs.GID
 		for _, g := range gids {
 			if fl.keep(g) {
@@ -240,7 +205,7 @@ func runGIDs(a *app, arg string, fl *gidsFlags) error {
 			}
 		}
 		for _, g := range kept {
-			r := gidJSON{Ifname: t.dev, Port: t.port, Index: g.Index, GID: g.String(),
+			r := gidJSON{Ifname: t.Dev, Port: t.Port, Index: g.Index, GID: g.String(),
 				Type: strPtr(g.Kind), SysfsType: strPtr(g.Type), Netdev: strPtr(g.Netdev)}
 			if !g.RawOK {
 				r.GID = "?" // unreadable or malformed gids/N

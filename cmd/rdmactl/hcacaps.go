@@ -42,7 +42,7 @@ type hcaCapsSession interface {
 
 // Hooks for tests (no ConnectX here): device lookup and opening.
 var (
-	hcaCapsLookup = verbs.LookupDevice
+	hcaCapsLookup = verbsDevice
 	hcaCapsOpen   = openHCACaps
 )
 
@@ -108,7 +108,7 @@ func runHCACaps(a *app, name string) error {
 		}
 		devs = append(devs, d)
 	} else {
-		all, err := verbs.Devices()
+		all, err := verbsDevices()
 		if err != nil {
 			return verbsError(err)
 		}

@@ -8,7 +8,9 @@ import (
 	"io"
 	"testing"
 
+	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/rdmactl/rdmactl/internal/nldev"
+	"github.com/rdmactl/rdmactl/internal/sysfs"
 )
 
 // Where 'rdmactl link show' spends its time, in-process (no exec cost):
@@ -44,16 +46,25 @@ func BenchmarkVMLinkShowNetlinkOnly(b *testing.B) {
 }
 
 func BenchmarkVMLinkShowRows(b *testing.B) {
-	a := &app{stdout: io.Discard, stderr: io.Discard}
 	for i := 0; i < b.N; i++ {
-		if _, err := linkFromNetlink(a, "", 0); err != nil {
+		if _, err := linkPorts(b); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
+// linkPorts is link show's gathering step: the inventory's ports.
+func linkPorts(b *testing.B) ([]inventory.Port, error) {
+	c, err := nldev.Dial()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	return inventory.Live(c).Ports("", 0, inventory.PortOptions{})
+}
+
 func BenchmarkVMLinkShowTableOnly(b *testing.B) {
-	rows, err := linkFromNetlink(&app{stdout: io.Discard, stderr: io.Discard}, "", 0)
+	rows, err := linkPorts(b)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -61,7 +72,7 @@ func BenchmarkVMLinkShowTableOnly(b *testing.B) {
 		var buf bytes.Buffer
 		tb := newTable(&buf, "PORT", "STATE", "PHYS_STATE", "LINK_LAYER", "NETDEV", "LID", "SM_LID", "LMC", "RATE", "MTU")
 		for _, r := range rows {
-			tb.row(r.Ifname, r.State, r.PhysState, r.LinkLayer, r.Netdev, nil, nil, nil, "", "")
+			tb.row(r.Dev, r.State, r.PhysState, r.LinkLayer, r.Netdev, nil, nil, nil, "", "")
 		}
 		_ = tb.render()
 	}
@@ -75,8 +86,8 @@ func BenchmarkVMRootCmdBuild(b *testing.B) {
 
 func benchRead(b *testing.B, path string) {
 	for i := 0; i < b.N; i++ {
-		if readTrim(path) == "" {
-			b.Fatalf("%s: empty", path)
+		if b, err := sysfs.ReadBounded(path); err != nil || len(b) == 0 {
+			panic(path + ": empty")
 		}
 	}
 }

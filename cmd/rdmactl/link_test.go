@@ -96,17 +96,3 @@ func TestResSysfsRootUnsupported(t *testing.T) {
 		t.Errorf("res --pid without an object: exit %d", code)
 	}
 }
-
-func TestRoceMTU(t *testing.T) {
-	for in, want := range map[uint32]uint32{1500: 1024, 9000: 4096, 4200: 4096, 4000: 2048, 1100: 512, 300: 0, 50: 0} {
-		if got := roceMTU(in); got != want {
-			t.Errorf("roceMTU(%d) = %d, want %d", in, got, want)
-		}
-	}
-	if g, w, s, ok := parseRateText("100 Gb/sec (4X EDR)"); !ok || g != 100 || w != "4X" || s != "EDR" {
-		t.Errorf("rate %v %q %q %v", g, w, s, ok)
-	}
-	if _, _, _, ok := parseRateText("garbage"); ok {
-		t.Error("garbage rate parsed")
-	}
-}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,33 +15,6 @@ import (
 // Shared helpers of the netlink commands (dev show, link, res) that other
 // commands may call too: opening the NLDEV socket, giving netlink errors
 // their exit code, and "unknown device" messages that list what exists.
-
-// The counters command shows "rdma statistic" counters through this hook
-// (counters.go declares it; it stays nil in builds without nldev).
-func init() { netlinkPortStats = nlPortStats }
-
-// nlPortStats reads the NLDEV statistics of dev/port (rdma statistic show
-// link DEV/PORT): a device lookup and one STAT_GET.
-func nlPortStats(ctx context.Context, dev string, port uint32) ([]sysfs.Counter, error) {
-	c, err := nldev.Dial()
-	if err != nil {
-		return nil, nlError(err)
-	}
-	defer c.Close()
-	devs, err := nlDevices(c, dev)
-	if err != nil {
-		return nil, err
-	}
-	cs, err := c.PortStatistics(devs[0].Index, port)
-	if err != nil {
-		return nil, nlError(err)
-	}
-	out := make([]sysfs.Counter, len(cs))
-	for i, x := range cs {
-		out[i] = sysfs.Counter{Name: x.Name, Value: x.Value}
-	}
-	return out, nil
-}
 
 // errNoRDMA is the one line printed on a machine without any RDMA: no
 // NETLINK_RDMA family and no /sys/class/infiniband.
@@ -90,16 +62,6 @@ func nlError(err error) error {
 // the devices that exist.
 func notFoundDev(name string, have []string) error {
 	return withCode(exitNotFound, &nldev.NotFoundError{Kind: "device", Name: name, Exists: have})
-}
-
-// notFoundPort is the exitNotFound error for an unknown port of a known
-// device, listing the device's ports as DEV/PORT.
-func notFoundPort(dev string, port uint32, have []uint32) error {
-	names := make([]string, len(have))
-	for i, p := range have {
-		names[i] = fmt.Sprintf("%s/%d", dev, p)
-	}
-	return withCode(exitNotFound, &nldev.NotFoundError{Kind: "port", Name: fmt.Sprintf("%s/%d", dev, port), Exists: names})
 }
 
 // parseDevPort splits "DEV" or "DEV/PORT" (port 0 = all ports). A bad port

@@ -67,7 +67,7 @@ func probeKernel() *kernelInfo {
 		_, _ = c.System()
 		c.Close()
 	}
-	if devs, err := verbs.Devices(); err == nil {
+	if devs, err := verbsDevices(); err == nil {
 		for _, d := range devs {
 			ctx, err := verbs.OpenDevice(d, verbs.Options{})
 			if err != nil {

@@ -156,6 +156,10 @@ func Dial() (*Client, error) {
 	return &Client{c: c, deadline: true}, nil
 }
 
+// NewClient talks NLDEV over c: a socket the caller opened, or an nltest
+// fake in another package's tests. Requests wait without a deadline.
+func NewClient(c *netlink.Conn) *Client { return &Client{c: c} }
+
 // Close releases the socket.
 func (c *Client) Close() error { return c.c.Close() }
 

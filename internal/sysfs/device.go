@@ -167,3 +167,13 @@ func (f *FS) UverbsABIVersion() *uint32 {
 	v, _ := parseU32(readOpt(filepath.Join(f.root, "class", "infiniband_verbs", "abi_version")))
 	return v
 }
+
+// LinkBase is the last element of a symlink's target, or "".
+func LinkBase(path string) string { return linkBase(path) }
+
+// SoftDriver is the module of a software device without a device/driver
+// link (rdma_rxe, siw), by its name; "" otherwise.
+func SoftDriver(name string) string { return softDriver(name) }
+
+// IsPCIAddr matches a PCI address (DDDD:BB:SS.F).
+func IsPCIAddr(s string) bool { return isPCIAddr(s) }

@@ -204,3 +204,7 @@ func rank(g GID) int {
 	}
 	return 0
 }
+
+// GIDKind maps a sysfs GID type string with the port's link layer to
+// KindIB, KindRoCEv1 or KindRoCEv2 ("" when unknown).
+func GIDKind(typ, linkLayer string, empty bool) string { return gidKind(typ, linkLayer, empty) }

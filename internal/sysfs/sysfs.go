@@ -14,6 +14,7 @@ package sysfs
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -124,12 +125,28 @@ func (f *FS) checkPort(dev string, port uint32) error {
 // readString returns the trimmed content of a sysfs file and whether the
 // read worked. sysfs attributes end in one newline; an attribute may also
 // be empty (rxe's fw_ver), which is reported as "" with ok true.
+//
+// At most MaxRead bytes are read: a sysfs attribute is at most a page, and a
+// huge or endless file in a broken capture is never read whole.
 func readString(path string) (string, bool) {
-	b, err := os.ReadFile(path)
+	b, err := ReadBounded(path)
 	if err != nil {
 		return "", false
 	}
 	return strings.TrimRight(string(b), "\n\x00 "), true
+}
+
+// MaxRead bounds every file read: 64 KiB, far above any sysfs attribute.
+const MaxRead = 64 << 10
+
+// ReadBounded reads at most MaxRead bytes of path.
+func ReadBounded(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, MaxRead))
 }
 
 // readOpt is readString without the ok: missing and empty look alike.
@@ -145,4 +162,17 @@ func linkBase(path string) string {
 		return ""
 	}
 	return filepath.Base(t)
+}
+
+// CheckPort fails with a *NotFoundError, naming what exists, unless dev
+// has port.
+func (f *FS) CheckPort(dev string, port uint32) error { return f.checkPort(dev, port) }
+
+// PortNumbers lists dev's ports, sorted, reading nothing else; an unknown
+// dev gives a *NotFoundError.
+func (f *FS) PortNumbers(dev string) ([]uint32, error) {
+	if err := f.checkDevice(dev); err != nil {
+		return nil, err
+	}
+	return f.ports(dev), nil
 }

@@ -3,6 +3,7 @@ package verbs
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -29,14 +30,6 @@ var (
 	sysfsRoot = "/sys"
 	devRoot   = "/dev"
 )
-
-// ChardevLookup, when set (by a caller that has an NLDEV client), returns
-// the uverbs char device of an IB device the way rdma-core does first
-// (RDMA_NLDEV_CMD_GET_CHARDEV, §1.2): node name ("uverbs0"), driver ABI,
-// major/minor and driver id. Devices falls back to sysfs when it is nil or
-// fails. It is a hook rather than an import so that this package does not
-// depend on the netlink client.
-var ChardevLookup func(ibdev string) (uverbs string, abi uint64, major, minor, driverID uint32, err error)
 
 // Devices lists the RDMA devices that have a uverbs node, sorted by name.
 // It fails if the kernel's global uverbs ABI is not 6.
@@ -88,8 +81,9 @@ func LookupDevice(name string) (Device, error) {
 	return Device{}, &DeviceNotFoundError{Name: name, Known: known}
 }
 
-// readUverbs reads /sys/class/infiniband_verbs/uverbsN, then asks NLDEV
-// (ChardevLookup) for the driver id, which sysfs does not show.
+// readUverbs reads /sys/class/infiniband_verbs/uverbsN. sysfs does not show
+// the driver id: it is guessed (see guessDriverID). A caller with an NLDEV
+// client knows it (GET_CHARDEV) and builds the Device with NewDevice.
 func readUverbs(verbsDir, node string) (Device, error) {
 	dir := filepath.Join(verbsDir, node)
 	ibdev, err := readSysfs(filepath.Join(dir, "ibdev"))
@@ -109,16 +103,25 @@ func readUverbs(verbsDir, node string) (Device, error) {
 	if d.Major, d.Minor, ok = parseDevT(s); !ok {
 		return Device{}, fmt.Errorf("%s: malformed dev %q", dir, s)
 	}
-	if ChardevLookup != nil {
-		if name, abi, maj, min, id, err := ChardevLookup(ibdev); err == nil && name == node {
-			d.ABI, d.Major, d.Minor, d.DriverID = uint32(abi), maj, min, id
-		}
-	}
 	if d.DriverID == 0 {
 		d.DriverID = guessDriverID(ibdev)
 	}
 	d.Driver = driverName(d.DriverID, ibdev)
 	return d, nil
+}
+
+// NewDevice is the Device of IB device ibdev served by uverbs node node
+// ("uverbs0") as RDMA netlink GET_CHARDEV reports it (rdma-core's first
+// choice, §1.2): the driver's ABI, the node's major/minor and the driver
+// id (0: unknown, then guessed as Devices does).
+func NewDevice(ibdev, node string, abi, major, minor, driverID uint32) Device {
+	d := Device{Name: ibdev, Uverbs: node, Path: filepath.Join(devRoot, "infiniband", node),
+		Major: major, Minor: minor, ABI: abi, DriverID: driverID}
+	if d.DriverID == 0 {
+		d.DriverID = guessDriverID(ibdev)
+	}
+	d.Driver = driverName(d.DriverID, ibdev)
+	return d
 }
 
 // guessDriverID names the driver without netlink: from the kernel module
@@ -169,8 +172,15 @@ func (d Device) checkABI() error {
 	return nil
 }
 
+// readSysfs reads at most 4 KiB (a sysfs attribute is at most a page): a
+// broken or fake tree's huge or endless file is never read whole.
 func readSysfs(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 4096))
 	if err != nil {
 		return "", err
 	}

@@ -1,0 +1,154 @@
+package inventory
+
+import (
+	"path/filepath"
+	"strconv"
+
+	"github.com/rdmactl/rdmactl/internal/nldev"
+	"github.com/rdmactl/rdmactl/internal/sysfs"
+)
+
+// Device is one RDMA device. Pointers and strings are nil/"" when the
+// source does not know the fact.
+type Device struct {
+	Index        *uint32 // NLDEV device index (live only)
+	Name         string
+	NodeType     string // "ca", "rnic"...
+	FW           string
+	NodeGUID     string // "xxxx:xxxx:xxxx:xxxx"
+	SysImageGUID string
+	Protocol     string  // "roce", "ib", "iw" (live only)
+	DIM          *bool   // adaptive moderation (live only)
+	Caps         *uint64 // device capability bits (live only)
+	NumPorts     *uint32
+	// The uverbs char device.
+	Uverbs      string
+	UverbsMajor *uint32
+	UverbsMinor *uint32
+	UverbsABI   *uint64
+	DriverID    *uint32 // enum rdma_driver_id (live only)
+	// sysfs facts, read only when DeviceOptions ask for them.
+	Driver   string
+	PCIAddr  string
+	BoardID  string
+	HCAType  string
+	HWRev    string
+	NUMANode *int
+	NodeDesc string
+}
+
+// DeviceOptions say which facts to gather beyond netlink's.
+type DeviceOptions struct {
+	Chardev bool // the uverbs char device (GET_CHARDEV live)
+	Sysfs   bool // driver, PCI address, board id, HCA type, hardware revision
+	Details bool // also NUMA node and node description
+}
+
+// NetnsMode is the RDMA subsystem's netns mode, "shared" or "exclusive";
+// "" offline or when the kernel does not say (before 5.2).
+func (s *Source) NetnsMode() string {
+	if s.nl == nil {
+		return ""
+	}
+	if st, err := s.nl.System(); err == nil && st.NetnsShared != nil {
+		if *st.NetnsShared {
+			return "shared"
+		}
+		return "exclusive"
+	}
+	return ""
+}
+
+// Devices gathers every device, or the one called name.
+func (s *Source) Devices(name string, o DeviceOptions) ([]Device, error) {
+	if s.Offline() {
+		return s.sysfsDevices(name, o)
+	}
+	all, err := s.nlDevices()
+	if err != nil {
+		return nil, err
+	}
+	devs, err := selectDevs(all, name)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Device, 0, len(devs))
+	for _, d := range devs {
+		idx := d.Index
+		r := Device{Index: &idx, Name: d.Name, FW: d.FW, Protocol: d.Protocol, DIM: d.DIM, Caps: d.Caps, NumPorts: d.NumPorts}
+		if d.NodeType != nil {
+			r.NodeType = nldev.NodeTypeName(*d.NodeType)
+		}
+		if d.NodeGUID != nil {
+			r.NodeGUID = nldev.GUID(*d.NodeGUID)
+		}
+		if d.SysImageGUID != nil {
+			r.SysImageGUID = nldev.GUID(*d.SysImageGUID)
+		}
+		if o.Chardev {
+			if ch := s.chardevOf(d.Index); ch != nil {
+				r.Uverbs, r.UverbsMajor, r.UverbsMinor, r.UverbsABI, r.DriverID = ch.Name, ch.Major, ch.Minor, ch.ABI, ch.DriverID
+			}
+		}
+		if o.Sysfs {
+			s.deviceSysfs(&r, o.Details)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// deviceSysfs reads the few sysfs facts netlink does not carry. The device
+// may have been renamed or removed since the dump: they then stay empty.
+func (s *Source) deviceSysfs(r *Device, details bool) {
+	dir := filepath.Join(s.fs.Root(), "class", "infiniband", r.Name)
+	r.BoardID = s.readAttr("class", "infiniband", r.Name, "board_id")
+	r.HCAType = s.readAttr("class", "infiniband", r.Name, "hca_type")
+	r.HWRev = s.readAttr("class", "infiniband", r.Name, "hw_rev")
+	r.Driver = sysfs.LinkBase(filepath.Join(dir, "device", "driver"))
+	if r.Driver == "" {
+		r.Driver = sysfs.SoftDriver(r.Name)
+	}
+	if a := sysfs.LinkBase(filepath.Join(dir, "device")); sysfs.IsPCIAddr(a) {
+		r.PCIAddr = a
+	}
+	if details {
+		r.NodeDesc = s.readAttr("class", "infiniband", r.Name, "node_desc")
+		if n, err := strconv.Atoi(s.readAttr("class", "infiniband", r.Name, "device", "numa_node")); err == nil {
+			r.NUMANode = &n
+		}
+	}
+}
+
+func (s *Source) sysfsDevices(name string, o DeviceOptions) ([]Device, error) {
+	names := []string{name}
+	if name == "" {
+		var err error
+		if names, err = s.fs.Devices(); err != nil {
+			return nil, err
+		}
+	}
+	var out []Device
+	for _, n := range names {
+		sd, err := s.fs.Device(n)
+		if err != nil {
+			return nil, err
+		}
+		np := uint32(len(sd.Ports))
+		r := Device{Name: sd.Name, FW: sd.FWVer, NodeGUID: sd.NodeGUID, SysImageGUID: sd.SysImageGUID,
+			NumPorts: &np, Uverbs: sd.Uverbs, UverbsMajor: sd.UverbsMajor, UverbsMinor: sd.UverbsMinor}
+		if sd.NodeTypeNum != nil {
+			r.NodeType = nldev.NodeTypeName(uint8(*sd.NodeTypeNum))
+		}
+		if sd.UverbsABI != nil {
+			v := uint64(*sd.UverbsABI)
+			r.UverbsABI = &v
+		}
+		r.Driver, r.PCIAddr, r.BoardID, r.HCAType, r.HWRev = sd.Driver, sd.PCIAddr, sd.BoardID, sd.HCAType, sd.HWRev
+		if o.Details {
+			r.NUMANode, r.NodeDesc = sd.NUMANode, sd.NodeDesc
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}

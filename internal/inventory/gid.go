@@ -1,0 +1,131 @@
+package inventory
+
+import (
+	"net"
+
+	"github.com/rdmactl/rdmactl/internal/kfeat"
+	"github.com/rdmactl/rdmactl/internal/sysfs"
+	"github.com/rdmactl/rdmactl/internal/verbs"
+)
+
+// GIDs is the GID table of each of refs (from Targets), in order, as
+// sysfs.GID slots sorted by index. Live and without all, a device's
+// populated slots come from one uverbs QUERY_GID_TABLE (5.10+, what
+// ibv_query_gid_table uses) instead of three sysfs reads per slot (rxe has
+// 1024 slots per port). Everywhere else, and with all (which shows the
+// empty slots too), the table is read from sysfs.
+func (s *Source) GIDs(refs []PortRef, all bool) ([][]sysfs.GID, error) {
+	out := make([][]sysfs.GID, len(refs))
+	tables := map[string]map[uint32][]sysfs.GID{} // dev -> port -> GIDs, from the ioctl
+	for i, r := range refs {
+		if !all && !s.Offline() {
+			t, ok := tables[r.Dev]
+			if !ok {
+				t = s.queryGIDTable(r.Dev, refs)
+				tables[r.Dev] = t
+			}
+			if t != nil {
+				out[i] = t[r.Port]
+				continue
+			}
+		}
+		g, err := s.fs.GIDs(r.Dev, r.Port)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = g
+	}
+	return out, nil
+}
+
+// maxGIDEntries is what one QUERY_GID_TABLE answer can hold (its length
+// attribute is 16 bits, 32 bytes an entry).
+const maxGIDEntries = 0xffff / 32
+
+// queryGIDTable asks the device for its populated GIDs, or returns nil
+// when it cannot (no uverbs node, no permission, no ioctl method, a table
+// that may not have fit): the caller reads sysfs then.
+func (s *Source) queryGIDTable(dev string, refs []PortRef) map[uint32][]sysfs.GID {
+	if !kfeat.Worth(kfeat.QueryGIDTable) {
+		return nil
+	}
+	d, err := s.VerbsDevice(dev)
+	if err != nil {
+		return nil
+	}
+	ctx, err := verbs.OpenDevice(d, verbs.Options{})
+	if err != nil {
+		return nil
+	}
+	defer ctx.Close()
+	ents, err := ctx.QueryGIDTable(maxGIDEntries)
+	// QueryGIDTable falls back to sysfs itself without the method; that
+	// fallback has no netdev names and reads like ours, so use ours.
+	if err != nil || !kfeat.Worth(kfeat.QueryGIDTable) || len(ents) >= maxGIDEntries {
+		return nil
+	}
+	ll := map[uint32]string{}
+	nd := map[uint32]string{} // port -> (netdev index, name) from netlink
+	ndIdx := map[uint32]uint32{}
+	if s.nl != nil {
+		for _, r := range refs {
+			if r.Dev != dev || r.Index == nil {
+				continue
+			}
+			ps, _ := s.nlPorts(*r.Index)
+			devs, _ := s.nlDevices()
+			for _, dd := range devs {
+				if dd.Index == *r.Index {
+					for _, p := range ps {
+						ll[p.Port] = s.linkLayer(dd, p.Port)
+						if p.NetdevIndex != nil {
+							nd[p.Port], ndIdx[p.Port] = p.NetdevName, *p.NetdevIndex
+						}
+					}
+				}
+			}
+			break
+		}
+	}
+	t := map[uint32][]sysfs.GID{}
+	for _, e := range ents {
+		if e.GID == [16]byte{} {
+			continue
+		}
+		g := sysfs.GID{Index: e.Index, Raw: e.GID, RawOK: true}
+		switch e.Type {
+		case verbs.GIDTypeRoCEv2:
+			g.Type = sysfs.SysfsTypeRoCEv2
+		case verbs.GIDTypeIB, verbs.GIDTypeRoCEv1:
+			g.Type = sysfs.SysfsTypeIBRoCEv1
+		}
+		if e.NetdevIfindex != 0 {
+			if ndIdx[e.Port] == e.NetdevIfindex {
+				g.Netdev = nd[e.Port]
+			} else {
+				g.Netdev = s.ifname(e.NetdevIfindex)
+			}
+		}
+		lay, ok := ll[e.Port]
+		if !ok {
+			lay = s.portAttr(dev, e.Port, "link_layer")
+			ll[e.Port] = lay
+		}
+		g.Kind = sysfs.GIDKind(g.Type, lay, false)
+		t[e.Port] = append(t[e.Port], g)
+	}
+	return t
+}
+
+// ifname names a netdev by index (one RTM_GETLINK dump, on first use).
+func (s *Source) ifname(idx uint32) string {
+	if s.ifnames == nil {
+		s.ifnames = map[uint32]string{}
+		if ifs, err := net.Interfaces(); err == nil {
+			for _, i := range ifs {
+				s.ifnames[uint32(i.Index)] = i.Name
+			}
+		}
+	}
+	return s.ifnames[idx]
+}

@@ -1,0 +1,289 @@
+// Package inventory gathers what rdmactl's inspection commands show
+// (devices, ports, GID tables, counters) from one Source: the live system
+// (RDMA netlink, sysfs, uverbs) or a captured sysfs tree (--sysfs-root).
+// Commands go flags -> inventory -> render and read nothing themselves.
+//
+// Each fact is gathered once per run and only when asked for: the live
+// source makes one NLDEV device dump and one port dump per device over one
+// socket, asks GET_CHARDEV once per device, reads only the sysfs files of
+// the facts the caller wants, and reads GID tables with one uverbs
+// QUERY_GID_TABLE per device where the kernel has it. The cost therefore
+// grows linearly with the number of devices (issue 21: hosts with 64-256
+// SR-IOV functions).
+package inventory
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rdmactl/rdmactl/internal/nldev"
+	"github.com/rdmactl/rdmactl/internal/sysfs"
+	"github.com/rdmactl/rdmactl/internal/verbs"
+)
+
+// NL is the part of the NLDEV client a live Source uses; *nldev.Client
+// has it (tests build one over an nltest fake with nldev.NewClient).
+type NL interface {
+	Devices() ([]nldev.Device, error)
+	PortsOf(dev uint32) ([]nldev.Port, error)
+	Chardev(dev uint32, typ string) (*nldev.Chardev, error)
+	System() (*nldev.System, error)
+	PortStatistics(devIndex, port uint32) ([]nldev.Counter, error)
+}
+
+// Source is where an inventory comes from.
+type Source struct {
+	nl NL        // nil: offline, a captured tree
+	fs *sysfs.FS // the live /sys or the captured tree
+	// Netlink facts, each fetched at most once.
+	devs    []nldev.Device
+	devsErr error
+	devsOK  bool
+	ports   map[uint32][]nldev.Port
+	chardev map[uint32]*nldev.Chardev
+	vdevs   map[string]verbs.Device
+	ifnames map[uint32]string
+}
+
+// Live is the running system: nl for RDMA netlink and /sys.
+func Live(nl NL) *Source { return &Source{nl: nl, fs: sysfs.New("")} }
+
+// LiveWith is Live reading sysfs under root instead of /sys (tests).
+func LiveWith(nl NL, root string) *Source { return &Source{nl: nl, fs: sysfs.New(root)} }
+
+// Captured is a captured sysfs tree (rdmactl --sysfs-root): no netlink, no
+// uverbs; what only netlink knows (device index, protocol, caps, netns
+// mode, NLDEV statistics) is absent.
+func Captured(root string) *Source { return &Source{fs: sysfs.New(root)} }
+
+// Offline reports whether the source is a captured tree.
+func (s *Source) Offline() bool { return s.nl == nil }
+
+// Sysfs is the tree the source reads.
+func (s *Source) Sysfs() *sysfs.FS { return s.fs }
+
+// NotFoundError is an unknown device or port, with what exists.
+type NotFoundError = nldev.NotFoundError
+
+func (s *Source) nlDevices() ([]nldev.Device, error) {
+	if !s.devsOK {
+		s.devs, s.devsErr = s.nl.Devices()
+		s.devsOK = true
+	}
+	return s.devs, s.devsErr
+}
+
+func (s *Source) nlPorts(idx uint32) ([]nldev.Port, error) {
+	if ps, ok := s.ports[idx]; ok {
+		return ps, nil
+	}
+	ps, err := s.nl.PortsOf(idx)
+	if err != nil {
+		return nil, err
+	}
+	if s.ports == nil {
+		s.ports = map[uint32][]nldev.Port{}
+	}
+	s.ports[idx] = ps
+	return ps, nil
+}
+
+// selectDevs picks the named device (all for ""), or a *NotFoundError.
+func selectDevs(devs []nldev.Device, name string) ([]nldev.Device, error) {
+	if name == "" {
+		return devs, nil
+	}
+	var have []string
+	for _, d := range devs {
+		if d.Name == name {
+			return []nldev.Device{d}, nil
+		}
+		have = append(have, d.Name)
+	}
+	return nil, &nldev.NotFoundError{Kind: "device", Name: name, Exists: have}
+}
+
+// PortRef names one port.
+type PortRef struct {
+	Dev   string
+	Port  uint32
+	Index *uint32 // NLDEV device index (live only)
+}
+
+// Targets expands "" (every port), "DEV" or "DEV/PORT" (port 0: all of
+// DEV) into ports that exist. Unknown names give a *NotFoundError (of
+// nldev live, of sysfs offline) listing what exists.
+func (s *Source) Targets(dev string, port uint32) ([]PortRef, error) {
+	if s.Offline() {
+		return s.sysfsTargets(dev, port)
+	}
+	all, err := s.nlDevices()
+	if err != nil {
+		return nil, err
+	}
+	devs, err := selectDevs(all, dev)
+	if err != nil {
+		return nil, err
+	}
+	var out []PortRef
+	for _, d := range devs {
+		ps, err := s.nlPorts(d.Index)
+		if err != nil {
+			return nil, fmt.Errorf("ports of %s: %w", d.Name, err)
+		}
+		var have []string
+		found := false
+		for _, p := range ps {
+			have = append(have, fmt.Sprintf("%s/%d", d.Name, p.Port))
+			if port != 0 && p.Port != port {
+				continue
+			}
+			found = true
+			idx := d.Index
+			out = append(out, PortRef{Dev: d.Name, Port: p.Port, Index: &idx})
+		}
+		if port != 0 && !found {
+			return nil, &nldev.NotFoundError{Kind: "port", Name: fmt.Sprintf("%s/%d", d.Name, port), Exists: have}
+		}
+	}
+	return out, nil
+}
+
+func (s *Source) sysfsTargets(dev string, port uint32) ([]PortRef, error) {
+	var devs []string
+	if dev == "" {
+		names, err := s.fs.Devices()
+		if err != nil {
+			return nil, err
+		}
+		devs = names
+	} else {
+		devs = []string{dev}
+	}
+	var out []PortRef
+	for _, d := range devs {
+		if port != 0 {
+			if err := s.fs.CheckPort(d, port); err != nil {
+				return nil, err
+			}
+			out = append(out, PortRef{Dev: d, Port: port})
+			continue
+		}
+		ps, err := s.fs.PortNumbers(d)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
+			out = append(out, PortRef{Dev: d, Port: p})
+		}
+	}
+	return out, nil
+}
+
+// readAttr is one sysfs attribute of the source's tree, trimmed; "" when
+// missing or unreadable. Reads are bounded (sysfs.ReadBounded).
+func (s *Source) readAttr(parts ...string) string {
+	b, err := sysfs.ReadBounded(filepath.Join(append([]string{s.fs.Root()}, parts...)...))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimRight(string(b), "\n\x00 ")
+}
+
+func (s *Source) portAttr(dev string, port uint32, name string) string {
+	return s.readAttr("class", "infiniband", dev, "ports", strconv.FormatUint(uint64(port), 10), name)
+}
+
+// IsNotFound reports an unknown device or port from either source.
+func IsNotFound(err error) bool {
+	var a *nldev.NotFoundError
+	var b *sysfs.NotFoundError
+	return errors.As(err, &a) || errors.As(err, &b) || errors.Is(err, fs.ErrNotExist)
+}
+
+// VerbsDevices is the uverbs device of every RDMA device that has one, in
+// one pass: the NLDEV device dump and one GET_CHARDEV per device on the
+// source's one socket (rdma-core's way, which also gives the driver id),
+// else, where netlink does not answer, sysfs (verbs.Devices).
+func (s *Source) VerbsDevices() ([]verbs.Device, error) {
+	if s.vdevs == nil {
+		if err := s.loadVerbs(); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]verbs.Device, 0, len(s.vdevs))
+	for _, d := range s.vdevs {
+		out = append(out, d)
+	}
+	slices.SortFunc(out, func(a, b verbs.Device) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// VerbsDevice is the uverbs device of name, or a *verbs.DeviceNotFoundError.
+func (s *Source) VerbsDevice(name string) (verbs.Device, error) {
+	if s.vdevs == nil {
+		if err := s.loadVerbs(); err != nil {
+			return verbs.Device{}, err
+		}
+	}
+	if d, ok := s.vdevs[name]; ok {
+		return d, nil
+	}
+	var known []string
+	for n := range s.vdevs {
+		known = append(known, n)
+	}
+	slices.Sort(known)
+	return verbs.Device{}, &verbs.DeviceNotFoundError{Name: name, Known: known}
+}
+
+func (s *Source) loadVerbs() error {
+	// sysfs first: it also checks the kernel's global uverbs ABI.
+	sys, err := verbs.Devices()
+	if err != nil {
+		return err
+	}
+	s.vdevs = map[string]verbs.Device{}
+	for _, d := range sys {
+		s.vdevs[d.Name] = d
+	}
+	if s.nl == nil {
+		return nil
+	}
+	devs, err := s.nlDevices()
+	if err != nil {
+		return nil // sysfs's answer stands
+	}
+	for _, d := range devs {
+		ch := s.chardevOf(d.Index)
+		if ch == nil || ch.ABI == nil || ch.Major == nil || ch.Minor == nil || ch.DriverID == nil || ch.Name == "" {
+			continue
+		}
+		if old, ok := s.vdevs[d.Name]; ok && old.Uverbs != ch.Name {
+			continue // renamed or replaced between the two reads
+		}
+		s.vdevs[d.Name] = verbs.NewDevice(d.Name, ch.Name, uint32(*ch.ABI), *ch.Major, *ch.Minor, *ch.DriverID)
+	}
+	return nil
+}
+
+// chardevOf is GET_CHARDEV "uverbs" of device idx, asked once; nil if none.
+func (s *Source) chardevOf(idx uint32) *nldev.Chardev {
+	if ch, ok := s.chardev[idx]; ok {
+		return ch
+	}
+	ch, err := s.nl.Chardev(idx, "uverbs")
+	if err != nil {
+		ch = nil
+	}
+	if s.chardev == nil {
+		s.chardev = map[uint32]*nldev.Chardev{}
+	}
+	s.chardev[idx] = ch
+	return ch
+}

@@ -1,0 +1,242 @@
+package inventory
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/rdmactl/rdmactl/internal/nldev"
+	"github.com/rdmactl/rdmactl/internal/verbs"
+)
+
+// Port is one port of a device.
+type Port struct {
+	DevIndex     *uint32 // NLDEV device index (live only)
+	Dev          string
+	Port         uint32
+	State        string // rdma's names: ACTIVE, DOWN...
+	PhysState    string // LINK_UP, DISABLED...
+	LinkLayer    string // "InfiniBand", "Ethernet"
+	SubnetPrefix string
+	LID          *uint32
+	SMLID        *uint32
+	LMC          *uint32
+	Caps         *uint64 // port capability bits (live only, InfiniBand)
+	Netdev       string
+	NetdevIndex  *uint32
+	RateGbps     *float64
+	Width        string // "4X"
+	Speed        string // "EDR"; "" on RoCE
+	// ActiveMTU is in bytes: the device's answer with PortOptions.VerbsMTU,
+	// else for Ethernet derived from the netdev MTU (RoCEMTU).
+	ActiveMTU *uint32
+	MaxMTU    *uint32 // bytes; only with PortOptions.VerbsMTU
+}
+
+// PortOptions say which facts to gather beyond netlink's.
+type PortOptions struct {
+	// VerbsMTU asks each device (uverbs QUERY_PORT, one context per device)
+	// for its ports' active and max MTU; best effort.
+	VerbsMTU bool
+}
+
+// Ports gathers the ports of every device, of dev, or dev/port (port 0:
+// every port of dev).
+func (s *Source) Ports(dev string, port uint32, o PortOptions) ([]Port, error) {
+	if s.Offline() {
+		return s.sysfsPorts(dev, port)
+	}
+	refs, err := s.Targets(dev, port)
+	if err != nil {
+		return nil, err
+	}
+	all, _ := s.nlDevices()
+	byIdx := map[uint32]nldev.Device{}
+	for _, d := range all {
+		byIdx[d.Index] = d
+	}
+	out := make([]Port, 0, len(refs))
+	for _, r := range refs {
+		d := byIdx[*r.Index]
+		ps, _ := s.nlPorts(d.Index)
+		for _, p := range ps {
+			if p.Port == r.Port {
+				out = append(out, s.livePort(d, p))
+			}
+		}
+	}
+	if o.VerbsMTU {
+		s.verbsMTU(out)
+	}
+	return out, nil
+}
+
+// livePort merges the netlink port with the few sysfs files netlink lacks
+// (rate; link_layer on kernels without the device protocol) and, on
+// Ethernet, the netdev's MTU.
+func (s *Source) livePort(d nldev.Device, p nldev.Port) Port {
+	idx := d.Index
+	r := Port{DevIndex: &idx, Dev: d.Name, Port: p.Port, LID: p.LID, SMLID: p.SMLID, Caps: p.Caps,
+		Netdev: p.NetdevName, NetdevIndex: p.NetdevIndex}
+	if p.SubnetPrefix != nil {
+		r.SubnetPrefix = nldev.GUID(*p.SubnetPrefix)
+	}
+	if p.LMC != nil {
+		v := uint32(*p.LMC)
+		r.LMC = &v
+	}
+	if p.State != nil {
+		r.State = nldev.PortStateName(*p.State)
+	}
+	if p.PhysState != nil {
+		r.PhysState = nldev.PhysStateName(*p.PhysState)
+	}
+	r.LinkLayer = s.linkLayer(d, p.Port)
+	if g, w, sp, ok := ParseRate(s.portAttr(d.Name, p.Port, "rate")); ok {
+		r.RateGbps, r.Width, r.Speed = &g, w, sp
+	}
+	if r.LinkLayer == "Ethernet" && p.NetdevName != "" {
+		if m, err := strconv.ParseUint(s.readAttr("class", "net", p.NetdevName, "mtu"), 10, 32); err == nil {
+			if v := RoCEMTU(uint32(m)); v != 0 {
+				r.ActiveMTU = &v
+			}
+		}
+	}
+	return r
+}
+
+// linkLayer: the device's protocol gives it without a sysfs read (ib ->
+// InfiniBand, roce and iw -> Ethernet, as rdma_port_get_link_layer answers
+// for these devices); sysfs only on kernels without it.
+func (s *Source) linkLayer(d nldev.Device, port uint32) string {
+	switch d.Protocol {
+	case "ib", "opa":
+		return "InfiniBand"
+	case "roce", "iw":
+		return "Ethernet"
+	}
+	return s.portAttr(d.Name, port, "link_layer")
+}
+
+// verbsMTU opens each device once and asks QUERY_PORT for its ports.
+func (s *Source) verbsMTU(ports []Port) {
+	var ctx *verbs.Context
+	cur := ""
+	defer func() {
+		if ctx != nil {
+			ctx.Close()
+		}
+	}()
+	for i := range ports {
+		r := &ports[i]
+		if r.Dev != cur {
+			if ctx != nil {
+				ctx.Close()
+				ctx = nil
+			}
+			cur = r.Dev
+			if d, err := s.VerbsDevice(r.Dev); err == nil {
+				ctx, _ = verbs.OpenDevice(d, verbs.Options{})
+			}
+		}
+		if ctx == nil {
+			continue
+		}
+		pa, err := ctx.QueryPort(uint8(r.Port))
+		if err != nil {
+			continue
+		}
+		if v := MTUBytes(pa.ActiveMTU); v != 0 {
+			r.ActiveMTU = &v
+		}
+		if v := MTUBytes(pa.MaxMTU); v != 0 {
+			r.MaxMTU = &v
+		}
+	}
+}
+
+func (s *Source) sysfsPorts(dev string, port uint32) ([]Port, error) {
+	refs, err := s.sysfsTargets(dev, port)
+	if err != nil {
+		return nil, err
+	}
+	var out []Port
+	for _, t := range refs {
+		p, err := s.fs.Port(t.Dev, t.Port)
+		if err != nil {
+			return nil, err
+		}
+		r := Port{Dev: t.Dev, Port: t.Port, LinkLayer: p.LinkLayer, RateGbps: p.RateGbps, Width: p.Width, Speed: p.Speed}
+		if p.StateNum != nil {
+			r.State = nldev.PortStateName(uint8(*p.StateNum))
+		}
+		if p.PhysStateNum != nil {
+			r.PhysState = nldev.PhysStateName(uint8(*p.PhysStateNum))
+		}
+		if p.LinkLayer == "InfiniBand" {
+			r.LID, r.SMLID, r.LMC = p.LID, p.SMLID, p.LMC
+		}
+		// The netdev: the device's parent (rxe, siw).
+		r.Netdev = s.readAttr("class", "infiniband", t.Dev, "parent")
+		if r.Netdev != "" {
+			nd := s.fs.Netdev(r.Netdev)
+			r.NetdevIndex = nd.Ifindex
+			if p.LinkLayer == "Ethernet" && nd.MTU != nil {
+				if v := RoCEMTU(*nd.MTU); v != 0 {
+					r.ActiveMTU = &v
+				}
+			}
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// MTUBytes converts enum ib_mtu (1 = 256 ... 5 = 4096) to bytes; 0 if
+// out of range.
+func MTUBytes(e uint8) uint32 {
+	if e < 1 || e > 5 {
+		return 0
+	}
+	return 128 << e
+}
+
+// RoCEMTU is the RoCE path MTU the kernel derives from a netdev MTU:
+// iboe_get_mtu() (include/rdma/ib_addr.h) subtracts the largest RoCE
+// headers (GRH 40 + UDP 8 + BTH 12 + XRC ETH 4 + AtomicETH 28 + ICRC 4 =
+// 96 bytes) and rounds down to an IB MTU; 0 below 256. rxe computes its
+// own (netdev MTU - 80, at least 256), which agrees with this for common
+// MTUs (1500 -> 1024, 9000 -> 4096) but not for every value; -d asks the
+// device instead.
+func RoCEMTU(netdevMTU uint32) uint32 {
+	if netdevMTU < 96 {
+		return 0
+	}
+	m := netdevMTU - 96
+	for _, v := range []uint32{4096, 2048, 1024, 512, 256} {
+		if m >= v {
+			return v
+		}
+	}
+	return 0
+}
+
+// ParseRate parses ports/N/rate ("100 Gb/sec (4X EDR)", "10 Gb/sec (1X
+// QDR)").
+func ParseRate(s string) (gbps float64, width, speed string, ok bool) {
+	num, rest, found := strings.Cut(s, " Gb/sec")
+	if !found {
+		return 0, "", "", false
+	}
+	g, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil || g < 0 || g > 1e9 {
+		return 0, "", "", false
+	}
+	f := strings.Fields(strings.Trim(strings.TrimSpace(rest), "()"))
+	if len(f) > 0 {
+		width = f[0]
+	}
+	if len(f) > 1 {
+		speed = f[1]
+	}
+	return g, width, speed, true
+}
