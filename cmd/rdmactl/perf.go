@@ -200,14 +200,21 @@ Flags (perftest's letters; here -d is the device and -p the TCP port):
 }
 
 func runPerf(ctx context.Context, a *app, p *perf.Params) error {
+	var vd verbs.Device
 	if p.Device == "" {
-		devs, err := verbs.Devices()
+		devs, err := verbsDevices()
 		if err != nil || len(devs) == 0 {
 			return withCode(exitUnsupported, errors.New("no RDMA device with a uverbs node (is ib_uverbs loaded? 'rdmactl dev show' lists the devices)"))
 		}
-		p.Device = devs[0].Name
+		vd = devs[0]
+		p.Device = vd.Name
+	} else {
+		var err error
+		if vd, err = verbsDevice(p.Device); err != nil {
+			return perfError(err)
+		}
 	}
-	dev, err := perf.OpenDevice(p.Device, p.IBPort)
+	dev, err := perf.OpenDevice(vd, p.IBPort)
 	if err != nil {
 		return perfError(err)
 	}

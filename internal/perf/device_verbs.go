@@ -21,12 +21,15 @@ type verbsDevice struct {
 	typ  verbs.QPType
 }
 
-// OpenDevice opens an RDMA device for a benchmark on port.
-func OpenDevice(name string, port int) (Device, error) {
+// OpenDevice opens RDMA device d for a benchmark on port. d comes from
+// the caller's lookup (the inventory, which has the driver id from
+// netlink; sysfs alone only guesses it, and the driver id picks the data
+// path).
+func OpenDevice(d verbs.Device, port int) (Device, error) {
 	if port < 1 || port > 255 {
 		return nil, fmt.Errorf("-i %d: port numbers start at 1", port)
 	}
-	ctx, err := verbs.Open(name)
+	ctx, err := verbs.OpenDevice(d, verbs.Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -34,10 +34,10 @@ func newVMRig(t *testing.T, p Params) *vmRig {
 	pp.Server = !p.Server
 	g := &vmRig{start: make(chan struct{}), finished: make(chan struct{}), errs: make(chan error, 1)}
 	var err error
-	if g.me, err = OpenDevice("rxe1", 1); err != nil {
+	if g.me, err = openVMDevice("rxe1"); err != nil {
 		t.Fatal(err)
 	}
-	if g.peer, err = OpenDevice("rxe0", 1); err != nil {
+	if g.peer, err = openVMDevice("rxe0"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = g.me.Close(); _ = g.peer.Close() })
@@ -451,4 +451,14 @@ func checkDetachedHist(t *testing.T, who string, r *runner) {
 	if h.n > 10000 || r.progress.Load() <= h.n {
 		t.Fatalf("%s: %d samples in the window, %d iterations in all", who, h.n, r.progress.Load())
 	}
+}
+
+// openVMDevice opens the VM's rxe device name on port 1 (sysfs finds it;
+// its rxe name gives the driver id).
+func openVMDevice(name string) (Device, error) {
+	d, err := verbs.LookupDevice(name)
+	if err != nil {
+		return nil, err
+	}
+	return OpenDevice(d, 1)
 }
