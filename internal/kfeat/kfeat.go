@@ -78,12 +78,8 @@ func forcedLocked(name string) bool {
 func Has(name string, probe func() (bool, string)) bool {
 	mu.Lock()
 	defer mu.Unlock()
-	if r, ok := results[name]; ok {
-		return r.Present
-	}
-	if forcedLocked(name) {
-		results[name] = Result{Name: name, Forced: true, Detail: "forced absent by " + EnvAbsent}
-		return false
+	if present, decided := decidedLocked(name); decided {
+		return present
 	}
 	ok, detail := probe()
 	results[name] = Result{Name: name, Present: ok, Detail: detail}
@@ -96,14 +92,23 @@ func Has(name string, probe func() (bool, string)) bool {
 func Worth(name string) bool {
 	mu.Lock()
 	defer mu.Unlock()
+	if present, decided := decidedLocked(name); decided {
+		return present
+	}
+	return true
+}
+
+// decidedLocked is what is known of name without probing: a recorded
+// answer, or absent when forced (which it records). mu is held.
+func decidedLocked(name string) (present, decided bool) {
 	if r, ok := results[name]; ok {
-		return r.Present
+		return r.Present, true
 	}
 	if forcedLocked(name) {
 		results[name] = Result{Name: name, Forced: true, Detail: "forced absent by " + EnvAbsent}
-		return false
+		return false, true
 	}
-	return true
+	return false, false
 }
 
 // Forced reports whether feature name is forced absent.
