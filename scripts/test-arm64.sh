@@ -39,7 +39,7 @@ EXCLUDE=(
 	# own threads besides, so sysmon is never found under qemu-user. On
 	# arm64 hardware the kernel reports 101. (It also re-executes its own
 	# test binary, which without binfmt_misc cannot exec.)
-	"internal/perf TestIdleSysmon  # sysmon found by /proc syscall number: qemu-user shows the host's"
+	"internal/perf/rtloop TestIdleSysmon  # sysmon found by /proc syscall number: qemu-user shows the host's"
 )
 
 START=$(date +%s)

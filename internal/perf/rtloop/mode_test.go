@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 )
@@ -51,11 +52,21 @@ func TestSelectFromEnv(t *testing.T) {
 		"plain":    "mode=plain again=plain runtimeClock=false advanced=true",
 		"detached": "mode=detached again=detached runtimeClock=true advanced=true",
 	} {
-		cmd := exec.Command(os.Args[0], "-test.run", "^TestSelectFromEnv$", "-test.v")
+		cmd := selfCommand("-test.run", "^TestSelectFromEnv$", "-test.v")
 		cmd.Env = append(os.Environ(), "RDMACTL_TEST_LOOP_CHILD=1", EnvVar+"="+env)
 		out, err := cmd.CombinedOutput()
 		if err != nil || !bytes.Contains(out, []byte(want)) {
 			t.Errorf("%s=%s: %v; want %q in\n%s", EnvVar, env, err, want, out)
 		}
 	}
+}
+
+// selfCommand runs this test binary again with args, through
+// $RDMACTL_TEST_EXEC when set (scripts/test-arm64.sh sets it to
+// qemu-aarch64-static: without binfmt_misc the binary cannot exec itself).
+func selfCommand(args ...string) *exec.Cmd {
+	if wrap := strings.Fields(os.Getenv("RDMACTL_TEST_EXEC")); len(wrap) > 0 {
+		return exec.Command(wrap[0], append(append(wrap[1:len(wrap):len(wrap)], os.Args[0]), args...)...)
+	}
+	return exec.Command(os.Args[0], args...)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -158,7 +157,7 @@ func TestIdleSysmon(t *testing.T) {
 		fmt.Println("sysmon ok")
 		return
 	}
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestIdleSysmon$", "-test.v")
+	cmd := selfCommand("-test.run", "^TestIdleSysmon$", "-test.v")
 	cmd.Env = append(os.Environ(), "RDMACTL_TEST_SYSMON_CHILD=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil || !bytes.Contains(out, []byte("sysmon ok")) {
