@@ -27,6 +27,9 @@
 // of the latency tail that single-threaded perftest does not have. The
 // traced figures are in the commit messages of this code's history
 // (git log --follow on the files here) and in the comments at each part.
+// What it buys, from make bench-perftest (6.1 VM, 5 rounds, plain over
+// detached): 2-byte write_lat median 1.19x (95% CI 1.04-1.36), p99 1.58x
+// (1.22-2.05), 4 KiB p99 1.34x (1.15-1.55); bandwidth level.
 //
 // Code that runs detached must not grow the stack, allocate or write
 // pointers into the heap (no P): every function on the path is
