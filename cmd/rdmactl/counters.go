@@ -155,13 +155,9 @@ func toJSON(dev string, port uint32, src string, c sysfs.Counter) counterJSON {
 
 // collectCounters reads every selected counter once. --nonzero is applied.
 func collectCounters(ctx context.Context, a *app, arg string, fl *countersFlags) ([]counterJSON, error) {
-	var dev string
-	var port uint32
-	if arg != "" {
-		var err error
-		if dev, port, err = parseDevPort(arg); err != nil {
-			return nil, err
-		}
+	dev, port, err := parseDevPort(arg)
+	if err != nil {
+		return nil, err
 	}
 	src, closeSrc, err := a.openInventory(true)
 	if err != nil {

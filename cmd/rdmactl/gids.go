@@ -166,13 +166,9 @@ func sfError(err error) error {
 }
 
 func runGIDs(a *app, arg string, fl *gidsFlags) error {
-	var dev string
-	var port uint32
-	if arg != "" {
-		var err error
-		if dev, port, err = parseDevPort(arg); err != nil {
-			return err
-		}
+	dev, port, err := parseDevPort(arg)
+	if err != nil {
+		return err
 	}
 	src, closeSrc, err := a.openInventory(true)
 	if err != nil {

@@ -82,13 +82,9 @@ With --sysfs-root everything comes from the captured sysfs tree.`,
 }
 
 func runLinkShow(a *app, arg string) error {
-	var dev string
-	var port uint32
-	if arg != "" {
-		var err error
-		if dev, port, err = parseDevPort(arg); err != nil {
-			return err
-		}
+	dev, port, err := parseDevPort(arg)
+	if err != nil {
+		return err
 	}
 	src, closeSrc, err := a.openInventory(false)
 	if err != nil {

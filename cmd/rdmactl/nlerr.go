@@ -58,15 +58,12 @@ func nlError(err error) error {
 	return err
 }
 
-// notFoundDev is the exitNotFound error for an unknown device name, listing
-// the devices that exist.
-func notFoundDev(name string, have []string) error {
-	return withCode(exitNotFound, &nldev.NotFoundError{Kind: "device", Name: name, Exists: have})
-}
-
-// parseDevPort splits "DEV" or "DEV/PORT" (port 0 = all ports). A bad port
-// is a usage error.
+// parseDevPort splits "DEV" or "DEV/PORT" (port 0 = all ports); "" is
+// every device. A bad port is a usage error.
 func parseDevPort(arg string) (dev string, port uint32, err error) {
+	if arg == "" {
+		return "", 0, nil
+	}
 	dev, p, hasPort := strings.Cut(arg, "/")
 	if dev == "" {
 		return "", 0, usageErrorf("%q: want DEV or DEV/PORT, as in rxe0 or rxe0/1", arg)
@@ -79,24 +76,4 @@ func parseDevPort(arg string) (dev string, port uint32, err error) {
 		port = uint32(n)
 	}
 	return dev, port, nil
-}
-
-// nlDevices lists the devices over netlink, or only the one called name
-// (name "" = all). An unknown name is exitNotFound listing the devices.
-func nlDevices(c *nldev.Client, name string) ([]nldev.Device, error) {
-	devs, err := c.Devices()
-	if err != nil {
-		return nil, nlError(err)
-	}
-	if name == "" {
-		return devs, nil
-	}
-	var have []string
-	for _, d := range devs {
-		if d.Name == name {
-			return []nldev.Device{d}, nil
-		}
-		have = append(have, d.Name)
-	}
-	return nil, notFoundDev(name, have)
 }

@@ -200,8 +200,8 @@ func runRes(a *app, obj, dev string, fl *resFlags) error {
 	}
 	defer c.Close()
 	if dev != "" {
-		if _, err := nlDevices(c, dev); err != nil {
-			return err
+		if _, err := c.Device(dev); err != nil {
+			return nlError(err)
 		}
 	}
 	keepDev := func(h nldev.ResHead) bool { return dev == "" || h.DevName == dev }

@@ -98,14 +98,11 @@ func selectDevs(devs []nldev.Device, name string) ([]nldev.Device, error) {
 	if name == "" {
 		return devs, nil
 	}
-	var have []string
-	for _, d := range devs {
-		if d.Name == name {
-			return []nldev.Device{d}, nil
-		}
-		have = append(have, d.Name)
+	d, err := nldev.FindDevice(devs, name)
+	if err != nil {
+		return nil, err
 	}
-	return nil, &nldev.NotFoundError{Kind: "device", Name: name, Exists: have}
+	return []nldev.Device{*d}, nil
 }
 
 // PortRef names one port.

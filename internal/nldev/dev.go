@@ -162,10 +162,12 @@ func (c *Client) Device(name string) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	return findDevice(devs, name)
+	return FindDevice(devs, name)
 }
 
-func findDevice(devs []Device, name string) (*Device, error) {
+// FindDevice returns the device of devs called name, or a *NotFoundError
+// listing them.
+func FindDevice(devs []Device, name string) (*Device, error) {
 	var names []string
 	for i := range devs {
 		if devs[i].Name == name {
