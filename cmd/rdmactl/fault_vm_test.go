@@ -34,54 +34,67 @@ func TestVMPerfLinkDownMidRun(t *testing.T) {
 		name := strings.Join(args[:len(args)-2], "_")
 		t.Run(name, func(t *testing.T) {
 			port := []string{"-p", strconv.Itoa(18800 + i)}
-			srv := exec.Command(bin, append(append([]string{"perf"}, args...), append(port, "-d", "rxe0")...)...)
-			var sout, serr bytes.Buffer
-			srv.Stdout, srv.Stderr = &sout, &serr
-			if err := srv.Start(); err != nil {
-				t.Fatal(err)
-			}
+			srv := startSide(t, bin, "server", append(append([]string{"perf"}, args...), append(port, "-d", "rxe0")...))
 			time.Sleep(time.Second)
-			cli := exec.Command(bin, append(append([]string{"perf"}, args...), append(port, "-d", "rxe1", perfServerIP)...)...)
-			var cout, cerr bytes.Buffer
-			cli.Stdout, cli.Stderr = &cout, &cerr
-			if err := cli.Start(); err != nil {
-				_ = srv.Process.Kill()
-				t.Fatal(err)
-			}
+			cli := startSide(t, bin, "client", append(append([]string{"perf"}, args...), append(port, "-d", "rxe1", perfServerIP)...))
 			time.Sleep(3 * time.Second)
 			if out, err := exec.Command("ip", "link", "set", "vrxe1", "down").CombinedOutput(); err != nil {
 				t.Fatalf("ip link set vrxe1 down: %v %s", err, out)
 			}
 			down := time.Now()
 			defer restoreLink(t, "vrxe1", "rxe1")
-			for who, c := range map[string]*exec.Cmd{"client": cli, "server": srv} {
-				errb := map[string]*bytes.Buffer{"client": &cerr, "server": &serr}[who]
+			for _, sd := range []*side{cli, srv} {
 				done := make(chan error, 1)
-				go func() { done <- c.Wait() }()
+				go func() { done <- sd.cmd.Wait() }()
 				var err error
 				select {
 				case err = <-done:
 				case <-time.After(60 * time.Second):
-					_ = c.Process.Signal(syscall.SIGQUIT)
+					_ = sd.cmd.Process.Signal(syscall.SIGQUIT)
 					<-done
-					t.Fatalf("%s still running 60 s after the link went down:\n%s", who, errb.String())
+					t.Fatalf("%s still running 60 s after the link went down:\n%s", sd.name, &sd.stderr)
 				}
 				var ee *exec.ExitError
 				if !errors.As(err, &ee) {
-					t.Fatalf("%s: exit %v after the link went down, want an error exit\nstdout:\n%s\nstderr:\n%s", who, err, map[string]*bytes.Buffer{"client": &cout, "server": &sout}[who], errb)
+					t.Fatalf("%s: exit %v after the link went down, want an error exit\nstdout:\n%s\nstderr:\n%s", sd.name, err, &sd.stdout, &sd.stderr)
 				}
 				ws := ee.Sys().(syscall.WaitStatus)
-				msg := strings.TrimSpace(errb.String())
+				msg := strings.TrimSpace(sd.stderr.String())
 				if ws.Signaled() || strings.Contains(msg, "panic") || strings.Contains(msg, "SIGSEGV") || strings.Count(msg, "\n") != 0 || !strings.HasPrefix(msg, "rdmactl: ") {
-					t.Fatalf("%s: %v after %v, want an exit with one line on stderr; stderr:\n%s", who, err, time.Since(down).Round(time.Millisecond), msg)
+					t.Fatalf("%s: %v after %v, want an exit with one line on stderr; stderr:\n%s", sd.name, err, time.Since(down).Round(time.Millisecond), msg)
 				}
-				t.Logf("%s: exit %d after %v: %s", who, ws.ExitStatus(), time.Since(down).Round(time.Millisecond), msg)
+				t.Logf("%s: exit %d after %v: %s", sd.name, ws.ExitStatus(), time.Since(down).Round(time.Millisecond), msg)
 			}
 		})
 	}
 	if after := resShow(t); after != before {
 		t.Fatalf("rdma res show changed:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
+}
+
+// side is one rdmactl process of a perf pair.
+type side struct {
+	name           string
+	cmd            *exec.Cmd
+	stdout, stderr bytes.Buffer
+}
+
+// startSide starts bin with args; a test that ends before waiting for it
+// kills it, so that no process outlives its test.
+func startSide(t *testing.T, bin, name string, args []string) *side {
+	t.Helper()
+	sd := &side{name: name, cmd: exec.Command(bin, args...)}
+	sd.cmd.Stdout, sd.cmd.Stderr = &sd.stdout, &sd.stderr
+	if err := sd.cmd.Start(); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		if sd.cmd.ProcessState == nil {
+			_ = sd.cmd.Process.Kill()
+			_ = sd.cmd.Wait()
+		}
+	})
+	return sd
 }
 
 // restoreLink brings netdev back up and waits until the RDMA device's
