@@ -67,39 +67,20 @@ func probeKernel() *kernelInfo {
 		_, _ = c.System()
 		c.Close()
 	}
-	if devs, err := verbsDevices(); err == nil {
-		for _, d := range devs {
-			ctx, err := verbs.OpenDevice(d, verbs.Options{})
-			if err != nil {
-				continue
-			}
-			ctx.ProbeKernel()
-			ctx.Close()
-			k.ProbedDevice = d.Name
-			break
+	devs, _ := verbsDevices() // netlink's driver ids, else sysfs
+	for _, d := range devs {
+		ctx, err := verbs.OpenDevice(d, verbs.Options{})
+		if err != nil {
+			continue
 		}
-	}
-	known := map[string]kfeat.Result{}
-	for _, r := range kfeat.All() {
-		known[r.Name] = r
+		ctx.ProbeKernel()
+		ctx.Close()
+		k.ProbedDevice = d.Name
+		break
 	}
 	for _, n := range kfeat.Known {
-		f := featureState{Name: n, State: "unknown", Detail: "not probed: no RDMA device or netlink to probe with"}
-		r, ok := known[n]
-		switch {
-		case !ok && kfeat.Forced(n):
-			f.State, f.Detail = "forced_absent", "forced absent by "+kfeat.EnvAbsent
-		case !ok && n != kfeat.UverbsIoctl && k.ProbedDevice != "" && !kfeat.Worth(kfeat.UverbsIoctl):
-			f.State, f.Detail = "absent", "needs uverbs_ioctl"
-		case ok:
-			f.State, f.Detail = "absent", r.Detail
-			switch {
-			case r.Forced:
-				f.State = "forced_absent"
-			case r.Present:
-				f.State = "present"
-			}
-		}
+		f := featureState{Name: n}
+		f.State, f.Detail = kfeat.State(n)
 		k.Features = append(k.Features, f)
 	}
 	return k

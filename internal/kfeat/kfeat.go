@@ -38,6 +38,10 @@ const (
 	NLDEVSystem = "nldev_sys"
 )
 
+// requires: features that are only tried through another (the native
+// uverbs methods need the ioctl uAPI).
+var requires = map[string]string{GetContextIoctl: UverbsIoctl, QueryPortIoctl: UverbsIoctl, QueryGIDTable: UverbsIoctl}
+
 // Known lists every feature, in the order `version -d` prints them.
 var Known = []string{UverbsIoctl, GetContextIoctl, QueryPortIoctl, QueryGIDTable, NLDEVSystem, NLDEVNotify}
 
@@ -160,6 +164,32 @@ func All() []Result {
 		out = append(out, results[n])
 	}
 	return out
+}
+
+// State is what is known of feature name, for reports: "present",
+// "absent", "forced_absent" (RDMACTL_KERNEL_ABSENT) or "unknown" (not
+// probed: nothing to probe it with), and how that was decided.
+func State(name string) (state, detail string) {
+	mu.Lock()
+	defer mu.Unlock()
+	if r, ok := results[name]; ok {
+		switch {
+		case r.Forced:
+			return "forced_absent", r.Detail
+		case r.Present:
+			return "present", r.Detail
+		}
+		return "absent", r.Detail
+	}
+	if forcedLocked(name) {
+		return "forced_absent", "forced absent by " + EnvAbsent
+	}
+	if req, ok := requires[name]; ok {
+		if r, known := results[req]; known && !r.Present {
+			return "absent", "needs " + req
+		}
+	}
+	return "unknown", "not probed: no RDMA device or netlink to probe with"
 }
 
 // Reset forgets every answer and rereads RDMACTL_KERNEL_ABSENT (tests).

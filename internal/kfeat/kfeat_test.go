@@ -58,3 +58,25 @@ func TestSetKeepsFirstAndOrder(t *testing.T) {
 		t.Fatalf("Set replaced the first answer: %+v", all[1])
 	}
 }
+
+func TestState(t *testing.T) {
+	t.Setenv(EnvAbsent, NLDEVSystem)
+	Reset()
+	t.Cleanup(Reset)
+	Has(UverbsIoctl, func() (bool, string) { return false, "ENOTTY" })
+	Set(NLDEVNotify, true, "joined")
+	for _, c := range []struct{ name, state, detail string }{
+		{UverbsIoctl, "absent", "ENOTTY"},
+		{QueryGIDTable, "absent", "needs uverbs_ioctl"},
+		{NLDEVSystem, "forced_absent", "forced absent by " + EnvAbsent},
+		{NLDEVNotify, "present", "joined"},
+	} {
+		if st, d := State(c.name); st != c.state || d != c.detail {
+			t.Errorf("State(%s) = %q, %q; want %q, %q", c.name, st, d, c.state, c.detail)
+		}
+	}
+	Reset()
+	if st, _ := State(QueryGIDTable); st != "unknown" {
+		t.Errorf("State of an unprobed feature = %q, want unknown", st)
+	}
+}
