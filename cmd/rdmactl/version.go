@@ -62,7 +62,6 @@ func probeKernel() *kernelInfo {
 	if unix.Uname(&u) == nil {
 		k.Release = unix.ByteSliceToString(u.Release[:])
 	}
-	nldev.HasNotify()
 	if c, err := nldev.Dial(); err == nil {
 		_, _ = c.System()
 		c.Close()
@@ -144,7 +143,7 @@ func newVersionCmd(a *app) *cobra.Command {
 		Long: `Print rdmactl's version, commit, build date and Go version.
 
 With -d it also probes the running kernel where kernels differ (the uverbs
-ioctl methods, the RDMA netlink system settings and notification group)
+ioctl methods, the RDMA netlink system settings)
 and lists what it found; RDMACTL_KERNEL_ABSENT=name,... forces features
 absent, to try the paths older kernels take.`,
 		Example: `  rdmactl version

@@ -31,9 +31,6 @@ const (
 	// QueryGIDTable: UVERBS_METHOD_QUERY_GID_TABLE (5.10+); without it
 	// GIDs come from sysfs.
 	QueryGIDTable = "query_gid_table"
-	// NLDEVNotify: the RDMA netlink multicast group RDMA_NL_GROUP_NOTIFY
-	// (6.9+): device registration, removal, netdev attach and detach.
-	NLDEVNotify = "nldev_notify"
 	// NLDEVSystem: RDMA_NLDEV_CMD_SYS_GET (5.2+): the netns mode.
 	NLDEVSystem = "nldev_sys"
 )
@@ -43,7 +40,7 @@ const (
 var requires = map[string]string{GetContextIoctl: UverbsIoctl, QueryPortIoctl: UverbsIoctl, QueryGIDTable: UverbsIoctl}
 
 // Known lists every feature, in the order `version -d` prints them.
-var Known = []string{UverbsIoctl, GetContextIoctl, QueryPortIoctl, QueryGIDTable, NLDEVSystem, NLDEVNotify}
+var Known = []string{UverbsIoctl, GetContextIoctl, QueryPortIoctl, QueryGIDTable, NLDEVSystem}
 
 // Result is what is known about one feature.
 type Result struct {

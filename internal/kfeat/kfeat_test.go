@@ -37,7 +37,7 @@ func TestForcedAbsent(t *testing.T) {
 	}
 	t.Setenv(EnvAbsent, "query_gid_table")
 	Reset()
-	if !Has(NLDEVNotify, func() (bool, string) { return true, "" }) {
+	if !Has(QueryPortIoctl, func() (bool, string) { return true, "" }) {
 		t.Fatal("a feature not named was forced absent")
 	}
 	Reset()
@@ -64,12 +64,12 @@ func TestState(t *testing.T) {
 	Reset()
 	t.Cleanup(Reset)
 	Has(UverbsIoctl, func() (bool, string) { return false, "ENOTTY" })
-	Set(NLDEVNotify, true, "joined")
+	Set(QueryPortIoctl, true, "joined")
 	for _, c := range []struct{ name, state, detail string }{
 		{UverbsIoctl, "absent", "ENOTTY"},
 		{QueryGIDTable, "absent", "needs uverbs_ioctl"},
 		{NLDEVSystem, "forced_absent", "forced absent by " + EnvAbsent},
-		{NLDEVNotify, "present", "joined"},
+		{QueryPortIoctl, "present", "joined"},
 	} {
 		if st, d := State(c.name); st != c.state || d != c.detail {
 			t.Errorf("State(%s) = %q, %q; want %q, %q", c.name, st, d, c.state, c.detail)

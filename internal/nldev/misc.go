@@ -190,3 +190,14 @@ func (c *Client) ResourceSummary() ([]Summary, error) {
 	sort.SliceStable(out, func(i, j int) bool { return out[i].DevIndex < out[j].DevIndex })
 	return out, nil
 }
+
+// errName is err's errno as its name (EOPNOTSUPP), for probe details.
+func errName(err error) string {
+	var e syscall.Errno
+	if errors.As(err, &e) {
+		if n := unix.ErrnoName(e); n != "" {
+			return n
+		}
+	}
+	return err.Error()
+}
