@@ -458,3 +458,26 @@ func TestMalformed(t *testing.T) {
 		t.Errorf("hw_counters: %v", hw)
 	}
 }
+
+func TestReadBounded(t *testing.T) {
+	dir := t.TempDir()
+	for _, want := range []string{"", "4: ACTIVE\n", strings.Repeat("x", 4097)} {
+		p := filepath.Join(dir, "attr")
+		if err := os.WriteFile(p, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadBounded(p)
+		if err != nil || string(got) != want {
+			t.Errorf("ReadBounded(%d bytes) = %d bytes, %v", len(want), len(got), err)
+		}
+	}
+	// An endless file stops at the bound.
+	if got, err := ReadBounded("/dev/zero"); err != nil || len(got) != MaxRead {
+		t.Errorf("ReadBounded(/dev/zero) = %d bytes, %v; want %d", len(got), err, MaxRead)
+	}
+	// A missing file is fs.ErrNotExist, naming the path.
+	_, err := ReadBounded(filepath.Join(dir, "missing"))
+	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("missing file: %v", err)
+	}
+}
