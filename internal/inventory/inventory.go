@@ -48,6 +48,7 @@ type Source struct {
 	chardev map[uint32]*nldev.Chardev
 	vdevs   map[string]verbs.Device
 	ifnames map[uint32]string
+	res     resState // resources.go
 }
 
 // Live is the running system: nl for RDMA netlink and /sys.
