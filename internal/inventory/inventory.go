@@ -49,6 +49,7 @@ type Source struct {
 	vdevs   map[string]verbs.Device
 	ifnames map[uint32]string
 	res     resState // resources.go
+	sys     sysState // system.go
 }
 
 // Live is the running system: nl for RDMA netlink and /sys.
@@ -132,6 +133,12 @@ func (s *Source) Targets(dev string, port uint32) ([]PortRef, error) {
 	for _, d := range devs {
 		ps, err := s.nlPorts(d.Index)
 		if err != nil {
+			if s.gone(d, err) { // removed since the device dump (resources.go)
+				if dev == "" {
+					continue
+				}
+				return nil, &nldev.NotFoundError{Kind: "device", Name: d.Name, Exists: s.stillThere()}
+			}
 			return nil, fmt.Errorf("ports of %s: %w", d.Name, err)
 		}
 		var have []string

@@ -20,8 +20,8 @@ import (
 // Enum values are named as rdma names them (nldev's *Name functions).
 
 // ErrNeedsLive is the answer of a captured tree to a question only the
-// running kernel can answer.
-var ErrNeedsLive = errors.New("resources need the live kernel (RDMA netlink); a captured --sysfs-root tree has none")
+// running kernel can answer (resources, system settings).
+var ErrNeedsLive = errors.New("needs the live kernel (RDMA netlink): a captured --sysfs-root tree does not have it")
 
 // ResNL is the part of the NLDEV client resources need; *nldev.Client has
 // it. It is asked of the Source's NL by type assertion, so that the
@@ -155,7 +155,7 @@ func (f ResFilter) keepQPN(n *uint32) bool { return f.LQPN == nil || (n != nil &
 
 func (s *Source) resNL() (ResNL, error) {
 	if s.Offline() {
-		return nil, ErrNeedsLive
+		return nil, fmt.Errorf("resources: %w", ErrNeedsLive)
 	}
 	r, ok := s.nl.(ResNL)
 	if !ok {
