@@ -4,7 +4,8 @@ import "fmt"
 
 // System is the RDMA subsystem's settings, what rdma system show prints
 // (NLDEV SYS_GET, Linux 5.2+). A nil field is one the kernel did not
-// report: PrivilegedQKey exists from Linux 6.5, CopyOnFork from 5.13.
+// report: PrivilegedQKey exists from Linux 6.5 (Debian's 6.1 has it too,
+// seen in the VM), CopyOnFork from 5.13.
 type System struct {
 	NetnsMode      string // "shared" or "exclusive"
 	CopyOnFork     *bool  // fork() keeps DMA-pinned pages valid in the child
