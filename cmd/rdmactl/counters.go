@@ -92,7 +92,10 @@ port_xmit_data and port_rcv_data count 4-byte words in sysfs; they are shown
 in bytes (UNIT column, JSON "unit": "bytes" with the sysfs number in "raw").
 
 --watch[=INTERVAL] (default 1s) prints, every interval, the per-second rate
-of each counter that moved, until Ctrl-C.`,
+of each counter that moved, until Ctrl-C. A counter that went down is a
+reset (its delta counts from 0), one that passed its width wrapped, a PMA
+counter at its maximum is saturated (NOTE column; JSON reset, wrapped,
+saturated). Ports that appear or vanish meanwhile are said on a line.`,
 		Example: `  rdmactl counters
   rdmactl counters mlx5_0/1 --nonzero
   rdmactl -j counters rxe0 | jq '.[] | select(.name=="rcvd_pkts")'
