@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"strconv"
+
+	"github.com/rdmactl/rdmactl/internal/nldev"
 )
 
 // The difference between two inventories, as events: what monitor --poll
@@ -34,14 +36,20 @@ type SnapPort struct {
 	NetdevIndex *uint32
 }
 
-// Snapshot takes the devices and ports of the source (one device dump and
-// one port dump per device live).
+// Snapshot takes the devices and ports of the source: live, one device
+// dump and one port dump per device and nothing else (no sysfs: a poll
+// loop pays only for what it compares); offline, the tree's files.
 func (s *Source) Snapshot() (*Snapshot, error) {
 	devs, err := s.Devices("", DeviceOptions{})
 	if err != nil {
 		return nil, err
 	}
-	ports, err := s.Ports("", 0, PortOptions{})
+	var ports []Port
+	if s.Offline() {
+		ports, err = s.Ports("", 0, PortOptions{})
+	} else {
+		ports, err = s.netlinkPorts()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -60,6 +68,35 @@ func (s *Source) Snapshot() (*Snapshot, error) {
 			Netdev: p.Netdev, NetdevIndex: p.NetdevIndex})
 	}
 	return snap, nil
+}
+
+// netlinkPorts is every port as the port dumps alone give it.
+func (s *Source) netlinkPorts() ([]Port, error) {
+	refs, err := s.Targets("", 0)
+	if err != nil {
+		return nil, err
+	}
+	var out []Port
+	for _, r := range refs {
+		ps, err := s.nlPorts(*r.Index)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
+			if p.Port != r.Port {
+				continue
+			}
+			q := Port{Dev: r.Dev, Port: p.Port, Netdev: p.NetdevName, NetdevIndex: p.NetdevIndex}
+			if p.State != nil {
+				q.State = nldev.PortStateName(*p.State)
+			}
+			if p.PhysState != nil {
+				q.PhysState = nldev.PhysStateName(*p.PhysState)
+			}
+			out = append(out, q)
+		}
+	}
+	return out, nil
 }
 
 // EventType says what changed.
