@@ -1,7 +1,10 @@
 // Package inventory gathers what rdmactl's inspection commands show
-// (devices, ports, GID tables, counters) from one Source: the live system
-// (RDMA netlink, sysfs, uverbs) or a captured sysfs tree (--sysfs-root).
-// Commands go flags -> inventory -> render and read nothing themselves.
+// (devices, ports, GID tables, counters; live only: resources and system
+// settings) from one Source: the live system (RDMA netlink, sysfs, uverbs)
+// or a captured sysfs tree (--sysfs-root). It also compares: counter rates
+// between two CounterSnapshots (rates.go) and the events between two
+// inventory Snapshots (diff.go). Commands go flags -> inventory -> render
+// and read nothing themselves.
 //
 // Each fact is gathered once per run and only when asked for: the live
 // source makes one NLDEV device dump and one port dump per device over one
