@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
-	"github.com/rdmactl/rdmactl/internal/sysfs"
+	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/spf13/cobra"
 )
 
@@ -53,11 +54,19 @@ type counterJSON struct {
 // with the per-second rate over the interval. value is the new value,
 // delta the increase, rate = delta / interval_s; units as in counterJSON
 // (bytes/s for port_xmit_data and port_rcv_data).
+//
+// wrapped, reset and saturated are present (true) only when they apply:
+// the counter went past its width (delta counts across the wrap), went
+// down (a reset: delta counts from 0, a lower bound), or is a PMA counter
+// stuck at its maximum (delta is a lower bound).
 type counterRateJSON struct {
 	counterJSON
 	Delta     uint64  `json:"delta"`
 	Rate      float64 `json:"rate"`
 	IntervalS float64 `json:"interval_s"`
+	Wrapped   bool    `json:"wrapped,omitempty"`
+	Reset     bool    `json:"reset,omitempty"`
+	Saturated bool    `json:"saturated,omitempty"`
 }
 
 type countersFlags struct {
@@ -83,7 +92,10 @@ port_xmit_data and port_rcv_data count 4-byte words in sysfs; they are shown
 in bytes (UNIT column, JSON "unit": "bytes" with the sysfs number in "raw").
 
 --watch[=INTERVAL] (default 1s) prints, every interval, the per-second rate
-of each counter that moved, until Ctrl-C.`,
+of each counter that moved, until Ctrl-C. A counter that went down is a
+reset (its delta counts from 0), one that passed its width wrapped, a PMA
+counter at its maximum is saturated (NOTE column; JSON reset, wrapped,
+saturated). Ports that appear or vanish meanwhile are said on a line.`,
 		Example: `  rdmactl counters
   rdmactl counters mlx5_0/1 --nonzero
   rdmactl -j counters rxe0 | jq '.[] | select(.name=="rcvd_pkts")'
@@ -108,7 +120,7 @@ of each counter that moved, until Ctrl-C.`,
 				}
 				return watchCounters(c.Context(), a, arg, &fl, iv)
 			}
-			rows, err := collectCounters(c.Context(), a, arg, &fl)
+			rows, err := collectCounters(a, arg, &fl)
 			if err != nil {
 				return err
 			}
@@ -141,20 +153,19 @@ func (fl *countersFlags) want(src string) bool {
 	return len(fl.sources) == 0 || slices.Contains(fl.sources, src)
 }
 
-// toJSON converts a sysfs counter, turning 4-byte words into bytes.
-func toJSON(dev string, port uint32, src string, c sysfs.Counter) counterJSON {
-	r := counterJSON{Ifname: dev, Port: port, Source: src, Name: c.Name, Value: c.Value, Unit: "count"}
-	if src == srcCounters {
-		if m := sysfs.UnitBytes(c.Name); m != 0 {
-			raw := c.Value
-			r.Value, r.Unit, r.Raw = raw*m, "bytes", &raw
-		}
+// toJSON converts a counter, turning 4-byte words into bytes.
+func toJSON(dev string, port uint32, src, name string, value uint64) counterJSON {
+	r := counterJSON{Ifname: dev, Port: port, Source: src, Name: name, Value: value, Unit: "count"}
+	if m, unit := inventory.CounterUnit(src, name); m != 1 {
+		raw := value
+		r.Value, r.Unit, r.Raw = raw*m, unit, &raw
 	}
 	return r
 }
 
-// collectCounters reads every selected counter once. --nonzero is applied.
-func collectCounters(ctx context.Context, a *app, arg string, fl *countersFlags) ([]counterJSON, error) {
+// snapshotCounters reads every selected counter once. A netlink failure
+// (sysfs answered) is said once per port, not every --watch interval.
+func snapshotCounters(a *app, arg string, fl *countersFlags) (*inventory.CounterSnapshot, error) {
 	dev, port, err := parseDevPort(arg)
 	if err != nil {
 		return nil, err
@@ -168,30 +179,40 @@ func collectCounters(ctx context.Context, a *app, arg string, fl *countersFlags)
 	if err != nil {
 		return nil, invError(src, err)
 	}
-	sets, err := src.Counters(targets, fl.want)
+	snap, err := src.CounterSnapshot(targets, fl.want)
 	if err != nil {
 		return nil, invError(src, err)
 	}
-	var rows []counterJSON
-	for _, set := range sets {
-		if set.Err != nil {
-			// sysfs already answered; say what netlink lacked (once) and go on.
-			key := fmt.Sprintf("%s/%d", set.Dev, set.Port)
-			if fl.warned[key] {
-				continue
-			}
-			if fl.warned == nil {
-				fl.warned = map[string]bool{}
-			}
-			fl.warned[key] = true
-			fmt.Fprintf(a.stderr, "rdmactl: netlink statistics of %s/%d: %v (showing sysfs only)\n", set.Dev, set.Port, oneLine(nlError(set.Err).Error()))
+	for _, set := range snap.Sets {
+		if set.Err == nil {
 			continue
 		}
+		key := fmt.Sprintf("%s/%d", set.Dev, set.Port)
+		if fl.warned[key] {
+			continue
+		}
+		if fl.warned == nil {
+			fl.warned = map[string]bool{}
+		}
+		fl.warned[key] = true
+		fmt.Fprintf(a.stderr, "rdmactl: netlink statistics of %s/%d: %v (showing sysfs only)\n", set.Dev, set.Port, oneLine(nlError(set.Err).Error()))
+	}
+	return snap, nil
+}
+
+// collectCounters reads every selected counter once. --nonzero is applied.
+func collectCounters(a *app, arg string, fl *countersFlags) ([]counterJSON, error) {
+	snap, err := snapshotCounters(a, arg, fl)
+	if err != nil {
+		return nil, err
+	}
+	var rows []counterJSON
+	for _, set := range snap.Sets {
 		for _, c := range set.Counters {
 			if fl.nonzero && c.Value == 0 {
 				continue
 			}
-			rows = append(rows, toJSON(set.Dev, set.Port, set.Source, c))
+			rows = append(rows, toJSON(set.Dev, set.Port, set.Source, c.Name, c.Value))
 		}
 	}
 	return rows, nil
@@ -215,32 +236,12 @@ func printCounters(a *app, rows []counterJSON) error {
 	return tb.render()
 }
 
-type counterKey struct {
-	dev    string
-	port   uint32
-	source string
-	name   string
-}
-
 // watchCounters samples every interval and prints the per-second rate of
-// each counter that moved, until ctx is cancelled (Ctrl-C), then returns
-// nil: stopping a watch is the normal way to end it.
+// each counter that moved (inventory.Rates: wraps counted across, resets
+// and saturation said), until ctx is cancelled (Ctrl-C), then returns nil:
+// stopping a watch is the normal way to end it.
 func watchCounters(ctx context.Context, a *app, arg string, fl *countersFlags, iv time.Duration) error {
-	sample := func() (map[counterKey]counterJSON, []counterKey, time.Time, error) {
-		nonzero := fl.nonzero
-		fl.nonzero = false // a counter leaving 0 must be seen
-		rows, err := collectCounters(ctx, a, arg, fl)
-		fl.nonzero = nonzero
-		m := make(map[counterKey]counterJSON, len(rows))
-		keys := make([]counterKey, 0, len(rows))
-		for _, r := range rows {
-			k := counterKey{r.Ifname, r.Port, r.Source, r.Name}
-			m[k] = r
-			keys = append(keys, k)
-		}
-		return m, keys, time.Now(), err
-	}
-	prev, _, prevT, err := sample()
+	prev, err := snapshotCounters(a, arg, fl)
 	if err != nil {
 		return err
 	}
@@ -255,49 +256,97 @@ func watchCounters(ctx context.Context, a *app, arg string, fl *countersFlags, i
 			return nil
 		case <-tick.C:
 		}
-		cur, keys, now, err := sample()
+		cur, err := snapshotCounters(a, arg, fl)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			return err
 		}
-		secs := now.Sub(prevT).Seconds()
-		var out []counterRateJSON
-		for _, k := range keys {
-			c := cur[k]
-			p, ok := prev[k]
-			if !ok || c.Value <= p.Value {
-				continue // new, unchanged, or reset/wrapped: no rate
-			}
-			d := c.Value - p.Value
-			out = append(out, counterRateJSON{counterJSON: c, Delta: d, Rate: float64(d) / secs, IntervalS: secs})
+		rep, err := inventory.Rates(prev, cur)
+		if err != nil {
+			continue // no time passed (a clock step): wait for the next tick
 		}
-		prev, prevT = cur, now
-		if err := printRates(a, now, out); err != nil {
+		prev = cur
+		secs := rep.Interval.Seconds()
+		var out []counterRateJSON
+		for _, r := range rep.Rates {
+			if !r.Moved() {
+				continue
+			}
+			m, _ := inventory.CounterUnit(r.Source, r.Name)
+			d := r.Delta * m
+			out = append(out, counterRateJSON{counterJSON: toJSON(r.Dev, r.Port, r.Source, r.Name, r.Value), Delta: d, Rate: float64(d) / secs,
+				IntervalS: secs, Wrapped: r.Wrapped, Reset: r.Reset, Saturated: r.Saturated})
+		}
+		if err := printRates(a, cur.Time, rep, out); err != nil {
 			return err
 		}
 	}
 }
 
-func printRates(a *app, now time.Time, out []counterRateJSON) error {
+// note is what the NOTE column says of a rate.
+func (r counterRateJSON) note() string {
+	var n []string
+	if r.Wrapped {
+		n = append(n, "wrapped")
+	}
+	if r.Reset {
+		n = append(n, "reset: delta counts from 0")
+	}
+	if r.Saturated {
+		n = append(n, "saturated: delta is a lower bound")
+	}
+	return strings.Join(n, "; ")
+}
+
+// printRates prints one interval. Counter sets that appeared or vanished
+// are said on a line each (on stderr with -j, where stdout is one JSON
+// array of rates per interval).
+func printRates(a *app, now time.Time, rep *inventory.RateReport, out []counterRateJSON) error {
+	stamp := now.Format("15:04:05")
+	var events []string
+	for _, k := range rep.Vanished {
+		events = append(events, fmt.Sprintf("%s/%d %s counters vanished", k.Dev, k.Port, k.Source))
+	}
+	for _, k := range rep.Appeared {
+		events = append(events, fmt.Sprintf("%s/%d %s counters appeared", k.Dev, k.Port, k.Source))
+	}
 	if a.opts.json {
+		for _, e := range events {
+			fmt.Fprintf(a.stderr, "rdmactl: %s\n", e)
+		}
 		if out == nil {
 			out = []counterRateJSON{}
 		}
 		return a.printJSON(out)
 	}
+	for _, e := range events {
+		fmt.Fprintf(a.stdout, "%s  %s\n", stamp, e)
+	}
 	if len(out) == 0 {
-		fmt.Fprintf(a.stdout, "%s  no counter moved\n", now.Format("15:04:05"))
+		fmt.Fprintf(a.stdout, "%s  no counter moved\n", stamp)
 		return nil
 	}
-	tb := newTable(a.stdout, "TIME", "DEV", "PORT", "SOURCE", "COUNTER", "RATE/S", "UNIT", "DELTA")
+	notes := false
+	for _, r := range out {
+		notes = notes || r.note() != ""
+	}
+	header := []string{"TIME", "DEV", "PORT", "SOURCE", "COUNTER", "RATE/S", "UNIT", "DELTA"}
+	if notes {
+		header = append(header, "NOTE")
+	}
+	tb := newTable(a.stdout, header...)
 	for _, r := range out {
 		var port any = r.Port
 		if r.Port == 0 {
 			port = nil
 		}
-		tb.row(now.Format("15:04:05"), r.Ifname, port, r.Source, r.Name, strconv.FormatFloat(r.Rate, 'f', 1, 64), r.Unit, r.Delta)
+		cells := []any{stamp, r.Ifname, port, r.Source, r.Name, strconv.FormatFloat(r.Rate, 'f', 1, 64), r.Unit, r.Delta}
+		if notes {
+			cells = append(cells, r.note())
+		}
+		tb.row(cells...)
 	}
 	return tb.render()
 }

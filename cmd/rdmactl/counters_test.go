@@ -212,3 +212,54 @@ func TestCountersSysfsRootSkipsNetlink(t *testing.T) {
 		t.Fatalf("%d rows", len(rows))
 	}
 }
+
+// TestCountersWatchReset: a counter that goes down between two samples is
+// a reset, printed as such (JSON "reset": true, delta counted from 0; the
+// table's NOTE column), not dropped and not a huge rate.
+func TestCountersWatchReset(t *testing.T) {
+	for _, jsonOut := range []bool{true, false} {
+		root := copyTree(t, rxeTree)
+		file := filepath.Join(root, "class/infiniband/rxe0/ports/1/hw_counters/rcvd_pkts")
+		must(t, os.WriteFile(file, []byte("1000\n"), 0o644))
+		ctx, cancel := context.WithCancel(context.Background())
+		var o, e bytes.Buffer
+		done := make(chan int)
+		args := []string{"--sysfs-root", root, "counters", "rxe0", "--watch=100ms"}
+		if jsonOut {
+			args = append([]string{"-j"}, args...)
+		}
+		go func() { done <- run(ctx, args, &o, &e) }()
+		time.Sleep(50 * time.Millisecond)
+		must(t, os.WriteFile(file, []byte("5\n"), 0o644))
+		time.Sleep(400 * time.Millisecond)
+		cancel()
+		if code := <-done; code != 0 || e.Len() != 0 {
+			t.Fatalf("exit %d, stderr %q", code, e.String())
+		}
+		if !jsonOut {
+			if !strings.Contains(o.String(), "NOTE") || !strings.Contains(o.String(), "reset: delta counts from 0") {
+				t.Errorf("table without the reset note:\n%s", o.String())
+			}
+			continue
+		}
+		var saw bool
+		for _, line := range strings.Split(strings.TrimSpace(o.String()), "\n") {
+			var rates []counterRateJSON
+			if err := json.Unmarshal([]byte(line), &rates); err != nil {
+				t.Fatalf("line %q: %v", line, err)
+			}
+			for _, r := range rates {
+				if r.Name != "rcvd_pkts" || !r.Reset || r.Delta != 5 || r.Value != 5 || r.Wrapped {
+					t.Errorf("unexpected rate %+v", r)
+				}
+				saw = true
+			}
+		}
+		if !saw {
+			t.Fatalf("no reset line for rcvd_pkts:\n%s", o.String())
+		}
+		if !strings.Contains(o.String(), `"reset":true`) {
+			t.Errorf("no reset key:\n%s", o.String())
+		}
+	}
+}

@@ -20,16 +20,6 @@ import (
 // NETLINK_RDMA family and no /sys/class/infiniband.
 var errNoRDMA = errors.New("this kernel has no RDMA support: no RDMA netlink (NETLINK_RDMA) and no /sys/class/infiniband (is ib_core loaded? for Soft-RoCE: modprobe rdma_rxe; rdma link add rxe0 type rxe netdev eth0)")
 
-// openNL opens the RDMA netlink socket. Its error already carries the exit
-// code (exitUnsupported when the kernel has no RDMA netlink).
-func (a *app) openNL() (*nldev.Client, error) {
-	c, err := nldev.Dial()
-	if err != nil {
-		return nil, nlError(err)
-	}
-	return c, nil
-}
-
 // nlError gives an nldev (or sysfs) error its exit code: no RDMA in the
 // kernel -> exitUnsupported, unknown device/port -> exitNotFound,
 // EPERM/EACCES -> exitPermission, ENODEV/ENOENT from the kernel (the device

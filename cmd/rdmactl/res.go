@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
-	"os"
+	"math"
 	"strconv"
 	"strings"
 
-	"github.com/rdmactl/rdmactl/internal/nldev"
+	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/spf13/cobra"
 )
 
@@ -194,122 +194,96 @@ func runRes(a *app, obj, dev string, fl *resFlags) error {
 	if a.opts.sysfsRoot != "" {
 		return withCode(exitUnsupported, fmt.Errorf("res needs the live kernel (RDMA netlink); it cannot read a --sysfs-root tree"))
 	}
-	c, err := a.openNL()
+	src, closeSrc, err := a.openInventory(false)
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	if dev != "" {
-		if _, err := c.Device(dev); err != nil {
-			return nlError(err)
+	defer closeSrc()
+	f := inventory.ResFilter{Dev: dev}
+	if fl.pid >= 0 {
+		if fl.pid > math.MaxUint32 {
+			return usageErrorf("--pid %d: not a process id", fl.pid)
 		}
+		p := uint32(fl.pid)
+		f.PID = &p
 	}
-	keepDev := func(h nldev.ResHead) bool { return dev == "" || h.DevName == dev }
-	keepPID := func(o nldev.Owner) bool {
-		return fl.pid < 0 || (o.PID != nil && int64(*o.PID) == fl.pid)
+	if fl.qpn >= 0 {
+		if fl.qpn > math.MaxUint32 {
+			return usageErrorf("--qpn %d: not a QP number", fl.qpn)
+		}
+		q := uint32(fl.qpn)
+		f.LQPN = &q
 	}
-	keepQPN := func(n *uint32) bool { return fl.qpn < 0 || (n != nil && int64(*n) == fl.qpn) }
-	head := func(h nldev.ResHead) resHeadJSON { return resHeadJSON{Ifindex: h.DevIndex, Ifname: h.DevName} }
+	head := func(h inventory.ResHead) resHeadJSON { return resHeadJSON{Ifindex: h.DevIndex, Ifname: h.Dev} }
 
 	var rows []any
 	var tbl *table
 	switch obj {
 	case "":
-		sums, err := c.ResourceSummary()
+		sums, err := src.ResSummaries(dev)
 		if err != nil {
-			return nlError(err)
+			return invError(src, err)
 		}
 		tbl = newTable(a.stdout, "IDX", "DEV", "PD", "CQ", "QP", "CM_ID", "MR", "CTX", "SRQ")
 		for _, s := range sums {
-			if dev != "" && s.DevName != dev {
-				continue
-			}
-			r := resSummaryJSON{Ifindex: s.DevIndex, Ifname: s.DevName, PD: s.Counts["pd"], CQ: s.Counts["cq"], QP: s.Counts["qp"],
+			r := resSummaryJSON{Ifindex: s.DevIndex, Ifname: s.Dev, PD: s.Counts["pd"], CQ: s.Counts["cq"], QP: s.Counts["qp"],
 				CMID: s.Counts["cm_id"], MR: s.Counts["mr"], Ctx: s.Counts["ctx"], SRQ: s.Counts["srq"]}
 			rows = append(rows, r)
 			tbl.row(r.Ifindex, r.Ifname, r.PD, r.CQ, r.QP, r.CMID, r.MR, r.Ctx, r.SRQ)
 		}
 	case "qp":
-		qps, err := c.QPs()
+		qps, err := src.QPs(f)
 		if err != nil {
-			return nlError(err)
+			return invError(src, err)
 		}
 		tbl = newTable(a.stdout, "LINK", "LQPN", "RQPN", "TYPE", "STATE", "RQ_PSN", "SQ_PSN", "PATH_MIG", "PDN", "PID", "COMM")
 		for _, q := range qps {
-			if !keepDev(q.ResHead) || !keepPID(q.Owner) || !keepQPN(q.LQPN) {
-				continue
-			}
-			r := resQPJSON{resHeadJSON: head(q.ResHead), Port: q.Port, LQPN: q.LQPN, RQPN: q.RQPN, RQPSN: q.RQPSN,
-				SQPSN: q.SQPSN, PDN: q.PDN, resOwnerJSON: owner(q.Owner)}
-			r.Type = name8(q.Type, nldev.QPTypeName)
-			r.State = name8(q.State, nldev.QPStateName)
-			r.PathMigState = name8(q.PathMigState, nldev.PathMigStateName)
+			r := resQPJSON{resHeadJSON: head(q.ResHead), Port: q.Port, LQPN: q.LQPN, RQPN: q.RQPN, Type: q.Type, State: q.State,
+				RQPSN: q.RQPSN, SQPSN: q.SQPSN, PathMigState: q.PathMigState, PDN: q.PDN, resOwnerJSON: owner(q.Owner)}
 			rows = append(rows, r)
-			link := q.DevName + "/-"
-			if q.Port != nil {
-				link = fmt.Sprintf("%s/%d", q.DevName, *q.Port)
-			}
-			tbl.row(link, optU32(r.LQPN), optU32(r.RQPN), r.Type, r.State, optU32(r.RQPSN), optU32(r.SQPSN), r.PathMigState, optU32(r.PDN), optU32(r.PID), commText(q.Owner, r.Comm))
+			tbl.row(link(q.ResHead, q.Port), optU32(r.LQPN), optU32(r.RQPN), r.Type, r.State, optU32(r.RQPSN), optU32(r.SQPSN), r.PathMigState, optU32(r.PDN), optU32(r.PID), commText(q.Owner))
 		}
 	case "cq":
-		cqs, err := c.CQs()
+		cqs, err := src.CQs(f)
 		if err != nil {
-			return nlError(err)
+			return invError(src, err)
 		}
 		tbl = newTable(a.stdout, "DEV", "CQN", "CQE", "USERS", "POLL_CTX", "ADAPTIVE_MOD", "CTXN", "PID", "COMM")
 		for _, q := range cqs {
-			if !keepDev(q.ResHead) || !keepPID(q.Owner) {
-				continue
-			}
-			r := resCQJSON{resHeadJSON: head(q.ResHead), CQN: q.CQN, CQE: q.CQE, Users: q.Users, DIM: q.DIM, CtxN: q.CtxN, resOwnerJSON: owner(q.Owner)}
-			r.PollCtx = name8(q.PollCtx, nldev.PollCtxName)
+			r := resCQJSON{resHeadJSON: head(q.ResHead), CQN: q.CQN, CQE: q.CQE, Users: q.Users, PollCtx: q.PollCtx, DIM: q.DIM, CtxN: q.CtxN, resOwnerJSON: owner(q.Owner)}
 			rows = append(rows, r)
-			tbl.row(q.DevName, optU32(r.CQN), optU32(r.CQE), optU64(r.Users), r.PollCtx, onOff(r.DIM), optU32(r.CtxN), optU32(r.PID), commText(q.Owner, r.Comm))
+			tbl.row(q.Dev, optU32(r.CQN), optU32(r.CQE), optU64(r.Users), r.PollCtx, onOff(r.DIM), optU32(r.CtxN), optU32(r.PID), commText(q.Owner))
 		}
 	case "mr":
-		mrs, err := c.MRs()
+		mrs, err := src.MRs(f)
 		if err != nil {
-			return nlError(err)
+			return invError(src, err)
 		}
 		tbl = newTable(a.stdout, "DEV", "MRN", "RKEY", "LKEY", "IOVA", "MRLEN", "PDN", "PID", "COMM")
 		for _, m := range mrs {
-			if !keepDev(m.ResHead) || !keepPID(m.Owner) {
-				continue
-			}
 			r := resMRJSON{resHeadJSON: head(m.ResHead), MRN: m.MRN, RKey: m.RKey, LKey: m.LKey, IOVA: m.IOVA, MRLen: m.Len, PDN: m.PDN, CtxN: m.CtxN, resOwnerJSON: owner(m.Owner)}
 			rows = append(rows, r)
-			tbl.row(m.DevName, optU32(r.MRN), hex32(r.RKey), hex32(r.LKey), hex64(r.IOVA), optU64(r.MRLen), optU32(r.PDN), optU32(r.PID), commText(m.Owner, r.Comm))
+			tbl.row(m.Dev, optU32(r.MRN), hex32(r.RKey), hex32(r.LKey), hex64(r.IOVA), optU64(r.MRLen), optU32(r.PDN), optU32(r.PID), commText(m.Owner))
 		}
 	case "pd":
-		pds, err := c.PDs()
+		pds, err := src.PDs(f)
 		if err != nil {
-			return nlError(err)
+			return invError(src, err)
 		}
 		tbl = newTable(a.stdout, "DEV", "PDN", "LOCAL_DMA_LKEY", "USERS", "UNSAFE_GLOBAL_RKEY", "CTXN", "PID", "COMM")
 		for _, p := range pds {
-			if !keepDev(p.ResHead) || !keepPID(p.Owner) {
-				continue
-			}
 			r := resPDJSON{resHeadJSON: head(p.ResHead), PDN: p.PDN, LocalDMALKey: p.LocalDMALKey, Users: p.Users, UnsafeGlobalRKey: p.UnsafeGlobalRKey, CtxN: p.CtxN, resOwnerJSON: owner(p.Owner)}
 			rows = append(rows, r)
-			tbl.row(p.DevName, optU32(r.PDN), hex32(r.LocalDMALKey), optU64(r.Users), hex32(r.UnsafeGlobalRKey), optU32(r.CtxN), optU32(r.PID), commText(p.Owner, r.Comm))
+			tbl.row(p.Dev, optU32(r.PDN), hex32(r.LocalDMALKey), optU64(r.Users), hex32(r.UnsafeGlobalRKey), optU32(r.CtxN), optU32(r.PID), commText(p.Owner))
 		}
 	case "cm_id":
-		ids, err := c.CMIDs()
+		ids, err := src.CMIDs(f)
 		if err != nil {
-			return nlError(err)
+			return invError(src, err)
 		}
 		tbl = newTable(a.stdout, "LINK", "CM_IDN", "LQPN", "QP_TYPE", "STATE", "PS", "SRC_ADDR", "DST_ADDR", "PID", "COMM")
 		for _, m := range ids {
-			if !keepDev(m.ResHead) || !keepPID(m.Owner) || !keepQPN(m.LQPN) {
-				continue
-			}
-			r := resCMIDJSON{resHeadJSON: head(m.ResHead), Port: m.Port, CMIDN: m.CMIDN, LQPN: m.LQPN, resOwnerJSON: owner(m.Owner)}
-			r.QPType = name8(m.QPType, nldev.QPTypeName)
-			r.State = name8(m.State, nldev.CMStateName)
-			if m.PS != nil {
-				r.PS = nldev.PSName(*m.PS)
-			}
+			r := resCMIDJSON{resHeadJSON: head(m.ResHead), Port: m.Port, CMIDN: m.CMIDN, LQPN: m.LQPN, QPType: m.QPType, State: m.State, PS: m.PS, resOwnerJSON: owner(m.Owner)}
 			if m.SrcAddr.IsValid() {
 				r.SrcAddr = m.SrcAddr.String()
 			}
@@ -317,38 +291,27 @@ func runRes(a *app, obj, dev string, fl *resFlags) error {
 				r.DstAddr = m.DstAddr.String()
 			}
 			rows = append(rows, r)
-			link := m.DevName + "/-"
-			if m.Port != nil {
-				link = fmt.Sprintf("%s/%d", m.DevName, *m.Port)
-			}
-			tbl.row(link, optU32(r.CMIDN), optU32(r.LQPN), r.QPType, r.State, r.PS, r.SrcAddr, r.DstAddr, optU32(r.PID), commText(m.Owner, r.Comm))
+			tbl.row(link(m.ResHead, m.Port), optU32(r.CMIDN), optU32(r.LQPN), r.QPType, r.State, r.PS, r.SrcAddr, r.DstAddr, optU32(r.PID), commText(m.Owner))
 		}
 	case "ctx":
-		ctxs, err := c.Contexts()
+		ctxs, err := src.Contexts(f)
 		if err != nil {
-			return nlError(err)
+			return invError(src, err)
 		}
 		tbl = newTable(a.stdout, "DEV", "CTXN", "PID", "COMM")
 		for _, x := range ctxs {
-			if !keepDev(x.ResHead) || !keepPID(x.Owner) {
-				continue
-			}
 			r := resCtxJSON{resHeadJSON: head(x.ResHead), CtxN: x.CtxN, resOwnerJSON: owner(x.Owner)}
 			rows = append(rows, r)
-			tbl.row(x.DevName, optU32(r.CtxN), optU32(r.PID), commText(x.Owner, r.Comm))
+			tbl.row(x.Dev, optU32(r.CtxN), optU32(r.PID), commText(x.Owner))
 		}
 	case "srq":
-		srqs, err := c.SRQs()
+		srqs, err := src.SRQs(f)
 		if err != nil {
-			return nlError(err)
+			return invError(src, err)
 		}
 		tbl = newTable(a.stdout, "DEV", "SRQN", "TYPE", "LQPN", "PDN", "CQN", "PID", "COMM")
 		for _, s := range srqs {
-			if !keepDev(s.ResHead) || !keepPID(s.Owner) {
-				continue
-			}
-			r := resSRQJSON{resHeadJSON: head(s.ResHead), SRQN: s.SRQN, PDN: s.PDN, CQN: s.CQN, resOwnerJSON: owner(s.Owner)}
-			r.Type = name8(s.Type, nldev.SRQTypeName)
+			r := resSRQJSON{resHeadJSON: head(s.ResHead), SRQN: s.SRQN, Type: s.Type, PDN: s.PDN, CQN: s.CQN, resOwnerJSON: owner(s.Owner)}
 			for _, q := range s.QPs {
 				if q.Min == q.Max {
 					r.LQPN = append(r.LQPN, strconv.FormatUint(uint64(q.Min), 10))
@@ -357,7 +320,7 @@ func runRes(a *app, obj, dev string, fl *resFlags) error {
 				}
 			}
 			rows = append(rows, r)
-			tbl.row(s.DevName, optU32(r.SRQN), r.Type, strings.Join(r.LQPN, ","), optU32(r.PDN), optU32(r.CQN), optU32(r.PID), commText(s.Owner, r.Comm))
+			tbl.row(s.Dev, optU32(r.SRQN), r.Type, strings.Join(r.LQPN, ","), optU32(r.PDN), optU32(r.CQN), optU32(r.PID), commText(s.Owner))
 		}
 	}
 	if a.opts.json {
@@ -369,31 +332,22 @@ func runRes(a *app, obj, dev string, fl *resFlags) error {
 	return tbl.render()
 }
 
-func name8(v *uint8, f func(uint8) string) string {
-	if v == nil {
-		return ""
+// link is a QP's or CM ID's DEV/PORT, DEV/- before it has a port.
+func link(h inventory.ResHead, port *uint32) string {
+	if port == nil {
+		return h.Dev + "/-"
 	}
-	return f(*v)
+	return fmt.Sprintf("%s/%d", h.Dev, *port)
 }
 
-// owner: the kernel module's name, or the process's comm as rdma reads it.
-func owner(o nldev.Owner) resOwnerJSON {
-	r := resOwnerJSON{PID: o.PID, Comm: o.KernName}
-	if o.PID != nil && o.KernName == "" {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", *o.PID))
-		if err == nil {
-			r.Comm = strings.TrimSpace(string(b))
-		}
-	}
-	return r
-}
+func owner(o inventory.Owner) resOwnerJSON { return resOwnerJSON{PID: o.PID, Comm: o.Comm} }
 
 // commText brackets kernel owners in the table, as rdma's text output.
-func commText(o nldev.Owner, comm string) string {
-	if o.KernName != "" {
-		return "[" + comm + "]"
+func commText(o inventory.Owner) string {
+	if o.Kernel {
+		return "[" + o.Comm + "]"
 	}
-	return comm
+	return o.Comm
 }
 
 func optU64(p *uint64) any {

@@ -1,7 +1,10 @@
 // Package inventory gathers what rdmactl's inspection commands show
-// (devices, ports, GID tables, counters) from one Source: the live system
-// (RDMA netlink, sysfs, uverbs) or a captured sysfs tree (--sysfs-root).
-// Commands go flags -> inventory -> render and read nothing themselves.
+// (devices, ports, GID tables, counters; live only: resources and system
+// settings) from one Source: the live system (RDMA netlink, sysfs, uverbs)
+// or a captured sysfs tree (--sysfs-root). It also compares: counter rates
+// between two CounterSnapshots (rates.go) and the events between two
+// inventory Snapshots (diff.go). Commands go flags -> inventory -> render
+// and read nothing themselves.
 //
 // Each fact is gathered once per run and only when asked for: the live
 // source makes one NLDEV device dump and one port dump per device over one
@@ -48,6 +51,8 @@ type Source struct {
 	chardev map[uint32]*nldev.Chardev
 	vdevs   map[string]verbs.Device
 	ifnames map[uint32]string
+	res     resState // resources.go
+	sys     sysState // system.go
 }
 
 // Live is the running system: nl for RDMA netlink and /sys.
@@ -131,6 +136,12 @@ func (s *Source) Targets(dev string, port uint32) ([]PortRef, error) {
 	for _, d := range devs {
 		ps, err := s.nlPorts(d.Index)
 		if err != nil {
+			if s.gone(d, err) { // removed since the device dump (resources.go)
+				if dev == "" {
+					continue
+				}
+				return nil, &nldev.NotFoundError{Kind: "device", Name: d.Name, Exists: s.stillThere()}
+			}
 			return nil, fmt.Errorf("ports of %s: %w", d.Name, err)
 		}
 		var have []string

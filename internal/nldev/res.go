@@ -117,6 +117,14 @@ func (c *Client) resDump(op, table, entry uint16, fn func(h ResHead, a attrs)) e
 	if err != nil {
 		return err
 	}
+	return c.resDumpOf(devs, op, table, entry, fn)
+}
+
+// resDumpOf is resDump over devices the caller already listed (the
+// inventory's one device dump). A device's error is wrapped with its name
+// and keeps the *KernelError, so that callers can tell a device that went
+// away (DeviceGone) from other failures.
+func (c *Client) resDumpOf(devs []Device, op, table, entry uint16, fn func(h ResHead, a attrs)) error {
 	for _, d := range devs {
 		var e encoder
 		e.u32(attrDevIndex, d.Index)
@@ -251,6 +259,58 @@ func (c *Client) Contexts() ([]Ctx, error) {
 func (c *Client) SRQs() ([]SRQ, error) {
 	var out []SRQ
 	err := c.resDump(cmdResSRQGet, attrResSRQ, attrResSRQEntry, func(h ResHead, a attrs) { out = append(out, decodeSRQ(h, a)) })
+	return out, err
+}
+
+// The ...Of variants dump the resources of devs only (one RES_*_GET dump
+// per device), for callers that already made the device dump.
+
+// QPsOf lists the QPs of devs.
+func (c *Client) QPsOf(devs []Device) ([]QP, error) {
+	var out []QP
+	err := c.resDumpOf(devs, cmdResQPGet, attrResQP, attrResQPEntry, func(h ResHead, a attrs) { out = append(out, decodeQP(h, a)) })
+	return out, err
+}
+
+// CQsOf lists the CQs of devs.
+func (c *Client) CQsOf(devs []Device) ([]CQ, error) {
+	var out []CQ
+	err := c.resDumpOf(devs, cmdResCQGet, attrResCQ, attrResCQEntry, func(h ResHead, a attrs) { out = append(out, decodeCQ(h, a)) })
+	return out, err
+}
+
+// MRsOf lists the MRs of devs.
+func (c *Client) MRsOf(devs []Device) ([]MR, error) {
+	var out []MR
+	err := c.resDumpOf(devs, cmdResMRGet, attrResMR, attrResMREntry, func(h ResHead, a attrs) { out = append(out, decodeMR(h, a)) })
+	return out, err
+}
+
+// PDsOf lists the PDs of devs.
+func (c *Client) PDsOf(devs []Device) ([]PD, error) {
+	var out []PD
+	err := c.resDumpOf(devs, cmdResPDGet, attrResPD, attrResPDEntry, func(h ResHead, a attrs) { out = append(out, decodePD(h, a)) })
+	return out, err
+}
+
+// CMIDsOf lists the RDMA CM IDs of devs.
+func (c *Client) CMIDsOf(devs []Device) ([]CMID, error) {
+	var out []CMID
+	err := c.resDumpOf(devs, cmdResCMIDGet, attrResCMID, attrResCMIDEntry, func(h ResHead, a attrs) { out = append(out, decodeCMID(h, a)) })
+	return out, err
+}
+
+// ContextsOf lists the uverbs contexts of devs.
+func (c *Client) ContextsOf(devs []Device) ([]Ctx, error) {
+	var out []Ctx
+	err := c.resDumpOf(devs, cmdResCtxGet, attrResCtx, attrResCtxEntry, func(h ResHead, a attrs) { out = append(out, decodeCtx(h, a)) })
+	return out, err
+}
+
+// SRQsOf lists the SRQs of devs.
+func (c *Client) SRQsOf(devs []Device) ([]SRQ, error) {
+	var out []SRQ
+	err := c.resDumpOf(devs, cmdResSRQGet, attrResSRQ, attrResSRQEntry, func(h ResHead, a attrs) { out = append(out, decodeSRQ(h, a)) })
 	return out, err
 }
 
