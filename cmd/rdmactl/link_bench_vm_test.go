@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
@@ -102,4 +103,23 @@ func BenchmarkVMSysfsLinkLayer(b *testing.B) {
 
 func BenchmarkVMSysfsNetdevMTU(b *testing.B) {
 	benchRead(b, "/sys/class/net/vrxe0/mtu")
+}
+
+// BenchmarkVMInspect runs each inspection command of make bench-scale
+// in-process, for CPU profiles in the VM (-cpuprofile with -bench
+// 'Inspect/NAME').
+func BenchmarkVMInspect(b *testing.B) {
+	for _, args := range [][]string{
+		{"link", "show"}, {"-d", "link", "show"}, {"dev", "show"}, {"-d", "dev", "show"},
+		{"res"}, {"gids"}, {"dev", "query"}, {"counters"},
+	} {
+		name := strings.Join(args, "_")
+		b.Run(name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if code := run(context.Background(), args, io.Discard, io.Discard); code != 0 {
+					b.Fatal(code)
+				}
+			}
+		})
+	}
 }
