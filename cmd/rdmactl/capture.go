@@ -25,11 +25,11 @@ most a few seconds; files the kernel refuses to read (such as the GID
 attributes of empty slots) are left out and listed in DIR/UNREADABLE.
 Nothing is printed on success. With --sysfs-root the copy is made from that
 tree instead of /sys.`,
-		Example: `  rdmactl capture /tmp/rdma-sysfs && tar czf rdma-sysfs.tar.gz -C /tmp rdma-sysfs
-  rdmactl --sysfs-root /tmp/rdma-sysfs link show`,
+		Example: `  rdmactl capture rdma-sysfs && tar czf rdma-sysfs.tar.gz rdma-sysfs
+  rdmactl --sysfs-root rdma-sysfs link show`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) != 1 || args[0] == "" {
-				return usageErrorf("capture needs one argument, the directory to copy into (try 'rdmactl capture /tmp/rdma-sysfs')")
+				return usageErrorf("capture needs one argument, the directory to copy into (try 'rdmactl capture rdma-sysfs')")
 			}
 			return nil
 		},

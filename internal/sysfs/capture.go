@@ -157,8 +157,10 @@ func (c *capturer) run() error {
 func (c *capturer) listDir(dir string) ([]string, error) {
 	if st, err := os.Lstat(dir); err != nil {
 		return nil, err
+	} else if st.Mode()&fs.ModeSymlink != 0 {
+		return nil, errors.New("a symlink where a directory belongs: not followed")
 	} else if !st.IsDir() {
-		return nil, fmt.Errorf("%s: not a directory", dir)
+		return nil, errors.New("not a directory")
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
