@@ -101,7 +101,7 @@ func TestVMCaptureMatchesLive(t *testing.T) {
 				t.Errorf("%s: %s is in the capture, not live", name, k)
 			}
 		}
-		t.Logf("%s: %d entries agree", name, len(live))
+		t.Logf("%s: %d entries compared", name, len(live))
 	}
 	// The live side really came from netlink (otherwise the exceptions
 	// were never tested).
@@ -137,7 +137,7 @@ func TestVMCaptureMatchesLive(t *testing.T) {
 			break
 		}
 	}
-	t.Logf("counters: %d agree", len(off))
+	t.Logf("counters: %d compared", len(off))
 }
 
 // checkCaptureLayout: the tree looks like the fixtures
