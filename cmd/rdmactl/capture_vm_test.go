@@ -63,45 +63,7 @@ func TestVMCaptureMatchesLive(t *testing.T) {
 	}
 	sawAbsent := map[string]bool{}
 	for _, tc := range cases {
-		name := strings.Join(tc.args, " ")
-		live := byKey(ourList(t, append([]string{"-j"}, tc.args...)...), tc.key...)
-		off := byKey(ourList(t, append([]string{"-j", "--sysfs-root", dir}, tc.args...)...), tc.key...)
-		if len(live) == 0 {
-			t.Errorf("%s: live output is empty", name)
-		}
-		for k, lo := range live {
-			oo, ok := off[k]
-			if !ok {
-				t.Errorf("%s: %s is live, not in the capture", name, k)
-				continue
-			}
-			for key, lv := range lo {
-				ov, has := oo[key]
-				if why, netlinkOnly := offlineAbsent[key]; netlinkOnly {
-					sawAbsent[key] = true
-					if has {
-						t.Errorf("%s: %s: offline has %s=%v, which it cannot know (%s)", name, k, key, ov, why)
-					}
-					continue
-				}
-				if !has {
-					t.Errorf("%s: %s: live %s=%s, offline has no %s", name, k, key, jsonText(lv), key)
-				} else if jsonText(lv) != jsonText(ov) {
-					t.Errorf("%s: %s: %s: live %s, offline %s", name, k, key, jsonText(lv), jsonText(ov))
-				}
-			}
-			for key, ov := range oo {
-				if _, has := lo[key]; !has {
-					t.Errorf("%s: %s: offline has %s=%s, live has none", name, k, key, jsonText(ov))
-				}
-			}
-		}
-		for k := range off {
-			if _, ok := live[k]; !ok {
-				t.Errorf("%s: %s is in the capture, not live", name, k)
-			}
-		}
-		t.Logf("%s: %d entries compared", name, len(live))
+		compareOffline(t, dir, tc.args, tc.key, sawAbsent)
 	}
 	// The live side really came from netlink (otherwise the exceptions
 	// were never tested).
@@ -138,6 +100,70 @@ func TestVMCaptureMatchesLive(t *testing.T) {
 		}
 	}
 	t.Logf("counters: %d compared", len(off))
+
+	// A hardware RoCE device has no parent file: the offline netdev then
+	// comes from GID slot 0, which must name what netlink reports live.
+	noParent := filepath.Join(t.TempDir(), "sys")
+	if _, stderr, code := runCmd(t, "capture", noParent); code != 0 {
+		t.Fatalf("capture: exit %d, %s", code, stderr)
+	}
+	parents, _ := filepath.Glob(filepath.Join(noParent, "class", "infiniband", "*", "parent"))
+	for _, p := range parents {
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(parents) == 0 {
+		t.Fatal("rxe devices have a parent file; none was found in the capture")
+	}
+	t.Logf("without the parent files:")
+	compareOffline(t, noParent, []string{"link", "show"}, []string{"ifname", "port"}, map[string]bool{})
+}
+
+// compareOffline runs rdmactl -j args live and with --sysfs-root dir and
+// requires the same entries (by key), each with the same keys and values,
+// but for offlineAbsent's, which must be absent offline (noted in saw).
+func compareOffline(t *testing.T, dir string, args, key []string, saw map[string]bool) {
+	t.Helper()
+	name := strings.Join(args, " ")
+	live := byKey(ourList(t, append([]string{"-j"}, args...)...), key...)
+	off := byKey(ourList(t, append([]string{"-j", "--sysfs-root", dir}, args...)...), key...)
+	if len(live) == 0 {
+		t.Errorf("%s: live output is empty", name)
+	}
+	for k, lo := range live {
+		oo, ok := off[k]
+		if !ok {
+			t.Errorf("%s: %s is live, not in the capture", name, k)
+			continue
+		}
+		for key, lv := range lo {
+			ov, has := oo[key]
+			if why, netlinkOnly := offlineAbsent[key]; netlinkOnly {
+				saw[key] = true
+				if has {
+					t.Errorf("%s: %s: offline has %s=%v, which it cannot know (%s)", name, k, key, ov, why)
+				}
+				continue
+			}
+			if !has {
+				t.Errorf("%s: %s: live %s=%s, offline has no %s", name, k, key, jsonText(lv), key)
+			} else if jsonText(lv) != jsonText(ov) {
+				t.Errorf("%s: %s: %s: live %s, offline %s", name, k, key, jsonText(lv), jsonText(ov))
+			}
+		}
+		for key, ov := range oo {
+			if _, has := lo[key]; !has {
+				t.Errorf("%s: %s: offline has %s=%s, live has none", name, k, key, jsonText(ov))
+			}
+		}
+	}
+	for k := range off {
+		if _, ok := live[k]; !ok {
+			t.Errorf("%s: %s is in the capture, not live", name, k)
+		}
+	}
+	t.Logf("%s: %d entries compared", name, len(live))
 }
 
 // checkCaptureLayout: the tree looks like the fixtures
