@@ -21,7 +21,6 @@ var offlineAbsent = map[string]string{
 	"caps":                "the device and port capability bits (-d): netlink only",
 	"driver_id":           "enum rdma_driver_id from GET_CHARDEV: sysfs has the driver's name, not its id",
 	"netns_mode":          "the RDMA netns mode (NLDEV SYS_GET): a system setting, not in sysfs",
-	"subnet_prefix":       "an NLDEV port attribute of InfiniBand ports; sysfs has it only inside GID 0",
 	"max_mtu":             "-d link show asks the device (uverbs QUERY_PORT); sysfs has no maximum MTU",
 }
 

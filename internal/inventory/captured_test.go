@@ -29,6 +29,28 @@ func TestCapturedNetdev(t *testing.T) {
 			t.Errorf("%s/1: netdev index %v, want %d", tc.dev, ps[0].NetdevIndex, tc.ifindex)
 		}
 	}
+	// An InfiniBand port's subnet prefix is the upper half of GID 0.
+	for dev, want := range map[string]string{"mlx5_0": "", "mlx5_1": "fe80:0000:0000:0000"} {
+		ps, err := Captured(mlx5Tree).Ports(dev, 1, PortOptions{})
+		if err != nil || len(ps) != 1 || ps[0].SubnetPrefix != want {
+			t.Errorf("%s/1: %+v, %v; want subnet prefix %q", dev, ps, err, want)
+		}
+	}
+	ib := t.TempDir()
+	ibPort := filepath.Join(ib, "class", "infiniband", "ib0", "ports", "1")
+	os.MkdirAll(filepath.Join(ibPort, "gids"), 0o755)
+	os.WriteFile(filepath.Join(ibPort, "link_layer"), []byte("InfiniBand\n"), 0o644)
+	for g, want := range map[string]string{
+		"fe80:0000:0000:0000:9803:9b03:0067:a3b1\n": "fe80:0000:0000:0000",
+		"0000:0000:0000:0000:0000:0000:0000:0000\n": "0000:0000:0000:0000", // netlink sends the zero prefix too
+		"::ffff:10.0.0.1\n":                         "0000:0000:0000:0000",
+		"garbage":                                   "",
+	} {
+		os.WriteFile(filepath.Join(ibPort, "gids", "0"), []byte(g), 0o644)
+		if ps, err := Captured(ib).Ports("ib0", 1, PortOptions{}); err != nil || len(ps) != 1 || ps[0].SubnetPrefix != want {
+			t.Errorf("gids/0 %q: %+v, %v; want subnet prefix %q", g, ps, err, want)
+		}
+	}
 	// The parent wins over slot 0.
 	root := t.TempDir()
 	port := filepath.Join(root, "class", "infiniband", "siw0", "ports", "1")

@@ -1,6 +1,9 @@
 package inventory
 
 import (
+	"encoding/binary"
+	"net/netip"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -174,6 +177,7 @@ func (s *Source) sysfsPorts(dev string, port uint32) ([]Port, error) {
 		}
 		if p.LinkLayer == "InfiniBand" {
 			r.LID, r.SMLID, r.LMC = p.LID, p.SMLID, p.LMC
+			r.SubnetPrefix = s.sysfsSubnetPrefix(t.Dev, t.Port)
 		}
 		r.Netdev = s.sysfsNetdev(t.Dev, t.Port, p.LinkLayer)
 		if r.Netdev != "" {
@@ -202,6 +206,21 @@ func (s *Source) sysfsNetdev(dev string, port uint32, linkLayer string) string {
 		return nd
 	}
 	return s.readAttr("class", "infiniband", dev, "ports", strconv.FormatUint(uint64(port), 10), "gid_attrs", "ndevs", "0")
+}
+
+// sysfsSubnetPrefix is an InfiniBand port's subnet prefix as a captured
+// tree holds it: the upper half of GID 0, which is how the kernel fills it
+// when the driver does not (ib_query_port), and GID 0 is by definition
+// the subnet prefix and the port GUID. Like netlink, which sends the
+// prefix of every InfiniBand port, an all-zero GID 0 gives zeros; ""
+// only when gids/0 is unreadable or not a GID.
+func (s *Source) sysfsSubnetPrefix(dev string, port uint32) string {
+	a, err := netip.ParseAddr(s.portAttr(dev, port, filepath.Join("gids", "0")))
+	if err != nil || !a.Is6() {
+		return ""
+	}
+	b := a.As16()
+	return nldev.GUID(binary.BigEndian.Uint64(b[:8]))
 }
 
 // MTUBytes converts enum ib_mtu (1 = 256 ... 5 = 4096) to bytes; 0 if
