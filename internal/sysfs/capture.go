@@ -3,7 +3,6 @@ package sysfs
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -90,6 +89,7 @@ type capturer struct {
 	bounded                bool     // a file was not read: CaptureMaxFiles/Bytes reached
 	unreadable             []string // "rel\treason"
 	netdevs                map[string]bool
+	dirs                   map[string]bool // made under dst
 	errs                   []error
 }
 
@@ -108,7 +108,8 @@ func newCapturer(src, dst string) (*capturer, error) {
 	if err := emptyDir(dst); err != nil {
 		return nil, err
 	}
-	return &capturer{src: real, dst: dst, read: readRegular, timeout: CaptureReadTimeout, netdevs: map[string]bool{}}, nil
+	return &capturer{src: real, dst: dst, read: readRegular, timeout: CaptureReadTimeout,
+		netdevs: map[string]bool{}, dirs: map[string]bool{}}, nil
 }
 
 // emptyDir makes dst, or accepts an existing empty directory.
@@ -152,9 +153,9 @@ func (c *capturer) run() error {
 	return c.finish()
 }
 
-// listDir is ReadDir of a directory that must not be a symlink, names
-// sorted.
-func (c *capturer) listDir(dir string) ([]string, error) {
+// listEntries is ReadDir (sorted by name, each entry with its type from
+// the listing itself) of a directory that must not be a symlink.
+func (c *capturer) listEntries(dir string) ([]fs.DirEntry, error) {
 	if st, err := os.Lstat(dir); err != nil {
 		return nil, err
 	} else if st.Mode()&fs.ModeSymlink != 0 {
@@ -162,16 +163,17 @@ func (c *capturer) listDir(dir string) ([]string, error) {
 	} else if !st.IsDir() {
 		return nil, errors.New("not a directory")
 	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
+	return os.ReadDir(dir)
+}
+
+// listDir is listEntries' names.
+func (c *capturer) listDir(dir string) ([]string, error) {
+	ents, err := c.listEntries(dir)
+	names := make([]string, len(ents))
+	for i, e := range ents {
+		names[i] = e.Name()
 	}
-	names := make([]string, 0, len(ents))
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
-	slices.Sort(names)
-	return names, nil
+	return names, err
 }
 
 // resolve follows the symlinks of path (a class entry or a device link)
@@ -247,22 +249,35 @@ func (c *capturer) port(dir, rel string) {
 		c.copyDir(filepath.Join(dir, d), filepath.Join(rel, d))
 	}
 	// Every GID slot (gid_tbl_len and --all show the empty ones); the
-	// attributes only of populated slots, which the kernel answers.
-	idx, err := c.listDir(filepath.Join(dir, "gids"))
+	// attributes only of populated slots, which the kernel answers. These
+	// are most of the files (3 x 1,024 a rxe port) and come from the
+	// kernel's GID cache (rdma_get_gid_attr), never from the device, so
+	// they are read directly, without the timeout's goroutine.
+	gids, err := c.listEntries(filepath.Join(dir, "gids"))
 	if err != nil {
 		return
 	}
 	if c.mkdir(filepath.Join(rel, "gids")) != nil {
 		return
 	}
-	for _, i := range idx {
-		g := filepath.Join(rel, "gids", i)
-		b, ok := c.copyFile(filepath.Join(dir, "gids", i), g)
+	attrs := map[string]map[string]fs.FileMode{}
+	for _, a := range []string{"types", "ndevs"} {
+		attrs[a] = map[string]fs.FileMode{}
+		ents, _ := c.listEntries(filepath.Join(dir, "gid_attrs", a))
+		for _, e := range ents {
+			attrs[a][e.Name()] = e.Type()
+		}
+	}
+	for _, e := range gids {
+		i := e.Name()
+		b, ok := c.copyEntry(filepath.Join(dir, "gids", i), filepath.Join(rel, "gids", i), e.Type(), true)
 		if !ok || emptyGID(string(b)) {
 			continue
 		}
 		for _, a := range []string{"types", "ndevs"} {
-			c.copyFile(filepath.Join(dir, "gid_attrs", a, i), filepath.Join(rel, "gid_attrs", a, i))
+			if typ, ok := attrs[a][i]; ok {
+				c.copyEntry(filepath.Join(dir, "gid_attrs", a, i), filepath.Join(rel, "gid_attrs", a, i), typ, true)
+			}
 		}
 		if nd, ok := c.readName(filepath.Join(rel, "gid_attrs", "ndevs", i)); ok {
 			c.netdevs[nd] = true
@@ -411,7 +426,7 @@ func validName(n string) bool {
 
 // copyDir copies every regular file of dir (not recursive).
 func (c *capturer) copyDir(dir, rel string) {
-	names, err := c.listDir(dir)
+	ents, err := c.listEntries(dir)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			c.skip(rel, err)
@@ -421,14 +436,13 @@ func (c *capturer) copyDir(dir, rel string) {
 	if c.mkdir(rel) != nil {
 		return
 	}
-	for _, n := range names {
-		c.copyFile(filepath.Join(dir, n), filepath.Join(rel, n))
+	for _, e := range ents {
+		c.copyEntry(filepath.Join(dir, e.Name()), filepath.Join(rel, e.Name()), e.Type(), false)
 	}
 }
 
-// copyFile copies one regular file within the bounds; a missing file is
-// skipped silently (an attribute the driver lacks), a failed read is
-// listed. It returns what it wrote.
+// copyFile copies one named file; a missing one is skipped silently (an
+// attribute the driver lacks).
 func (c *capturer) copyFile(src, rel string) ([]byte, bool) {
 	st, err := os.Lstat(src)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -438,8 +452,16 @@ func (c *capturer) copyFile(src, rel string) ([]byte, bool) {
 		c.skip(rel, err)
 		return nil, false
 	}
-	if !st.Mode().IsRegular() {
-		c.skipReason(rel, "not a regular file ("+st.Mode().Type().String()+")")
+	return c.copyEntry(src, rel, st.Mode().Type(), false)
+}
+
+// copyEntry copies one file of type typ (from Lstat or the directory
+// listing) within the bounds: only regular files are opened; a failed
+// read is listed. cached: the kernel answers from memory, read without
+// the timeout. It returns what it wrote.
+func (c *capturer) copyEntry(src, rel string, typ fs.FileMode, cached bool) ([]byte, bool) {
+	if !typ.IsRegular() {
+		c.skipReason(rel, "not a regular file ("+typ.String()+")")
 		return nil, false
 	}
 	if c.timeouts >= captureMaxTimeouts {
@@ -451,9 +473,17 @@ func (c *capturer) copyFile(src, rel string) ([]byte, bool) {
 		c.skipReason(rel, "not read: capture bounds reached")
 		return nil, false
 	}
-	b, err := c.timedRead(src)
+	var b []byte
+	var err error
+	if cached {
+		b, err = c.read(src)
+	} else {
+		b, err = c.timedRead(src)
+	}
 	if err != nil {
-		c.skip(rel, err)
+		if !errors.Is(err, fs.ErrNotExist) { // gone since the listing
+			c.skip(rel, err)
+		}
 		return nil, false
 	}
 	if len(b) > MaxRead {
@@ -463,7 +493,7 @@ func (c *capturer) copyFile(src, rel string) ([]byte, bool) {
 	if c.mkdir(filepath.Dir(rel)) != nil {
 		return nil, false
 	}
-	if err := os.WriteFile(filepath.Join(c.dst, rel), b, 0o644); err != nil {
+	if err := writeNew(filepath.Join(c.dst, rel), b); err != nil {
 		c.fail(err)
 		return nil, false
 	}
@@ -500,28 +530,83 @@ func (c *capturer) timedRead(path string) ([]byte, error) {
 
 // readRegular reads up to MaxRead+1 bytes of a regular file (one more, to
 // notice a longer one), without following a symlink or blocking in open on
-// a FIFO swapped in since the Lstat.
+// a FIFO swapped in since the listing. Plain system calls: an *os.File
+// would also try to register the descriptor with the poller (an epoll_ctl
+// and fcntls a file, which sysfs refuses), and capture opens thousands.
 func readRegular(path string) ([]byte, error) {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	fd, err := ignoringEINTR(func() (int, error) {
+		return syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	})
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
-	f := os.NewFile(uintptr(fd), path)
-	defer f.Close()
-	if st, err := f.Stat(); err != nil {
-		return nil, err
-	} else if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file")
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return nil, &fs.PathError{Op: "fstat", Path: path, Err: err}
 	}
-	return io.ReadAll(io.LimitReader(f, MaxRead+1))
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return nil, errors.New("not a regular file")
+	}
+	var chunk [4096]byte
+	var out []byte
+	for len(out) <= MaxRead {
+		n, err := ignoringEINTR(func() (int, error) { return syscall.Read(fd, chunk[:min(len(chunk), MaxRead+1-len(out))]) })
+		if err != nil {
+			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
+			break
+		}
+		out = append(out, chunk[:n]...)
+	}
+	return out, nil
 }
 
+// writeNew writes a file that must not exist yet (dst started empty).
+func writeNew(path string, b []byte) error {
+	fd, err := ignoringEINTR(func() (int, error) {
+		return syscall.Open(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o644)
+	})
+	if err != nil {
+		return &fs.PathError{Op: "create", Path: path, Err: err}
+	}
+	for len(b) > 0 {
+		n, err := ignoringEINTR(func() (int, error) { return syscall.Write(fd, b) })
+		if err != nil {
+			syscall.Close(fd)
+			return &fs.PathError{Op: "write", Path: path, Err: err}
+		}
+		b = b[n:]
+	}
+	if err := syscall.Close(fd); err != nil {
+		return &fs.PathError{Op: "close", Path: path, Err: err}
+	}
+	return nil
+}
+
+func ignoringEINTR(f func() (int, error)) (int, error) {
+	for {
+		n, err := f()
+		if err != syscall.EINTR {
+			return n, err
+		}
+	}
+}
+
+// mkdir makes dst/rel and its parents, once: the directories made are
+// remembered, so that a file costs no stat of its directory.
 func (c *capturer) mkdir(rel string) error {
+	if c.dirs[rel] {
+		return nil
+	}
 	err := os.MkdirAll(filepath.Join(c.dst, rel), 0o755)
 	if err != nil {
 		c.fail(err)
+		return err
 	}
-	return err
+	c.dirs[rel] = true
+	return nil
 }
 
 // symlink makes dst/rel point at dst/target, relatively.
