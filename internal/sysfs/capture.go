@@ -31,8 +31,10 @@ import (
 //     followed; a file that is not a regular file (FIFO, device) is not
 //     opened;
 //   - each file is read up to MaxRead bytes (what the readers read; a
-//     longer one is stored cut there) and given CaptureReadTimeout: a read
-//     the kernel blocks is abandoned;
+//     longer one is stored cut there); device, port and counter files,
+//     which the kernel may answer by asking the device, get
+//     CaptureReadTimeout: a read the kernel blocks is abandoned (GID
+//     slots come from the kernel's GID cache and are read directly);
 //   - names taken from file contents (parent, gid_attrs/ndevs, ibdev) are
 //     used only when they are a single path element.
 //
@@ -104,6 +106,10 @@ func newCapturer(src, dst string) (*capturer, error) {
 	real, err = filepath.Abs(real)
 	if err != nil {
 		return nil, err
+	}
+	// No RDMA class: fail before making dst.
+	if _, err := os.Stat(filepath.Join(real, "class", "infiniband")); errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrNoRDMA
 	}
 	if err := emptyDir(dst); err != nil {
 		return nil, err

@@ -323,8 +323,12 @@ func TestCaptureRefuses(t *testing.T) {
 		t.Error("Capture wrote into a non-empty directory")
 	}
 	for _, src := range []string{t.TempDir(), filepath.Join(t.TempDir(), "nosuch")} {
-		if err := New(src).Capture(filepath.Join(t.TempDir(), "cap")); !errors.Is(err, ErrNoRDMA) {
+		out := filepath.Join(t.TempDir(), "cap")
+		if err := New(src).Capture(out); !errors.Is(err, ErrNoRDMA) {
 			t.Errorf("Capture of %s (no class/infiniband): %v, want ErrNoRDMA", src, err)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("Capture of %s made %s, with nothing to copy", src, out)
 		}
 	}
 	// An existing empty directory is fine.
