@@ -1,6 +1,9 @@
 package inventory
 
 import (
+	"encoding/binary"
+	"net/netip"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -174,9 +177,9 @@ func (s *Source) sysfsPorts(dev string, port uint32) ([]Port, error) {
 		}
 		if p.LinkLayer == "InfiniBand" {
 			r.LID, r.SMLID, r.LMC = p.LID, p.SMLID, p.LMC
+			r.SubnetPrefix = s.sysfsSubnetPrefix(t.Dev, t.Port)
 		}
-		// The netdev: the device's parent (rxe, siw).
-		r.Netdev = s.readAttr("class", "infiniband", t.Dev, "parent")
+		r.Netdev = s.sysfsNetdev(t.Dev, t.Port, p.LinkLayer)
 		if r.Netdev != "" {
 			nd := s.fs.Netdev(r.Netdev)
 			r.NetdevIndex = nd.Ifindex
@@ -189,6 +192,35 @@ func (s *Source) sysfsPorts(dev string, port uint32) ([]Port, error) {
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// sysfsNetdev is the port's netdev as a captured tree holds it: the
+// device's parent (rxe, siw), else, on Ethernet, the netdev of GID slot 0.
+// The kernel reserves the first slots for the port's default GIDs and binds
+// them to the port's netdev (roce_gid_mgmt.c enum_netdev_default_gids,
+// with the netdev ib_device_get_netdev gives, which is also what netlink
+// reports live). Hardware RoCE devices have no parent, so without slot 0
+// their netdev would be missing offline.
+func (s *Source) sysfsNetdev(dev string, port uint32, linkLayer string) string {
+	if nd := s.readAttr("class", "infiniband", dev, "parent"); nd != "" || linkLayer != "Ethernet" {
+		return nd
+	}
+	return s.readAttr("class", "infiniband", dev, "ports", strconv.FormatUint(uint64(port), 10), "gid_attrs", "ndevs", "0")
+}
+
+// sysfsSubnetPrefix is an InfiniBand port's subnet prefix as a captured
+// tree holds it: the upper half of GID 0, which is how the kernel fills it
+// when the driver does not (ib_query_port), and GID 0 is by definition
+// the subnet prefix and the port GUID. Like netlink, which sends the
+// prefix of every InfiniBand port, an all-zero GID 0 gives zeros; ""
+// only when gids/0 is unreadable or not a GID.
+func (s *Source) sysfsSubnetPrefix(dev string, port uint32) string {
+	a, err := netip.ParseAddr(s.portAttr(dev, port, filepath.Join("gids", "0")))
+	if err != nil || !a.Is6() {
+		return ""
+	}
+	b := a.As16()
+	return nldev.GUID(binary.BigEndian.Uint64(b[:8]))
 }
 
 // MTUBytes converts enum ib_mtu (1 = 256 ... 5 = 4096) to bytes; 0 if

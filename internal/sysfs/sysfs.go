@@ -2,8 +2,8 @@
 // related infiniband_verbs and net classes) the way rdma-core, ibstat and
 // show_gids do, without libibverbs.
 //
-// The root is configurable so that a captured copy of /sys (see
-// testdata/capture.sh) can be read offline: New("") reads the live /sys,
+// The root is configurable so that a captured copy of /sys (Capture,
+// 'rdmactl capture DIR') can be read offline: New("") reads the live /sys,
 // New(dir) reads dir/class/infiniband/...
 //
 // Malformed or unreadable content never fails a whole call: the affected
