@@ -315,3 +315,39 @@ func TestErrorsMessages(t *testing.T) {
 		t.Error("NoDataPathError is not ErrUnsupported")
 	}
 }
+
+// A closed context's scratch serves the next one, cleared piece by piece.
+func TestScratchReuse(t *testing.T) {
+	var a scratch
+	if err := a.reserve(scratchMin); err != nil {
+		t.Fatal(err)
+	}
+	b := a.alloc(16)
+	for i := range b {
+		b[i] = 0xff
+	}
+	first := &a.mem[0]
+	a.free()
+	var c scratch
+	if err := c.reserve(64); err != nil {
+		t.Fatal(err)
+	}
+	defer c.free()
+	if &c.mem[0] != first {
+		t.Errorf("the freed area was not reused")
+	}
+	for i, v := range c.alloc(16) {
+		if v != 0 {
+			t.Fatalf("byte %d of a reused piece is %#x, want 0", i, v)
+		}
+	}
+	// A bigger request than scratchMin maps a new, bigger area.
+	var d scratch
+	if err := d.reserve(2 * scratchMin); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.mem) != 2*scratchMin {
+		t.Errorf("len %d, want %d", len(d.mem), 2*scratchMin)
+	}
+	d.free()
+}

@@ -35,13 +35,8 @@ var (
 // It fails if the kernel's global uverbs ABI is not 6.
 func Devices() ([]Device, error) {
 	verbsDir := filepath.Join(sysfsRoot, "class", "infiniband_verbs")
-	if s, err := readSysfs(filepath.Join(verbsDir, "abi_version")); err == nil {
-		if v, err := strconv.ParseUint(s, 10, 32); err != nil || v != uverbsABIVersion {
-			return nil, fmt.Errorf("the kernel's uverbs ABI is %q, rdmactl speaks ABI %d: the kernel is too old or too new for it", s, uverbsABIVersion)
-		}
-	} else if errors.Is(err, fs.ErrNotExist) {
-		// No ib_uverbs module: no device can be opened.
-		return nil, nil
+	if ok, err := CheckABI(); err != nil || !ok {
+		return nil, err
 	}
 	ents, err := os.ReadDir(verbsDir)
 	if err != nil {
@@ -63,6 +58,22 @@ func Devices() ([]Device, error) {
 	}
 	sort.Slice(devs, func(i, j int) bool { return devs[i].Name < devs[j].Name })
 	return devs, nil
+}
+
+// CheckABI reads the kernel's global uverbs ABI version: false without
+// ib_uverbs (no device can be opened), an error unless it is the one
+// rdmactl speaks.
+func CheckABI() (bool, error) {
+	s, err := readSysfs(filepath.Join(sysfsRoot, "class", "infiniband_verbs", "abi_version"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err == nil {
+		if v, err := strconv.ParseUint(s, 10, 32); err != nil || v != uverbsABIVersion {
+			return false, fmt.Errorf("the kernel's uverbs ABI is %q, rdmactl speaks ABI %d: the kernel is too old or too new for it", s, uverbsABIVersion)
+		}
+	}
+	return true, nil
 }
 
 // LookupDevice finds the uverbs device of IB device name.
