@@ -251,31 +251,39 @@ func (s *Source) VerbsDevice(name string) (verbs.Device, error) {
 }
 
 func (s *Source) loadVerbs() error {
-	// sysfs first: it also checks the kernel's global uverbs ABI.
+	s.vdevs = map[string]verbs.Device{}
+	// Live: netlink's GET_CHARDEV names every node (rdma-core's way, which
+	// also gives the driver id); sysfs's infiniband_verbs, three reads per
+	// device, only when a device's answer is missing or incomplete.
+	if s.nl != nil {
+		if devs, err := s.nlDevices(); err == nil {
+			// The global ABI, where sysfs shows it (GET_CHARDEV gives each
+			// device's).
+			if _, err := verbs.CheckABI(); err != nil {
+				return err
+			}
+			complete := true
+			for _, d := range devs {
+				ch := s.chardevOf(d.Index)
+				if ch == nil || ch.ABI == nil || ch.Major == nil || ch.Minor == nil || ch.DriverID == nil || ch.Name == "" {
+					complete = false
+					continue
+				}
+				s.vdevs[d.Name] = verbs.NewDevice(d.Name, ch.Name, uint32(*ch.ABI), *ch.Major, *ch.Minor, *ch.DriverID)
+			}
+			if complete {
+				return nil
+			}
+		}
+	}
 	sys, err := verbs.Devices()
 	if err != nil {
 		return err
 	}
-	s.vdevs = map[string]verbs.Device{}
 	for _, d := range sys {
-		s.vdevs[d.Name] = d
-	}
-	if s.nl == nil {
-		return nil
-	}
-	devs, err := s.nlDevices()
-	if err != nil {
-		return nil // sysfs's answer stands
-	}
-	for _, d := range devs {
-		ch := s.chardevOf(d.Index)
-		if ch == nil || ch.ABI == nil || ch.Major == nil || ch.Minor == nil || ch.DriverID == nil || ch.Name == "" {
-			continue
+		if _, ok := s.vdevs[d.Name]; !ok {
+			s.vdevs[d.Name] = d
 		}
-		if old, ok := s.vdevs[d.Name]; ok && old.Uverbs != ch.Name {
-			continue // renamed or replaced between the two reads
-		}
-		s.vdevs[d.Name] = verbs.NewDevice(d.Name, ch.Name, uint32(*ch.ABI), *ch.Major, *ch.Minor, *ch.DriverID)
 	}
 	return nil
 }
