@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -34,7 +33,9 @@ const (
 //   - source: "counters" (sysfs PMA counters/), "hw_counters" (sysfs
 //     hw_counters/) or "netlink" (NLDEV statistics, as rdma statistic show).
 //     The netlink and hw_counters values of a port are the same kernel
-//     counters read two ways; both are listed so that neither path is hidden.
+//     counters read two ways: by default a port's are listed once, from
+//     netlink, else (offline, no NLDEV statistics) from hw_counters;
+//     --source names the ways to read explicitly.
 //   - port: 0 for device-level hw_counters (not per port).
 //   - value: a number. port_xmit_data and port_rcv_data count 4-byte words
 //     in sysfs; value is converted to bytes, unit says "bytes" and raw keeps
@@ -87,6 +88,11 @@ func newCountersCmd(a *app) *cobra.Command {
   counters     ports/N/counters/ (PMA PortCounters; absent on rxe)
   hw_counters  ports/N/hw_counters/ and the device-level hw_counters/ (PORT 0)
   netlink      the NLDEV statistics "rdma statistic show" prints (not with --sysfs-root)
+
+A port's hw_counters files and its netlink statistics are the same kernel
+counters: by default they are shown once, from netlink, and from the
+hw_counters files only where netlink does not answer (--sysfs-root, a kernel
+without NLDEV statistics). --source hw_counters reads the files.
 
 port_xmit_data and port_rcv_data count 4-byte words in sysfs; they are shown
 in bytes (UNIT column, JSON "unit": "bytes" with the sysfs number in "raw").
@@ -149,10 +155,6 @@ func parseInterval(s string) (time.Duration, error) {
 	return d, nil
 }
 
-func (fl *countersFlags) want(src string) bool {
-	return len(fl.sources) == 0 || slices.Contains(fl.sources, src)
-}
-
 // toJSON converts a counter, turning 4-byte words into bytes.
 func toJSON(dev string, port uint32, src, name string, value uint64) counterJSON {
 	r := counterJSON{Ifname: dev, Port: port, Source: src, Name: name, Value: value, Unit: "count"}
@@ -179,7 +181,7 @@ func snapshotCounters(a *app, arg string, fl *countersFlags) (*inventory.Counter
 	if err != nil {
 		return nil, invError(src, err)
 	}
-	snap, err := src.CounterSnapshot(targets, fl.want)
+	snap, err := src.CounterSnapshot(targets, fl.sources)
 	if err != nil {
 		return nil, invError(src, err)
 	}

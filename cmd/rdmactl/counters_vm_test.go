@@ -69,7 +69,8 @@ func pingpong(t *testing.T) {
 func TestVMCountersMatchRdmaStatistic(t *testing.T) {
 	pingpong(t)
 	before := rdmaStat(t)
-	rows := countersJSON(t, "-j", "counters")
+	// Both ways of reading a port's hw counters, asked for by name.
+	rows := countersJSON(t, "-j", "counters", "--source", "counters,hw_counters,netlink")
 	after := rdmaStat(t)
 
 	hw := map[string]map[string]uint64{}
@@ -137,6 +138,26 @@ func TestVMCountersMatchRdmaStatistic(t *testing.T) {
 				t.Errorf("%s %s: sysfs %d below the earlier rdma statistic %d (rdmactl %d)", key, name, sv, after[key][name], v)
 			}
 		}
+	}
+}
+
+// TestVMCountersDefaultOnce: by default each port's hw counters appear
+// once, from netlink (rdma statistic's source), not also from the sysfs
+// hw_counters files.
+func TestVMCountersDefaultOnce(t *testing.T) {
+	theirs := rdmaStat(t)
+	ports := map[string]bool{}
+	for _, r := range countersJSON(t, "-j", "counters") {
+		key := r.Ifname + "/" + strconv.Itoa(int(r.Port))
+		switch {
+		case r.Source == srcHWCounters && r.Port != 0:
+			t.Errorf("%s %s: read from sysfs hw_counters although netlink answered", key, r.Name)
+		case r.Source == srcNetlink:
+			ports[key] = true
+		}
+	}
+	if len(ports) != len(theirs) {
+		t.Errorf("netlink counters for %d ports, rdma statistic shows %d", len(ports), len(theirs))
 	}
 }
 

@@ -24,14 +24,20 @@ type CounterSet struct {
 	Err      error // SrcNetlink only: why netlink did not answer (sysfs did)
 }
 
-// Counters reads, for each of refs, the sources want says (nil: all), in
-// the order device hw_counters (once per device, as port 0), counters,
+// Counters reads the counters of each of refs from the sources in only,
+// in the order device hw_counters (once per device, as port 0), counters,
 // hw_counters, netlink. The netlink statistics come over the source's one
 // socket with one STAT_GET per port; offline there are none.
-func (s *Source) Counters(refs []PortRef, want func(src string) bool) ([]CounterSet, error) {
-	if want == nil {
-		want = func(string) bool { return true }
-	}
+//
+// only nil is the default: every source, but a port's hw_counters are read
+// once. Its netlink statistics and its sysfs hw_counters are the same
+// kernel counters (rdma_counter_get_hwstat_value and the sysfs show both
+// read the driver's hw_stats; netlink also has the optional counters sysfs
+// leaves out), so sysfs is read only where netlink does not answer: offline,
+// or on a kernel or port without NLDEV statistics. That is one request per
+// port instead of a file per counter (about 30 on rxe, 100 on mlx5).
+func (s *Source) Counters(refs []PortRef, only []string) ([]CounterSet, error) {
+	want := func(src string) bool { return only == nil || slices.Contains(only, src) }
 	var out []CounterSet
 	seen := map[string]bool{}
 	for _, r := range refs {
@@ -50,13 +56,7 @@ func (s *Source) Counters(refs []PortRef, want func(src string) bool) ([]Counter
 			}
 			out = append(out, CounterSet{Dev: r.Dev, Port: r.Port, Source: SrcCounters, Counters: cs})
 		}
-		if want(SrcHWCounters) {
-			cs, err := s.fs.HWCounters(r.Dev, r.Port)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, CounterSet{Dev: r.Dev, Port: r.Port, Source: SrcHWCounters, Counters: cs})
-		}
+		var nl *CounterSet
 		if want(SrcNetlink) && !s.Offline() && r.Index != nil {
 			set := CounterSet{Dev: r.Dev, Port: r.Port, Source: SrcNetlink}
 			ns, err := s.nl.PortStatistics(*r.Index, r.Port)
@@ -68,7 +68,17 @@ func (s *Source) Counters(refs []PortRef, want func(src string) bool) ([]Counter
 				}
 				slices.SortFunc(set.Counters, func(x, y sysfs.Counter) int { return strings.Compare(x.Name, y.Name) })
 			}
-			out = append(out, set)
+			nl = &set
+		}
+		if want(SrcHWCounters) && (only != nil || nl == nil || nl.Err != nil) {
+			cs, err := s.fs.HWCounters(r.Dev, r.Port)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, CounterSet{Dev: r.Dev, Port: r.Port, Source: SrcHWCounters, Counters: cs})
+		}
+		if nl != nil {
+			out = append(out, *nl)
 		}
 	}
 	return out, nil

@@ -449,7 +449,7 @@ func TestLiveCountersNetlink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sets, err := src.Counters(refs, func(s string) bool { return s == SrcNetlink })
+	sets, err := src.Counters(refs, []string{SrcNetlink})
 	if err != nil || len(sets) != 2 {
 		t.Fatalf("sets %+v %v", sets, err)
 	}
@@ -464,6 +464,28 @@ func TestLiveCountersNetlink(t *testing.T) {
 	}
 	if k.reqs[cmdStatGet] != 2 {
 		t.Errorf("%d STAT_GET, want one per port", k.reqs[cmdStatGet])
+	}
+	// By default a port's hw counters are read once: from netlink where it
+	// answers, without the sysfs hw_counters files.
+	all, err := liveSource(t, twoRoCE(t)).Counters(refs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, set := range all {
+		if set.Source == SrcHWCounters && set.Port != 0 {
+			t.Errorf("default sources read sysfs hw_counters of %s/%d although netlink answered", set.Dev, set.Port)
+		}
+	}
+	// Asked for by name, both are read.
+	hw, err := liveSource(t, twoRoCE(t)).Counters(refs, []string{SrcHWCounters, SrcNetlink})
+	var ports int
+	for _, set := range hw {
+		if set.Source == SrcHWCounters && set.Port != 0 {
+			ports++
+		}
+	}
+	if err != nil || ports != 2 {
+		t.Errorf("--source hw_counters,netlink: sysfs hw_counters of %d ports (%v), want 2", ports, err)
 	}
 	// A kernel refusing STAT_GET: the set carries the error, sysfs stands.
 	k2 := twoRoCE(t)

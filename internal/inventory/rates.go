@@ -46,8 +46,8 @@ type CounterSnapshot struct {
 
 // CounterSnapshot reads the counters of refs (as Counters does) and stamps
 // them with the time and the devices' NLDEV indexes.
-func (s *Source) CounterSnapshot(refs []PortRef, want func(src string) bool) (*CounterSnapshot, error) {
-	sets, err := s.Counters(refs, want)
+func (s *Source) CounterSnapshot(refs []PortRef, only []string) (*CounterSnapshot, error) {
+	sets, err := s.Counters(refs, only)
 	if err != nil {
 		return nil, err
 	}
