@@ -146,7 +146,13 @@ const MaxRead = 64 << 10
 // to register every file with the runtime's poller (an epoll_ctl that
 // fails for regular files, and an fcntl), three extra syscalls per sysfs
 // attribute; at 128 devices the counters command reads thousands.
+//
+// Under /sys (kernfs) a read shorter than asked is the end of the
+// attribute: kernfs hands out a show() result, at most a page, in one read,
+// so the read that would return 0 is skipped. Elsewhere (a captured tree,
+// perhaps on NFS or 9p, where reads may come short) it reads to EOF.
 func ReadBounded(path string) ([]byte, error) {
+	kernfs := strings.HasPrefix(path, "/sys/")
 	var fd int
 	var err error
 	for {
@@ -175,7 +181,11 @@ func ReadBounded(path string) ([]byte, error) {
 		if n <= 0 {
 			break
 		}
+		short := n < end-len(buf)
 		buf = buf[:len(buf)+n]
+		if kernfs && short {
+			break
+		}
 	}
 	return buf, nil
 }

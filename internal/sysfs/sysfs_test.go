@@ -475,6 +475,17 @@ func TestReadBounded(t *testing.T) {
 	if got, err := ReadBounded("/dev/zero"); err != nil || len(got) != MaxRead {
 		t.Errorf("ReadBounded(/dev/zero) = %d bytes, %v; want %d", len(got), err, MaxRead)
 	}
+	// Under /sys one short read is the whole attribute: same bytes as a
+	// read to EOF.
+	for _, p := range []string{"/sys/class/net/lo/mtu", "/sys/class/net/lo/address", "/sys/kernel/mm/transparent_hugepage/enabled"} {
+		want, err := os.ReadFile(p)
+		if err != nil {
+			continue // not on this machine
+		}
+		if got, err := ReadBounded(p); err != nil || string(got) != string(want) {
+			t.Errorf("ReadBounded(%s) = %q, %v; want %q", p, got, err, want)
+		}
+	}
 	// A missing file is fs.ErrNotExist, naming the path.
 	_, err := ReadBounded(filepath.Join(dir, "missing"))
 	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "missing") {
