@@ -109,8 +109,8 @@ func gidCompletions(fs *sysfs.FS, dev string, port uint32, toComplete string) ([
 			continue
 		}
 		desc := g.String()
-		if g.Kind != "" {
-			desc += " " + g.Kind
+		if k := g.Kind.String(); k != "" {
+			desc += " " + k
 		}
 		if g.Netdev != "" {
 			desc += " " + g.Netdev

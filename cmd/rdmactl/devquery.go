@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rdmactl/rdmactl/internal/verbs"
+	"github.com/rdmactl/rdmactl/internal/vocab"
 	"github.com/spf13/cobra"
 )
 
@@ -347,7 +348,7 @@ func queryDevice(d verbs.Device, port uint8) (*devQueryJSON, error) {
 		pj := portJSON(pa)
 		for _, g := range gids {
 			if g.Port == uint32(pa.Port) {
-				pj.GIDs = append(pj.GIDs, devQueryGIDJ{Index: g.Index, GID: g.Addr().String(), Type: gidTypeName(g.Type, pa.LinkLayer), NetdevIfindex: g.NetdevIfindex})
+				pj.GIDs = append(pj.GIDs, devQueryGIDJ{Index: g.Index, GID: g.Addr().String(), Type: g.Type.OnLink(pa.LinkLayer).String(), NetdevIfindex: g.NetdevIfindex})
 			}
 		}
 		if pj.GIDs == nil {
@@ -358,20 +359,12 @@ func queryDevice(d verbs.Device, port uint8) (*devQueryJSON, error) {
 	return j, nil
 }
 
-// gidTypeName: on InfiniBand ports the kernel's "IB/RoCE v1" type is IB.
-func gidTypeName(t uint32, linkLayer uint8) string {
-	if t == verbs.GIDTypeRoCEv1 && linkLayer == 1 {
-		return "IB"
-	}
-	return verbs.GIDTypeName(t)
-}
-
 func deviceJSON(d verbs.Device, a *verbs.DeviceAttr) *devQueryJSON {
 	tr := transportOf(d.NodeType())
 	j := &devQueryJSON{
 		Ifname: d.Name, Uverbs: d.Uverbs, Driver: d.Driver, ABIVersion: d.ABI,
 		Transport: tr, TransportName: transportNames[tr],
-		FWVer: a.FWVerString(d.DriverID), NodeGUID: verbs.GUIDString(a.NodeGUID), SysImageGUID: verbs.GUIDString(a.SysImageGUID),
+		FWVer: a.FWVerString(d.DriverID), NodeGUID: vocab.GUIDFromBytes(a.NodeGUID).String(), SysImageGUID: vocab.GUIDFromBytes(a.SysImageGUID).String(),
 		VendorID: a.VendorID, VendorPartID: a.VendorPartID, HWVer: a.HWVer, PhysPortCnt: a.PhysPortCnt,
 		MaxMRSize: a.MaxMRSize, PageSizeCap: a.PageSizeCap, MaxQP: a.MaxQP, MaxQPWR: a.MaxQPWR,
 		DeviceCapFlags: a.DeviceCapFlags, DeviceCapFlagsNames: flagNames(uint64(a.DeviceCapFlags), deviceCapNames),
@@ -418,11 +411,11 @@ func portJSON(p *verbs.PortAttr) devQueryPortJ {
 		speed = p.ActiveSpeedEx
 	}
 	return devQueryPortJ{
-		Port: p.Port, State: p.State, StateName: enumName(portStateNames, uint64(p.State), "invalid state"),
-		MaxMTU: p.MaxMTU, MaxMTUName: enumName(mtuNames, uint64(p.MaxMTU), "invalid MTU"),
-		ActiveMTU: p.ActiveMTU, ActiveMTUName: enumName(mtuNames, uint64(p.ActiveMTU), "invalid MTU"),
+		Port: p.Port, State: uint8(p.State), StateName: p.State.Devinfo(),
+		MaxMTU: uint8(p.MaxMTU), MaxMTUName: p.MaxMTU.String(),
+		ActiveMTU: uint8(p.ActiveMTU), ActiveMTUName: p.ActiveMTU.String(),
 		SMLID: p.SMLID, PortLID: p.LID, PortLMC: p.LMC,
-		LinkLayer: p.LinkLayer, LinkLayerName: enumName(linkLayerNames, uint64(p.LinkLayer), "Unknown"),
+		LinkLayer: uint8(p.LinkLayer), LinkLayerName: p.LinkLayer.String(),
 		MaxMsgSz:     p.MaxMsgSz,
 		PortCapFlags: p.PortCapFlags, PortCapFlagsNames: flagNames(uint64(p.PortCapFlags), portCapNames),
 		PortCapFlags2: p.PortCapFlags2, PortCapFlags2Names: flagNames(uint64(p.PortCapFlags2), portCap2Names),
@@ -431,7 +424,7 @@ func portJSON(p *verbs.PortAttr) devQueryPortJ {
 		PkeyTblLen: p.PkeyTblLen, GIDTblLen: p.GIDTblLen, SubnetTimeout: p.SubnetTimeout, InitTypeReply: p.InitTypeReply,
 		ActiveWidth: p.ActiveWidth, ActiveWidthName: enumName(widthNames, uint64(p.ActiveWidth), "invalid width"),
 		ActiveSpeed: speed, ActiveSpeedName: enumName(speedNames, uint64(speed), "invalid speed"), ActiveSpeedEx: p.ActiveSpeedEx,
-		PhysState: p.PhysState, PhysStateName: enumName(physStateNames, uint64(p.PhysState), "invalid physical state"),
+		PhysState: uint8(p.PhysState), PhysStateName: p.PhysState.Devinfo(),
 		Flags: p.Flags, FlagsNames: flagNames(uint64(p.Flags), portFlagNames),
 	}
 }
@@ -456,16 +449,11 @@ func transportOf(nodeType uint8) int {
 // verbs.h's (port capability flags, which ibv_devinfo prints as hex only).
 var (
 	transportNames = map[int]string{0: "InfiniBand", 1: "iWARP", 2: "usNIC", 3: "usNIC UDP", 4: "unspecified"}
-	portStateNames = map[uint64]string{1: "PORT_DOWN", 2: "PORT_INIT", 3: "PORT_ARMED", 4: "PORT_ACTIVE"}
-	physStateNames = map[uint64]string{1: "SLEEP", 2: "POLLING", 3: "DISABLED", 4: "PORT_CONFIGURATION TRAINNING",
-		5: "LINK_UP", 6: "LINK_ERROR_RECOVERY", 7: "PHY TEST"}
 	atomicCapNames = map[uint64]string{0: "ATOMIC_NONE", 1: "ATOMIC_HCA", 2: "ATOMIC_GLOB"}
-	mtuNames       = map[uint64]string{1: "256", 2: "512", 3: "1024", 4: "2048", 5: "4096"}
 	widthNames     = map[uint64]string{1: "1X", 2: "4X", 4: "8X", 8: "12X", 16: "2X"}
 	speedNames     = map[uint64]string{1: "2.5 Gbps", 2: "5.0 Gbps", 4: "10.0 Gbps", 8: "10.0 Gbps", 16: "14.0 Gbps",
 		32: "25.0 Gbps", 64: "50.0 Gbps", 128: "100.0 Gbps", 256: "200.0 Gbps"}
-	vlNames        = map[uint64]string{1: "1", 2: "2", 3: "4", 4: "8", 5: "15"}
-	linkLayerNames = map[uint64]string{0: "Unspecified", 1: "InfiniBand", 2: "Ethernet"}
+	vlNames = map[uint64]string{1: "1", 2: "2", 3: "4", 4: "8", 5: "15"}
 
 	deviceCapNames = []flagName{
 		{0, "RESIZE_MAX_WR"}, {1, "BAD_PKEY_CNTR"}, {2, "BAD_QKEY_CNTR"}, {3, "RAW_MULTI"},

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"net/netip"
-	"strings"
 
 	"github.com/rdmactl/rdmactl/internal/sysfs"
+	"github.com/rdmactl/rdmactl/internal/vocab"
 	"github.com/spf13/cobra"
 )
 
@@ -53,7 +53,7 @@ type gidsFlags struct {
 	ipv6    bool
 	best    bool
 	ipAddr  netip.Addr
-	wantTyp string
+	wantTyp vocab.GIDType // vocab.GIDTypeUnknown: no --type
 }
 
 func newGIDsCmd(a *app) *cobra.Command {
@@ -112,16 +112,13 @@ func (fl *gidsFlags) validate() error {
 		}
 		fl.ipAddr = a.Unmap()
 	}
-	switch strings.ToLower(fl.typ) {
-	case "":
-	case "v1", "rocev1", "roce-v1", "roce v1":
-		fl.wantTyp = sysfs.KindRoCEv1
-	case "v2", "rocev2", "roce-v2", "roce v2":
-		fl.wantTyp = sysfs.KindRoCEv2
-	case "ib":
-		fl.wantTyp = sysfs.KindIB
-	default:
-		return usageErrorf("--type %q: want v1, v2 or ib", fl.typ)
+	fl.wantTyp = vocab.GIDTypeUnknown
+	if fl.typ != "" {
+		t, ok := vocab.ParseGIDTypeFlag(fl.typ)
+		if !ok {
+			return usageErrorf("--type %q: want v1, v2 or ib", fl.typ)
+		}
+		fl.wantTyp = t
 	}
 	return nil
 }
@@ -130,7 +127,7 @@ func (fl *gidsFlags) validate() error {
 func (fl *gidsFlags) keep(g sysfs.GID) bool {
 	if g.Empty() {
 		// Empty slots only with --all and no filter that needs an entry.
-		return fl.all && fl.netdev == "" && fl.ip == "" && fl.wantTyp == "" && !fl.ipv4 && !fl.ipv6 && !fl.best
+		return fl.all && fl.netdev == "" && fl.ip == "" && fl.wantTyp == vocab.GIDTypeUnknown && !fl.ipv4 && !fl.ipv6 && !fl.best
 	}
 	if fl.netdev != "" && g.Netdev != fl.netdev {
 		return false
@@ -138,7 +135,7 @@ func (fl *gidsFlags) keep(g sysfs.GID) bool {
 	if fl.ip != "" && g.Addr() != fl.ipAddr {
 		return false
 	}
-	if fl.wantTyp != "" && g.Kind != fl.wantTyp {
+	if fl.wantTyp != vocab.GIDTypeUnknown && g.Kind != fl.wantTyp {
 		return false
 	}
 	if fl.ipv4 != fl.ipv6 { // one of them: filter; both or neither: keep all
@@ -202,7 +199,7 @@ func runGIDs(a *app, arg string, fl *gidsFlags) error {
 		}
 		for _, g := range kept {
 			r := gidJSON{Ifname: t.Dev, Port: t.Port, Index: g.Index, GID: g.String(),
-				Type: strPtr(g.Kind), SysfsType: strPtr(g.Type), Netdev: strPtr(g.Netdev)}
+				Type: strPtr(g.Kind.String()), SysfsType: strPtr(g.Type), Netdev: strPtr(g.Netdev)}
 			if !g.RawOK {
 				r.GID = "?" // unreadable or malformed gids/N
 			}

@@ -3,10 +3,10 @@ package main
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/rdmactl/rdmactl/internal/nldev"
+	"github.com/rdmactl/rdmactl/internal/vocab"
 	"github.com/spf13/cobra"
 )
 
@@ -116,7 +116,7 @@ func runLinkShow(a *app, arg string) error {
 	for _, r := range rows {
 		rate := ""
 		if r.RateGbps != nil {
-			rate = strconv.FormatFloat(*r.RateGbps, 'f', -1, 64) + " Gb/s " + strings.TrimSpace(r.Width+" "+r.Speed)
+			rate = vocab.Rate{Gbps: *r.RateGbps, Width: r.Width, Speed: r.Speed}.String()
 		}
 		mtu := ""
 		if r.ActiveMTU != nil {

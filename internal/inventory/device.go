@@ -6,6 +6,7 @@ import (
 
 	"github.com/rdmactl/rdmactl/internal/nldev"
 	"github.com/rdmactl/rdmactl/internal/sysfs"
+	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
 // Device is one RDMA device. Pointers and strings are nil/"" when the
@@ -80,10 +81,10 @@ func (s *Source) Devices(name string, o DeviceOptions) ([]Device, error) {
 			r.NodeType = nldev.NodeTypeName(*d.NodeType)
 		}
 		if d.NodeGUID != nil {
-			r.NodeGUID = nldev.GUID(*d.NodeGUID)
+			r.NodeGUID = vocab.GUID(*d.NodeGUID).String()
 		}
 		if d.SysImageGUID != nil {
-			r.SysImageGUID = nldev.GUID(*d.SysImageGUID)
+			r.SysImageGUID = vocab.GUID(*d.SysImageGUID).String()
 		}
 		if o.Chardev {
 			if ch := s.chardevOf(d.Index); ch != nil {

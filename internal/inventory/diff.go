@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/rdmactl/rdmactl/internal/nldev"
+	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
 // The difference between two inventories, as events: what monitor --poll
@@ -88,10 +88,10 @@ func (s *Source) netlinkPorts() ([]Port, error) {
 			}
 			q := Port{Dev: r.Dev, Port: p.Port, Netdev: p.NetdevName, NetdevIndex: p.NetdevIndex}
 			if p.State != nil {
-				q.State = nldev.PortStateName(*p.State)
+				q.State = vocab.PortState(*p.State).String()
 			}
 			if p.PhysState != nil {
-				q.PhysState = nldev.PhysStateName(*p.PhysState)
+				q.PhysState = vocab.PhysState(*p.PhysState).String()
 			}
 			out = append(out, q)
 		}

@@ -92,13 +92,8 @@ func (s *Source) queryGIDTable(dev string, refs []PortRef) map[uint32][]sysfs.GI
 		if e.GID == [16]byte{} {
 			continue
 		}
-		g := sysfs.GID{Index: e.Index, Raw: e.GID, RawOK: true}
-		switch e.Type {
-		case verbs.GIDTypeRoCEv2:
-			g.Type = sysfs.SysfsTypeRoCEv2
-		case verbs.GIDTypeIB, verbs.GIDTypeRoCEv1:
-			g.Type = sysfs.SysfsTypeIBRoCEv1
-		}
+		// Type as sysfs would write it, so that both paths give the same.
+		g := sysfs.GID{Index: e.Index, Raw: e.GID, RawOK: true, Type: e.Type.Sysfs()}
 		if e.NetdevIfindex != 0 {
 			if ndIdx[e.Port] == e.NetdevIfindex {
 				g.Netdev = nd[e.Port]

@@ -5,10 +5,10 @@ import (
 	"net/netip"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/rdmactl/rdmactl/internal/nldev"
 	"github.com/rdmactl/rdmactl/internal/verbs"
+	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
 // Port is one port of a device.
@@ -81,21 +81,21 @@ func (s *Source) livePort(d nldev.Device, p nldev.Port) Port {
 	r := Port{DevIndex: &idx, Dev: d.Name, Port: p.Port, LID: p.LID, SMLID: p.SMLID, Caps: p.Caps,
 		Netdev: p.NetdevName, NetdevIndex: p.NetdevIndex}
 	if p.SubnetPrefix != nil {
-		r.SubnetPrefix = nldev.GUID(*p.SubnetPrefix)
+		r.SubnetPrefix = vocab.GUID(*p.SubnetPrefix).String()
 	}
 	if p.LMC != nil {
 		v := uint32(*p.LMC)
 		r.LMC = &v
 	}
 	if p.State != nil {
-		r.State = nldev.PortStateName(*p.State)
+		r.State = vocab.PortState(*p.State).String()
 	}
 	if p.PhysState != nil {
-		r.PhysState = nldev.PhysStateName(*p.PhysState)
+		r.PhysState = vocab.PhysState(*p.PhysState).String()
 	}
 	r.LinkLayer = s.linkLayer(d, p.Port)
-	if g, w, sp, ok := ParseRate(s.portAttr(d.Name, p.Port, "rate")); ok {
-		r.RateGbps, r.Width, r.Speed = &g, w, sp
+	if rt, ok := vocab.ParseRate(s.portAttr(d.Name, p.Port, "rate")); ok {
+		r.RateGbps, r.Width, r.Speed = &rt.Gbps, rt.Width, rt.Speed
 	}
 	if r.LinkLayer == "Ethernet" && p.NetdevName != "" {
 		if m, err := strconv.ParseUint(s.readAttr("class", "net", p.NetdevName, "mtu"), 10, 32); err == nil {
@@ -148,10 +148,10 @@ func (s *Source) verbsMTU(ports []Port) {
 		if err != nil {
 			continue
 		}
-		if v := MTUBytes(pa.ActiveMTU); v != 0 {
+		if v := pa.ActiveMTU.Bytes(); v != 0 {
 			r.ActiveMTU = &v
 		}
-		if v := MTUBytes(pa.MaxMTU); v != 0 {
+		if v := pa.MaxMTU.Bytes(); v != 0 {
 			r.MaxMTU = &v
 		}
 	}
@@ -170,10 +170,10 @@ func (s *Source) sysfsPorts(dev string, port uint32) ([]Port, error) {
 		}
 		r := Port{Dev: t.Dev, Port: t.Port, LinkLayer: p.LinkLayer, RateGbps: p.RateGbps, Width: p.Width, Speed: p.Speed}
 		if p.StateNum != nil {
-			r.State = nldev.PortStateName(uint8(*p.StateNum))
+			r.State = vocab.PortState(*p.StateNum).String()
 		}
 		if p.PhysStateNum != nil {
-			r.PhysState = nldev.PhysStateName(uint8(*p.PhysStateNum))
+			r.PhysState = vocab.PhysState(*p.PhysStateNum).String()
 		}
 		if p.LinkLayer == "InfiniBand" {
 			r.LID, r.SMLID, r.LMC = p.LID, p.SMLID, p.LMC
@@ -220,16 +220,7 @@ func (s *Source) sysfsSubnetPrefix(dev string, port uint32) string {
 		return ""
 	}
 	b := a.As16()
-	return nldev.GUID(binary.BigEndian.Uint64(b[:8]))
-}
-
-// MTUBytes converts enum ib_mtu (1 = 256 ... 5 = 4096) to bytes; 0 if
-// out of range.
-func MTUBytes(e uint8) uint32 {
-	if e < 1 || e > 5 {
-		return 0
-	}
-	return 128 << e
+	return vocab.GUID(binary.BigEndian.Uint64(b[:8])).String()
 }
 
 // RoCEMTU is the RoCE path MTU the kernel derives from a netdev MTU:
@@ -250,25 +241,4 @@ func RoCEMTU(netdevMTU uint32) uint32 {
 		}
 	}
 	return 0
-}
-
-// ParseRate parses ports/N/rate ("100 Gb/sec (4X EDR)", "10 Gb/sec (1X
-// QDR)").
-func ParseRate(s string) (gbps float64, width, speed string, ok bool) {
-	num, rest, found := strings.Cut(s, " Gb/sec")
-	if !found {
-		return 0, "", "", false
-	}
-	g, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-	if err != nil || g < 0 || g > 1e9 {
-		return 0, "", "", false
-	}
-	f := strings.Fields(strings.Trim(strings.TrimSpace(rest), "()"))
-	if len(f) > 0 {
-		width = f[0]
-	}
-	if len(f) > 1 {
-		speed = f[1]
-	}
-	return g, width, speed, true
 }

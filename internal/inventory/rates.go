@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/rdmactl/rdmactl/internal/sysfs"
+	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
 // Counter rates: two CounterSnapshots and what happened between them.
@@ -270,8 +270,8 @@ func rateOf(source, name string, ext bool, pv, v uint64) Rate {
 // everything else counts events.
 func CounterUnit(source, name string) (mult uint64, unit string) {
 	if source == SrcCounters {
-		if m := sysfs.UnitBytes(name); m != 0 {
-			return m, "bytes"
+		if vocab.Counter(name).PMAWords {
+			return vocab.PMAWordBytes, "bytes"
 		}
 	}
 	return 1, "count"

@@ -13,7 +13,7 @@ type Device struct {
 	Name         string
 	NodeType     *uint8  // RDMA_NODE_*: 1 CA, 2 switch, 3 router, 4 RNIC...
 	FW           string  // "" when the driver has none (rxe)
-	NodeGUID     *uint64 // host order, as the kernel puts it
+	NodeGUID     *uint64 // host order, as the kernel puts it (vocab.GUID)
 	SysImageGUID *uint64
 	NumPorts     *uint32
 	Caps         *uint64 // ib_device_cap_flags (64-bit)
@@ -28,12 +28,6 @@ func NodeTypeName(t uint8) string {
 		return names[t]
 	}
 	return "unknown"
-}
-
-// GUID formats a GUID the way rdma does: four 16-bit hex groups of the
-// host-order value ("a86c:01ff:fecc:54ed").
-func GUID(v uint64) string {
-	return fmt.Sprintf("%04x:%04x:%04x:%04x", v>>48, v>>32&0xffff, v>>16&0xffff, v&0xffff)
 }
 
 // devCapNames are the ib_device_cap_flags bit names rdma dev show -d

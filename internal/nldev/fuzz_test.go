@@ -1,6 +1,10 @@
 package nldev
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/rdmactl/rdmactl/internal/vocab"
+)
 
 // Seeds: the messages the unit tests build.
 func seedMsgs() [][]byte {
@@ -38,8 +42,8 @@ func FuzzDecodeDevicePort(f *testing.F) {
 			PortCapNames(*p.Caps)
 		}
 		if p.State != nil {
-			PortStateName(*p.State)
-			PhysStateName(*p.State)
+			_ = vocab.PortState(*p.State).String()
+			_ = vocab.PhysState(*p.State).String()
 		}
 	})
 }

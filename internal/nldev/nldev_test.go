@@ -10,6 +10,8 @@ import (
 
 	"github.com/mdlayher/netlink"
 	"github.com/mdlayher/netlink/nltest"
+
+	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
 // message is a request or answer as the fake kernel sees it.
@@ -148,8 +150,8 @@ func TestDevices(t *testing.T) {
 		t.Fatalf("devices %+v, want rxe0, rxe1 by index", devs)
 	}
 	d := devs[0]
-	if GUID(*d.NodeGUID) != "a86c:01ff:fecc:54ed" || GUID(*d.SysImageGUID) != "a86c:01ff:fecc:54ed" {
-		t.Errorf("guids %s %s", GUID(*d.NodeGUID), GUID(*d.SysImageGUID))
+	if vocab.GUID(*d.NodeGUID).String() != "a86c:01ff:fecc:54ed" || vocab.GUID(*d.SysImageGUID).String() != "a86c:01ff:fecc:54ed" {
+		t.Errorf("guids %s %s", vocab.GUID(*d.NodeGUID).String(), vocab.GUID(*d.SysImageGUID).String())
 	}
 	if NodeTypeName(*d.NodeType) != "ca" || d.Protocol != "roce" || *d.NumPorts != 1 || *d.DIM {
 		t.Errorf("device %+v", d)
@@ -176,7 +178,7 @@ func TestPorts(t *testing.T) {
 		t.Fatalf("ports %+v", ps)
 	}
 	p := ps[1]
-	if p.DevName != "rxe1" || p.Port != 1 || PortStateName(*p.State) != "ACTIVE" || PhysStateName(*p.PhysState) != "LINK_UP" ||
+	if p.DevName != "rxe1" || p.Port != 1 || vocab.PortState(*p.State).String() != "ACTIVE" || vocab.PhysState(*p.PhysState).String() != "LINK_UP" ||
 		p.NetdevName != "vrxe1" || *p.NetdevIndex != 6 || p.LID != nil || p.Caps != nil {
 		t.Errorf("port %+v", p)
 	}

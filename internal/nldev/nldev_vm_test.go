@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
 // VM tests: every Client call against rdma -j (and sysfs for GET_CHARDEV)
@@ -63,8 +65,8 @@ func TestVMDevicesPorts(t *testing.T) {
 		eq(t, w+" ifindex", r["ifindex"], d.Index)
 		eq(t, w+" ifname", r["ifname"], d.Name)
 		eq(t, w+" node_type", r["node_type"], NodeTypeName(*d.NodeType))
-		eq(t, w+" node_guid", r["node_guid"], GUID(*d.NodeGUID))
-		eq(t, w+" sys_image_guid", r["sys_image_guid"], GUID(*d.SysImageGUID))
+		eq(t, w+" node_guid", r["node_guid"], vocab.GUID(*d.NodeGUID).String())
+		eq(t, w+" sys_image_guid", r["sys_image_guid"], vocab.GUID(*d.SysImageGUID).String())
 		eq(t, w+" adaptive-moderation", r["adaptive-moderation"], *d.DIM)
 		var caps []any
 		for _, n := range DeviceCapNames(*d.Caps) {
@@ -85,8 +87,8 @@ func TestVMDevicesPorts(t *testing.T) {
 				l = x
 			}
 		}
-		eq(t, w+" state", l["state"], PortStateName(*p.State))
-		eq(t, w+" physical_state", l["physical_state"], PhysStateName(*p.PhysState))
+		eq(t, w+" state", l["state"], vocab.PortState(*p.State).String())
+		eq(t, w+" physical_state", l["physical_state"], vocab.PhysState(*p.PhysState).String())
 		eq(t, w+" netdev", l["netdev"], p.NetdevName)
 		eq(t, w+" netdev_index", l["netdev_index"], *p.NetdevIndex)
 		if p.LID != nil || p.Caps != nil {

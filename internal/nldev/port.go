@@ -9,8 +9,8 @@ type Port struct {
 	DevIndex     uint32
 	DevName      string
 	Port         uint32
-	State        *uint8 // IB_PORT_*: 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER
-	PhysState    *uint8 // 1 SLEEP ... 5 LINK_UP ...
+	State        *uint8 // vocab.PortState
+	PhysState    *uint8 // vocab.PhysState
 	Caps         *uint64
 	SubnetPrefix *uint64
 	LID          *uint32
@@ -18,25 +18,6 @@ type Port struct {
 	LMC          *uint8
 	NetdevName   string
 	NetdevIndex  *uint32
-}
-
-// PortStateName is rdma's name of a port state.
-func PortStateName(s uint8) string {
-	names := []string{"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"}
-	if int(s) < len(names) {
-		return names[s]
-	}
-	return "UNKNOWN"
-}
-
-// PhysStateName is rdma's name of a physical port state.
-func PhysStateName(s uint8) string {
-	names := []string{"NOP", "SLEEP", "POLLING", "DISABLED", "ARMED", "LINK_UP",
-		"LINK_ERROR_RECOVER", "PHY_TEST", "UNKNOWN", "OPA_OFFLINE", "UNKNOWN", "OPA_TEST"}
-	if int(s) < len(names) {
-		return names[s]
-	}
-	return "UNKNOWN"
 }
 
 func decodePort(b []byte) Port {

@@ -1,6 +1,9 @@
 package perf
 
-import "github.com/rdmactl/rdmactl/internal/verbs"
+import (
+	"github.com/rdmactl/rdmactl/internal/verbs"
+	"github.com/rdmactl/rdmactl/internal/vocab"
+)
 
 // Device is what a benchmark needs from an RDMA device. device_verbs.go
 // implements it over internal/verbs; tests use an in-memory fake. The
@@ -24,8 +27,8 @@ type Device interface {
 
 // PortAttr is what perftest reads from ibv_query_port and the GID table.
 type PortAttr struct {
-	LinkLayer  string // "Ethernet" or "InfiniBand"
-	ActiveMTU  int    // bytes
+	LinkLayer  vocab.LinkLayer // Ethernet or InfiniBand
+	ActiveMTU  int             // bytes
 	LID        uint16
 	GIDs       []GIDEntry // non-zero entries of the GID table
 	MaxOutRead int        // max_qp_rd_atom (device)
@@ -38,8 +41,9 @@ type PortAttr struct {
 type GIDEntry struct {
 	Index int
 	GID   [16]byte
-	// RoCEVersion is 1 or 2 on RoCE ports, 0 on InfiniBand.
-	RoCEVersion int
+	// Type is the GID's type as the device reports it (RoCE v1 and IB
+	// rank alike in BestGID).
+	Type vocab.GIDType
 }
 
 // SetupConfig is what Setup creates.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/rdmactl/rdmactl/internal/verbs"
+	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
 // verbsDevice implements Device over internal/verbs (rxe, mlx5).
@@ -41,12 +42,13 @@ func (d *verbsDevice) Port() (PortAttr, error) {
 	if err != nil {
 		return PortAttr{}, err
 	}
-	if pa.State != 4 {
+	if pa.State != vocab.PortActive {
 		return PortAttr{}, fmt.Errorf("%s port %d is not ACTIVE (state %d); check 'rdmactl link show'", d.ctx.Device().Name, d.port, pa.State)
 	}
-	out := PortAttr{LinkLayer: "InfiniBand", ActiveMTU: mtuBytes(int(pa.ActiveMTU)), LID: pa.LID}
-	if pa.LinkLayer == 2 {
-		out.LinkLayer = "Ethernet"
+	// Anything but Ethernet (also "unspecified") is run as InfiniBand.
+	out := PortAttr{LinkLayer: vocab.LinkLayerInfiniBand, ActiveMTU: int(pa.ActiveMTU.Bytes()), LID: pa.LID}
+	if pa.LinkLayer == vocab.LinkLayerEthernet {
+		out.LinkLayer = vocab.LinkLayerEthernet
 	}
 	gids, err := d.ctx.QueryGIDTable(int(max(pa.GIDTblLen, 1)))
 	if err != nil {
@@ -56,14 +58,11 @@ func (d *verbsDevice) Port() (PortAttr, error) {
 		if g.Port != uint32(d.port) || g.GID == ([16]byte{}) {
 			continue
 		}
-		v := 0
-		switch g.Type {
-		case verbs.GIDTypeRoCEv1:
-			v = 1
-		case verbs.GIDTypeRoCEv2:
-			v = 2
+		t := g.Type
+		if !t.Known() {
+			t = vocab.GIDTypeIB // ranked as IB, as before the type was typed
 		}
-		out.GIDs = append(out.GIDs, GIDEntry{Index: int(g.Index), GID: g.GID, RoCEVersion: v})
+		out.GIDs = append(out.GIDs, GIDEntry{Index: int(g.Index), GID: g.GID, Type: t})
 	}
 	if da, err := d.ctx.QueryDevice(); err == nil {
 		out.MaxOutRead = int(da.MaxQPRdAtom)
@@ -132,11 +131,18 @@ func (d *verbsDevice) Connect(i int, cfg ConnectConfig) error {
 	}
 	rd := uint8(max(1, min(int(cfg.Local.OutReads), 255)))
 	remoteRd := uint8(max(1, min(int(cfg.Remote.OutReads), int(rd))))
-	if err := qp.ToRTR(verbs.RTRAttr{Dest: d.av(&cfg, &cfg.Remote), PathMTU: verbs.PathMTU(mtuEnum(cfg.MTU)),
+	if err := qp.ToRTR(verbs.RTRAttr{Dest: d.av(&cfg, &cfg.Remote), PathMTU: pathMTU(cfg.MTU),
 		DestQPN: cfg.Remote.QPN, RQPSN: cfg.Remote.PSN, MaxDestRdAtomic: rd, MinRNRTimer: 12}); err != nil {
 		return err
 	}
 	return qp.ToRTS(verbs.RTSAttr{SQPSN: cfg.Local.PSN, Timeout: cfg.Timeout, RetryCnt: 7, RNRRetry: 7, MaxRdAtomic: remoteRd})
+}
+
+// pathMTU is the enum of an MTU in bytes (0, which the kernel refuses,
+// for a size that is none; the session checked it already).
+func pathMTU(bytes int) vocab.MTU {
+	m, _ := vocab.MTUFromBytes(bytes)
+	return m
 }
 
 func (d *verbsDevice) CreateAH(remote *Dest, cfg ConnectConfig) (*verbs.AH, error) {

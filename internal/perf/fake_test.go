@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/rdmactl/rdmactl/internal/verbs"
+	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
 // An in-memory RDMA fabric for host tests: WRs execute at post time by
@@ -245,9 +246,9 @@ type fakeDevice struct {
 
 func newFakeDevice(f *fakeFabric, ip byte) *fakeDevice {
 	d := &fakeDevice{f: f, ip: ip}
-	d.port = PortAttr{LinkLayer: "Ethernet", ActiveMTU: 1024, MaxOutRead: 128, GIDs: []GIDEntry{
-		{Index: 0, GID: [16]byte{0xfe, 0x80, 15: ip}, RoCEVersion: 2},
-		{Index: 1, GID: [16]byte{10: 0xff, 11: 0xff, 12: 10, 13: 77, 14: 0, 15: ip}, RoCEVersion: 2},
+	d.port = PortAttr{LinkLayer: vocab.LinkLayerEthernet, ActiveMTU: 1024, MaxOutRead: 128, GIDs: []GIDEntry{
+		{Index: 0, GID: [16]byte{0xfe, 0x80, 15: ip}, Type: vocab.GIDTypeRoCEv2},
+		{Index: 1, GID: [16]byte{10: 0xff, 11: 0xff, 12: 10, 13: 77, 14: 0, 15: ip}, Type: vocab.GIDTypeRoCEv2},
 	}}
 	return d
 }

@@ -9,16 +9,7 @@ import "github.com/rdmactl/rdmactl/internal/sysfs"
 func BestGID(gids []GIDEntry, ipv6 bool) int {
 	cand := make([]sysfs.GID, 0, len(gids))
 	for _, e := range gids {
-		g := sysfs.GID{Index: uint32(e.Index), Raw: e.GID, RawOK: true}
-		switch e.RoCEVersion {
-		case 2:
-			g.Kind = sysfs.KindRoCEv2
-		case 1:
-			g.Kind = sysfs.KindRoCEv1
-		default:
-			g.Kind = sysfs.KindIB
-		}
-		cand = append(cand, g)
+		cand = append(cand, sysfs.GID{Index: uint32(e.Index), Raw: e.GID, RawOK: true, Kind: e.Type})
 	}
 	best, ok := sysfs.BestGID(cand, ipv6)
 	if !ok {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/rdmactl/rdmactl/internal/perf/rtloop"
 	"github.com/rdmactl/rdmactl/internal/verbs"
+	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
 // Session runs one benchmark, one side, with perftest's exchange sequence
@@ -158,7 +159,7 @@ func (s *Session) teardown() {
 func (s *Session) chooseGID() error {
 	p := s.P
 	s.gidIndex = -1
-	s.withGID = s.port.LinkLayer == "Ethernet" || p.UserGID
+	s.withGID = s.port.LinkLayer == vocab.LinkLayerEthernet || p.UserGID
 	if !s.withGID {
 		return nil
 	}
@@ -238,7 +239,7 @@ func (s *Session) prefix() error {
 	if s.P.MTU != 0 && s.P.MTU < mine {
 		mine = s.P.MTU
 	}
-	if mtuEnum(mine) == 0 {
+	if !validMTU(mine) {
 		mine = 1024
 	}
 	if b, err = c.xchg("MTU", encodeMTU(mine), mtuSize, false); err != nil {
@@ -419,7 +420,7 @@ func (s *Session) closeConn() error {
 }
 
 func (s *Session) info() *Info {
-	in := &Info{Device: s.P.Device, Port: s.P.IBPort, LinkType: s.port.LinkLayer, GIDIndex: s.gidIndex, MTU: s.mtu,
+	in := &Info{Device: s.P.Device, Port: s.P.IBPort, LinkType: s.port.LinkLayer.String(), GIDIndex: s.gidIndex, MTU: s.mtu,
 		Peer: s.conn.RemoteAddr(), PeerVer: s.conn.peerVer.Text, Local: s.my, Remote: s.rem, WithGID: s.withGID,
 		TxDepth: s.P.TxDepth, RxDepth: s.P.RxDepth, CQMod: s.P.CQMod, PostList: s.P.PostList, Inline: s.P.Inline}
 	if len(s.my) > 0 && s.P.Verb == VerbRead {

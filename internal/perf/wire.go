@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
 // Record sizes.
@@ -111,37 +113,24 @@ func parseSysValue(name string, b []byte, lo, hi int32) (int32, error) {
 	return v, nil
 }
 
-// MTU enum values (enum ibv_mtu): 1=256 ... 5=4096.
-func mtuEnum(bytes int) int {
-	switch bytes {
-	case 256:
-		return 1
-	case 512:
-		return 2
-	case 1024:
-		return 3
-	case 2048:
-		return 4
-	case 4096:
-		return 5
-	}
-	return 0
+// The MTU record is the enum ib_mtu digit (vocab.MTU, '1' = 256 ... '5'
+// = 4096) and a NUL; '0' for a size that is no MTU.
+func encodeMTU(mtu int) []byte {
+	m, _ := vocab.MTUFromBytes(mtu)
+	return []byte{byte('0' + m), 0}
 }
-
-func mtuBytes(enum int) int {
-	if enum < 1 || enum > 5 {
-		return 0
-	}
-	return 128 << enum
-}
-
-func encodeMTU(mtu int) []byte { return []byte{byte('0' + mtuEnum(mtu)), 0} }
 
 func parseMTU(b []byte) (int, error) {
 	if len(b) != mtuSize || b[0] < '1' || b[0] > '5' || b[1] != 0 {
 		return 0, fmt.Errorf("peer sent MTU record %q; want one digit 1-5 and a NUL", b)
 	}
-	return mtuBytes(int(b[0] - '0')), nil
+	return int(vocab.MTU(b[0] - '0').Bytes()), nil
+}
+
+// validMTU reports whether bytes is one of the five IB MTUs.
+func validMTU(bytes int) bool {
+	_, ok := vocab.MTUFromBytes(bytes)
+	return ok
 }
 
 // Dest is one side's key record: what the peer needs to reach a QP.

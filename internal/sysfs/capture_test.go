@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
 // TestCaptureFixtures: a capture of each fixture tree reads back, through
@@ -262,7 +264,7 @@ func TestCaptureHostileTree(t *testing.T) {
 		t.Error("vendor was copied: the capture holds only what rdmactl reads")
 	}
 	gids, _ := f.GIDs("dev0", 1)
-	if len(gids) != 2 || gids[0].Kind != KindRoCEv2 || gids[0].Netdev != "eth9" || !gids[1].Empty() {
+	if len(gids) != 2 || gids[0].Kind != vocab.GIDTypeRoCEv2 || gids[0].Netdev != "eth9" || !gids[1].Empty() {
 		t.Errorf("dev0/1 GIDs from the copy: %+v", gids)
 	}
 	devs, _ := f.Devices()

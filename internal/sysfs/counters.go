@@ -20,7 +20,7 @@ type Counter struct {
 // out. The result is sorted by name.
 //
 // port_xmit_data and port_rcv_data count 4-byte words (IBA PortCounters),
-// see UnitBytes.
+// see vocab.Counter's Scale.
 func (f *FS) Counters(dev string, port uint32) ([]Counter, error) {
 	if err := f.checkPort(dev, port); err != nil {
 		return nil, err
@@ -79,16 +79,4 @@ func readCounterDir(dir string) []Counter {
 	}
 	slices.SortFunc(cs, func(a, b Counter) int { return strings.Compare(a.Name, b.Name) })
 	return cs
-}
-
-// UnitBytes says how many bytes one unit of a counters/ (PMA) counter is:
-// 4 for port_xmit_data and port_rcv_data (and their unicast/multicast-free
-// extended twins), which count 32-bit words (IBA 16.1.3.5: "divided by 4"),
-// 0 for counters that are not byte counts (packets, errors).
-func UnitBytes(name string) uint64 {
-	switch name {
-	case "port_xmit_data", "port_rcv_data", "port_xmit_data_64", "port_rcv_data_64":
-		return 4
-	}
-	return 0
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
 // Device is what /sys/class/infiniband/<dev> says about one RDMA device.
@@ -86,8 +88,8 @@ func (f *FS) Device(name string) (*Device, error) {
 	if n, label, ok := parseNumLabel(readOpt(filepath.Join(dir, "node_type"))); ok {
 		d.NodeType, d.NodeTypeNum = label, &n
 	}
-	d.NodeGUID, _ = parseGUID(readOpt(filepath.Join(dir, "node_guid")))
-	d.SysImageGUID, _ = parseGUID(readOpt(filepath.Join(dir, "sys_image_guid")))
+	d.NodeGUID = guidText(readOpt(filepath.Join(dir, "node_guid")))
+	d.SysImageGUID = guidText(readOpt(filepath.Join(dir, "sys_image_guid")))
 	d.FWVer = readOpt(filepath.Join(dir, "fw_ver"))
 	d.HCAType = readOpt(filepath.Join(dir, "hca_type"))
 	d.HWRev = readOpt(filepath.Join(dir, "hw_rev"))
@@ -110,6 +112,15 @@ func (f *FS) Device(name string) (*Device, error) {
 	d.Ports = f.ports(name)
 	f.fillUverbs(d)
 	return d, nil
+}
+
+// guidText is a node_guid/sys_image_guid file as rdma -j shows GUIDs
+// ("xxxx:xxxx:xxxx:xxxx", lower case), or "" when malformed.
+func guidText(s string) string {
+	if g, ok := vocab.ParseGUID(s); ok {
+		return g.String()
+	}
+	return ""
 }
 
 // softDriver names the kernel module of a software device that has no
@@ -151,7 +162,7 @@ func (f *FS) fillUverbs(d *Device) {
 			continue
 		}
 		d.Uverbs = e.Name()
-		if ma, mi, ok := parseDevT(readOpt(filepath.Join(dir, e.Name(), "dev"))); ok {
+		if ma, mi, ok := vocab.ParseDevNum(readOpt(filepath.Join(dir, e.Name(), "dev"))); ok {
 			d.UverbsMajor, d.UverbsMinor = &ma, &mi
 		}
 		if v, ok := parseU32(readOpt(filepath.Join(dir, e.Name(), "abi_version"))); ok {

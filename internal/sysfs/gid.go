@@ -4,23 +4,8 @@ import (
 	"fmt"
 	"net/netip"
 	"path/filepath"
-)
 
-// GID type strings exactly as the kernel writes gid_attrs/types/N
-// (drivers/infiniband/core/cache.c gid_type_str).
-const (
-	SysfsTypeIBRoCEv1 = "IB/RoCE v1"
-	SysfsTypeRoCEv2   = "RoCE v2"
-)
-
-// Kinds of GID entry, as rdmactl shows them. sysfs writes "IB/RoCE v1" for
-// both IB and RoCE v1 GIDs (IB_GID_TYPE_IB == IB_GID_TYPE_ROCE in the
-// kernel); the port's link layer tells them apart: on an InfiniBand port it
-// is an IB GID, on an Ethernet port a RoCE v1 GID.
-const (
-	KindIB     = "IB"
-	KindRoCEv1 = "RoCE v1"
-	KindRoCEv2 = "RoCE v2"
+	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
 // GID is one slot of a port's GID table.
@@ -30,14 +15,16 @@ type GID struct {
 	// not be read or parsed; the entry is then reported with nothing else.
 	Raw   [16]byte
 	RawOK bool
-	// Type is gid_attrs/types/N verbatim ("IB/RoCE v1", "RoCE v2"), or ""
-	// when the read failed (the kernel fails it with EINVAL for empty slots)
-	// or the kernel has no gid_attrs.
+	// Type is gid_attrs/types/N verbatim (vocab.SysfsGIDTypeIBRoCEv1,
+	// vocab.SysfsGIDTypeRoCEv2), or "" when the read failed (the kernel
+	// fails it with EINVAL for empty slots) or the kernel has no gid_attrs.
 	Type string
-	// Kind is Type mapped with the port's link layer: KindIB, KindRoCEv1,
-	// KindRoCEv2, or "" when unknown. On an InfiniBand port without
-	// gid_attrs (old kernels) a populated GID is KindIB.
-	Kind string
+	// Kind is Type mapped with the port's link layer (vocab.ParseSysfsGIDType:
+	// sysfs writes "IB/RoCE v1" for both IB and RoCE v1 GIDs), or
+	// vocab.GIDTypeUnknown. On an InfiniBand port without gid_attrs (old
+	// kernels) a populated GID is IB. A GID built by hand must set it: the
+	// zero value is IB.
+	Kind vocab.GIDType
 	// Netdev is gid_attrs/ndevs/N: the netdev a RoCE GID belongs to ("" for IB
 	// or unreadable).
 	Netdev string
@@ -92,22 +79,18 @@ func (g GID) LinkLocal() bool {
 	return a.IsValid() && a.IsLinkLocalUnicast()
 }
 
-// gidKind maps the sysfs type string with the port's link layer.
-func gidKind(typ, linkLayer string, empty bool) string {
-	switch typ {
-	case SysfsTypeRoCEv2:
-		return KindRoCEv2
-	case SysfsTypeIBRoCEv1:
-		if linkLayer == "InfiniBand" {
-			return KindIB
-		}
-		return KindRoCEv1
-	case "":
-		if !empty && linkLayer == "InfiniBand" {
-			return KindIB
-		}
+// GIDKind maps a sysfs GID type string with the port's link layer
+// ("InfiniBand", "Ethernet"); a populated GID of unknown type on an
+// InfiniBand port is IB. Otherwise unknown types are vocab.GIDTypeUnknown.
+func GIDKind(typ, linkLayer string, empty bool) vocab.GIDType {
+	ll, _ := vocab.ParseLinkLayer(linkLayer)
+	if t, ok := vocab.ParseSysfsGIDType(typ, ll); ok {
+		return t
 	}
-	return ""
+	if typ == "" && !empty && ll == vocab.LinkLayerInfiniBand {
+		return vocab.GIDTypeIB
+	}
+	return vocab.GIDTypeUnknown
 }
 
 // GIDs reads every slot of the port's GID table (gids/N with
@@ -130,12 +113,12 @@ func (f *FS) GIDs(dev string, port uint32) ([]GID, error) {
 		if !g.Empty() {
 			// Empty slots fail these reads with EINVAL; do not even try.
 			g.Type, _ = readString(filepath.Join(dir, "gid_attrs", "types", n))
-			if g.Type != SysfsTypeIBRoCEv1 && g.Type != SysfsTypeRoCEv2 {
+			if g.Type != vocab.SysfsGIDTypeIBRoCEv1 && g.Type != vocab.SysfsGIDTypeRoCEv2 {
 				g.Type = ""
 			}
 			g.Netdev, _ = readString(filepath.Join(dir, "gid_attrs", "ndevs", n))
 		}
-		g.Kind = gidKind(g.Type, ll, g.Empty())
+		g.Kind = GIDKind(g.Type, ll, g.Empty())
 		gids = append(gids, g)
 	}
 	return gids, nil
@@ -197,14 +180,10 @@ func perftestV4(g GID) bool {
 // 0 means the type could not be read (perftest then skips the comparison).
 func rank(g GID) int {
 	switch g.Kind {
-	case KindRoCEv2:
+	case vocab.GIDTypeRoCEv2:
 		return 2
-	case KindRoCEv1, KindIB:
+	case vocab.GIDTypeRoCEv1, vocab.GIDTypeIB:
 		return 1
 	}
 	return 0
 }
-
-// GIDKind maps a sysfs GID type string with the port's link layer to
-// KindIB, KindRoCEv1 or KindRoCEv2 ("" when unknown).
-func GIDKind(typ, linkLayer string, empty bool) string { return gidKind(typ, linkLayer, empty) }

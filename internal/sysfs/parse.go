@@ -54,40 +54,6 @@ func parseNumLabel(s string) (uint32, string, bool) {
 	return uint32(n), label, true
 }
 
-// parseRate parses ports/N/rate as printed by the kernel's rate_show
-// (drivers/infiniband/core/sysfs.c): "%d%s Gb/sec (%dX%s)", e.g.
-// "100 Gb/sec (4X EDR)", "2.5 Gb/sec (1X SDR)", "10 Gb/sec (1X FDR10)".
-// The speed part may be absent ("40 Gb/sec (4X)" on old kernels).
-func parseRate(s string) (gbps float64, width, speed string, ok bool) {
-	num, rest, found := strings.Cut(s, " Gb/sec")
-	if !found {
-		return 0, "", "", false
-	}
-	g, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-	if err != nil || g < 0 || g != g || g > 1e9 {
-		return 0, "", "", false
-	}
-	rest = strings.TrimSpace(rest)
-	if rest != "" {
-		in, okp := strings.CutPrefix(rest, "(")
-		in, okc := strings.CutSuffix(in, ")")
-		if !okp || !okc {
-			return 0, "", "", false
-		}
-		f := strings.Fields(in)
-		if len(f) >= 1 {
-			width = f[0]
-		}
-		if len(f) >= 2 {
-			speed = f[1]
-		}
-		if len(f) > 2 {
-			return 0, "", "", false
-		}
-	}
-	return g, width, speed, true
-}
-
 // parseGID parses gids/N: eight groups of four hex digits separated by
 // colons ("fe80:0000:0000:0000:a86c:01ff:fecc:54ed", the kernel's "%pI6"),
 // the same text ibv_devinfo -v prints.
@@ -109,39 +75,6 @@ func parseGID(s string) ([16]byte, bool) {
 		raw[2*i+1] = byte(v)
 	}
 	return raw, true
-}
-
-// parseDevT parses a "major:minor" dev file (class/infiniband_verbs/uverbsN/dev).
-func parseDevT(s string) (major, minor uint32, ok bool) {
-	a, b, found := strings.Cut(s, ":")
-	if !found {
-		return 0, 0, false
-	}
-	ma, err1 := strconv.ParseUint(a, 10, 32)
-	mi, err2 := strconv.ParseUint(b, 10, 32)
-	if err1 != nil || err2 != nil {
-		return 0, 0, false
-	}
-	return uint32(ma), uint32(mi), true
-}
-
-// parseGUID checks a node_guid/sys_image_guid value: four groups of four
-// hex digits ("a86c:01ff:fecc:54ed", the kernel prints "%04x:%04x:%04x:%04x"),
-// which is also how rdma -j shows GUIDs. It returns the lowercased text.
-func parseGUID(s string) (string, bool) {
-	groups := strings.Split(s, ":")
-	if len(groups) != 4 {
-		return "", false
-	}
-	for _, g := range groups {
-		if len(g) != 4 {
-			return "", false
-		}
-		if _, err := strconv.ParseUint(g, 16, 16); err != nil {
-			return "", false
-		}
-	}
-	return strings.ToLower(s), true
 }
 
 // parseCounter parses one counters/ or hw_counters/ file: a decimal u64.

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+
+	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
 // Port is what /sys/class/infiniband/<dev>/ports/<n> says about one port.
@@ -55,8 +57,8 @@ func (f *FS) Port(dev string, port uint32) (*Port, error) {
 	// rate can fail to read (EINVAL for an invalid width), then stays "".
 	if r, ok := readString(filepath.Join(dir, "rate")); ok {
 		p.Rate = r
-		if g, w, s, ok := parseRate(r); ok {
-			p.RateGbps, p.Width, p.Speed = &g, w, s
+		if rt, ok := vocab.ParseRate(r); ok {
+			p.RateGbps, p.Width, p.Speed = &rt.Gbps, rt.Width, rt.Speed
 		}
 	}
 	p.LID, _ = parseU32(readOpt(filepath.Join(dir, "lid")))

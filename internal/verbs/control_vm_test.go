@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
 // resCounts is `rdma -j res show`: per device, how many kernel objects of
@@ -148,7 +150,7 @@ func TestVMOpenQuery(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", d.Name, err)
 			}
-			if len(g) != 2 || g[1].Type != GIDTypeRoCEv2 || !g[1].Addr().Is4In6() {
+			if len(g) != 2 || g[1].Type != vocab.GIDTypeRoCEv2 || !g[1].Addr().Is4In6() {
 				t.Errorf("%s: GID table %+v", d.Name, g)
 			}
 			if s := fmt.Sprint(g); prevGIDs != "" && s != prevGIDs {

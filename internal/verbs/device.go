@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
 // Device is an RDMA device with a uverbs character device: what is needed
@@ -111,7 +113,7 @@ func readUverbs(verbsDir, node string) (Device, error) {
 		return Device{}, err
 	}
 	var ok bool
-	if d.Major, d.Minor, ok = parseDevT(s); !ok {
+	if d.Major, d.Minor, ok = vocab.ParseDevNum(s); !ok {
 		return Device{}, fmt.Errorf("%s: malformed dev %q", dir, s)
 	}
 	if d.DriverID == 0 {
@@ -217,17 +219,6 @@ func parseNodeType(s string) uint8 {
 		return 0
 	}
 	return uint8(v)
-}
-
-// parseDevT reads a sysfs dev file ("231:192").
-func parseDevT(s string) (major, minor uint32, ok bool) {
-	maj, min, found := strings.Cut(strings.TrimSpace(s), ":")
-	a, err1 := strconv.ParseUint(maj, 10, 32)
-	b, err2 := strconv.ParseUint(min, 10, 32)
-	if !found || err1 != nil || err2 != nil {
-		return 0, 0, false
-	}
-	return uint32(a), uint32(b), true
 }
 
 // BoardID is the sysfs board_id (mlx5 has one, rxe none): "" if absent.

@@ -3,6 +3,8 @@ package verbs
 import (
 	"encoding/binary"
 	"testing"
+
+	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
 // FuzzParseGIDTable: whatever QUERY_GID_TABLE returns (count and bytes),
@@ -41,7 +43,7 @@ func FuzzParseSysfs(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if maj, min, ok := parseDevT(s); ok && s == "231:192\n" && (maj != 231 || min != 192) {
+		if maj, min, ok := vocab.ParseDevNum(s); ok && s == "231:192\n" && (maj != 231 || min != 192) {
 			t.Fatalf("%q -> %d:%d", s, maj, min)
 		}
 		if v := parseNodeType(s); s == "1: CA\n" && v != 1 {

@@ -5,6 +5,7 @@ import (
 	"log"
 
 	"github.com/rdmactl/rdmactl/internal/verbs"
+	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
 // A loopback RC connection rxe1 -> rxe0 and one RDMA WRITE, polled to
@@ -47,10 +48,10 @@ func ExampleQP_Connect() {
 	var gidA, gidB [16]byte // each side's RoCE v2 GID (QueryGIDTable), here index 1
 	a := verbs.PathInfo{QPN: qpA.QPN(), PSN: 0x1234, GID: gidA}
 	b := verbs.PathInfo{QPN: qpB.QPN(), PSN: 0x5678, GID: gidB}
-	if err := qpA.Connect(verbs.ConnectAttr{SGIDIndex: 1, PathMTU: verbs.PathMTU1024, Local: a, Remote: b}); err != nil {
+	if err := qpA.Connect(verbs.ConnectAttr{SGIDIndex: 1, PathMTU: vocab.MTU1024, Local: a, Remote: b}); err != nil {
 		log.Fatal(err)
 	}
-	if err := qpB.Connect(verbs.ConnectAttr{SGIDIndex: 1, PathMTU: verbs.PathMTU1024, Local: b, Remote: a}); err != nil {
+	if err := qpB.Connect(verbs.ConnectAttr{SGIDIndex: 1, PathMTU: vocab.MTU1024, Local: b, Remote: a}); err != nil {
 		log.Fatal(err)
 	}
 

@@ -4,6 +4,8 @@ package verbs
 // (verbs-reference §2.3; k:core/verbs.c qp_state_table decides which
 // attributes each transition requires per QP type).
 
+import "github.com/rdmactl/rdmactl/internal/vocab"
+
 // QPState is enum ib_qp_state.
 type QPState uint8
 
@@ -61,33 +63,12 @@ const (
 	QPAttrDestQPN         QPAttrMask = 1 << 20
 )
 
-// PathMTU is enum ib_mtu: 1 = 256 ... 5 = 4096 bytes. Use the port's
-// active MTU: rxe accepts anything up to its max_mtu (4096) whatever the
-// netdev allows.
-type PathMTU uint8
-
-const (
-	PathMTU256  PathMTU = 1
-	PathMTU512  PathMTU = 2
-	PathMTU1024 PathMTU = 3
-	PathMTU2048 PathMTU = 4
-	PathMTU4096 PathMTU = 5
-)
-
-// Bytes is the MTU in bytes (0 for an invalid value).
-func (m PathMTU) Bytes() int {
-	if m < PathMTU256 || m > PathMTU4096 {
-		return 0
-	}
-	return 128 << m
-}
-
 // ModifyAttr is the subset of ibv_qp_attr that Modify sends; the mask says
 // which fields the kernel reads.
 type ModifyAttr struct {
 	State           QPState
 	CurState        QPState
-	PathMTU         PathMTU
+	PathMTU         vocab.MTU
 	QKey            uint32
 	RQPSN           uint32 // 24 bits: the peer's SQ PSN
 	SQPSN           uint32 // 24 bits
@@ -142,7 +123,7 @@ type InitAttr struct {
 // RTRAttr are the INIT -> RTR attributes (RC and UC; UD needs none).
 type RTRAttr struct {
 	Dest            AHAttr // the peer: on RoCE IsGlobal, DGID, SGIDIndex, Port
-	PathMTU         PathMTU
+	PathMTU         vocab.MTU
 	DestQPN         uint32
 	RQPSN           uint32 // the peer's SQ PSN
 	MaxDestRdAtomic uint8  // RC: incoming RDMA READs in flight (>= 1 to serve READs)
@@ -209,10 +190,12 @@ type ConnectAttr struct {
 	SGIDIndex uint8  // the local RoCE v2 GID for Remote.GID's family
 	Global    bool   // carry a GRH; forced on when Remote.GID is non-zero (RoCE)
 	Access    Access // default AccessAll (local write, remote write and read)
-	PathMTU   PathMTU
-	QKey      uint32 // UD
-	Local     PathInfo
-	Remote    PathInfo
+	// PathMTU defaults to 1024. Use the port's active MTU: rxe accepts
+	// anything up to its max_mtu (4096) whatever the netdev allows.
+	PathMTU vocab.MTU
+	QKey    uint32 // UD
+	Local   PathInfo
+	Remote  PathInfo
 
 	HopLimit     uint8 // default 64
 	TrafficClass uint8
@@ -242,7 +225,7 @@ func (c *ConnectAttr) withDefaults() ConnectAttr {
 		a.Access = AccessAll
 	}
 	if a.PathMTU == 0 {
-		a.PathMTU = PathMTU1024
+		a.PathMTU = vocab.MTU1024
 	}
 	if a.Remote.GID != ([16]byte{}) {
 		a.Global = true

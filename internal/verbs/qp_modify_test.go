@@ -1,6 +1,10 @@
 package verbs
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/rdmactl/rdmactl/internal/vocab"
+)
 
 func TestTransitionMasks(t *testing.T) {
 	// The RC masks rdma-core's rc_pingpong uses and verbs-reference §2.3
@@ -51,7 +55,7 @@ func TestBuildModifyQPRTR(t *testing.T) {
 	if m.QPAccessFlags != 7 || m.PortNum != 1 || m.Dest != (abiQPDest{}) {
 		t.Errorf("INIT %+v", m)
 	}
-	if QPStateRTS.String() != "RTS" || QPState(9).String() != "QPState(9)" || PathMTU1024.Bytes() != 1024 {
+	if QPStateRTS.String() != "RTS" || QPState(9).String() != "QPState(9)" || vocab.MTU1024.Bytes() != 1024 {
 		t.Error("String/Bytes")
 	}
 }

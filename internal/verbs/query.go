@@ -9,12 +9,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmactl/rdmactl/internal/kfeat"
+	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
 // DeviceAttr is what QUERY_DEVICE and EX QUERY_DEVICE report
@@ -22,7 +22,7 @@ import (
 // valid only when Extended is true and ResponseLength covers them.
 type DeviceAttr struct {
 	FWVer                 uint64
-	NodeGUID              [8]byte // network order
+	NodeGUID              [8]byte // network order (vocab.GUIDFromBytes)
 	SysImageGUID          [8]byte
 	MaxMRSize             uint64
 	PageSizeCap           uint64
@@ -117,11 +117,6 @@ func (a *DeviceAttr) FWVerString(driverID uint32) string {
 		return fmt.Sprintf("%d.%d.%04d", major, minor, sub)
 	}
 	return fmt.Sprintf("%d.%d.%d", major, minor, sub)
-}
-
-// GUIDString formats a GUID in network order as "xxxx:xxxx:xxxx:xxxx".
-func GUIDString(g [8]byte) string {
-	return fmt.Sprintf("%02x%02x:%02x%02x:%02x%02x:%02x%02x", g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7])
 }
 
 // QueryDevice returns the device attributes: EX QUERY_DEVICE first, the
@@ -249,9 +244,9 @@ func (a *DeviceAttr) fillMLX5(r *mlx5QueryDeviceResp) {
 // PortAttr is what QUERY_PORT reports (ib_uverbs_query_port_resp_ex).
 type PortAttr struct {
 	Port          uint8
-	State         uint8 // 4 = ACTIVE
-	MaxMTU        uint8 // 1 = 256 … 5 = 4096
-	ActiveMTU     uint8
+	State         vocab.PortState
+	MaxMTU        vocab.MTU
+	ActiveMTU     vocab.MTU
 	GIDTblLen     uint32
 	PortCapFlags  uint32
 	PortCapFlags2 uint16
@@ -275,8 +270,8 @@ type PortAttr struct {
 	// in rdma-core's ibv_query_port, which leaves active_speed_ex 0 on its
 	// write() fallback.
 	ActiveSpeedEx uint32
-	PhysState     uint8
-	LinkLayer     uint8 // 0 unspecified, 1 InfiniBand, 2 Ethernet
+	PhysState     vocab.PhysState
+	LinkLayer     vocab.LinkLayer
 	Flags         uint8 // bit 0: GRH required
 }
 
@@ -319,13 +314,13 @@ func (c *Context) QueryPort(port uint8) (*PortAttr, error) {
 	}
 	r := &ex.LegacyResp
 	return &PortAttr{
-		Port: port, State: r.State, MaxMTU: r.MaxMTU, ActiveMTU: r.ActiveMTU,
+		Port: port, State: vocab.PortState(r.State), MaxMTU: vocab.MTU(r.MaxMTU), ActiveMTU: vocab.MTU(r.ActiveMTU),
 		GIDTblLen: r.GIDTblLen, PortCapFlags: r.PortCapFlags, PortCapFlags2: ex.PortCapFlags2,
 		MaxMsgSz: r.MaxMsgSz, BadPkeyCntr: r.BadPkeyCntr, QkeyViolCntr: r.QkeyViolCntr,
 		PkeyTblLen: r.PkeyTblLen, LID: r.LID, SMLID: r.SMLID, LMC: r.LMC, MaxVLNum: r.MaxVLNum,
 		SMSL: r.SMSL, SubnetTimeout: r.SubnetTimeout, InitTypeReply: r.InitTypeReply,
 		ActiveWidth: r.ActiveWidth, ActiveSpeed: r.ActiveSpeed, ActiveSpeedEx: ex.ActiveSpeedEx,
-		PhysState: r.PhysState, LinkLayer: r.LinkLayer, Flags: r.Flags,
+		PhysState: vocab.PhysState(r.PhysState), LinkLayer: vocab.LinkLayer(r.LinkLayer), Flags: r.Flags,
 	}, nil
 }
 
@@ -346,37 +341,17 @@ func (c *Context) portCount() int {
 	return int(a.PhysPortCnt)
 }
 
-// GID types (enum ib_uverbs_gid_type).
-const (
-	GIDTypeIB     uint32 = 0
-	GIDTypeRoCEv1 uint32 = 1
-	GIDTypeRoCEv2 uint32 = 2
-)
-
 // GIDEntry is one populated GID table slot.
 type GIDEntry struct {
 	Port          uint32
 	Index         uint32
 	GID           [16]byte // network order
-	Type          uint32   // GIDType*
-	NetdevIfindex uint32   // 0 on InfiniBand or when unknown
+	Type          vocab.GIDType
+	NetdevIfindex uint32 // 0 on InfiniBand or when unknown
 }
 
 // Addr is the GID as an IPv6 address (IPv4-mapped for RoCE IPv4 GIDs).
 func (g GIDEntry) Addr() netip.Addr { return netip.AddrFrom16(g.GID) }
-
-// GIDTypeName is the sysfs/ibv_devinfo name of a GID type.
-func GIDTypeName(t uint32) string {
-	switch t {
-	case GIDTypeIB:
-		return "IB"
-	case GIDTypeRoCEv1:
-		return "RoCE v1"
-	case GIDTypeRoCEv2:
-		return "RoCE v2"
-	}
-	return "type " + strconv.Itoa(int(t))
-}
 
 // QueryGIDTable returns the populated GID entries of every port, in
 // (port, index) order as the kernel gives them. maxEntries bounds the
@@ -427,7 +402,7 @@ func parseGIDTable(out []byte, num uint64) []GIDEntry {
 	for i := 0; i < int(num); i++ {
 		var e uvGIDEntry
 		copy(bytesOf(&e), out[i*entrySize:])
-		gids = append(gids, GIDEntry{Port: e.PortNum, Index: e.GIDIndex, GID: e.GID, Type: e.GIDType, NetdevIfindex: e.NetdevIfindex})
+		gids = append(gids, GIDEntry{Port: e.PortNum, Index: e.GIDIndex, GID: e.GID, Type: vocab.GIDType(e.GIDType), NetdevIfindex: e.NetdevIfindex})
 	}
 	return gids
 }
@@ -473,13 +448,12 @@ func (c *Context) gidTableSysfs() ([]GIDEntry, error) {
 				continue
 			}
 			e := GIDEntry{Port: uint32(port), Index: uint32(i), GID: a.As16()}
-			switch {
-			case strings.Contains(typ, "v2"):
-				e.Type = GIDTypeRoCEv2
-			case strings.Contains(typ, "RoCE"):
-				e.Type = GIDTypeRoCEv1
-			default:
-				e.Type = GIDTypeIB
+			// sysfs's "IB/RoCE v1" is taken as RoCE v1 (callers map it
+			// by link layer, vocab.GIDType.OnLink); a string sysfs does
+			// not write is IB.
+			e.Type, _ = vocab.ParseSysfsGIDType(typ, vocab.LinkLayerEthernet)
+			if !e.Type.Known() {
+				e.Type = vocab.GIDTypeIB
 			}
 			if nd, err := readSysfs(filepath.Join(pdir, "gid_attrs", "ndevs", strconv.Itoa(i))); err == nil {
 				if s, err := readSysfs(filepath.Join(sysfsRoot, "class", "net", nd, "ifindex")); err == nil {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
 // Kernel tests of the QP lifecycle and the rxe data path, rxe0 <-> rxe1 in
@@ -21,7 +23,7 @@ import (
 
 const (
 	vmGIDIndex = 1
-	vmMTU      = PathMTU1024
+	vmMTU      = vocab.MTU1024
 	vmQKey     = 0x11111111
 	udGRH      = 40 // UD receive buffers start with the GRH (RoCE v2 IPv4: 20 zero bytes + IPv4 header)
 )
@@ -293,7 +295,7 @@ func TestRxeUDSend(t *testing.T) {
 		}
 	})
 	wr := uint64(0)
-	for _, n := range []int{1, 2, 63, 64, 512, vmMTU.Bytes()} {
+	for _, n := range []int{1, 2, 63, 64, 512, int(vmMTU.Bytes())} {
 		for _, withImm := range []bool{false, true} {
 			wr++
 			src := a.mr.buf[:n]
