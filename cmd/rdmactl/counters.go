@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
+	"github.com/rdmactl/rdmactl/internal/vocab"
 	"github.com/spf13/cobra"
 )
 
@@ -23,7 +24,7 @@ const (
 // counterJSON is one counter in `rdmactl -j counters`: a flat list of
 //
 //	{"ifname":"mlx5_0","port":1,"source":"counters","name":"port_xmit_data",
-//	 "value":20000000000,"unit":"bytes","raw":5000000000}
+//	 "value":20000000000,"unit":"bytes","category":"traffic_bytes","raw":5000000000}
 //
 // One object per counter rather than rdma -j statistic's one object per
 // port with a key per counter: counter names differ between drivers, and a
@@ -40,14 +41,20 @@ const (
 //   - value: a number. port_xmit_data and port_rcv_data count 4-byte words
 //     in sysfs; value is converted to bytes, unit says "bytes" and raw keeps
 //     the sysfs number. Every other counter has unit "count" and no raw.
+//   - category: what the counter's movement means, from one table of every
+//     counter name rdmactl knows (internal/vocab): "traffic_bytes",
+//     "traffic_packets", "errors", "discards", "retransmissions",
+//     "out_of_sequence", "rnr", "congestion", or "other" (also for a name
+//     the table lacks).
 type counterJSON struct {
-	Ifname string  `json:"ifname"`
-	Port   uint32  `json:"port"`
-	Source string  `json:"source"`
-	Name   string  `json:"name"`
-	Value  uint64  `json:"value"`
-	Unit   string  `json:"unit"`
-	Raw    *uint64 `json:"raw,omitempty"`
+	Ifname   string  `json:"ifname"`
+	Port     uint32  `json:"port"`
+	Source   string  `json:"source"`
+	Name     string  `json:"name"`
+	Value    uint64  `json:"value"`
+	Unit     string  `json:"unit"`
+	Category string  `json:"category"`
+	Raw      *uint64 `json:"raw,omitempty"`
 }
 
 // counterRateJSON is one line item of `rdmactl -j counters --watch`: every
@@ -96,6 +103,9 @@ without NLDEV statistics). --source hw_counters reads the files.
 
 port_xmit_data and port_rcv_data count 4-byte words in sysfs; they are shown
 in bytes (UNIT column, JSON "unit": "bytes" with the sysfs number in "raw").
+JSON "category" sorts each counter by what it counts: traffic_bytes,
+traffic_packets, errors, discards, retransmissions, out_of_sequence, rnr,
+congestion, or other (also for names rdmactl does not know).
 
 --watch[=INTERVAL] (default 1s) prints, every interval, the per-second rate
 of each counter that moved, until Ctrl-C. A counter that went down is a
@@ -157,7 +167,8 @@ func parseInterval(s string) (time.Duration, error) {
 
 // toJSON converts a counter, turning 4-byte words into bytes.
 func toJSON(dev string, port uint32, src, name string, value uint64) counterJSON {
-	r := counterJSON{Ifname: dev, Port: port, Source: src, Name: name, Value: value, Unit: "count"}
+	r := counterJSON{Ifname: dev, Port: port, Source: src, Name: name, Value: value, Unit: "count",
+		Category: vocab.Counter(name).Category.String()}
 	if m, unit := inventory.CounterUnit(src, name); m != 1 {
 		raw := value
 		r.Value, r.Unit, r.Raw = raw*m, unit, &raw

@@ -56,6 +56,22 @@ func TestCountersMLX5(t *testing.T) {
 	if _, ok := m["hw_counters/lifespan"]; ok {
 		t.Error("lifespan is a setting, not a counter")
 	}
+	// category comes from vocab's table; every captured mlx5 counter is in it.
+	for name, want := range map[string]string{"counters/port_xmit_data": "traffic_bytes",
+		"counters/port_xmit_packets": "traffic_packets", "counters/symbol_error": "errors",
+		"counters/port_xmit_discards": "discards", "counters/port_xmit_wait": "congestion",
+		"hw_counters/out_of_buffer": "discards", "hw_counters/np_cnp_sent": "congestion",
+		"hw_counters/local_ack_timeout_err": "retransmissions", "hw_counters/out_of_sequence": "out_of_sequence",
+		"hw_counters/rnr_nak_retry_err": "rnr", "hw_counters/rx_dct_connect": "other"} {
+		if r := m[name]; r.Category != want {
+			t.Errorf("%s: category %q, want %q", name, r.Category, want)
+		}
+	}
+	for _, r := range rows {
+		if r.Category == "" {
+			t.Errorf("%s/%s: no category", r.Source, r.Name)
+		}
+	}
 	nz := countersJSON(t, "--sysfs-root", mlx5Tree, "-j", "counters", "mlx5_0", "--nonzero")
 	if len(nz) != 17 {
 		t.Errorf("--nonzero: %d rows, want 17", len(nz))
@@ -84,6 +100,22 @@ func TestCountersRXE(t *testing.T) {
 	if _, ok := byName(rows)["hw_counters/rcvd_pkts"]; !ok {
 		t.Error("rcvd_pkts missing")
 	}
+	cats := map[string]string{}
+	for _, r := range rows {
+		cats[r.Name] = r.Category
+	}
+	for name, want := range map[string]string{"sent_pkts": "traffic_packets", "rcvd_pkts": "traffic_packets",
+		"duplicate_request": "retransmissions", "out_of_seq_request": "out_of_sequence", "rcvd_rnr_err": "rnr",
+		"send_rnr_err": "rnr", "rcvd_seq_err": "out_of_sequence", "ack_deferred": "other",
+		"retry_exceeded_err": "retransmissions", "retry_rnr_exceeded_err": "rnr", "completer_retry_err": "retransmissions",
+		"send_err": "errors", "link_downed": "errors", "rdma_sends": "traffic_packets", "rdma_recvs": "traffic_packets"} {
+		if cats[name] != want {
+			t.Errorf("%s: category %q, want %q", name, cats[name], want)
+		}
+	}
+	if len(cats) != 15 {
+		t.Errorf("%d rxe counter names, want 15: %v", len(cats), cats)
+	}
 	out, _, code := runCmd(t, "--sysfs-root", rxeTree, "counters", "rxe1/1")
 	if code != 0 || !strings.HasPrefix(out, "DEV") || !strings.Contains(out, "duplicate_request") || strings.Count(out, "\n") != 16 {
 		t.Errorf("table (code %d):\n%s", code, out)
@@ -99,7 +131,7 @@ func TestCountersDeviceLevel(t *testing.T) {
 	must(t, os.MkdirAll(dir, 0o755))
 	must(t, os.WriteFile(filepath.Join(dir, "dev_cnt"), []byte("5\n"), 0o644))
 	rows := countersJSON(t, "--sysfs-root", root, "-j", "counters", "rxe0", "--nonzero")
-	if len(rows) != 1 || rows[0].Port != 0 || rows[0].Name != "dev_cnt" || rows[0].Value != 5 {
+	if len(rows) != 1 || rows[0].Port != 0 || rows[0].Name != "dev_cnt" || rows[0].Value != 5 || rows[0].Category != "other" {
 		t.Errorf("device-level: %+v", rows)
 	}
 }

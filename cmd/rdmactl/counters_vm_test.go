@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
 // rdmaStat runs rdma -j statistic show and returns "dev/port" -> counter -> value.
@@ -78,6 +80,11 @@ func TestVMCountersMatchRdmaStatistic(t *testing.T) {
 	for _, r := range rows {
 		if r.Source == srcCounters {
 			t.Errorf("rxe has no PMA counters, rdmactl shows %+v", r)
+		}
+		// Every counter this kernel's rxe reports is in vocab's table, and
+		// the JSON carries its category.
+		if info := vocab.Counter(r.Name); !info.Known || r.Category != info.Category.String() {
+			t.Errorf("%s %s: category %q, table %+v (a counter vocab does not know?)", r.Source, r.Name, r.Category, info)
 		}
 		m := hw
 		if r.Source == srcNetlink {
