@@ -6,11 +6,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/mdlayher/netlink"
-	"github.com/mdlayher/netlink/nltest"
 	"github.com/rdmactl/rdmactl/internal/nldev"
 	"github.com/rdmactl/rdmactl/internal/sysfs"
 )
@@ -41,11 +39,6 @@ const (
 	aDriverID   = 73
 )
 
-type fakeKernel struct {
-	n    int            // devices rxe0..rxe{n-1}
-	reqs map[uint16]int // requests per NLDEV op
-}
-
 func encode(t *testing.T, fn func(e *netlink.AttributeEncoder)) []byte {
 	e := netlink.NewAttributeEncoder()
 	fn(e)
@@ -69,70 +62,17 @@ func devIndexOf(t *testing.T, b []byte) (uint32, bool) {
 	return 0, false
 }
 
-// newFake is an NLDEV client over an nltest connection answering like a
-// kernel with k.n rxe devices of one port each.
-func newFake(t *testing.T, k *fakeKernel) *nldev.Client {
-	k.reqs = map[uint16]int{}
-	nc := nltest.Dial(func(reqs []netlink.Message) ([]netlink.Message, error) {
-		req := reqs[0]
-		op := uint16(req.Header.Type) & 0x3ff
-		k.reqs[op]++
-		answer := func(data ...[]byte) ([]netlink.Message, error) {
-			var out []netlink.Message
-			for _, d := range data {
-				out = append(out, netlink.Message{Header: netlink.Header{Type: req.Header.Type, Sequence: req.Header.Sequence, PID: req.Header.PID}, Data: d})
-			}
-			if req.Header.Flags&netlink.Dump != 0 {
-				out = append(out, netlink.Message{Header: netlink.Header{Sequence: req.Header.Sequence, PID: req.Header.PID}})
-				return nltest.Multipart(out)
-			}
-			return out, nil
-		}
-		idx, hasIdx := devIndexOf(t, req.Data)
-		switch op {
-		case cmdGet:
-			var ds [][]byte
-			for i := 0; i < k.n; i++ {
-				ds = append(ds, encode(t, func(e *netlink.AttributeEncoder) {
-					e.Uint32(aDevIndex, uint32(i))
-					e.String(aDevName, "rxe"+itoa(i))
-					e.Uint32(aPortIndex, 1)
-					e.String(aFW, "")
-					e.Uint64(aNodeGUID, 0xa86c01fffecc5400+uint64(i))
-					e.Uint8(aNodeType, 1)
-					e.String(aProtocol, "roce")
-				}))
-			}
-			return answer(ds...)
-		case cmdPortGet:
-			if !hasIdx || int(idx) >= k.n {
-				return nil, syscall.EINVAL
-			}
-			return answer(encode(t, func(e *netlink.AttributeEncoder) {
-				e.Uint32(aDevIndex, idx)
-				e.String(aDevName, "rxe"+itoa(int(idx)))
-				e.Uint32(aPortIndex, 1)
-				e.Uint8(aPortState, 4)
-				e.Uint8(aPhysState, 5)
-				e.Uint32(aNdevIndex, 100+idx)
-				e.String(aNdevName, "vrxe"+itoa(int(idx)))
-			}))
-		case cmdGetChardev:
-			return answer(encode(t, func(e *netlink.AttributeEncoder) {
-				e.String(aChardevNm, "uverbs"+itoa(int(idx)))
-				e.Uint64(aChardevABI, 2)
-				e.Uint64(aChardev, uint64(231<<8|(192+idx)))
-				e.Uint32(aDriverID, 14)
-			}))
-		case cmdSysGet:
-			return answer(encode(t, func(e *netlink.AttributeEncoder) { e.Uint8(aNetnsMode, 1) }))
-		}
-		return nil, errors.New("unexpected op")
-	})
-	return nldev.NewClient(nc)
-}
-
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// rxeKernel is the fake kernel of live_test.go with n RoCE devices
+// rxe0..rxe{n-1} of one port each, in shared netns mode.
+func rxeKernel(t *testing.T, n int) *kernel {
+	k := &kernel{t: t, sys: func(e *netlink.AttributeEncoder) { e.Uint8(aNetnsMode, 1) }}
+	for i := 0; i < n; i++ {
+		k.devs = append(k.devs, kdev{idx: uint32(i), name: "rxe" + itoa(i), ports: 1})
+	}
+	return k
+}
 
 const rxeTree = "../sysfs/testdata/rxe"
 const mlx5Tree = "../sysfs/testdata/mlx5"
@@ -141,15 +81,15 @@ const mlx5Tree = "../sysfs/testdata/mlx5"
 // one device dump, one port dump and one GET_CHARDEV per device, however
 // many of the Source's methods ask.
 func TestLiveOneDumpPerKind(t *testing.T) {
-	k := &fakeKernel{n: 64}
-	src := LiveWith(newFake(t, k), rxeTree)
+	k := rxeKernel(t, 64)
+	src := LiveWith(k.client(), rxeTree)
 	devs, err := src.Devices("", DeviceOptions{Chardev: true})
 	if err != nil || len(devs) != 64 {
 		t.Fatalf("%d devices, %v", len(devs), err)
 	}
 	d := devs[5]
 	if d.Name != "rxe5" || *d.Index != 5 || d.NodeType != "ca" || d.Protocol != "roce" ||
-		d.Uverbs != "uverbs5" || *d.UverbsMajor != 231 || *d.UverbsMinor != 197 || *d.DriverID != 14 || *d.UverbsABI != 2 {
+		d.Uverbs != "uverbs5" || *d.UverbsMajor != 231 || *d.UverbsMinor != 197 || *d.DriverID != 1 || *d.UverbsABI != 1 {
 		t.Errorf("device %+v", d)
 	}
 	if src.NetnsMode() != "shared" {
@@ -164,7 +104,7 @@ func TestLiveOneDumpPerKind(t *testing.T) {
 	}
 	p := ports[1]
 	if p.Dev != "rxe1" || p.Port != 1 || p.State != "ACTIVE" || p.PhysState != "LINK_UP" || p.LinkLayer != "Ethernet" ||
-		p.Netdev != "vrxe1" || *p.NetdevIndex != 101 {
+		p.Netdev != "eth1" || *p.NetdevIndex != 101 {
 		t.Errorf("port %+v", p)
 	}
 	// rxe1's rate comes from the tree (its ports/1/rate).
@@ -177,7 +117,7 @@ func TestLiveOneDumpPerKind(t *testing.T) {
 }
 
 func TestLiveNotFound(t *testing.T) {
-	src := LiveWith(newFake(t, &fakeKernel{n: 2}), rxeTree)
+	src := LiveWith(rxeKernel(t, 2).client(), rxeTree)
 	_, err := src.Ports("rxe9", 0, PortOptions{})
 	var nf *nldev.NotFoundError
 	if !errors.As(err, &nf) || nf.Kind != "device" || len(nf.Exists) != 2 {
