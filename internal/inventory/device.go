@@ -48,14 +48,11 @@ type DeviceOptions struct {
 // NetnsMode is the RDMA subsystem's netns mode, "shared" or "exclusive";
 // "" offline or when the kernel does not say (before 5.2).
 func (s *Source) NetnsMode() string {
-	if s.nl == nil {
+	if s.Offline() {
 		return ""
 	}
-	if st, err := s.nl.System(); err == nil && st.NetnsShared != nil {
-		if *st.NetnsShared {
-			return "shared"
-		}
-		return "exclusive"
+	if st, err := s.System(); err == nil {
+		return st.NetnsMode
 	}
 	return ""
 }
