@@ -98,7 +98,7 @@ func (c *Client) Chardev(dev uint32, typ string) (*Chardev, error) {
 type System struct {
 	NetnsShared    *bool // netns mode: true "shared", false "exclusive"
 	CopyOnFork     *bool
-	PrivilegedQKey *bool // kernel 6.5+; nil before
+	PrivilegedQKey *bool // mainline 6.5+, and backported (Debian 6.1 sends it); nil where the kernel does not
 }
 
 func boolOf(v *uint8) *bool {

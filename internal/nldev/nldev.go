@@ -132,7 +132,7 @@ const (
 	attrMinRange           = 91 // u32
 	attrMaxRange           = 92 // u32
 	attrSysCopyOnFork      = 93 // u8
-	attrSysPrivQKeyMode    = 96 // u8 (kernel 6.5+)
+	attrSysPrivQKeyMode    = 96 // u8 (mainline 6.5+; some stable kernels, Debian 6.1 among them)
 )
 
 // ErrNoRDMA means the NETLINK_RDMA socket cannot be opened: the kernel has
