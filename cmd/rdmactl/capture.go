@@ -7,8 +7,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { commandFactories = append(commandFactories, newCaptureCmd) }
-
 func newCaptureCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "capture DIR",

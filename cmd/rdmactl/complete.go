@@ -269,28 +269,6 @@ func rawDevPort(args []string) (dev string, port uint32) {
 	return dev, port
 }
 
-// withCompletions wraps every command factory registered so far so that
-// the commands it builds get attachCompletions. It runs from version.go's
-// init: the go command hands a package's files to the compiler sorted by
-// name and runs their init functions in that order, so version.go's comes
-// after the command files' (counters.go ... perf.go, res.go, ...) have
-// registered their factories. Calling attachCompletions(root) again from
-// newRootCmd is harmless (it only fills what is unset), and
-// TestEveryDevCommandCompletes catches a command file that sorts later.
-func withCompletions() {
-	wrap := func(fs []func(*app) *cobra.Command) {
-		for i, f := range fs {
-			fs[i] = func(a *app) *cobra.Command {
-				c := f(a)
-				attachCompletions(c)
-				return c
-			}
-		}
-	}
-	wrap(commandFactories)
-	wrap(devSubcommands)
-}
-
 // argCompletion picks the completion for a command's positional arguments
 // from its usage line: the words after the command name are the argument
 // slots in order ("tgid DEV/PORT GID": the first argument is a port, the
@@ -454,5 +432,3 @@ release archives ship the same scripts in completions/.`,
 	}
 	return cmd
 }
-
-func init() { commandFactories = append(commandFactories, newCompletionCmd) }

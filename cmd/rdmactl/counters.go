@@ -12,8 +12,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { commandFactories = append(commandFactories, newCountersCmd) }
-
 // Counter sources, the "source" key of the JSON.
 const (
 	srcCounters   = "counters"    // ports/N/counters/ (PMA PortCounters, via a MAD)

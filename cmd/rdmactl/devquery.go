@@ -14,8 +14,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { devSubcommands = append(devSubcommands, newDevQueryCmd) }
-
 // devQueryJSON is one device in `rdmactl -j dev query`.
 //
 // Keys are the names ibv_devinfo -v prints, except the device name, which

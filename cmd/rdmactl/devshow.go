@@ -8,8 +8,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { devSubcommands = append(devSubcommands, newDevShowCmd) }
-
 // devShowJSON is one device in `rdmactl -j dev show`.
 //
 // rdma -j dev show -d keys: ifindex (RDMA device index), ifname,

@@ -11,8 +11,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { commandFactories = append(commandFactories, newGIDsCmd) }
-
 // gidJSON is one GID table entry in `rdmactl -j gids`.
 //
 // Keys: ifname/port as rdma -j; index is the GID index to pass to a

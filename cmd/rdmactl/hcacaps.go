@@ -10,8 +10,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { devSubcommands = append(devSubcommands, newDevHCACapsCmd) }
-
 // hcaCapsJSON is one device in `rdmactl -j dev hca-caps`.
 //
 // caps maps each capability page (general, roce, odp, atomic, qos) to its

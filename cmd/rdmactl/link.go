@@ -10,8 +10,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { commandFactories = append(commandFactories, newLinkCmd) }
-
 // linkJSON is one port in `rdmactl -j link show`.
 //
 // rdma -j link show -d keys: ifindex (RDMA device index), ifname, port,

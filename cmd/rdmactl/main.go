@@ -66,12 +66,28 @@ type app struct {
 	stderr io.Writer
 }
 
-// commandFactories build the top-level commands; each command's file adds
-// its factory from init(), so that files stay independent of each other.
-var commandFactories []func(*app) *cobra.Command
+// commands are rdmactl's top-level commands. A new command is added here:
+// one explicit list instead of init() registration, so that nothing depends
+// on the order in which the compiler sees the files. Help lists commands
+// sorted by name (cobra's default), whatever the order here.
+var commands = []func(*app) *cobra.Command{
+	newDevCmd,
+	newLinkCmd,
+	newGIDsCmd,
+	newCountersCmd,
+	newResCmd,
+	newPerfCmd,
+	newCaptureCmd,
+	newVersionCmd,
+	newCompletionCmd,
+}
 
-// devSubcommands build the children of "rdmactl dev" (show, query, ...).
-var devSubcommands []func(*app) *cobra.Command
+// devSubcommands are the children of "rdmactl dev".
+var devSubcommands = []func(*app) *cobra.Command{
+	newDevShowCmd,
+	newDevQueryCmd,
+	newDevHCACapsCmd,
+}
 
 func newRootCmd(a *app) *cobra.Command {
 	root := &cobra.Command{
@@ -98,6 +114,17 @@ It is one static binary that talks to the kernel directly: RDMA netlink,
 		return usageErrorf("%v (see '%s --help')", err, c.CommandPath())
 	})
 
+	for _, f := range commands {
+		root.AddCommand(f(a))
+	}
+	// Device, port and GID completion for every command, chosen from its
+	// usage line and flag names (complete.go); after the tree is complete.
+	attachCompletions(root)
+	return root
+}
+
+// newDevCmd is "rdmactl dev", the parent of devSubcommands.
+func newDevCmd(a *app) *cobra.Command {
 	dev := &cobra.Command{
 		Use:   "dev",
 		Short: "RDMA devices: show, query",
@@ -109,12 +136,7 @@ It is one static binary that talks to the kernel directly: RDMA netlink,
 	for _, f := range devSubcommands {
 		dev.AddCommand(f(a))
 	}
-	root.AddCommand(dev)
-	for _, f := range commandFactories {
-		root.AddCommand(f(a))
-	}
-	attachCompletions(root) // device, port and GID completion (complete.go)
-	return root
+	return dev
 }
 
 // run executes rdmactl with args and returns the process exit code.

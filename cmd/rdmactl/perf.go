@@ -28,8 +28,6 @@ import (
 // set of their own, where -d is the device and -p the TCP port, and accept
 // the global -j/--json, --pretty and --details there too.
 
-func init() { commandFactories = append(commandFactories, newPerfCmd) }
-
 const perfExample = `  # bandwidth, like ib_write_bw: start the server, then the client
   rdmactl perf write -d rxe0
   rdmactl perf write -d rxe1 10.77.0.1

@@ -10,8 +10,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { commandFactories = append(commandFactories, newResCmd) }
-
 // JSON of `rdmactl -j res [OBJECT]`. Keys are rdma -j resource show's,
 // hyphens turned into underscores (sq-psn -> sq_psn, path-mig-state ->
 // path_mig_state, poll-ctx -> poll_ctx, cm-idn -> cm_idn, qp-type ->

@@ -177,11 +177,3 @@ absent, to try the paths older kernels take.`,
 		},
 	}
 }
-
-func init() {
-	commandFactories = append(commandFactories, newVersionCmd)
-	// This file sorts after the command files, so its init runs after theirs:
-	// the place to give every registered command dynamic completion
-	// (see withCompletions in complete.go).
-	withCompletions()
-}
