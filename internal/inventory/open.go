@@ -1,0 +1,38 @@
+package inventory
+
+import (
+	"io"
+
+	"github.com/rdmactl/rdmactl/internal/nldev"
+)
+
+// Open is the source of an inspection command: the captured tree under
+// root (--sysfs-root), else the live system over one RDMA netlink socket.
+// sysfsOK: a command that can answer from sysfs alone (gids, counters)
+// gets the live /sys without netlink when the socket cannot be opened.
+// Close releases the socket.
+func Open(root string, sysfsOK bool) (*Source, error) {
+	if root != "" {
+		return Captured(root), nil
+	}
+	c, err := nldev.Dial()
+	if err != nil {
+		if sysfsOK {
+			return Captured(""), nil
+		}
+		return nil, err
+	}
+	return Live(c), nil
+}
+
+// Close releases what the source holds open (the netlink socket).
+func (s *Source) Close() error {
+	if c, ok := s.nl.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// Dial opens an RDMA netlink socket of its own, for requests the
+// inventory does not model yet (res, until it gathers through here).
+func Dial() (*nldev.Client, error) { return nldev.Dial() }
