@@ -1,9 +1,7 @@
 package main
 
 import (
-	"errors"
-
-	"github.com/rdmactl/rdmactl/internal/sysfs"
+	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/spf13/cobra"
 )
 
@@ -38,12 +36,7 @@ tree instead of /sys.`,
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			err := sysfs.New(a.opts.sysfsRoot).Capture(args[0])
-			var ne *sysfs.DestNotEmptyError
-			if errors.As(err, &ne) {
-				return withCode(exitUsage, err)
-			}
-			return sfError(err)
+			return inventory.Captured(a.opts.sysfsRoot).Capture(args[0])
 		},
 	}
 }

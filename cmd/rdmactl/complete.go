@@ -12,16 +12,17 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rdmactl/rdmactl/internal/sysfs"
+	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/spf13/cobra"
 )
 
-// completionFS is the sysfs tree completion reads: the one --sysfs-root
-// names on the command line being completed, else the live /sys. For a
-// command that parses its own flags (DisableFlagParsing) cobra parsed
-// nothing and hands every word over as an argument, the root's
-// --sysfs-root included, so it is looked for in args.
-func completionFS(cmd *cobra.Command, args []string) *sysfs.FS {
+// completionSource is what completion reads: the sysfs tree --sysfs-root
+// names on the command line being completed, else the live /sys, as a
+// captured tree (no netlink). For a command that parses its own flags
+// (DisableFlagParsing) cobra parsed nothing and hands every word over as
+// an argument, the root's --sysfs-root included, so it is looked for in
+// args.
+func completionSource(cmd *cobra.Command, args []string) *inventory.Source {
 	root := ""
 	if f := cmd.Flags().Lookup("sysfs-root"); f != nil {
 		root = f.Value.String()
@@ -35,12 +36,12 @@ func completionFS(cmd *cobra.Command, args []string) *sysfs.FS {
 			}
 		}
 	}
-	return sysfs.New(root)
+	return inventory.Captured(root)
 }
 
 // completeDevices completes RDMA device names ("rxe0", "mlx5_0").
 func completeDevices(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	devs, err := completionFS(cmd, args).Devices()
+	devs, err := completionSource(cmd, args).DeviceNames()
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -56,8 +57,8 @@ func completeDevices(cmd *cobra.Command, args []string, toComplete string) ([]co
 // completeDevPorts completes DEV and DEV/PORT ("rxe0", "rxe0/1"). Once the
 // word holds a '/', only that device's ports are offered.
 func completeDevPorts(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	fs := completionFS(cmd, args)
-	devs, err := fs.Devices()
+	src := completionSource(cmd, args)
+	devs, err := src.DeviceNames()
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -67,9 +68,9 @@ func completeDevPorts(cmd *cobra.Command, args []string, toComplete string) ([]c
 	var out []cobra.Completion
 	for _, d := range devs {
 		cands := []string{d}
-		if dv, err := fs.Device(d); err == nil {
-			for _, p := range dv.Ports {
-				cands = append(cands, fmt.Sprintf("%s/%d", d, p))
+		if ports, err := src.Targets(d, 0); err == nil {
+			for _, p := range ports {
+				cands = append(cands, fmt.Sprintf("%s/%d", d, p.Port))
 			}
 		}
 		for _, c := range cands {
@@ -87,23 +88,23 @@ func completeDevPorts(cmd *cobra.Command, args []string, toComplete string) ([]c
 // --ib-dev and --port/--ib-port flags; without a device nothing is offered
 // (a port-less index means nothing).
 func completeGIDIndexes(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	fs := completionFS(cmd, args)
+	src := completionSource(cmd, args)
 	dev, port := portFromCommandLine(cmd, args)
 	if dev == "" {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	return gidCompletions(fs, dev, port, toComplete)
+	return gidCompletions(src, dev, port, toComplete)
 }
 
 // gidCompletions lists the populated GID indexes of dev/port starting with
 // toComplete, each described by its GID, kind and netdev.
-func gidCompletions(fs *sysfs.FS, dev string, port uint32, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	gids, err := fs.GIDs(dev, port)
+func gidCompletions(src *inventory.Source, dev string, port uint32, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	tables, err := src.GIDs([]inventory.PortRef{{Dev: dev, Port: port}}, true)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
 	var out []cobra.Completion
-	for _, g := range gids {
+	for _, g := range tables[0] {
 		idx := strconv.FormatUint(uint64(g.Index), 10)
 		if g.Empty() || !strings.HasPrefix(idx, toComplete) {
 			continue
@@ -153,7 +154,7 @@ func portFromCommandLine(cmd *cobra.Command, args []string) (dev string, port ui
 	}
 	for _, a := range args {
 		d, p, hasPort := strings.Cut(a, "/")
-		if _, err := completionFS(cmd, args).Device(d); err != nil {
+		if _, err := completionSource(cmd, args).Targets(d, 0); err != nil {
 			continue
 		}
 		if hasPort {
@@ -232,7 +233,7 @@ func completeRawFlags(cmd *cobra.Command, args []string, toComplete string) ([]c
 			if dev == "" {
 				return nil, cobra.ShellCompDirectiveNoFileComp
 			}
-			return gidCompletions(completionFS(cmd, args), dev, port, toComplete)
+			return gidCompletions(completionSource(cmd, args), dev, port, toComplete)
 		}
 	default:
 		return nil, cobra.ShellCompDirectiveNoFileComp

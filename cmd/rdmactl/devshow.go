@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
-	"github.com/rdmactl/rdmactl/internal/nldev"
 	"github.com/spf13/cobra"
 )
 
@@ -82,7 +81,7 @@ func devShow(a *app, dev string) ([]devShowJSON, error) {
 	defer closeSrc()
 	devs, err := src.Devices(dev, inventory.DeviceOptions{Chardev: true, Sysfs: true, Details: a.opts.details})
 	if err != nil {
-		return nil, invError(src, err)
+		return nil, err
 	}
 	netns := src.NetnsMode()
 	var rows []devShowJSON
@@ -93,7 +92,7 @@ func devShow(a *app, dev string) ([]devShowJSON, error) {
 			UverbsMinor: d.UverbsMinor, UverbsABI: d.UverbsABI, PCIAddr: d.PCIAddr, NUMANode: d.NUMANode,
 			BoardID: d.BoardID, HCAType: d.HCAType, HWRev: d.HWRev, NodeDesc: d.NodeDesc, NetnsMode: netns}
 		if d.Caps != nil && a.opts.details {
-			r.Caps = nldev.DeviceCapNames(*d.Caps)
+			r.Caps = inventory.DeviceCapNames(*d.Caps)
 		}
 		rows = append(rows, r)
 	}

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"net/netip"
 
-	"github.com/rdmactl/rdmactl/internal/sysfs"
+	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/rdmactl/rdmactl/internal/vocab"
 	"github.com/spf13/cobra"
 )
@@ -122,7 +120,7 @@ func (fl *gidsFlags) validate() error {
 }
 
 // keep applies the filters to one GID.
-func (fl *gidsFlags) keep(g sysfs.GID) bool {
+func (fl *gidsFlags) keep(g inventory.GID) bool {
 	if g.Empty() {
 		// Empty slots only with --all and no filter that needs an entry.
 		return fl.all && fl.netdev == "" && fl.ip == "" && fl.wantTyp == vocab.GIDTypeUnknown && !fl.ipv4 && !fl.ipv6 && !fl.best
@@ -144,22 +142,6 @@ func (fl *gidsFlags) keep(g sysfs.GID) bool {
 	return true
 }
 
-// sfError gives sysfs errors their exit code.
-func sfError(err error) error {
-	var nf *sysfs.NotFoundError
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, sysfs.ErrNoRDMA):
-		return withCode(exitUnsupported, err)
-	case errors.As(err, &nf):
-		return withCode(exitNotFound, err)
-	case errors.Is(err, fs.ErrPermission):
-		return withCode(exitPermission, err)
-	}
-	return err
-}
-
 func runGIDs(a *app, arg string, fl *gidsFlags) error {
 	dev, port, err := parseDevPort(arg)
 	if err != nil {
@@ -172,27 +154,27 @@ func runGIDs(a *app, arg string, fl *gidsFlags) error {
 	defer closeSrc()
 	targets, err := src.Targets(dev, port)
 	if err != nil {
-		return invError(src, err)
+		return err
 	}
 	// --all shows the empty slots too, which only sysfs lists.
 	tables, err := src.GIDs(targets, fl.all)
 	if err != nil {
-		return invError(src, err)
+		return err
 	}
 	var rows []gidJSON
 	for ti, t := range targets {
 		gids := tables[ti]
-		var kept []sysfs.GID
+		var kept []inventory.GID
 		for _, g := range gids {
 			if fl.keep(g) {
 				kept = append(kept, g)
 			}
 		}
 		if fl.best {
-			b, ok := sysfs.BestGID(kept, fl.ipv6 && !fl.ipv4)
+			b, ok := inventory.BestGID(kept, fl.ipv6 && !fl.ipv4)
 			kept = nil
 			if ok {
-				kept = []sysfs.GID{b}
+				kept = []inventory.GID{b}
 			}
 		}
 		for _, g := range kept {

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/rdmactl/rdmactl/internal/mlx5cmd"
-	"github.com/rdmactl/rdmactl/internal/verbs"
+	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/spf13/cobra"
 )
 
@@ -28,39 +26,6 @@ type hcaCapsJSON struct {
 	VportCounters map[string]uint64            `json:"vport_counters,omitempty"`
 	CongStatus    map[string][]int             `json:"cong_status,omitempty"`
 	Unavailable   []string                     `json:"unavailable,omitempty"`
-
-	order map[string][]string // field order per page, for the table
-}
-
-// hcaCapsSession is an open mlx5 device that runs PRM commands.
-type hcaCapsSession interface {
-	mlx5cmd.Runner
-	Close() error
-}
-
-// Hooks for tests (no ConnectX here): device lookup and opening.
-var (
-	hcaCapsLookup = verbsDevice
-	hcaCapsOpen   = openHCACaps
-)
-
-// openHCACaps opens d with a DEVX context (needs CAP_NET_RAW); without the
-// capability it falls back to an ordinary context, where the kernel still
-// lets QUERY_HCA_CAP through (its DEVX whitelist) if the device has a
-// whitelist uid.
-func openHCACaps(d verbs.Device) (hcaCapsSession, bool, error) {
-	ctx, err := verbs.OpenMLX5DevX(d)
-	if err == nil {
-		return ctx, true, nil
-	}
-	if !verbs.IsPermission(err) {
-		return nil, false, err
-	}
-	ctx, err2 := verbs.OpenDevice(d, verbs.Options{})
-	if err2 != nil {
-		return nil, false, err2
-	}
-	return ctx, false, nil
 }
 
 func newDevHCACapsCmd(a *app) *cobra.Command {
@@ -93,144 +58,49 @@ it only the capability pages are shown, when the kernel allows it.`,
 
 func runHCACaps(a *app, name string) error {
 	if a.opts.sysfsRoot != "" {
-		return withCode(exitUnsupported, errors.New("dev hca-caps talks to the device through /dev/infiniband and cannot read a captured --sysfs-root"))
+		return unsupportedf("dev hca-caps talks to the device through /dev/infiniband and cannot read a captured --sysfs-root")
 	}
-	var devs []verbs.Device
-	if name != "" {
-		d, err := hcaCapsLookup(name)
-		if err != nil {
-			return verbsError(err)
-		}
-		if d.DriverID != verbs.DriverMLX5 {
-			return withCode(exitUnsupported, fmt.Errorf("%w; hca-caps needs an mlx5 (ConnectX) device", &verbs.NotMLX5Error{Device: d.Name, Driver: d.Driver}))
-		}
-		devs = append(devs, d)
-	} else {
-		all, err := verbsDevices()
-		if err != nil {
-			return verbsError(err)
-		}
-		var others []string
-		for _, d := range all {
-			if d.DriverID == verbs.DriverMLX5 {
-				devs = append(devs, d)
-			} else {
-				others = append(others, d.Name+" ("+d.Driver+")")
-			}
-		}
-		if len(devs) == 0 {
-			found := "no RDMA devices"
-			if len(others) > 0 {
-				found = "only " + strings.Join(others, ", ")
-			}
-			return withCode(exitUnsupported, fmt.Errorf("no mlx5 (ConnectX) device: found %s", found))
-		}
+	src, err := inventory.Open("", true)
+	if err != nil {
+		return err
 	}
-	var res []*hcaCapsJSON
-	for _, d := range devs {
-		j, err := queryHCACaps(d)
-		if err != nil {
-			return verbsError(err)
-		}
-		res = append(res, j)
+	defer src.Close()
+	caps, err := src.HCACaps(name)
+	if err != nil {
+		return err
 	}
+	return printHCACaps(a, caps)
+}
+
+func printHCACaps(a *app, caps []inventory.HCACaps) error {
 	if a.opts.json {
+		res := make([]hcaCapsJSON, 0, len(caps))
+		for _, c := range caps {
+			res = append(res, hcaCapsJSON{Ifname: c.Device, Driver: c.Driver, DevX: c.DevX, Caps: c.Caps,
+				VportCounters: c.VportCounters, CongStatus: c.CongStatus, Unavailable: c.Unavailable})
+		}
 		return a.printJSON(res)
 	}
 	t := newTable(a.stdout, "DEV", "GROUP", "FIELD", "VALUE")
-	for _, j := range res {
-		for _, ct := range mlx5cmd.CapTypes {
-			p := ct.String()
-			for _, f := range j.order[p] {
-				t.row(j.Ifname, p, f, j.Caps[p][f])
+	for _, j := range caps {
+		for _, p := range j.Pages {
+			for _, f := range j.Order[p] {
+				t.row(j.Device, p, f, j.Caps[p][f])
 			}
 		}
-		for _, f := range j.order["vport_counters"] {
-			t.row(j.Ifname, "vport_counters", f, j.VportCounters[f])
+		for _, f := range j.Order["vport_counters"] {
+			t.row(j.Device, "vport_counters", f, j.VportCounters[f])
 		}
 		for _, p := range []string{"rroce_rp", "rroce_np"} {
 			if prios, ok := j.CongStatus[p]; ok {
-				t.row(j.Ifname, "cong_status", p+"_enabled_priorities", fmt.Sprint(prios))
+				t.row(j.Device, "cong_status", p+"_enabled_priorities", fmt.Sprint(prios))
 			}
 		}
 		for _, u := range j.Unavailable {
-			t.row(j.Ifname, "unavailable", u, "-")
+			t.row(j.Device, "unavailable", u, "-")
 		}
 	}
 	return t.render()
-}
-
-// queryHCACaps reads everything from one device. A failure of the first
-// capability page fails the device; later parts are optional.
-func queryHCACaps(d verbs.Device) (*hcaCapsJSON, error) {
-	s, devx, err := hcaCapsOpen(d)
-	if err != nil {
-		return nil, err
-	}
-	defer s.Close()
-	j := &hcaCapsJSON{Ifname: d.Name, Driver: d.Driver, DevX: devx, Caps: map[string]map[string]uint64{}, order: map[string][]string{}}
-	for i, ct := range mlx5cmd.CapTypes {
-		vs, err := mlx5cmd.QueryHCACap(s, ct)
-		if err != nil {
-			if i == 0 {
-				return nil, fmt.Errorf("%s: %w", d.Name, hcaCapsHint(err, devx))
-			}
-			j.Unavailable = append(j.Unavailable, oneLine(err.Error()))
-			continue
-		}
-		page := map[string]uint64{}
-		for _, v := range vs {
-			page[v.Name] = v.Value
-			j.order[ct.String()] = append(j.order[ct.String()], v.Name)
-		}
-		j.Caps[ct.String()] = page
-	}
-	if !devx {
-		j.Unavailable = append(j.Unavailable, "vport counters and congestion status: need a DEVX context (CAP_NET_RAW)")
-		return j, nil
-	}
-	if vc, err := mlx5cmd.QueryVportCounter(s, 0); err != nil {
-		j.Unavailable = append(j.Unavailable, oneLine(err.Error()))
-	} else {
-		j.VportCounters = map[string]uint64{}
-		for _, v := range vc {
-			j.VportCounters[v.Name] = v.Value
-			j.order["vport_counters"] = append(j.order["vport_counters"], v.Name)
-		}
-	}
-	j.CongStatus = map[string][]int{}
-	for _, p := range []struct {
-		name  string
-		proto uint8
-	}{{"rroce_rp", mlx5cmd.CongProtocolRRoCERP}, {"rroce_np", mlx5cmd.CongProtocolRRoCENP}} {
-		prios := []int{}
-		for prio := uint8(0); prio < 8; prio++ {
-			st, err := mlx5cmd.QueryCongStatus(s, p.proto, prio)
-			if err != nil {
-				j.Unavailable = append(j.Unavailable, oneLine(err.Error()))
-				prios = nil
-				break
-			}
-			if st.Enable {
-				prios = append(prios, int(prio))
-			}
-		}
-		if prios != nil {
-			j.CongStatus[p.name] = prios
-		}
-	}
-	if len(j.CongStatus) == 0 {
-		j.CongStatus = nil
-	}
-	return j, nil
-}
-
-// hcaCapsHint adds what to do when the kernel refuses the first query.
-func hcaCapsHint(err error, devx bool) error {
-	if !devx && (errors.Is(err, verbs.ErrUnsupported) || verbs.IsPermission(err)) {
-		return fmt.Errorf("%w (without CAP_NET_RAW there is no DEVX context and this kernel/device does not allow QUERY_HCA_CAP otherwise: run as root)", err)
-	}
-	return err
 }
 
 // addHCACapsFlag gives `dev query` its --hca-caps flag: with it, the query

@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
-	"github.com/rdmactl/rdmactl/internal/nldev"
 	"github.com/rdmactl/rdmactl/internal/vocab"
 	"github.com/spf13/cobra"
 )
@@ -91,7 +90,7 @@ func runLinkShow(a *app, arg string) error {
 	defer closeSrc()
 	ports, err := src.Ports(dev, port, inventory.PortOptions{VerbsMTU: a.opts.details && !src.Offline()})
 	if err != nil {
-		return invError(src, err)
+		return err
 	}
 	var rows []linkJSON
 	for _, p := range ports {
@@ -100,7 +99,7 @@ func runLinkShow(a *app, arg string) error {
 			Netdev: p.Netdev, NetdevIndex: p.NetdevIndex, LinkLayer: p.LinkLayer,
 			RateGbps: p.RateGbps, Width: p.Width, Speed: p.Speed, ActiveMTU: p.ActiveMTU, MaxMTU: p.MaxMTU}
 		if p.Caps != nil && a.opts.details {
-			r.Caps = nldev.PortCapNames(*p.Caps)
+			r.Caps = inventory.PortCapNames(*p.Caps)
 		}
 		rows = append(rows, r)
 	}

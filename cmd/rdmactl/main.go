@@ -5,51 +5,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 )
-
-// Exit codes. They are part of the interface (README "Exit codes"): scripts
-// branch on them, so never renumber.
-const (
-	exitOK          = 0
-	exitFailure     = 1   // anything not listed below
-	exitUsage       = 2   // bad flags or arguments
-	exitNotFound    = 3   // unknown device, port, GID index, resource
-	exitPermission  = 4   // EACCES/EPERM, RLIMIT_MEMLOCK too low
-	exitUnsupported = 5   // the kernel or device lacks the feature
-	exitPeer        = 6   // benchmark peer unreachable, vanished or garbled
-	exitInterrupted = 130 // SIGINT/SIGTERM
-)
-
-// exitError carries an exit code with the one-line message printed for it.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-// withCode wraps err so that main exits with code.
-func withCode(code int, err error) error {
-	if err == nil {
-		return nil
-	}
-	return &exitError{code: code, err: err}
-}
-
-// usageErrorf reports bad command-line input (exit 2).
-func usageErrorf(format string, a ...any) error {
-	return withCode(exitUsage, fmt.Errorf(format, a...))
-}
 
 // options are the global flags, shared by every command.
 type options struct {
@@ -144,32 +107,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	a := &app{stdout: stdout, stderr: stderr}
 	root := newRootCmd(a)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return exitOK
+	code, msg := exitStatus(root.ExecuteContext(ctx))
+	if code != exitOK {
+		fmt.Fprintf(stderr, "rdmactl: %s\n", msg)
 	}
-	code := exitFailure
-	var ee *exitError
-	if errors.As(err, &ee) {
-		code = ee.code
-	} else if strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag") ||
-		strings.Contains(err.Error(), "arg(s)") {
-		code = exitUsage
-	}
-	if errors.Is(err, context.Canceled) {
-		code = exitInterrupted
-	}
-	fmt.Fprintf(stderr, "rdmactl: %s\n", oneLine(err.Error()))
 	return code
-}
-
-// oneLine keeps error output to a single line, whatever the error says.
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return s
 }
 
 // soleSession is true in the rdmactl binary, where a perf command is the

@@ -1,92 +1,21 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
-	"fmt"
 	"io"
 
-	"strings"
-	"text/tabwriter"
+	"github.com/rdmactl/rdmactl/internal/render"
 )
 
-// printJSON writes v as JSON: compact by default, indented with -p.
-// Every command's JSON goes through here so that all commands format alike.
-func (a *app) printJSON(v any) error {
-	enc := json.NewEncoder(a.stdout)
-	enc.SetEscapeHTML(false)
-	if a.opts.pretty {
-		enc.SetIndent("", "  ")
-	}
-	return enc.Encode(v)
-}
+// printJSON writes v as JSON: compact by default, indented with -p
+// (render.JSON).
+func (a *app) printJSON(v any) error { return render.JSON(a.stdout, v, a.opts.pretty) }
 
-// table is a plain, borderless, left-aligned table in the style of
-// kubectl and ip: easy to read and easy to grep. Cells are separated by two
-// spaces; an empty cell prints as "-".
-//
-// It is text/tabwriter rather than olekukonko/tablewriter, which the
-// project first chose: every rdmactl run pays for the package init of
-// tablewriter's dependency tree (runewidth tables, twwidth's 650 KB cache,
-// database/sql, log/slog, regexp), measured with GODEBUG=inittrace=1 at
-// 60-80 ms per invocation in the TCG VM, which alone made 'rdmactl link show'
-// slower than 'rdma link show'. Borderless left-aligned columns are all we
-// render, and tabwriter does exactly that.
-//
-// tabwriter writes every cell with its own Write; on an *os.File that is a
-// syscall per cell (48,658 writes for 'counters' at 128 devices), so the
-// table goes through a buffer flushed by render.
-type table struct {
-	w   *tabwriter.Writer
-	buf *bufio.Writer
-}
+// table is render.Table under the names the commands use.
+type table struct{ t *render.Table }
 
 func newTable(w io.Writer, header ...string) *table {
-	buf := bufio.NewWriterSize(w, 32<<10)
-	t := &table{w: tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0), buf: buf}
-	cells := make([]any, len(header))
-	for i, h := range header {
-		cells[i] = h
-	}
-	t.row(cells...)
-	return t
+	return &table{render.NewTable(w, header...)}
 }
 
-// row appends one row; values are formatted with %v, nil and "" as "-".
-// Tabs and newlines inside a value would break the columns, so they become
-// spaces.
-func (t *table) row(cells ...any) {
-	var b strings.Builder
-	for i, c := range cells {
-		if i > 0 {
-			b.WriteByte('\t')
-		}
-		var s string
-		switch v := c.(type) {
-		case nil:
-			s = "-"
-		case string:
-			s = v
-		default:
-			s = fmt.Sprint(v)
-		}
-		if s == "" {
-			s = "-"
-		}
-		b.WriteString(strings.Map(func(r rune) rune {
-			if r == '\t' || r == '\n' || r == '\r' {
-				return ' '
-			}
-			return r
-		}, s))
-	}
-	b.WriteByte('\n')
-	io.WriteString(t.w, b.String())
-}
-
-func (t *table) render() error {
-	if err := t.w.Flush(); err != nil {
-		return err
-	}
-	return t.buf.Flush()
-}
+func (t *table) row(cells ...any) { t.t.Row(cells...) }
+func (t *table) render() error    { return t.t.Flush() }

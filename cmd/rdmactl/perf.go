@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/rdmactl/rdmactl/internal/perf"
 	"github.com/rdmactl/rdmactl/internal/perf/rtloop"
 	"github.com/rdmactl/rdmactl/internal/verbs"
@@ -200,21 +200,21 @@ Flags (perftest's letters; here -d is the device and -p the TCP port):
 func runPerf(ctx context.Context, a *app, p *perf.Params) error {
 	var vd verbs.Device
 	if p.Device == "" {
-		devs, err := verbsDevices()
+		devs, err := inventory.LiveVerbsDevices()
 		if err != nil || len(devs) == 0 {
-			return withCode(exitUnsupported, errors.New("no RDMA device with a uverbs node (is ib_uverbs loaded? 'rdmactl dev show' lists the devices)"))
+			return inventory.ErrNoVerbsDevice
 		}
 		vd = devs[0]
 		p.Device = vd.Name
 	} else {
 		var err error
-		if vd, err = verbsDevice(p.Device); err != nil {
-			return perfError(err)
+		if vd, err = inventory.LiveVerbsDevice(p.Device); err != nil {
+			return err
 		}
 	}
 	dev, err := perf.OpenDevice(vd, p.IBPort)
 	if err != nil {
-		return perfError(err)
+		return err
 	}
 	s := &perf.Session{P: p, Dev: dev, SoleSession: soleSession}
 	if !a.opts.json {
@@ -230,25 +230,7 @@ func runPerf(ctx context.Context, a *app, p *perf.Params) error {
 		}
 	}
 	if err != nil && ctx.Err() != nil {
-		return withCode(exitInterrupted, fmt.Errorf("interrupted: %w (results so far printed; all resources released)", ctx.Err()))
-	}
-	return perfError(err)
-}
-
-// perfError maps errors to exit codes.
-func perfError(err error) error {
-	var pe *perf.PeerError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &pe):
-		return withCode(exitPeer, err)
-	case verbs.IsNotFound(err):
-		return withCode(exitNotFound, err)
-	case verbs.IsPermission(err):
-		return withCode(exitPermission, err)
-	case errors.Is(err, verbs.ErrUnsupported):
-		return withCode(exitUnsupported, err)
+		return fmt.Errorf("interrupted: %w (results so far printed; all resources released)", ctx.Err())
 	}
 	return err
 }

@@ -6,11 +6,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 
-	"github.com/rdmactl/rdmactl/internal/kfeat"
-	"github.com/rdmactl/rdmactl/internal/nldev"
-	"github.com/rdmactl/rdmactl/internal/verbs"
+	"github.com/rdmactl/rdmactl/internal/inventory"
 )
 
 // Stamped at link time by the Makefile and goreleaser:
@@ -54,35 +51,14 @@ type featureState struct {
 	Detail string `json:"detail"`
 }
 
-// probeKernel runs every feature probe once: netlink's, and the uverbs
-// ones on the first device that opens.
+// probeKernel asks the inventory to probe every kernel feature.
 func probeKernel() *kernelInfo {
-	k := &kernelInfo{}
-	var u unix.Utsname
-	if unix.Uname(&u) == nil {
-		k.Release = unix.ByteSliceToString(u.Release[:])
+	k := inventory.ProbeKernel()
+	out := &kernelInfo{Release: k.Release, ProbedDevice: k.ProbedDevice}
+	for _, f := range k.Features {
+		out.Features = append(out.Features, featureState{Name: f.Name, State: f.State, Detail: f.Detail})
 	}
-	if c, err := nldev.Dial(); err == nil {
-		_, _ = c.System()
-		c.Close()
-	}
-	devs, _ := verbsDevices() // netlink's driver ids, else sysfs
-	for _, d := range devs {
-		ctx, err := verbs.OpenDevice(d, verbs.Options{})
-		if err != nil {
-			continue
-		}
-		ctx.ProbeKernel()
-		ctx.Close()
-		k.ProbedDevice = d.Name
-		break
-	}
-	for _, n := range kfeat.Known {
-		f := featureState{Name: n}
-		f.State, f.Detail = kfeat.State(n)
-		k.Features = append(k.Features, f)
-	}
-	return k
+	return out
 }
 
 // buildInfo combines the link-time stamps with the toolchain's build

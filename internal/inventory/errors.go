@@ -3,6 +3,7 @@ package inventory
 import (
 	"errors"
 	"io/fs"
+	"strings"
 	"syscall"
 
 	"github.com/rdmactl/rdmactl/internal/nldev"
@@ -42,15 +43,16 @@ func IsUnknown(err error) bool {
 }
 
 // IsGone reports a device or port that existed a moment ago: the kernel
-// answers a request about it with ENODEV or ENOENT, or one of its sysfs
-// files has vanished.
+// answers a request about it with ENODEV or ENOENT, or one of its files
+// under /sys/class/infiniband* has vanished. (Other missing files, such
+// as a capture's destination, are not about a device.)
 func IsGone(err error) bool {
-	var k *nldev.KernelError
-	var p *fs.PathError
-	if !errors.As(err, &k) && !errors.As(err, &p) {
+	if !errors.Is(err, syscall.ENODEV) && !errors.Is(err, syscall.ENOENT) {
 		return false
 	}
-	return errors.Is(err, syscall.ENODEV) || errors.Is(err, syscall.ENOENT)
+	var k *nldev.KernelError
+	var p *fs.PathError
+	return errors.As(err, &k) || errors.As(err, &p) && strings.Contains(p.Path, "/class/infiniband")
 }
 
 // IsPermission reports a permission problem: a node or file that cannot

@@ -32,7 +32,3 @@ func (s *Source) Close() error {
 	}
 	return nil
 }
-
-// Dial opens an RDMA netlink socket of its own, for requests the
-// inventory does not model yet (res, until it gathers through here).
-func Dial() (*nldev.Client, error) { return nldev.Dial() }

@@ -121,6 +121,3 @@ func LiveVerbsDevice(name string) (verbs.Device, error) {
 	defer c.Close()
 	return Live(c).VerbsDevice(name)
 }
-
-// NetlinkClient is an RDMA netlink socket of its own (Dial).
-type NetlinkClient = nldev.Client
