@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -254,16 +255,19 @@ func TestCountersWatchReset(t *testing.T) {
 		file := filepath.Join(root, "class/infiniband/rxe0/ports/1/hw_counters/rcvd_pkts")
 		must(t, os.WriteFile(file, []byte("1000\n"), 0o644))
 		ctx, cancel := context.WithCancel(context.Background())
-		var o, e bytes.Buffer
+		var o, e syncBuffer
 		done := make(chan int)
 		args := []string{"--sysfs-root", root, "counters", "rxe0", "--watch=100ms"}
 		if jsonOut {
 			args = append([]string{"-j"}, args...)
 		}
 		go func() { done <- run(ctx, args, &o, &e) }()
-		time.Sleep(50 * time.Millisecond)
+		// The reset goes in after a sample of 1000 was taken (the table's
+		// first line, the JSON's first interval), and the watch stops once
+		// it was reported: no sleeps to guess, however loaded the machine.
+		waitFor(t, &o, func(s string) bool { return strings.Contains(s, "\n") })
 		must(t, os.WriteFile(file, []byte("5\n"), 0o644))
-		time.Sleep(400 * time.Millisecond)
+		waitFor(t, &o, func(s string) bool { return strings.Contains(s, "reset") })
 		cancel()
 		if code := <-done; code != 0 || e.Len() != 0 {
 			t.Fatalf("exit %d, stderr %q", code, e.String())
@@ -294,4 +298,36 @@ func TestCountersWatchReset(t *testing.T) {
 			t.Errorf("no reset key:\n%s", o.String())
 		}
 	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a command writing while the test
+// reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+func (b *syncBuffer) Len() int { return len(b.String()) }
+
+// waitFor waits up to 10 s for b's content to satisfy ok.
+func waitFor(t *testing.T, b *syncBuffer, ok func(string) bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if ok(b.String()) {
+			return
+		}
+	}
+	t.Fatalf("timed out; output so far:\n%s", b.String())
 }
