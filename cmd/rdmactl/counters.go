@@ -188,11 +188,11 @@ func snapshotCounters(a *app, arg string, fl *countersFlags) (*inventory.Counter
 	defer closeSrc()
 	targets, err := src.Targets(dev, port)
 	if err != nil {
-		return nil, invError(src, err)
+		return nil, err
 	}
 	snap, err := src.CounterSnapshot(targets, fl.sources)
 	if err != nil {
-		return nil, invError(src, err)
+		return nil, err
 	}
 	for _, set := range snap.Sets {
 		if set.Err == nil {
@@ -206,7 +206,7 @@ func snapshotCounters(a *app, arg string, fl *countersFlags) (*inventory.Counter
 			fl.warned = map[string]bool{}
 		}
 		fl.warned[key] = true
-		fmt.Fprintf(a.stderr, "rdmactl: netlink statistics of %s/%d: %v (showing sysfs only)\n", set.Dev, set.Port, oneLine(nlError(set.Err).Error()))
+		fmt.Fprintf(a.stderr, "rdmactl: netlink statistics of %s/%d: %v (showing sysfs only)\n", set.Dev, set.Port, errorLine(set.Err))
 	}
 	return snap, nil
 }

@@ -131,15 +131,9 @@ func oneLine(s string) string {
 	return s
 }
 
-// nlError and invError are what res.go and counters.go (being reworked on
-// other branches) still call: errors need no wrapping any more, but a
-// message printed in passing gets the same words main would print.
-func nlError(err error) error {
-	if err == nil {
-		return nil
-	}
-	code, e := classify(err)
-	return withCode(code, e)
+// errorLine is the line main would print for err, for a message printed
+// in passing (a warning that does not end the command).
+func errorLine(err error) string {
+	_, msg := exitStatus(err)
+	return msg
 }
-
-func invError(_ *inventory.Source, err error) error { return nlError(err) }

@@ -220,7 +220,7 @@ func runRes(a *app, obj, dev string, fl *resFlags) error {
 	case "":
 		sums, err := src.ResSummaries(dev)
 		if err != nil {
-			return invError(src, err)
+			return err
 		}
 		tbl = newTable(a.stdout, "IDX", "DEV", "PD", "CQ", "QP", "CM_ID", "MR", "CTX", "SRQ")
 		for _, s := range sums {
@@ -232,7 +232,7 @@ func runRes(a *app, obj, dev string, fl *resFlags) error {
 	case "qp":
 		qps, err := src.QPs(f)
 		if err != nil {
-			return invError(src, err)
+			return err
 		}
 		tbl = newTable(a.stdout, "LINK", "LQPN", "RQPN", "TYPE", "STATE", "RQ_PSN", "SQ_PSN", "PATH_MIG", "PDN", "PID", "COMM")
 		for _, q := range qps {
@@ -244,7 +244,7 @@ func runRes(a *app, obj, dev string, fl *resFlags) error {
 	case "cq":
 		cqs, err := src.CQs(f)
 		if err != nil {
-			return invError(src, err)
+			return err
 		}
 		tbl = newTable(a.stdout, "DEV", "CQN", "CQE", "USERS", "POLL_CTX", "ADAPTIVE_MOD", "CTXN", "PID", "COMM")
 		for _, q := range cqs {
@@ -255,7 +255,7 @@ func runRes(a *app, obj, dev string, fl *resFlags) error {
 	case "mr":
 		mrs, err := src.MRs(f)
 		if err != nil {
-			return invError(src, err)
+			return err
 		}
 		tbl = newTable(a.stdout, "DEV", "MRN", "RKEY", "LKEY", "IOVA", "MRLEN", "PDN", "PID", "COMM")
 		for _, m := range mrs {
@@ -266,7 +266,7 @@ func runRes(a *app, obj, dev string, fl *resFlags) error {
 	case "pd":
 		pds, err := src.PDs(f)
 		if err != nil {
-			return invError(src, err)
+			return err
 		}
 		tbl = newTable(a.stdout, "DEV", "PDN", "LOCAL_DMA_LKEY", "USERS", "UNSAFE_GLOBAL_RKEY", "CTXN", "PID", "COMM")
 		for _, p := range pds {
@@ -277,7 +277,7 @@ func runRes(a *app, obj, dev string, fl *resFlags) error {
 	case "cm_id":
 		ids, err := src.CMIDs(f)
 		if err != nil {
-			return invError(src, err)
+			return err
 		}
 		tbl = newTable(a.stdout, "LINK", "CM_IDN", "LQPN", "QP_TYPE", "STATE", "PS", "SRC_ADDR", "DST_ADDR", "PID", "COMM")
 		for _, m := range ids {
@@ -294,7 +294,7 @@ func runRes(a *app, obj, dev string, fl *resFlags) error {
 	case "ctx":
 		ctxs, err := src.Contexts(f)
 		if err != nil {
-			return invError(src, err)
+			return err
 		}
 		tbl = newTable(a.stdout, "DEV", "CTXN", "PID", "COMM")
 		for _, x := range ctxs {
@@ -305,7 +305,7 @@ func runRes(a *app, obj, dev string, fl *resFlags) error {
 	case "srq":
 		srqs, err := src.SRQs(f)
 		if err != nil {
-			return invError(src, err)
+			return err
 		}
 		tbl = newTable(a.stdout, "DEV", "SRQN", "TYPE", "LQPN", "PDN", "CQN", "PID", "COMM")
 		for _, s := range srqs {
