@@ -265,9 +265,9 @@ func TestCountersWatchReset(t *testing.T) {
 		// The reset goes in after a sample of 1000 was taken (the table's
 		// first line, the JSON's first interval), and the watch stops once
 		// it was reported: no sleeps to guess, however loaded the machine.
-		waitFor(t, &o, func(s string) bool { return strings.Contains(s, "\n") })
+		waitOutput(t, &o, func(s string) bool { return strings.Contains(s, "\n") })
 		must(t, os.WriteFile(file, []byte("5\n"), 0o644))
-		waitFor(t, &o, func(s string) bool { return strings.Contains(s, "reset") })
+		waitOutput(t, &o, func(s string) bool { return strings.Contains(s, "reset") })
 		cancel()
 		if code := <-done; code != 0 || e.Len() != 0 {
 			t.Fatalf("exit %d, stderr %q", code, e.String())
@@ -321,8 +321,8 @@ func (b *syncBuffer) String() string {
 
 func (b *syncBuffer) Len() int { return len(b.String()) }
 
-// waitFor waits up to 10 s for b's content to satisfy ok.
-func waitFor(t *testing.T, b *syncBuffer, ok func(string) bool) {
+// waitOutput waits up to 10 s for b's content to satisfy ok.
+func waitOutput(t *testing.T, b *syncBuffer, ok func(string) bool) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		if ok(b.String()) {
