@@ -38,6 +38,7 @@ func ProbeKernel() *Kernel {
 	var devs []verbs.Device
 	if c, err := nldev.Dial(); err == nil {
 		_, _ = c.System()
+		_ = c.Notifies()
 		devs, _ = Live(c).VerbsDevices()
 		c.Close()
 	} else {

@@ -33,14 +33,18 @@ const (
 	QueryGIDTable = "query_gid_table"
 	// NLDEVSystem: RDMA_NLDEV_CMD_SYS_GET (5.2+): the netns mode.
 	NLDEVSystem = "nldev_sys"
+	// NLDEVNotify: the kernel multicasts NLDEV events to
+	// RDMA_NL_GROUP_NOTIFY (6.12+): SYS_GET's MONITOR_MODE says so.
+	NLDEVNotify = "nldev_notify"
 )
 
 // requires: features that are only tried through another (the native
-// uverbs methods need the ioctl uAPI).
-var requires = map[string]string{GetContextIoctl: UverbsIoctl, QueryPortIoctl: UverbsIoctl, QueryGIDTable: UverbsIoctl}
+// uverbs methods need the ioctl uAPI; the notify probe asks SYS_GET).
+var requires = map[string]string{GetContextIoctl: UverbsIoctl, QueryPortIoctl: UverbsIoctl, QueryGIDTable: UverbsIoctl,
+	NLDEVNotify: NLDEVSystem}
 
 // Known lists every feature, in the order `version -d` prints them.
-var Known = []string{UverbsIoctl, GetContextIoctl, QueryPortIoctl, QueryGIDTable, NLDEVSystem}
+var Known = []string{UverbsIoctl, GetContextIoctl, QueryPortIoctl, QueryGIDTable, NLDEVSystem, NLDEVNotify}
 
 // Result is what is known about one feature.
 type Result struct {

@@ -89,3 +89,25 @@ func FuzzDecodeStatChardevSys(f *testing.F) {
 		decodeSystem(b)
 	})
 }
+
+// FuzzDecodeNotification: event messages as the notify group delivers
+// them; seeds are what 6.12 sent, and the other messages.
+func FuzzDecodeNotification(f *testing.F) {
+	f.Add(uint16(msgType(cmdMonitor)), registerMsg(2, "mon0"))
+	f.Add(uint16(msgType(cmdMonitor)), attachMsg(2, "mon0", 1, 8, "mva"))
+	f.Add(uint16(msgType(cmdMonitor)), eventMsg(NotifyNetdevDetach, 2, "mon0", 1))
+	f.Add(uint16(msgType(cmdMonitor)), eventMsg(NotifyRename, 2, "fast0", 0))
+	for _, s := range seedMsgs() {
+		f.Add(uint16(msgType(cmdMonitor)), s)
+	}
+	f.Fuzz(func(t *testing.T, typ uint16, b []byte) {
+		n, err := DecodeNotification(typ, b)
+		if err != nil {
+			return
+		}
+		_ = n.Type.String()
+		if typ != msgType(cmdMonitor) {
+			t.Fatalf("type %#x decoded as an event", typ)
+		}
+	})
+}
