@@ -20,6 +20,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"strconv"
 	"time"
@@ -66,6 +67,9 @@ type Config struct {
 	Emit func(Event) error
 	// Warn says something that does not end the stream (lost events).
 	Warn func(error)
+	// Ready, if set, is called once the first snapshot is taken: from
+	// then on every change is reported.
+	Ready func()
 }
 
 type batch struct {
@@ -85,6 +89,9 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	m := &merger{cfg: cfg, state: first}
+	if cfg.Ready != nil {
+		cfg.Ready()
+	}
 	var kernel chan batch
 	if cfg.Kernel != nil {
 		kernel = make(chan batch, 64)
@@ -247,18 +254,48 @@ func fillUnknown(old, new *inventory.Snapshot) {
 
 // poll compares a new snapshot with the state and makes it the state. A
 // snapshot that fails is tried once more (a device may vanish between
-// the device dump and its port dump).
+// the device dump and its port dump). A snapshot that differs from the
+// state is taken again until two agree (at most 3 more): one taken while
+// a device was going away can have half of it (sysfs files gone, the
+// directory not yet), which would be events that never happened.
 func (m *merger) poll() error {
-	n, err := m.cfg.Snapshot()
+	n, err := m.snapshot()
 	if err != nil {
-		time.Sleep(100 * time.Millisecond)
-		if n, err = m.cfg.Snapshot(); err != nil {
-			return err
+		return err
+	}
+	if len(Compare(clone(m.state), n)) > 0 {
+		for range 3 {
+			again, err := m.snapshot()
+			if err != nil {
+				return err
+			}
+			if reflect.DeepEqual(again, n) {
+				break
+			}
+			n = again
 		}
 	}
 	evs := Compare(m.state, n)
 	m.state = n
 	return m.emit(FromPoll, evs)
+}
+
+func (m *merger) snapshot() (*inventory.Snapshot, error) {
+	n, err := m.cfg.Snapshot()
+	if err != nil {
+		time.Sleep(100 * time.Millisecond)
+		n, err = m.cfg.Snapshot()
+	}
+	return n, err
+}
+
+func clone(s *inventory.Snapshot) *inventory.Snapshot {
+	c := *s
+	c.Devices = slices.Clone(s.Devices)
+	for i := range c.Devices {
+		c.Devices[i].Ports = slices.Clone(c.Devices[i].Ports)
+	}
+	return &c
 }
 
 func (m *merger) find(idx uint32) int {

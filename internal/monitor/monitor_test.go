@@ -405,12 +405,40 @@ func TestRunErrors(t *testing.T) {
 		}
 		return w.snapshot()
 	}, Poll: time.Millisecond, Emit: func(e Event) error { got = append(got, e); cancel(); return nil }})
-	if err != nil || len(got) != 1 || got[0].Type != inventory.DeviceRemoved || calls != 3 {
+	// Snapshots: initial, failed, retried (a change), the confirmation.
+	if err != nil || len(got) != 1 || got[0].Type != inventory.DeviceRemoved || calls != 4 {
 		t.Errorf("a poll failing once: %v %+v after %d snapshots", err, got, calls)
 	}
 	w = newWorld()
 	w.errs = []error{nil, boom, boom}
 	if err := Run(context.Background(), Config{Snapshot: w.snapshot, Poll: time.Millisecond, Emit: func(Event) error { return nil }}); err != boom {
 		t.Errorf("a poll failing twice: %v", err)
+	}
+}
+
+// TestTornSnapshot: a snapshot taken while a device went away (its port
+// files gone, its directory not yet) is taken again: only the removal is
+// said.
+func TestTornSnapshot(t *testing.T) {
+	w := newWorld()
+	w.devs = append(w.devs, roce(1, "rxe1", "eth1", 6))
+	m, got := collect(t, w)
+	calls := 0
+	m.cfg.Snapshot = func() (*inventory.Snapshot, error) {
+		calls++
+		s, err := w.snapshot()
+		if calls == 1 {
+			s.Devices[1].Ports[0] = inventory.SnapPort{Port: 1}
+		} else {
+			s.Devices = s.Devices[:1]
+		}
+		return s, err
+	}
+	if err := m.poll(); err != nil {
+		t.Fatal(err)
+	}
+	w2 := []Event{{Event: inventory.Event{Type: inventory.DeviceRemoved, Ifindex: u32(1), Ifname: "rxe1"}, Source: FromPoll}}
+	if !reflect.DeepEqual(*got, w2) || calls != 3 {
+		t.Errorf("after %d snapshots:\n%s", calls, lines(*got))
 	}
 }
