@@ -41,6 +41,7 @@ var commands = []func(*app) *cobra.Command{
 	newResCmd,
 	newPerfCmd,
 	newCaptureCmd,
+	newMonitorCmd,
 	newVersionCmd,
 	newCompletionCmd,
 }

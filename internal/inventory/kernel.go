@@ -33,8 +33,8 @@ func ProbeKernel() *Kernel {
 	if unix.Uname(&u) == nil {
 		k.Release = unix.ByteSliceToString(u.Release[:])
 	}
-	// One socket: the SYS_GET probe, then the devices with netlink's
-	// driver ids (else sysfs's guess).
+	// One socket: the SYS_GET probes (nldev_sys, nldev_notify), then the
+	// devices with netlink's driver ids (else sysfs's guess).
 	var devs []verbs.Device
 	if c, err := nldev.Dial(); err == nil {
 		_, _ = c.System()

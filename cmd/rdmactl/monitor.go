@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rdmactl/rdmactl/internal/inventory"
+	"github.com/rdmactl/rdmactl/internal/monitor"
+)
+
+func newMonitorCmd(a *app) *cobra.Command {
+	var poll string
+	c := &cobra.Command{
+		Use:   "monitor",
+		Short: "Print RDMA device events as they happen: added, removed, renamed, netdev attached/detached, port state",
+		Long: `monitor prints one line per event (one JSON object per line with -j) until
+Ctrl-C, which ends it with exit status 0.
+
+Events come from two sources, each event once, its "source" saying which
+saw it:
+
+  kernel  the RDMA netlink notify group (Linux 6.12+): a device registered
+          or removed, a port's netdev attached or detached; renames from 6.13.
+  poll    --poll INTERVAL: the inventory compared every INTERVAL with the
+          last one. It sees what the kernel does not send (port state and
+          physical state on every kernel, renames before 6.13) and, on
+          kernels without the notify group (before 6.12), everything.
+
+Once it watches, monitor says what on stderr (one line: kernel events,
+the poll interval); stdout has only the events. Without the notify group
+and without --poll there is nothing to watch: monitor says so and exits
+with status 5. With --sysfs-root, --poll
+compares the captured tree (which a script may change) with itself.
+
+Event types: device_added, device_removed, device_renamed, netdev_attached,
+netdev_detached, netdev_renamed, port_state_changed, phys_state_changed.
+A device that appears with a netdev is device_added then netdev_attached,
+whichever source saw it.`,
+		Example: `  rdmactl monitor
+  rdmactl monitor --poll 1s
+  rdmactl -j monitor --poll 500ms | jq -c 'select(.type == "port_state_changed")'`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			var iv time.Duration
+			if c.Flags().Changed("poll") {
+				var err error
+				if iv, err = parseInterval(poll); err != nil {
+					return usageErrorf("--poll %s: want an interval from 10ms to 24h, such as --poll 1s", poll)
+				}
+			}
+			return runMonitor(c.Context(), a, iv)
+		},
+	}
+	c.Flags().StringVar(&poll, "poll", "", "also compare the inventory every `INTERVAL` (500ms, 2s...): port state, and everything on kernels without events")
+	return c
+}
+
+// runMonitor prints events until ctx is done (Ctrl-C: status 0).
+func runMonitor(ctx context.Context, a *app, poll time.Duration) error {
+	if a.opts.sysfsRoot != "" && poll == 0 {
+		return usageErrorf("a captured tree (--sysfs-root) sends no events: add --poll INTERVAL to compare it with itself")
+	}
+	cfg, how, closeSrc, err := monitor.Open(a.opts.sysfsRoot, poll)
+	if errors.Is(err, monitor.ErrNoEvents) {
+		return unsupportedf("%v: add --poll INTERVAL to compare the devices every INTERVAL instead", err)
+	}
+	if err != nil {
+		return err
+	}
+	defer closeSrc()
+	cfg.Emit = a.printEvent
+	cfg.Warn = func(err error) { fmt.Fprintf(a.stderr, "rdmactl: %s\n", errorLine(err)) }
+	// What is watched goes to stderr, as tcpdump says "listening on": stdout
+	// stays events only, and a script knows when changes start to count.
+	cfg.Ready = func() { fmt.Fprintf(a.stderr, "rdmactl: monitoring RDMA devices: %s; Ctrl-C to stop\n", how) }
+	return monitor.Run(ctx, cfg)
+}
+
+// printEvent writes one event: a JSON object on its own line with -j,
+// else a line of text.
+func (a *app) printEvent(e monitor.Event) error {
+	if a.opts.json {
+		return a.printJSON(e)
+	}
+	_, err := io.WriteString(a.stdout, eventLine(time.Now(), e))
+	return err
+}
+
+// eventLine is an event as text: time, source, type, what.
+//
+//	08:10:18.562  kernel  device_added        mon0 (index 2)
+//	08:10:18.709  kernel  netdev_attached     mon0/1  mva (ifindex 8)
+//	08:10:20.113  poll    port_state_changed  mon1/1  ACTIVE -> DOWN
+func eventLine(now time.Time, e monitor.Event) string {
+	what := e.Ifname
+	if e.Port != 0 {
+		what = fmt.Sprintf("%s/%d", e.Ifname, e.Port)
+	}
+	switch e.Type {
+	case inventory.DeviceAdded, inventory.DeviceRemoved:
+		if e.Ifindex != nil {
+			what += fmt.Sprintf(" (index %d)", *e.Ifindex)
+		}
+	case inventory.NetdevAttached, inventory.NetdevDetached:
+		nd := e.New + e.Old // one of them
+		if nd == "" {
+			nd = "-"
+		}
+		what += "  " + nd
+		if e.NetdevIndex != nil {
+			what += fmt.Sprintf(" (ifindex %d)", *e.NetdevIndex)
+		}
+	default:
+		what += fmt.Sprintf("  %s -> %s", dash(e.Old), dash(e.New))
+	}
+	return fmt.Sprintf("%s  %-6s  %-18s  %s\n", now.Format("15:04:05.000"), e.Source, e.Type, what)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
