@@ -75,6 +75,9 @@ With --sysfs-root everything comes from the captured sysfs tree.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: show,
 	})
+	for _, f := range linkSubcommands { // add, delete (linkadd.go)
+		c.AddCommand(f(a))
+	}
 	return c
 }
 

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// rdmactl link add / link delete: software RDMA devices (Soft-RoCE rxe,
+// soft iWARP siw) on a netdev, as "rdma link add|delete".
+
+func init() { linkSubcommands = append(linkSubcommands, newLinkAddCmd, newLinkDeleteCmd) }
+
+// linkSubcommands build the write children of "rdmactl link".
+var linkSubcommands []func(*app) *cobra.Command
+
+func newLinkAddCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "add NAME type rxe|siw netdev NETDEV",
+		Short: "Create a software RDMA device on a netdev (needs CAP_NET_ADMIN)",
+		Long: `Create a software RDMA device NAME of type rxe (Soft-RoCE) or siw (soft
+iWARP) on the network device NETDEV, as 'rdma link add'. The kernel loads
+the driver (rdma_rxe, siw) on demand. Prints nothing on success.
+
+Fails in one line when NAME exists (exit 1), NETDEV does not exist (exit 3),
+NETDEV already has a device of that type (exit 1), the kernel has no such
+driver (exit 5) or the caller lacks CAP_NET_ADMIN (exit 4).`,
+		Example: `  rdmactl link add rxe0 type rxe netdev eth0
+  rdmactl link add siw0 type siw netdev eth0`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("link add: needs NAME type rxe|siw netdev NETDEV")
+			}
+			kw, err := keywords("link add", args[1:], "type", "netdev")
+			if err != nil {
+				return err
+			}
+			if kw["type"] == "" || kw["netdev"] == "" {
+				return usageErrorf("link add: needs NAME type rxe|siw netdev NETDEV")
+			}
+			return runLinkAdd(a, args[0], kw["type"], kw["netdev"])
+		},
+	}
+}
+
+func runLinkAdd(a *app, name, typ, netdev string) error {
+	what := fmt.Sprintf("link add %s", name)
+	if err := checkDevName("link add", name); err != nil {
+		return err
+	}
+	if typ != "rxe" && typ != "siw" {
+		return usageErrorf("link add: type %q: want rxe or siw", typ)
+	}
+	if _, err := net.InterfaceByName(netdev); err != nil {
+		return withCode(exitNotFound, fmt.Errorf("%s: no network device %q in this network namespace", what, netdev))
+	}
+	c, _, closeFn, err := a.openWrite("link add")
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	devs, err := c.Devices()
+	if err != nil {
+		return nlError(err)
+	}
+	for _, d := range devs {
+		if d.Name == name {
+			return withCode(exitFailure, fmt.Errorf("%s: an RDMA device called %s exists already", what, name))
+		}
+	}
+	return writeError(what, c.NewLink(name, typ, netdev), map[syscall.Errno]refusal{
+		syscall.EEXIST: {exitFailure, fmt.Sprintf("%s already has an %s device (EEXIST)", netdev, typ)},
+		syscall.ENFILE: {exitFailure, fmt.Sprintf("an RDMA device called %s exists already (ENFILE)", name)},
+		syscall.ENODEV: {exitNotFound, fmt.Sprintf("no network device %q (ENODEV)", netdev)},
+		syscall.EINVAL: {exitUnsupported, fmt.Sprintf("the kernel refused (EINVAL): it has no %s link type (module rdma-link-%s not available?), or %s cannot carry one", typ, typ, netdev)},
+	})
+}
+
+func newLinkDeleteCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:     "delete NAME",
+		Aliases: []string{"del"},
+		Short:   "Remove a software RDMA device (rxe, siw; needs CAP_NET_ADMIN)",
+		Long: `Remove the software RDMA device NAME, as 'rdma link delete'. Only devices
+created with 'link add' (rxe, siw) can be removed; hardware devices are
+refused (exit 5). Prints nothing on success.`,
+		Example: `  rdmactl link delete rxe0`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return runLinkDelete(a, args[0])
+		},
+	}
+}
+
+func runLinkDelete(a *app, name string) error {
+	c, _, closeFn, err := a.openWrite("link delete")
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	d, err := deviceByName(c, name)
+	if err != nil {
+		return err
+	}
+	return writeError("link delete "+name, c.DelLink(d.Index), map[syscall.Errno]refusal{
+		syscall.EINVAL: {exitUnsupported, "the kernel refused (EINVAL): only software devices (rxe, siw) can be deleted"},
+	})
+}

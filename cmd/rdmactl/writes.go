@@ -1,0 +1,163 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/rdmactl/rdmactl/internal/inventory"
+	"github.com/rdmactl/rdmactl/internal/nldev"
+)
+
+// Shared by the commands that change the system (link add/delete, dev
+// set, system set, statistic qp set/bind/unbind, statistic set/unset):
+// rdma's "KEYWORD VALUE" arguments, the live socket, and one line per
+// kernel refusal. A write prints nothing on success, as rdma does.
+
+// openWrite opens the NLDEV socket and an inventory over it, to resolve
+// names to indexes. Writes need the running kernel: --sysfs-root is a
+// usage error.
+func (a *app) openWrite(what string) (*nldev.Client, *inventory.Source, func(), error) {
+	if a.opts.sysfsRoot != "" {
+		return nil, nil, nil, usageErrorf("%s changes the running kernel: it cannot work on a captured tree (--sysfs-root)", what)
+	}
+	c, err := nldev.Dial()
+	if err != nil {
+		return nil, nil, nil, nlError(err)
+	}
+	return c, inventory.Live(c), func() { c.Close() }, nil
+}
+
+// refusal is what an errno means for one write: the exit code and the
+// line printed after "WHAT: ".
+type refusal struct {
+	code int
+	msg  string
+}
+
+// writeError gives a write's failure one line and its exit code. Without
+// CAP_NET_ADMIN the kernel answers EPERM to every write (nldev.c marks
+// them RDMA_NL_ADMIN_PERM): exit 4, naming the capability. why says what
+// other errnos mean for this write; what an errno means in general comes
+// after.
+func writeError(what string, err error, why map[syscall.Errno]refusal) error {
+	var ee *exitError
+	var nf *nldev.NotFoundError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ee):
+		return err
+	case errors.As(err, &nf):
+		return withCode(exitNotFound, err)
+	case errors.Is(err, nldev.ErrNoRDMA):
+		return nlError(err)
+	}
+	var en syscall.Errno
+	if errors.As(err, &en) {
+		if r, ok := why[en]; ok {
+			return withCode(r.code, fmt.Errorf("%s: %s", what, r.msg))
+		}
+		switch en {
+		case syscall.EPERM, syscall.EACCES:
+			return withCode(exitPermission, fmt.Errorf("%s: permission denied: needs CAP_NET_ADMIN (run as root)", what))
+		case syscall.EOPNOTSUPP:
+			return withCode(exitUnsupported, fmt.Errorf("%s: the kernel or the device does not support this (EOPNOTSUPP)", what))
+		case syscall.EBUSY:
+			return withCode(exitFailure, fmt.Errorf("%s: busy (EBUSY): the device or setting is in use", what))
+		case syscall.ENODEV:
+			return withCode(exitNotFound, fmt.Errorf("%s: no such device (ENODEV): it went away", what))
+		}
+		return withCode(exitFailure, fmt.Errorf("%s: the kernel refused: %s (%s)", what, en.Error(), errnoName(en)))
+	}
+	if errors.Is(err, fs.ErrPermission) {
+		return withCode(exitPermission, fmt.Errorf("%s: permission denied: needs CAP_NET_ADMIN (run as root)", what))
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+func errnoName(en syscall.Errno) string {
+	names := map[syscall.Errno]string{syscall.EINVAL: "EINVAL", syscall.EEXIST: "EEXIST", syscall.ENOENT: "ENOENT",
+		syscall.ENFILE: "ENFILE", syscall.ENOMEM: "ENOMEM", syscall.ERANGE: "ERANGE", syscall.E2BIG: "E2BIG", syscall.ENODATA: "ENODATA"}
+	if n, ok := names[en]; ok {
+		return n
+	}
+	return "errno " + strconv.Itoa(int(en))
+}
+
+// keywords parses rdma's "KEY VALUE ..." arguments: each key of keys at
+// most once, each followed by its value. Anything else is a usage error
+// naming what is accepted.
+func keywords(cmd string, args []string, keys ...string) (map[string]string, error) {
+	out := map[string]string{}
+	for i := 0; i < len(args); i += 2 {
+		k := args[i]
+		known := false
+		for _, want := range keys {
+			known = known || k == want
+		}
+		if !known {
+			return nil, usageErrorf("%s: unexpected %q (expected: %s)", cmd, k, strings.Join(keys, ", "))
+		}
+		if _, dup := out[k]; dup {
+			return nil, usageErrorf("%s: %s given twice", cmd, k)
+		}
+		if i+1 >= len(args) {
+			return nil, usageErrorf("%s: %s needs a value", cmd, k)
+		}
+		out[k] = args[i+1]
+	}
+	return out, nil
+}
+
+// onOff parses rdma's on|off.
+func parseOnOff(cmd, v string) (bool, error) {
+	switch v {
+	case "on":
+		return true, nil
+	case "off":
+		return false, nil
+	}
+	return false, usageErrorf("%s: %q: want on or off", cmd, v)
+}
+
+// parseU32 parses a number argument such as an lqpn or cntn.
+func parseU32(cmd, key, v string) (uint32, error) {
+	n, err := strconv.ParseUint(v, 10, 32)
+	if err != nil {
+		return 0, usageErrorf("%s: %s %q: want a number", cmd, key, v)
+	}
+	return uint32(n), nil
+}
+
+// ibDeviceNameMax is IB_DEVICE_NAME_MAX: names are at most 63 bytes
+// (nldev.c's policy for DEV_NAME).
+const ibDeviceNameMax = 64
+
+// checkDevName refuses what the kernel would refuse or mangle: empty
+// names, names too long, '%' (a format for the kernel's name assignment)
+// and '/' or whitespace (not a file name in /sys/class/infiniband).
+func checkDevName(cmd, name string) error {
+	switch {
+	case name == "":
+		return usageErrorf("%s: the name is empty", cmd)
+	case len(name) >= ibDeviceNameMax:
+		return usageErrorf("%s: %q is too long: RDMA device names have at most %d bytes", cmd, name, ibDeviceNameMax-1)
+	case strings.ContainsAny(name, "%/ \t\n"):
+		return usageErrorf("%s: %q: a device name cannot contain '%%', '/' or white space", cmd, name)
+	}
+	return nil
+}
+
+// deviceByName resolves a device name to its NLDEV entry (exit 3 when
+// there is none, listing the devices).
+func deviceByName(c *nldev.Client, name string) (*nldev.Device, error) {
+	d, err := c.Device(name)
+	if err != nil {
+		return nil, nlError(err)
+	}
+	return d, nil
+}
