@@ -10,6 +10,7 @@ import (
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/rdmactl/rdmactl/internal/nldev"
+	"golang.org/x/sys/unix"
 )
 
 // Shared by the commands that change the system (link add/delete, dev
@@ -24,11 +25,28 @@ func (a *app) openWrite(what string) (*nldev.Client, *inventory.Source, func(), 
 	if a.opts.sysfsRoot != "" {
 		return nil, nil, nil, usageErrorf("%s changes the running kernel: it cannot work on a captured tree (--sysfs-root)", what)
 	}
+	if !hasNetAdmin() {
+		return nil, nil, nil, withCode(exitPermission, fmt.Errorf("%s: permission denied: needs CAP_NET_ADMIN (run as root)", what))
+	}
 	c, err := nldev.Dial()
 	if err != nil {
 		return nil, nil, nil, nlError(err)
 	}
 	return c, inventory.Live(c), func() { c.Close() }, nil
+}
+
+// hasNetAdmin reports whether CAP_NET_ADMIN is in the effective set. The
+// kernel checks it (netlink_capable) for every write; asking first means a
+// write without it fails the same way whatever it would have read before
+// (a port's optional counters, say) and sends nothing. When capget fails
+// the kernel decides.
+func hasNetAdmin() bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return true
+	}
+	return data[unix.CAP_NET_ADMIN/32].Effective&(1<<(unix.CAP_NET_ADMIN%32)) != 0
 }
 
 // refusal is what an errno means for one write: the exit code and the
