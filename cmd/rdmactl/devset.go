@@ -18,8 +18,6 @@ import (
 // rdmactl dev set DEV name|netns|adaptive-moderation VALUE, as "rdma dev
 // set": one setting per run, as rdma takes it.
 
-func init() { devSubcommands = append(devSubcommands, newDevSetCmd) }
-
 // netnsRunDir is where 'ip netns add' puts its namespaces (iproute2's
 // NETNS_RUN_DIR); a name with a '/' is a path, as rdma takes it.
 var netnsRunDir = "/run/netns"

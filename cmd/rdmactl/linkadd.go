@@ -11,10 +11,9 @@ import (
 // rdmactl link add / link delete: software RDMA devices (Soft-RoCE rxe,
 // soft iWARP siw) on a netdev, as "rdma link add|delete".
 
-func init() { linkSubcommands = append(linkSubcommands, newLinkAddCmd, newLinkDeleteCmd) }
-
-// linkSubcommands build the write children of "rdmactl link".
-var linkSubcommands []func(*app) *cobra.Command
+// linkSubcommands are the write children of "rdmactl link" (link.go adds
+// them beside show).
+var linkSubcommands = []func(*app) *cobra.Command{newLinkAddCmd, newLinkDeleteCmd}
 
 func newLinkAddCmd(a *app) *cobra.Command {
 	return &cobra.Command{

@@ -44,6 +44,8 @@ var commands = []func(*app) *cobra.Command{
 	newMonitorCmd,
 	newVersionCmd,
 	newCompletionCmd,
+	newSystemCmd,
+	newStatisticCmd,
 }
 
 // devSubcommands are the children of "rdmactl dev".
@@ -51,6 +53,7 @@ var devSubcommands = []func(*app) *cobra.Command{
 	newDevShowCmd,
 	newDevQueryCmd,
 	newDevHCACapsCmd,
+	newDevSetCmd,
 }
 
 func newRootCmd(a *app) *cobra.Command {

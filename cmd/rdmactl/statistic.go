@@ -18,8 +18,6 @@ import (
 // counters, "rdma statistic show", are 'rdmactl counters'). Arguments are
 // rdma's "KEYWORD VALUE" pairs.
 
-func init() { commandFactories = append(commandFactories, newStatisticCmd) }
-
 type statValueJSON struct {
 	Name  string `json:"name"`
 	Value uint64 `json:"value"`
@@ -780,7 +778,7 @@ func optCountersCompletion(cmd *cobra.Command, args []string, toComplete string)
 			done, cur = toComplete[:i+1], toComplete[i+1:]
 		}
 		var out []cobra.Completion
-		for _, n := range hwCounterNames(completionFS(cmd, args).Root(), dev, port) {
+		for _, n := range hwCounterNames(completionSource(cmd, args).Sysfs().Root(), dev, port) {
 			if strings.HasPrefix(n, cur) {
 				out = append(out, done+n)
 			}

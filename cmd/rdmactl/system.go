@@ -13,8 +13,6 @@ import (
 // rdmactl system [show] and system set: the RDMA subsystem's settings, as
 // "rdma system".
 
-func init() { commandFactories = append(commandFactories, newSystemCmd) }
-
 // systemJSON is `rdmactl -j system show`: rdma's keys with underscores
 // (rdma 6.1's -j prints this as text, newer rdma as JSON with these
 // keys and booleans). A setting the kernel does not report is left out.
