@@ -63,7 +63,7 @@ func runLinkAdd(a *app, name, typ, netdev string) error {
 	defer closeFn()
 	devs, err := c.Devices()
 	if err != nil {
-		return nlError(err)
+		return err
 	}
 	for _, d := range devs {
 		if d.Name == name {

@@ -269,7 +269,7 @@ func runQPShow(a *app, args []string) error {
 	defer closeSrc()
 	qs, err := src.QPCounters(dev, port, f)
 	if err != nil {
-		return invError(src, err)
+		return err
 	}
 	rows := []qpCounterJSON{}
 	for _, q := range qs {
@@ -322,7 +322,7 @@ func runQPMode(a *app, args []string) error {
 	defer closeSrc()
 	ms, err := src.QPCounterModes(dev, port)
 	if err != nil {
-		return invError(src, err)
+		return err
 	}
 	rows := []qpModeJSON{}
 	for _, m := range ms {
@@ -410,7 +410,7 @@ func runQPSet(a *app, args []string) error {
 func portRef(c *nldev.Client, dev string, port uint32) (inventory.PortRef, error) {
 	refs, err := inventory.Live(c).Targets(dev, port)
 	if err != nil {
-		return inventory.PortRef{}, nlError(err)
+		return inventory.PortRef{}, err
 	}
 	return refs[0], nil
 }
@@ -529,7 +529,7 @@ func runStatMode(a *app, args []string) error {
 	defer closeSrc()
 	ocs, err := src.OptionalCounters(dev, port)
 	if err != nil {
-		return invError(src, err)
+		return err
 	}
 	rows := []optCountersJSON{}
 	for _, o := range ocs {
@@ -661,7 +661,7 @@ func runStatMR(a *app, args []string) error {
 	defer closeSrc()
 	ms, err := src.MRStatistics(kw["dev"])
 	if err != nil {
-		return invError(src, err)
+		return err
 	}
 	rows := []mrStatJSON{}
 	for _, m := range ms {

@@ -100,7 +100,7 @@ func runSystemShow(a *app) error {
 		if errors.Is(err, nldev.ErrNoSystem) {
 			return withCode(exitUnsupported, err)
 		}
-		return invError(src, err)
+		return err
 	}
 	j := systemJSON{Netns: st.NetnsMode, PrivilegedQKey: st.PrivilegedQKey, CopyOnFork: st.CopyOnFork}
 	if a.opts.json {

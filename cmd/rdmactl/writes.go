@@ -30,7 +30,7 @@ func (a *app) openWrite(what string) (*nldev.Client, *inventory.Source, func(), 
 	}
 	c, err := nldev.Dial()
 	if err != nil {
-		return nil, nil, nil, nlError(err)
+		return nil, nil, nil, err
 	}
 	return c, inventory.Live(c), func() { c.Close() }, nil
 }
@@ -72,7 +72,7 @@ func writeError(what string, err error, why map[syscall.Errno]refusal) error {
 	case errors.As(err, &nf):
 		return withCode(exitNotFound, err)
 	case errors.Is(err, nldev.ErrNoRDMA):
-		return nlError(err)
+		return err
 	}
 	var en syscall.Errno
 	if errors.As(err, &en) {
@@ -175,7 +175,7 @@ func checkDevName(cmd, name string) error {
 func deviceByName(c *nldev.Client, name string) (*nldev.Device, error) {
 	d, err := c.Device(name)
 	if err != nil {
-		return nil, nlError(err)
+		return nil, err
 	}
 	return d, nil
 }
