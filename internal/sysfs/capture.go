@@ -74,7 +74,9 @@ var (
 		"hw_rev", "board_id", "node_desc", "parent"}
 	capturePortFiles = []string{"state", "phys_state", "rate", "lid", "sm_lid", "lid_mask_count",
 		"sm_sl", "cap_mask", "link_layer"}
-	capturePCIFiles     = []string{"numa_node"}
+	// numa_node; the PCIe link (inventory.PCIeLink, doctor's pcie_link).
+	capturePCIFiles = []string{"numa_node", "current_link_speed", "current_link_width",
+		"max_link_speed", "max_link_width"}
 	captureVerbsFiles   = []string{"ibdev", "dev", "abi_version"}
 	captureNetdevFiles  = []string{"ifindex", "mtu", "address", "operstate"}
 	captureWholeDirs    = []string{"counters", "hw_counters", "pkeys"} // of a port: every file
