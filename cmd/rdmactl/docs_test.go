@@ -31,6 +31,8 @@ func exitStatusSection() gendocs.Section {
 		{exitPermission, "permission denied (EACCES/EPERM), or RLIMIT_MEMLOCK too low"},
 		{exitUnsupported, "the kernel or the device lacks the feature"},
 		{exitPeer, "benchmark peer unreachable, vanished or garbled"},
+		{exitPerfThreshold, "reserved: a perf result outside a given threshold"},
+		{exitDoctorFail, "doctor found a FAIL"},
 		{exitInterrupted, "interrupted (SIGINT/SIGTERM)"},
 	}
 	s := gendocs.Section{Title: "Exit status"}

@@ -28,16 +28,16 @@ const (
 	Skip Status = "SKIP"
 )
 
-// Result is one verdict: of a check, on a device/port ("" and 0 for a
-// host-wide fact), with one line of evidence and one of what to do (empty
-// on PASS).
+// Result is one verdict: of a check, on a device/port (port 0: the device;
+// "" and 0: the host), with one line of evidence and one of what to do
+// ("" on PASS and SKIP). Every key is always present in JSON.
 type Result struct {
 	Check    string `json:"check"`
 	Status   Status `json:"status"`
-	Device   string `json:"device,omitempty"`
-	Port     uint32 `json:"port,omitempty"`
+	Device   string `json:"device"`
+	Port     uint32 `json:"port"`
 	Evidence string `json:"evidence"`
-	Fix      string `json:"fix,omitempty"`
+	Fix      string `json:"fix"`
 }
 
 // Check is one health check.

@@ -42,30 +42,30 @@ func (s *Source) PCIeLink(dev string) *PCIeLink {
 	l := &PCIeLink{Addr: d.PCIAddr}
 	attr := func(n string) string { return s.readAttr("class", "infiniband", dev, "device", n) }
 	l.CurSpeedS, l.MaxSpeedS = attr("current_link_speed"), attr("max_link_speed")
-	l.CurSpeed, l.MaxSpeed = parseGTs(l.CurSpeedS), parseGTs(l.MaxSpeedS)
-	l.CurWidth, l.MaxWidth = parseWidth(attr("current_link_width")), parseWidth(attr("max_link_width"))
+	l.CurSpeed, l.MaxSpeed = ParseGTs(l.CurSpeedS), ParseGTs(l.MaxSpeedS)
+	l.CurWidth, l.MaxWidth = ParseWidth(attr("current_link_width")), ParseWidth(attr("max_link_width"))
 	if l.CurSpeedS == "" && l.MaxSpeedS == "" && l.CurWidth == 0 && l.MaxWidth == 0 {
 		return nil
 	}
 	return l
 }
 
-// parseGTs reads "8.0 GT/s PCIe" (5.x+) or "8 GT/s" (older); 0 otherwise.
-func parseGTs(s string) float64 {
+// ParseGTs reads a PCIe link speed in GT/s: "8.0 GT/s PCIe" (5.x+) or "8 GT/s" (older); 0 otherwise.
+func ParseGTs(s string) float64 {
 	f := strings.Fields(s)
 	if len(f) < 2 || f[1] != "GT/s" {
 		return 0
 	}
 	v, err := strconv.ParseFloat(f[0], 64)
-	if err != nil || v <= 0 || v > 1e3 {
+	if err != nil || !(v > 0 && v <= 1e3) { // NaN and Inf too
 		return 0
 	}
 	return v
 }
 
-// parseWidth reads a link width: decimal ("16"), or x-prefixed by some
+// ParseWidth reads a PCIe link width: decimal ("16"), or x-prefixed by some
 // kernels' max_link_width; 0 when unknown.
-func parseWidth(s string) uint32 {
+func ParseWidth(s string) uint32 {
 	s = strings.TrimPrefix(strings.TrimSpace(s), "x")
 	v, err := strconv.ParseUint(s, 10, 8)
 	if err != nil {
