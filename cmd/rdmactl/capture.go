@@ -7,25 +7,30 @@ import (
 
 func newCaptureCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "capture DIR",
-		Short: "Copy the part of /sys rdmactl reads into DIR, to attach to a bug report (read back with --sysfs-root DIR)",
-		Long: `Copy the sysfs files rdmactl reads (class/infiniband, class/infiniband_verbs,
-the netdevs the devices name in class/net, and the PCI device and driver
-links) into DIR, laid out like /sys, so that 'rdmactl --sysfs-root DIR ...'
-shows offline what link show, dev show, gids and counters showed on this
-host, less what only RDMA netlink knows (device index, protocol, caps, netns
-mode, netlink statistics).
+		Use:   "capture DIR|FILE.tar.gz",
+		Short: "Write a support bundle (sysfs copy, NLDEV dumps, versions) to DIR or FILE.tar.gz, to read back with --sysfs-root",
+		Long: `Write a support bundle of this host's RDMA state for a bug report: the
+sysfs files rdmactl reads (class/infiniband, class/infiniband_verbs, the
+netdevs the devices name in class/net, the PCI device and driver links with
+the PCIe link attributes), laid out like /sys, and under rdmactl/ the RDMA
+netlink dumps (nldev.json: device index, protocol, caps, ports, NLDEV
+statistics, netns mode) and the versions and kernel probes (bundle.json).
+'rdmactl --sysfs-root DIR|FILE.tar.gz ...' then shows offline what link
+show, dev show, gids, counters and doctor showed on this host.
 
-DIR must be new or empty. Each file is read once, up to 64 KiB and for at
-most a few seconds; files the kernel refuses to read (such as the GID
-attributes of empty slots) are left out and listed in DIR/UNREADABLE.
-Nothing is printed on success. With --sysfs-root the copy is made from that
-tree instead of /sys.`,
-		Example: `  rdmactl capture rdma-sysfs && tar czf rdma-sysfs.tar.gz rdma-sysfs
-  rdmactl --sysfs-root rdma-sysfs link show`,
+A name ending in .tar.gz or .tgz writes one compressed file (it must not
+exist); any other name is a directory, which must be new or empty. Each
+file is read once, up to 64 KiB and for at most a few seconds; files the
+kernel refuses to read (such as the GID attributes of empty slots) are left
+out and listed in UNREADABLE. Nothing is printed on success. With
+--sysfs-root the copy is made from that capture instead of /sys (keeping
+its netlink dump, if it has one).`,
+		Example: `  rdmactl capture rdma-$(hostname).tar.gz
+  rdmactl --sysfs-root rdma-host1.tar.gz doctor
+  rdmactl capture rdma-sysfs && rdmactl --sysfs-root rdma-sysfs link show`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) != 1 || args[0] == "" {
-				return usageErrorf("capture needs one argument, the directory to copy into (try 'rdmactl capture rdma-sysfs')")
+				return usageErrorf("capture needs one argument, the directory or .tar.gz file to write (try 'rdmactl capture rdma.tar.gz')")
 			}
 			return nil
 		},
@@ -36,7 +41,17 @@ tree instead of /sys.`,
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			return inventory.Captured(a.opts.sysfsRoot).Capture(args[0])
+			// Live: netlink too, for the NLDEV dump; without it, sysfs alone.
+			src, err := inventory.Open(a.opts.sysfsRoot, true)
+			if err != nil {
+				return err
+			}
+			defer src.Close()
+			v := buildInfo()
+			if a.opts.sysfsRoot == "" {
+				v.Kernel = probeKernel()
+			}
+			return src.CaptureBundle(args[0], v)
 		},
 	}
 }

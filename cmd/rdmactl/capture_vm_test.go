@@ -4,6 +4,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,9 +14,11 @@ import (
 	"time"
 )
 
-// offlineAbsent are the keys live output has that a captured tree cannot
-// give, with the reason; they must be absent with --sysfs-root. Every
-// other key must agree (issue 21, Done means 2).
+// offlineAbsent are the keys live output has that a plain captured sysfs
+// tree cannot give, with the reason; they must be absent with
+// --sysfs-root. Every other key must agree (issue 21, Done means 2). A
+// capture with its NLDEV dump (rdmactl/nldev.json, issue 24) has all but
+// bundleAbsent's.
 var offlineAbsent = map[string]string{
 	"ifindex":             "the NLDEV device index: netlink numbers devices, sysfs only names them",
 	"protocol":            "NLDEV_ATTR_DEV_PROTOCOL: netlink only",
@@ -24,6 +28,8 @@ var offlineAbsent = map[string]string{
 	"netns_mode":          "the RDMA netns mode (NLDEV SYS_GET): a system setting, not in sysfs",
 	"max_mtu":             "-d link show asks the device (uverbs QUERY_PORT); sysfs has no maximum MTU",
 }
+
+var bundleAbsent = map[string]string{"max_mtu": offlineAbsent["max_mtu"]}
 
 // TestVMCaptureMatchesLive captures the live /sys with 'rdmactl capture'
 // and requires --sysfs-root on the copy to print what the live commands
@@ -66,10 +72,10 @@ func TestVMCaptureMatchesLive(t *testing.T) {
 	}
 	sawAbsent := map[string]bool{}
 	for _, tc := range cases {
-		compareOffline(t, dir, tc.args, tc.key, sawAbsent)
+		compareOffline(t, dir, tc.args, tc.key, sawAbsent, bundleAbsent)
 	}
-	// The live side really came from netlink (otherwise the exceptions
-	// were never tested).
+	// The live side really came from netlink (otherwise the comparison
+	// did not cover the dump's facts).
 	for _, k := range []string{"ifindex", "netns_mode", "driver_id", "protocol", "caps", "max_mtu"} {
 		if !sawAbsent[k] {
 			t.Errorf("no live output had %s: the comparison did not cover it", k)
@@ -99,12 +105,19 @@ func TestVMCaptureMatchesLive(t *testing.T) {
 			t.Errorf("counters: %s: unit %v offline, %v live", k, o["unit"], a["unit"])
 		}
 	}
-	// Without --source, offline has no netlink statistics.
-	for _, o := range ourList(t, "-j", "--sysfs-root", dir, "counters") {
-		if o["source"] == "netlink" {
-			t.Errorf("offline counters list a netlink statistic: %v", o)
-			break
+	// Without --source, offline has the dump's netlink statistics: the
+	// same names as live.
+	nlNames := func(args ...string) map[string]bool {
+		m := map[string]bool{}
+		for _, o := range ourList(t, append([]string{"-j"}, append(args, "counters")...)...) {
+			if o["source"] == "netlink" {
+				m[fmt.Sprint(o["ifname"], "/", o["port"], " ", o["name"])] = true
+			}
 		}
+		return m
+	}
+	if l, o := nlNames(), nlNames("--sysfs-root", dir); len(l) == 0 || !maps.Equal(l, o) {
+		t.Errorf("netlink statistics: %d live, %d offline, or other names", len(l), len(o))
 	}
 	if nonzero == 0 {
 		t.Error("every captured counter is 0 after ibv_rc_pingpong: the comparison proves little")
@@ -126,14 +139,18 @@ func TestVMCaptureMatchesLive(t *testing.T) {
 	if len(parents) == 0 {
 		t.Fatal("rxe devices have a parent file; none was found in the capture")
 	}
-	t.Logf("without the parent files:")
-	compareOffline(t, noParent, []string{"link", "show"}, []string{"ifname", "port"}, map[string]bool{})
+	// And without the NLDEV dump: a plain sysfs copy.
+	if err := os.RemoveAll(filepath.Join(noParent, "rdmactl")); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("without the parent files and the NLDEV dump:")
+	compareOffline(t, noParent, []string{"link", "show"}, []string{"ifname", "port"}, map[string]bool{}, offlineAbsent)
 }
 
 // compareOffline runs rdmactl -j args live and with --sysfs-root dir and
 // requires the same entries (by key), each with the same keys and values,
-// but for offlineAbsent's, which must be absent offline (noted in saw).
-func compareOffline(t *testing.T, dir string, args, key []string, saw map[string]bool) {
+// but for absent's, which must be absent offline (noted in saw).
+func compareOffline(t *testing.T, dir string, args, key []string, saw map[string]bool, absent map[string]string) {
 	t.Helper()
 	name := strings.Join(args, " ")
 	live := byKey(ourList(t, append([]string{"-j"}, args...)...), key...)
@@ -149,7 +166,10 @@ func compareOffline(t *testing.T, dir string, args, key []string, saw map[string
 		}
 		for key, lv := range lo {
 			ov, has := oo[key]
-			if why, netlinkOnly := offlineAbsent[key]; netlinkOnly {
+			if _, netlinkOnly := offlineAbsent[key]; netlinkOnly {
+				saw[key] = true
+			}
+			if why, netlinkOnly := absent[key]; netlinkOnly {
 				saw[key] = true
 				if has {
 					t.Errorf("%s: %s: offline has %s=%v, which it cannot know (%s)", name, k, key, ov, why)

@@ -20,8 +20,6 @@ const (
 // one line on stderr and exits 8.
 var errDoctorFail = errors.New("doctor: at least one check FAILed")
 
-func init() { commandFactories = append(commandFactories, newDoctorCmd) }
-
 // doctorJSON is doctor's -j output.
 type doctorJSON struct {
 	Results []doctor.Result `json:"results"`
@@ -83,7 +81,7 @@ Checks:
 			// A source that cannot list devices at all is an error of its
 			// own (no RDMA, unreadable capture), not a verdict.
 			if _, err := env.Devices(); err != nil {
-				return invError(src, err)
+				return err
 			}
 			rs := doctor.Run(env, checks)
 			if err := a.printDoctor(rs, src.Offline()); err != nil {

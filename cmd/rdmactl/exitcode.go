@@ -47,6 +47,7 @@ func classify(err error) (int, error) {
 		peer   *perf.PeerError
 		kernel *inventory.NetlinkError
 		dest   *inventory.DestNotEmptyError
+		bundle *inventory.BadBundleError
 	)
 	fromKernel := errors.As(err, &kernel) // an NLDEV request's errno
 	switch {
@@ -60,6 +61,9 @@ func classify(err error) (int, error) {
 		return exitPeer, err
 	// capture DIR: DIR must be new or empty.
 	case errors.As(err, &dest):
+		return exitUsage, err
+	// --sysfs-root FILE: not a bundle rdmactl can read back.
+	case errors.As(err, &bundle):
 		return exitUsage, err
 	case errors.Is(err, inventory.ErrNoNetlink):
 		return exitUnsupported, errNoRDMA

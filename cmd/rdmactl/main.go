@@ -42,6 +42,7 @@ var commands = []func(*app) *cobra.Command{
 	newPerfCmd,
 	newCaptureCmd,
 	newMonitorCmd,
+	newDoctorCmd,
 	newVersionCmd,
 	newCompletionCmd,
 	newSystemCmd,

@@ -57,6 +57,9 @@ func (s *Source) Counters(refs []PortRef, only []string) ([]CounterSet, error) {
 			out = append(out, CounterSet{Dev: r.Dev, Port: r.Port, Source: SrcCounters, Counters: cs})
 		}
 		var nl *CounterSet
+		if want(SrcNetlink) && s.Offline() {
+			nl = s.dumpStatistics(r) // a bundle's NLDEV statistics, or nil
+		}
 		if want(SrcNetlink) && !s.Offline() && r.Index != nil {
 			set := CounterSet{Dev: r.Dev, Port: r.Port, Source: SrcNetlink}
 			ns, err := s.nl.PortStatistics(*r.Index, r.Port)

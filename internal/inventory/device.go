@@ -46,11 +46,9 @@ type DeviceOptions struct {
 }
 
 // NetnsMode is the RDMA subsystem's netns mode, "shared" or "exclusive";
-// "" offline or when the kernel does not say (before 5.2).
+// "" when the kernel does not say (before 5.2) or a capture has no NLDEV
+// dump.
 func (s *Source) NetnsMode() string {
-	if s.Offline() {
-		return ""
-	}
 	if st, err := s.System(); err == nil {
 		return st.NetnsMode
 	}
@@ -146,6 +144,7 @@ func (s *Source) sysfsDevices(name string, o DeviceOptions) ([]Device, error) {
 		if o.Details {
 			r.NUMANode, r.NodeDesc = sd.NUMANode, sd.NodeDesc
 		}
+		s.dumpDeviceFacts(&r, o)
 		out = append(out, r)
 	}
 	return out, nil

@@ -53,6 +53,9 @@ type Source struct {
 	ifnames map[uint32]string
 	res     resState // resources.go
 	sys     sysState // system.go
+	dump    *NLDump  // offline: a bundle's NLDEV dumps (bundle.go), or nil
+	origin  string   // offline: the bundle file unpacked into fs's root
+	cleanup func()   // removes the unpacked bundle (Close)
 }
 
 // Live is the running system: nl for RDMA netlink and /sys.
@@ -62,9 +65,14 @@ func Live(nl NL) *Source { return &Source{nl: nl, fs: sysfs.New("")} }
 func LiveWith(nl NL, root string) *Source { return &Source{nl: nl, fs: sysfs.New(root)} }
 
 // Captured is a captured sysfs tree (rdmactl --sysfs-root): no netlink, no
-// uverbs; what only netlink knows (device index, protocol, caps, netns
-// mode, NLDEV statistics) is absent.
-func Captured(root string) *Source { return &Source{fs: sysfs.New(root)} }
+// uverbs. What only netlink knows (device index, protocol, caps, netns
+// mode, NLDEV statistics) comes from the capture's NLDEV dump
+// (bundle.go) where it has one, else is absent; an unreadable dump counts
+// as none.
+func Captured(root string) *Source {
+	d, _ := LoadNLDump(root)
+	return &Source{fs: sysfs.New(root), dump: d}
+}
 
 // Offline reports whether the source is a captured tree.
 func (s *Source) Offline() bool { return s.nl == nil }
@@ -179,7 +187,7 @@ func (s *Source) sysfsTargets(dev string, port uint32) ([]PortRef, error) {
 			if err := s.fs.CheckPort(d, port); err != nil {
 				return nil, err
 			}
-			out = append(out, PortRef{Dev: d, Port: port})
+			out = append(out, PortRef{Dev: d, Port: port, Index: s.dumpIndex(d)})
 			continue
 		}
 		ps, err := s.fs.PortNumbers(d)
@@ -187,7 +195,7 @@ func (s *Source) sysfsTargets(dev string, port uint32) ([]PortRef, error) {
 			return nil, err
 		}
 		for _, p := range ps {
-			out = append(out, PortRef{Dev: d, Port: p})
+			out = append(out, PortRef{Dev: d, Port: p, Index: s.dumpIndex(d)})
 		}
 	}
 	return out, nil

@@ -13,7 +13,7 @@ import (
 // Close releases the socket.
 func Open(root string, sysfsOK bool) (*Source, error) {
 	if root != "" {
-		return Captured(root), nil
+		return openCaptured(root) // a directory or a bundle file (bundle_capture.go)
 	}
 	c, err := nldev.Dial()
 	if err != nil {
@@ -25,8 +25,13 @@ func Open(root string, sysfsOK bool) (*Source, error) {
 	return Live(c), nil
 }
 
-// Close releases what the source holds open (the netlink socket).
+// Close releases what the source holds open (the netlink socket, an
+// unpacked bundle).
 func (s *Source) Close() error {
+	if s.cleanup != nil {
+		s.cleanup()
+		s.cleanup = nil
+	}
 	if c, ok := s.nl.(io.Closer); ok {
 		return c.Close()
 	}

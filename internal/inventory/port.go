@@ -179,6 +179,7 @@ func (s *Source) sysfsPorts(dev string, port uint32) ([]Port, error) {
 			r.LID, r.SMLID, r.LMC = p.LID, p.SMLID, p.LMC
 			r.SubnetPrefix = s.sysfsSubnetPrefix(t.Dev, t.Port)
 		}
+		s.dumpPortFacts(&r)
 		r.Netdev = s.sysfsNetdev(t.Dev, t.Port, p.LinkLayer)
 		if r.Netdev != "" {
 			nd := s.fs.Netdev(r.Netdev)

@@ -1,6 +1,10 @@
 package inventory
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/rdmactl/rdmactl/internal/nldev"
+)
 
 // System is the RDMA subsystem's settings, what rdma system show prints
 // (NLDEV SYS_GET, Linux 5.2+). A nil field is one the kernel did not
@@ -24,6 +28,9 @@ type sysState struct {
 // these settings).
 func (s *Source) System() (*System, error) {
 	if s.Offline() {
+		if st := s.dumpSystem(); st != nil {
+			return systemOf(st), nil
+		}
 		return nil, fmt.Errorf("system settings: %w", ErrNeedsLive)
 	}
 	if s.sys.done {
@@ -35,6 +42,11 @@ func (s *Source) System() (*System, error) {
 		s.sys.err = err
 		return nil, err
 	}
+	s.sys.v = systemOf(st)
+	return s.sys.v, nil
+}
+
+func systemOf(st *nldev.System) *System {
 	v := &System{CopyOnFork: st.CopyOnFork, PrivilegedQKey: st.PrivilegedQKey}
 	if st.NetnsShared != nil {
 		v.NetnsMode = "exclusive"
@@ -42,6 +54,5 @@ func (s *Source) System() (*System, error) {
 			v.NetnsMode = "shared"
 		}
 	}
-	s.sys.v = v
-	return v, nil
+	return v
 }

@@ -1,0 +1,345 @@
+//go:build vmtest
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rdmactl/rdmactl/internal/doctor"
+)
+
+// doctorRun runs 'rdmactl -j doctor ARGS' in-process and returns the
+// results by "check target" and the exit code.
+func doctorRun(t *testing.T, args ...string) (map[string]doctor.Result, int) {
+	t.Helper()
+	out, stderr, code := runCmd(t, append([]string{"-j", "doctor"}, args...)...)
+	return parseDoctor(t, out, stderr, code), code
+}
+
+func parseDoctor(t *testing.T, out, stderr string, code int) map[string]doctor.Result {
+	t.Helper()
+	var v struct{ Results []doctor.Result }
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("doctor -j: exit %d, %v\n%s%s", code, err, out, stderr)
+	}
+	if (code == exitDoctorFail) != (doctor.Worst(v.Results) == doctor.Fail) || (code != 0 && code != exitDoctorFail) {
+		t.Fatalf("doctor exit %d for worst verdict %s; stderr %q", code, doctor.Worst(v.Results), stderr)
+	}
+	m := map[string]doctor.Result{}
+	for _, r := range v.Results {
+		m[resultKey(r)] = r
+	}
+	return m
+}
+
+func resultKey(r doctor.Result) string {
+	k := r.Check
+	if r.Device != "" {
+		k += " " + r.Device
+	}
+	if r.Port != 0 {
+		k += fmt.Sprintf("/%d", r.Port)
+	}
+	return k
+}
+
+func expect(t *testing.T, got map[string]doctor.Result, key string, st doctor.Status, words ...string) {
+	t.Helper()
+	r, ok := got[key]
+	if !ok {
+		t.Errorf("%s: no result", key)
+		return
+	}
+	if r.Status != st {
+		t.Errorf("%s: %s (%s), want %s", key, r.Status, r.Evidence, st)
+		return
+	}
+	for _, w := range words {
+		if !strings.Contains(r.Evidence+" "+r.Fix, w) {
+			t.Errorf("%s: %q / %q lacks %q", key, r.Evidence, r.Fix, w)
+		}
+	}
+}
+
+func sh(t *testing.T, args ...string) {
+	t.Helper()
+	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %v %s", args, err, out)
+	}
+}
+
+// doctorWait polls doctor until key has status st (the kernel updates GIDs
+// and port states asynchronously), and returns the last results.
+func doctorWait(t *testing.T, check, key string, st doctor.Status) map[string]doctor.Result {
+	t.Helper()
+	var got map[string]doctor.Result
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		got, _ = doctorRun(t, "--check", check)
+		if got[key].Status == st || time.Now().After(deadline) {
+			return got
+		}
+	}
+}
+
+// TestVMDoctorHealthy: the VM as booted passes every check that applies
+// (as root: memlock and uverbs access pass rightly).
+func TestVMDoctorHealthy(t *testing.T) {
+	got, code := doctorRun(t)
+	if code != 0 {
+		t.Errorf("doctor exit %d on the healthy VM: %v", code, got)
+	}
+	for _, dev := range []string{"rxe0", "rxe1"} {
+		p := dev + "/1"
+		expect(t, got, "port_state "+p, doctor.Pass, "ACTIVE", "LINK_UP")
+		expect(t, got, "roce_netdev "+p, doctor.Pass, "is up")
+		expect(t, got, "roce_mtu "+p, doctor.Pass)
+		expect(t, got, "roce_active_mtu "+p, doctor.Pass)
+		expect(t, got, "roce_gid "+p, doctor.Pass, "10.77.0.")
+		expect(t, got, "uverbs_access "+dev, doctor.Pass, "opens read-write")
+		expect(t, got, "pcie_link "+dev, doctor.Skip, "no PCIe function")
+	}
+	expect(t, got, "memlock", doctor.Pass)
+	expect(t, got, "ib_sm", doctor.Skip, "no InfiniBand ports")
+	// The two module results share the key "kernel_modules": check them
+	// in the table of the check alone.
+	out, _, _ := runCmd(t, "doctor", "--check", "kernel_modules")
+	for _, m := range doctor.Modules {
+		if !strings.Contains(out, m+" is loaded") {
+			t.Errorf("kernel_modules: %s not PASS:\n%s", m, out)
+		}
+	}
+}
+
+// TestVMDoctorBreakAndRepair breaks each live fact on purpose and requires
+// doctor to FAIL it with the right words, then PASS after the repair.
+func TestVMDoctorBreakAndRepair(t *testing.T) {
+	t.Run("netdev_down", func(t *testing.T) {
+		sh(t, "ip", "link", "set", "vrxe1", "down")
+		t.Cleanup(func() { restoreLink(t, "vrxe1", "rxe1") })
+		got := doctorWait(t, "port_state,roce_netdev", "port_state rxe1/1", doctor.Fail)
+		expect(t, got, "port_state rxe1/1", doctor.Fail, "state DOWN", "ip link set vrxe1 up")
+		expect(t, got, "roce_netdev rxe1/1", doctor.Fail, "netdev vrxe1 is down")
+		expect(t, got, "port_state rxe0/1", doctor.Pass)
+		restoreLink(t, "vrxe1", "rxe1")
+		got = doctorWait(t, "port_state,roce_netdev", "port_state rxe1/1", doctor.Pass)
+		expect(t, got, "port_state rxe1/1", doctor.Pass)
+		expect(t, got, "roce_netdev rxe1/1", doctor.Pass)
+	})
+
+	t.Run("address_removed", func(t *testing.T) {
+		sh(t, "ip", "addr", "del", "10.77.0.2/24", "dev", "vrxe1")
+		t.Cleanup(func() { exec.Command("ip", "addr", "replace", "10.77.0.2/24", "dev", "vrxe1").Run() })
+		got := doctorWait(t, "roce_gid", "roce_gid rxe1/1", doctor.Fail)
+		expect(t, got, "roce_gid rxe1/1", doctor.Fail, "netdev vrxe1 has no IPv4 or global IPv6 address", "ip addr add")
+		expect(t, got, "roce_gid rxe0/1", doctor.Pass)
+		sh(t, "ip", "addr", "add", "10.77.0.2/24", "dev", "vrxe1")
+		got = doctorWait(t, "roce_gid", "roce_gid rxe1/1", doctor.Pass)
+		expect(t, got, "roce_gid rxe1/1", doctor.Pass, "10.77.0.2")
+	})
+
+	t.Run("mtu_too_small", func(t *testing.T) {
+		b, err := os.ReadFile("/sys/class/net/vrxe1/mtu")
+		if err != nil {
+			t.Fatal(err)
+		}
+		mtu := strings.TrimSpace(string(b))
+		sh(t, "ip", "link", "set", "vrxe1", "mtu", "1000")
+		t.Cleanup(func() { exec.Command("ip", "link", "set", "vrxe1", "mtu", mtu).Run() })
+		got, code := doctorRun(t, "--check", "roce_mtu")
+		if code != exitDoctorFail {
+			t.Errorf("exit %d, want %d", code, exitDoctorFail)
+		}
+		expect(t, got, "roce_mtu rxe1/1", doctor.Fail, "MTU 1000 is below 1024 + 96")
+		sh(t, "ip", "link", "set", "vrxe1", "mtu", mtu)
+		got, _ = doctorRun(t, "--check", "roce_mtu")
+		expect(t, got, "roce_mtu rxe1/1", doctor.Pass, "MTU "+mtu)
+	})
+
+	t.Run("rdma_ucm_unloaded", func(t *testing.T) {
+		// The guest's modules live in the initramfs root (PID 1's), not in
+		// this chroot: reload from there.
+		rel, err := os.ReadFile("/proc/sys/kernel/osrelease")
+		if err != nil {
+			t.Fatal(err)
+		}
+		kos, _ := filepath.Glob("/proc/1/root/lib/modules/" + strings.TrimSpace(string(rel)) + "/kernel/drivers/infiniband/core/rdma_ucm.ko*")
+		if len(kos) == 0 {
+			t.Fatalf("rdma_ucm.ko not found under /proc/1/root/lib/modules")
+		}
+		if out, err := exec.Command("rmmod", "rdma_ucm").CombinedOutput(); err != nil {
+			// In use: nothing to break; say so rather than pass.
+			t.Fatalf("rmmod rdma_ucm: %v %s (something uses it)", err, out)
+		}
+		t.Cleanup(func() {
+			if _, err := os.Stat("/sys/module/rdma_ucm"); err != nil {
+				if out, err := exec.Command("insmod", kos[0]).CombinedOutput(); err != nil {
+					t.Errorf("insmod %s: %v %s", kos[0], err, out)
+				}
+			}
+		})
+		out, _, code := runCmd(t, "doctor", "--check", "kernel_modules")
+		if code != exitDoctorFail || !strings.Contains(out, "rdma_ucm is not loaded") || !strings.Contains(out, "modprobe rdma_ucm") ||
+			!strings.Contains(out, "ib_uverbs is loaded") {
+			t.Errorf("rdma_ucm unloaded: exit %d\n%s", code, out)
+		}
+		sh(t, "insmod", kos[0])
+		out, _, code = runCmd(t, "doctor", "--check", "kernel_modules")
+		if code != 0 || !strings.Contains(out, "rdma_ucm is loaded") {
+			t.Errorf("rdma_ucm reloaded: exit %d\n%s", code, out)
+		}
+	})
+
+	t.Run("counters_grow", func(t *testing.T) {
+		// rxe counts link_downed on every NETDEV_DOWN: take vrxe1 down and
+		// up while doctor watches.
+		bin := rdmactlBin(t)
+		cmd := exec.Command(bin, "-j", "doctor", "--check", "error_counters_growth", "--watch", "6s")
+		var o, e strings.Builder
+		cmd.Stdout, cmd.Stderr = &o, &e
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Second)
+		sh(t, "ip", "link", "set", "vrxe1", "down")
+		restoreLink(t, "vrxe1", "rxe1")
+		err := cmd.Wait()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		got := parseDoctor(t, o.String(), e.String(), code)
+		expect(t, got, "error_counters_growth rxe1/1", doctor.Fail, "link_downed +")
+		expect(t, got, "error_counters_growth rxe0/1", doctor.Pass)
+		got, _ = doctorRun(t, "--check", "error_counters_growth", "--watch", "1s")
+		expect(t, got, "error_counters_growth rxe1/1", doctor.Pass, "no error counter grew")
+	})
+}
+
+func rdmactlBin(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("RDMACTL_BIN")
+	if bin == "" {
+		t.Fatal("RDMACTL_BIN is not set (make vmtest sets it)")
+	}
+	return bin
+}
+
+// asNobody runs the rdmactl binary as uid/gid 65534 without capabilities
+// (the VM runs tests as root, where memlock and permissions rightly pass),
+// with RLIMIT_MEMLOCK set to memlock first.
+func asNobody(t *testing.T, memlock string, args ...string) (map[string]doctor.Result, int) {
+	t.Helper()
+	bin := rdmactlBin(t)
+	cmd := exec.Command("prlimit", append([]string{"--memlock=" + memlock, "setpriv", "--reuid=65534", "--regid=65534",
+		"--clear-groups", "--inh-caps=-all", bin, "-j"}, args...)...)
+	var o, e strings.Builder
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%v: %v", cmd.Args, err)
+	}
+	return parseDoctor(t, o.String(), e.String(), code), code
+}
+
+// TestVMDoctorUnprivileged: memlock and uverbs access as an ordinary user.
+func TestVMDoctorUnprivileged(t *testing.T) {
+	for _, tool := range []string{"setpriv", "prlimit"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s: %v (util-linux must provide it in the VM)", tool, err)
+		}
+	}
+	checks := "memlock,uverbs_access"
+	got, code := asNobody(t, "65536", "doctor", "--check", checks)
+	if code != exitDoctorFail {
+		t.Errorf("as nobody with 64 KiB: exit %d", code)
+	}
+	expect(t, got, "memlock", doctor.Fail, "RLIMIT_MEMLOCK 64 KiB is below", "ulimit -l")
+	// devtmpfs makes the uverbs nodes 0600 root: nobody may not open them.
+	expect(t, got, "uverbs_access rxe0", doctor.Fail, "cannot open /dev/infiniband/uverbs", "permission denied", "uid 65534")
+
+	// Repair: a limit that covers perf write -a; the node opened up.
+	node := "/dev/infiniband/uverbs0"
+	var rxe0Node string
+	for _, r := range got {
+		if r.Check == "uverbs_access" && r.Device == "rxe0" {
+			if i := strings.Index(r.Evidence, "/dev/infiniband/"); i >= 0 {
+				rxe0Node = strings.Fields(r.Evidence[i:])[0]
+			}
+		}
+	}
+	if rxe0Node != "" {
+		node = rxe0Node
+	}
+	st, err := os.Stat(node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mode := st.Mode().Perm()
+	if err := os.Chmod(node, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(node, mode) })
+	got, _ = asNobody(t, "unlimited", "doctor", "--check", checks)
+	expect(t, got, "memlock", doctor.Pass, "unlimited")
+	expect(t, got, "uverbs_access rxe0", doctor.Pass, node+" opens read-write")
+	expect(t, got, "uverbs_access rxe1", doctor.Fail, "permission denied")
+	got, _ = asNobody(t, "33554432", "doctor", "--check", "memlock")
+	expect(t, got, "memlock", doctor.Pass, "32 MiB covers")
+	got, _ = asNobody(t, "1048576", "doctor", "--check", "memlock")
+	expect(t, got, "memlock", doctor.Warn, "not for its -a")
+}
+
+// TestVMDoctorCaptureSameVerdicts: a capture of the VM, read back offline
+// (directory and tarball), gives the live verdicts for every check that
+// does not need the live system, and SKIPs the others.
+func TestVMDoctorCaptureSameVerdicts(t *testing.T) {
+	live, _ := doctorRun(t)
+	dir := t.TempDir()
+	for _, dst := range []string{filepath.Join(dir, "cap"), filepath.Join(dir, "cap.tar.gz")} {
+		if out, stderr, code := runCmd(t, "capture", dst); code != 0 || out != "" || stderr != "" {
+			t.Fatalf("capture %s: exit %d %q %q", dst, code, out, stderr)
+		}
+		off, _ := doctorRun(t, "--sysfs-root", dst)
+		needsLive := map[string]bool{}
+		for _, c := range doctor.Checks {
+			needsLive[c.ID] = c.NeedsLive
+		}
+		n := 0
+		for k, l := range live {
+			if needsLive[l.Check] {
+				continue
+			}
+			n++
+			o, ok := off[k]
+			if !ok {
+				t.Errorf("%s: %s live, absent offline", dst, k)
+				continue
+			}
+			if o.Status != l.Status || (l.Check != "error_counters" && o.Evidence != l.Evidence) {
+				t.Errorf("%s: %s live %s (%s), offline %s (%s)", dst, k, l.Status, l.Evidence, o.Status, o.Evidence)
+			}
+		}
+		for k, o := range off {
+			if needsLive[o.Check] {
+				if o.Status != doctor.Skip {
+					t.Errorf("%s: %s offline %s, want SKIP", dst, k, o.Status)
+				}
+			} else if _, ok := live[k]; !ok {
+				t.Errorf("%s: %s offline only", dst, k)
+			}
+		}
+		if n < 8 {
+			t.Errorf("only %d live results compared", n)
+		}
+	}
+}

@@ -1,0 +1,129 @@
+package inventory
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rdmactl/rdmactl/internal/sysfs"
+	"golang.org/x/sys/unix"
+)
+
+// Support bundles (docs/capture.md): CaptureBundle writes one, as a
+// directory or a .tar.gz file; openCaptured reads either back.
+
+// BundleInfo is rdmactl/bundle.json: who captured what, when. Nothing
+// reads it back; it is for the people reading a bug report.
+type BundleInfo struct {
+	Format     int    `json:"format"` // 1
+	CapturedAt string `json:"captured_at"`
+	// Source is "live", or the capture this one was copied from.
+	Source string `json:"source"`
+	// Rdmactl is what 'rdmactl -j -d version' prints: version, build and
+	// the kernel feature probes.
+	Rdmactl       any    `json:"rdmactl"`
+	KernelRelease string `json:"kernel_release,omitempty"`
+	KernelVersion string `json:"kernel_version,omitempty"` // uname -v
+	Machine       string `json:"machine,omitempty"`
+	// NLDev is "nldev.json", or why the bundle has no NLDEV dump.
+	NLDev    string   `json:"nldev"`
+	Warnings []string `json:"warnings"`
+}
+
+// CaptureBundle writes a support bundle of the source to dst: a directory
+// (new or empty), or, for a name ending in .tar.gz or .tgz, one file that
+// must not exist. It holds the sysfs copy (Capture), the NLDEV dump (live:
+// asked now; a capture: its own, if it has one) and rdmactl/bundle.json
+// with rdmactl (the caller's version and probes).
+func (s *Source) CaptureBundle(dst string, rdmactl any) error {
+	if !sysfs.IsBundleName(dst) {
+		return s.captureDir(dst, rdmactl)
+	}
+	if _, err := os.Lstat(dst); err == nil {
+		return &DestNotEmptyError{Dir: dst}
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dst), ".rdmactl-capture-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := s.captureDir(tmp, rdmactl); err != nil {
+		return err
+	}
+	return sysfs.WriteBundle(tmp, dst)
+}
+
+func (s *Source) captureDir(dir string, rdmactl any) error {
+	if err := s.fs.Capture(dir); err != nil {
+		return err
+	}
+	info := BundleInfo{Format: 1, CapturedAt: time.Now().UTC().Format(time.RFC3339), Source: "live",
+		Rdmactl: rdmactl, Warnings: []string{}}
+	var dump *NLDump
+	if s.Offline() {
+		info.Source = s.origin
+		if info.Source == "" {
+			info.Source = s.fs.Root()
+		}
+		dump, info.NLDev = s.dump, "none: copied from a capture without one"
+	} else {
+		var u unix.Utsname
+		if unix.Uname(&u) == nil {
+			info.KernelRelease = unix.ByteSliceToString(u.Release[:])
+			info.KernelVersion = unix.ByteSliceToString(u.Version[:])
+			info.Machine = unix.ByteSliceToString(u.Machine[:])
+		}
+		d, err := s.NLDump()
+		if err != nil {
+			msg := strings.SplitN(strings.TrimSpace(err.Error()), "\n", 2)[0]
+			info.NLDev = "none: " + msg
+			info.Warnings = append(info.Warnings, "RDMA netlink: "+msg)
+		}
+		dump = d
+	}
+	if err := os.MkdirAll(filepath.Join(dir, sysfs.BundleMetaDir), 0o755); err != nil {
+		return err
+	}
+	if dump != nil {
+		if err := writeJSON(filepath.Join(dir, NLDumpFile), dump); err != nil {
+			return err
+		}
+		info.NLDev = "nldev.json"
+	}
+	return writeJSON(filepath.Join(dir, sysfs.BundleMetaDir, "bundle.json"), info)
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// BadBundleError: --sysfs-root names a file that is not a bundle.
+type BadBundleError = sysfs.BadBundleError
+
+// openCaptured is the captured source under root: a directory, or a
+// bundle file unpacked into a temporary directory that Close removes.
+func openCaptured(root string) (*Source, error) {
+	st, err := os.Stat(root)
+	if err != nil || st.IsDir() {
+		return Captured(root), nil // a missing root fails where it is read
+	}
+	tmp, err := os.MkdirTemp("", "rdmactl-bundle-")
+	if err != nil {
+		return nil, err
+	}
+	if err := sysfs.ExtractBundle(root, tmp); err != nil {
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("--sysfs-root: %w", err)
+	}
+	s := Captured(tmp)
+	s.origin = root
+	s.cleanup = func() { os.RemoveAll(tmp) }
+	return s, nil
+}

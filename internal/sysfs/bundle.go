@@ -1,0 +1,227 @@
+package sysfs
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+const syscallNoFollow = syscall.O_NOFOLLOW
+
+// A support bundle is a capture directory (Capture, plus what
+// cmd/rdmactl adds under BundleMetaDir) packed as one .tar.gz, so that a
+// bug report carries one file. ExtractBundle unpacks it for --sysfs-root.
+// The archive holds directories, regular files and the relative symlinks
+// Capture keeps (<dev>/device, device/driver), nothing else.
+
+// BundleMetaDir is the directory of a capture that holds rdmactl's own
+// files (versions, probes, the NLDEV dumps); readers of /sys never look
+// there.
+const BundleMetaDir = "rdmactl"
+
+// IsBundleName reports whether name asks for a .tar.gz bundle.
+func IsBundleName(name string) bool {
+	return strings.HasSuffix(name, ".tar.gz") || strings.HasSuffix(name, ".tgz")
+}
+
+// WriteBundle packs the capture directory dir into file, which must not
+// exist (it is never overwritten). Entries are sorted and carry no owner
+// or time, so one capture gives the same bytes.
+func WriteBundle(dir, file string) (err error) {
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return &DestNotEmptyError{Dir: file}
+		}
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(file)
+		}
+	}()
+	zw := gzip.NewWriter(f)
+	tw := tar.NewWriter(zw)
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil || rel == "." {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		h := &tar.Header{Name: rel, Mode: 0o644, Format: tar.FormatPAX}
+		switch {
+		case d.IsDir():
+			h.Typeflag, h.Name, h.Mode = tar.TypeDir, rel+"/", 0o755
+			return tw.WriteHeader(h)
+		case d.Type()&fs.ModeSymlink != 0:
+			t, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			h.Typeflag, h.Linkname, h.Mode = tar.TypeSymlink, t, 0o777
+			return tw.WriteHeader(h)
+		case d.Type().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			h.Typeflag, h.Size = tar.TypeReg, int64(len(b))
+			if err := tw.WriteHeader(h); err != nil {
+				return err
+			}
+			_, err = tw.Write(b)
+			return err
+		}
+		return nil // nothing else is in a capture
+	})
+	if err != nil {
+		return fmt.Errorf("bundle %s: %w", file, err)
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	return zw.Close()
+}
+
+// BadBundleError: file is not a bundle rdmactl can read back.
+type BadBundleError struct {
+	File   string
+	Reason string
+}
+
+func (e *BadBundleError) Error() string {
+	return fmt.Sprintf("%s is not an rdmactl capture bundle: %s", e.File, e.Reason)
+}
+
+// ExtractBundle unpacks the .tar.gz bundle file into dst (an empty
+// directory). It is untrusted input from another host: names must be
+// relative and stay inside dst, symlinks must be relative and resolve
+// inside dst, only directories, regular files and symlinks are accepted,
+// and the totals are bounded like a capture (CaptureMaxFiles,
+// CaptureMaxBytes).
+func ExtractBundle(file, dst string) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return &BadBundleError{file, "not gzip: " + err.Error()}
+	}
+	return extractTar(zr, file, dst)
+}
+
+func extractTar(r io.Reader, file, dst string) error {
+	bad := func(format string, a ...any) error { return &BadBundleError{file, fmt.Sprintf(format, a...)} }
+	dst, err := filepath.EvalSymlinks(dst)
+	if err == nil {
+		dst, err = filepath.Abs(dst)
+	}
+	if err != nil {
+		return err
+	}
+	tr := tar.NewReader(r)
+	var files int
+	var bytes int64
+	type link struct{ at, target string }
+	var links []link
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return bad("%v", err)
+		}
+		name := strings.TrimSuffix(h.Name, "/")
+		if name == "" || path.IsAbs(name) || strings.Contains(name, "\\") || strings.ContainsRune(name, 0) ||
+			path.Clean(name) != name || name == ".." || strings.HasPrefix(name, "../") {
+			return bad("entry %q leaves the bundle", h.Name)
+		}
+		if files++; files > CaptureMaxFiles {
+			return bad("more than %d entries", CaptureMaxFiles)
+		}
+		p := filepath.Join(dst, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				return err
+			}
+		case tar.TypeReg:
+			if bytes += h.Size; h.Size < 0 || bytes > CaptureMaxBytes {
+				return bad("more than %d bytes", CaptureMaxBytes)
+			}
+			// Parents are made above as directories; a symlink made
+			// earlier at a parent's place is refused by O_NOFOLLOW only
+			// for the last element, so check the parents' real path.
+			if !inside(dst, realParent(p)) {
+				return bad("entry %q is written through a symlink", h.Name)
+			}
+			out, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscallNoFollow, 0o644)
+			if err != nil {
+				return bad("entry %q: %v", h.Name, err)
+			}
+			_, err = io.Copy(out, io.LimitReader(tr, h.Size))
+			if cerr := out.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return bad("entry %q: %v", h.Name, err)
+			}
+		case tar.TypeSymlink:
+			t := h.Linkname
+			if t == "" || path.IsAbs(t) || strings.ContainsRune(t, 0) ||
+				!inside(dst, filepath.Join(filepath.Dir(p), filepath.FromSlash(t))) {
+				return bad("symlink %q -> %q leaves the bundle", h.Name, t)
+			}
+			links = append(links, link{p, t})
+		default:
+			return bad("entry %q is neither a directory, a file nor a symlink", h.Name)
+		}
+	}
+	if files == 0 {
+		return bad("empty")
+	}
+	// Symlinks last, so that no file is written through one; their
+	// targets were checked lexically, and nothing is followed here.
+	for _, l := range links {
+		if err := os.Symlink(l.target, l.at); err != nil {
+			return bad("symlink %s: %v", l.at, err)
+		}
+	}
+	// A chain of symlinks can leave dst where each alone stays inside:
+	// resolve every one (a dangling one leads nowhere and stays).
+	for _, l := range links {
+		if real, err := filepath.EvalSymlinks(l.at); err == nil && !inside(dst, real) {
+			return bad("symlink %s leads out of the bundle", l.at)
+		}
+	}
+	return nil
+}
+
+// realParent is p's directory with its symlinks resolved ("" on error).
+func realParent(p string) string {
+	d, err := filepath.EvalSymlinks(filepath.Dir(p))
+	if err != nil {
+		return ""
+	}
+	return d
+}
