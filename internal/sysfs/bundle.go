@@ -200,8 +200,32 @@ func extractTar(r io.Reader, file, dst string) error {
 	if files == 0 {
 		return bad("empty")
 	}
-	// Symlinks last, so that no file is written through one; their
-	// targets were checked lexically, and nothing is followed here.
+	// A target that passes through another symlink could leave dst where
+	// each alone stays inside: walk each target element by element and
+	// refuse one that goes through a link of the bundle.
+	isLink := map[string]bool{}
+	for _, l := range links {
+		isLink[l.at] = true
+	}
+	for _, l := range links {
+		cur := filepath.Dir(l.at)
+		parts := strings.Split(l.target, "/")
+		for i, el := range parts {
+			switch el {
+			case "", ".":
+				continue
+			case "..":
+				cur = filepath.Dir(cur)
+			default:
+				cur = filepath.Join(cur, el)
+			}
+			if !inside(dst, cur) || (isLink[cur] && i < len(parts)-1) {
+				return bad("symlink %s -> %q leaves the bundle or goes through another symlink", l.at, l.target)
+			}
+		}
+	}
+	// Symlinks last, so that no file is written through one; nothing is
+	// followed here.
 	for _, l := range links {
 		if err := os.Symlink(l.target, l.at); err != nil {
 			return bad("symlink %s: %v", l.at, err)
