@@ -48,7 +48,9 @@ func checkPortState(e *Env) []Result {
 		return []Result{errResult("", 0, "ports", err)}
 	}
 	if len(ports) == 0 {
-		return none("RDMA ports")
+		// The one verdict on a host without RDMA: it cannot run RDMA jobs.
+		return []Result{{Status: Fail, Evidence: "no RDMA ports on this host",
+			Fix: "load the NIC's RDMA driver (e.g. mlx5_ib, irdma, bnxt_re), or for Soft-RoCE 'rdma link add rxe0 type rxe netdev ETH'"}}
 	}
 	var out []Result
 	for _, p := range ports {

@@ -1,6 +1,8 @@
 package doctor
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -108,6 +110,18 @@ func TestFixtureIBNoSM(t *testing.T) {
 func TestFixtureRoCEMTU(t *testing.T) {
 	got := verdicts(t, "testdata/roce_mtu")
 	want(t, got, "roce_mtu mlx5_0/1", Fail, "MTU 1000 is below 1024 + 96")
+}
+
+// A host whose RDMA class is empty is not fit: FAIL, not a row of SKIPs.
+func TestNoDevices(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "class", "infiniband"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rs := Run(&Env{Src: inventory.Captured(root)}, Checks)
+	if Worst(rs) != Fail || rs[0].Check != "port_state" || rs[0].Evidence != "no RDMA ports on this host" {
+		t.Errorf("empty class: %+v", rs)
+	}
 }
 
 func TestSelect(t *testing.T) {
