@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -93,5 +95,35 @@ func TestDoctorBadInput(t *testing.T) {
 		if code != tc.code || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d and one line with %q", tc.args, code, out, stderr, tc.code, tc.want)
 		}
+	}
+}
+
+// TestCaptureBundleFile: capture FILE.tar.gz of a fixture reads back with
+// --sysfs-root FILE as the tree itself does; a file that is not a bundle
+// is exit 2 with one line; the unpacked copy does not outlive the command.
+func TestCaptureBundleFile(t *testing.T) {
+	file := t.TempDir() + "/b.tar.gz"
+	if out, stderr, code := runCmd(t, "--sysfs-root", doctorFixtures+"pcie", "capture", file); code != 0 || out != "" || stderr != "" {
+		t.Fatalf("capture: exit %d %q %q", code, out, stderr)
+	}
+	if _, stderr, code := runCmd(t, "--sysfs-root", doctorFixtures+"pcie", "capture", file); code != exitUsage || !strings.Contains(stderr, "not empty") {
+		t.Errorf("capture over an existing file: exit %d %q", code, stderr)
+	}
+	tmpBefore, _ := filepath.Glob(filepath.Join(os.TempDir(), "rdmactl-bundle-*"))
+	for _, args := range [][]string{{"-j", "link", "show"}, {"-j", "dev", "show"}, {"-j", "gids"}, {"-j", "counters"}, {"-j", "doctor"}} {
+		want, wantErr, wantCode := runCmd(t, append([]string{"--sysfs-root", doctorFixtures + "pcie"}, args...)...)
+		got, gotErr, gotCode := runCmd(t, append([]string{"--sysfs-root", file}, args...)...)
+		if got != want || gotErr != wantErr || gotCode != wantCode || want == "" {
+			t.Errorf("%v: the bundle shows\n%s%s(exit %d)\nthe tree\n%s%s(exit %d)", args, got, gotErr, gotCode, want, wantErr, wantCode)
+		}
+	}
+	if tmpAfter, _ := filepath.Glob(filepath.Join(os.TempDir(), "rdmactl-bundle-*")); len(tmpAfter) != len(tmpBefore) {
+		t.Errorf("unpacked bundles left behind: %v", tmpAfter)
+	}
+	bad := t.TempDir() + "/bad.tar.gz"
+	os.WriteFile(bad, []byte("not a bundle"), 0o644)
+	out, stderr, code := runCmd(t, "--sysfs-root", bad, "doctor")
+	if code != exitUsage || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "not an rdmactl capture bundle") {
+		t.Errorf("bad bundle: exit %d, %q, %q", code, out, stderr)
 	}
 }
