@@ -77,7 +77,7 @@ It is one static binary that talks to the kernel directly: RDMA netlink,
 	pf.BoolVarP(&a.opts.json, "json", "j", false, "print JSON instead of a table")
 	pf.BoolVarP(&a.opts.pretty, "pretty", "p", false, "indent JSON output (implies nothing without -j)")
 	pf.BoolVarP(&a.opts.details, "details", "d", false, "print more details")
-	pf.StringVar(&a.opts.sysfsRoot, "sysfs-root", "", "read a captured copy of /sys rooted at `DIR` instead of the live one (netlink is then not used)")
+	pf.StringVar(&a.opts.sysfsRoot, "sysfs-root", "", "read a capture (rdmactl capture: a directory or .tar.gz bundle) at `PATH` instead of the live /sys and netlink")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErrorf("%v (see '%s --help')", err, c.CommandPath())
 	})
