@@ -21,10 +21,10 @@ import (
 func doctorRun(t *testing.T, args ...string) (map[string]doctor.Result, int) {
 	t.Helper()
 	out, stderr, code := runCmd(t, append([]string{"-j", "doctor"}, args...)...)
-	return parseDoctor(t, out, stderr, code), code
+	return doctorParse(t, out, stderr, code), code
 }
 
-func parseDoctor(t *testing.T, out, stderr string, code int) map[string]doctor.Result {
+func doctorParse(t *testing.T, out, stderr string, code int) map[string]doctor.Result {
 	t.Helper()
 	var v struct{ Results []doctor.Result }
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
@@ -35,12 +35,12 @@ func parseDoctor(t *testing.T, out, stderr string, code int) map[string]doctor.R
 	}
 	m := map[string]doctor.Result{}
 	for _, r := range v.Results {
-		m[resultKey(r)] = r
+		m[doctorKey(r)] = r
 	}
 	return m
 }
 
-func resultKey(r doctor.Result) string {
+func doctorKey(r doctor.Result) string {
 	k := r.Check
 	if r.Device != "" {
 		k += " " + r.Device
@@ -51,7 +51,7 @@ func resultKey(r doctor.Result) string {
 	return k
 }
 
-func expect(t *testing.T, got map[string]doctor.Result, key string, st doctor.Status, words ...string) {
+func doctorExpect(t *testing.T, got map[string]doctor.Result, key string, st doctor.Status, words ...string) {
 	t.Helper()
 	r, ok := got[key]
 	if !ok {
@@ -66,13 +66,6 @@ func expect(t *testing.T, got map[string]doctor.Result, key string, st doctor.St
 		if !strings.Contains(r.Evidence+" "+r.Fix, w) {
 			t.Errorf("%s: %q / %q lacks %q", key, r.Evidence, r.Fix, w)
 		}
-	}
-}
-
-func sh(t *testing.T, args ...string) {
-	t.Helper()
-	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
-		t.Fatalf("%v: %v %s", args, err, out)
 	}
 }
 
@@ -98,16 +91,16 @@ func TestVMDoctorHealthy(t *testing.T) {
 	}
 	for _, dev := range []string{"rxe0", "rxe1"} {
 		p := dev + "/1"
-		expect(t, got, "port_state "+p, doctor.Pass, "ACTIVE", "LINK_UP")
-		expect(t, got, "roce_netdev "+p, doctor.Pass, "is up")
-		expect(t, got, "roce_mtu "+p, doctor.Pass)
-		expect(t, got, "roce_active_mtu "+p, doctor.Pass)
-		expect(t, got, "roce_gid "+p, doctor.Pass, "10.77.0.")
-		expect(t, got, "uverbs_access "+dev, doctor.Pass, "opens read-write")
-		expect(t, got, "pcie_link "+dev, doctor.Skip, "no PCIe function")
+		doctorExpect(t, got, "port_state "+p, doctor.Pass, "ACTIVE", "LINK_UP")
+		doctorExpect(t, got, "roce_netdev "+p, doctor.Pass, "is up")
+		doctorExpect(t, got, "roce_mtu "+p, doctor.Pass)
+		doctorExpect(t, got, "roce_active_mtu "+p, doctor.Pass)
+		doctorExpect(t, got, "roce_gid "+p, doctor.Pass, "10.77.0.")
+		doctorExpect(t, got, "uverbs_access "+dev, doctor.Pass, "opens read-write")
+		doctorExpect(t, got, "pcie_link "+dev, doctor.Skip, "no PCIe function")
 	}
-	expect(t, got, "memlock", doctor.Pass)
-	expect(t, got, "ib_sm", doctor.Skip, "no InfiniBand ports")
+	doctorExpect(t, got, "memlock", doctor.Pass)
+	doctorExpect(t, got, "ib_sm", doctor.Skip, "no InfiniBand ports")
 	// The two module results share the key "kernel_modules": check them
 	// in the table of the check alone.
 	out, _, _ := runCmd(t, "doctor", "--check", "kernel_modules")
@@ -125,24 +118,24 @@ func TestVMDoctorBreakAndRepair(t *testing.T) {
 		sh(t, "ip", "link", "set", "vrxe1", "down")
 		t.Cleanup(func() { restoreLink(t, "vrxe1", "rxe1") })
 		got := doctorWait(t, "port_state,roce_netdev", "port_state rxe1/1", doctor.Fail)
-		expect(t, got, "port_state rxe1/1", doctor.Fail, "state DOWN", "ip link set vrxe1 up")
-		expect(t, got, "roce_netdev rxe1/1", doctor.Fail, "netdev vrxe1 is down")
-		expect(t, got, "port_state rxe0/1", doctor.Pass)
+		doctorExpect(t, got, "port_state rxe1/1", doctor.Fail, "state DOWN", "ip link set vrxe1 up")
+		doctorExpect(t, got, "roce_netdev rxe1/1", doctor.Fail, "netdev vrxe1 is down")
+		doctorExpect(t, got, "port_state rxe0/1", doctor.Pass)
 		restoreLink(t, "vrxe1", "rxe1")
 		got = doctorWait(t, "port_state,roce_netdev", "port_state rxe1/1", doctor.Pass)
-		expect(t, got, "port_state rxe1/1", doctor.Pass)
-		expect(t, got, "roce_netdev rxe1/1", doctor.Pass)
+		doctorExpect(t, got, "port_state rxe1/1", doctor.Pass)
+		doctorExpect(t, got, "roce_netdev rxe1/1", doctor.Pass)
 	})
 
 	t.Run("address_removed", func(t *testing.T) {
 		sh(t, "ip", "addr", "del", "10.77.0.2/24", "dev", "vrxe1")
 		t.Cleanup(func() { exec.Command("ip", "addr", "replace", "10.77.0.2/24", "dev", "vrxe1").Run() })
 		got := doctorWait(t, "roce_gid", "roce_gid rxe1/1", doctor.Fail)
-		expect(t, got, "roce_gid rxe1/1", doctor.Fail, "netdev vrxe1 has no IPv4 or global IPv6 address", "ip addr add")
-		expect(t, got, "roce_gid rxe0/1", doctor.Pass)
+		doctorExpect(t, got, "roce_gid rxe1/1", doctor.Fail, "netdev vrxe1 has no IPv4 or global IPv6 address", "ip addr add")
+		doctorExpect(t, got, "roce_gid rxe0/1", doctor.Pass)
 		sh(t, "ip", "addr", "add", "10.77.0.2/24", "dev", "vrxe1")
 		got = doctorWait(t, "roce_gid", "roce_gid rxe1/1", doctor.Pass)
-		expect(t, got, "roce_gid rxe1/1", doctor.Pass, "10.77.0.2")
+		doctorExpect(t, got, "roce_gid rxe1/1", doctor.Pass, "10.77.0.2")
 	})
 
 	t.Run("mtu_too_small", func(t *testing.T) {
@@ -157,10 +150,10 @@ func TestVMDoctorBreakAndRepair(t *testing.T) {
 		if code != exitDoctorFail {
 			t.Errorf("exit %d, want %d", code, exitDoctorFail)
 		}
-		expect(t, got, "roce_mtu rxe1/1", doctor.Fail, "MTU 1000 is below 1024 + 96")
+		doctorExpect(t, got, "roce_mtu rxe1/1", doctor.Fail, "MTU 1000 is below 1024 + 96")
 		sh(t, "ip", "link", "set", "vrxe1", "mtu", mtu)
 		got, _ = doctorRun(t, "--check", "roce_mtu")
-		expect(t, got, "roce_mtu rxe1/1", doctor.Pass, "MTU "+mtu)
+		doctorExpect(t, got, "roce_mtu rxe1/1", doctor.Pass, "MTU "+mtu)
 	})
 
 	t.Run("rdma_ucm_unloaded", func(t *testing.T) {
@@ -212,7 +205,7 @@ func TestVMDoctorBreakAndRepair(t *testing.T) {
 	t.Run("counters_grow", func(t *testing.T) {
 		// rxe counts link_downed on every NETDEV_DOWN: take vrxe1 down and
 		// up while doctor watches.
-		bin := rdmactlBin(t)
+		bin := doctorBin(t)
 		cmd := exec.Command(bin, "-j", "doctor", "--check", "error_counters_growth", "--watch", "6s")
 		var o, e strings.Builder
 		cmd.Stdout, cmd.Stderr = &o, &e
@@ -227,15 +220,15 @@ func TestVMDoctorBreakAndRepair(t *testing.T) {
 		if ee, ok := err.(*exec.ExitError); ok {
 			code = ee.ExitCode()
 		}
-		got := parseDoctor(t, o.String(), e.String(), code)
-		expect(t, got, "error_counters_growth rxe1/1", doctor.Fail, "link_downed +")
-		expect(t, got, "error_counters_growth rxe0/1", doctor.Pass)
+		got := doctorParse(t, o.String(), e.String(), code)
+		doctorExpect(t, got, "error_counters_growth rxe1/1", doctor.Fail, "link_downed +")
+		doctorExpect(t, got, "error_counters_growth rxe0/1", doctor.Pass)
 		got, _ = doctorRun(t, "--check", "error_counters_growth", "--watch", "1s")
-		expect(t, got, "error_counters_growth rxe1/1", doctor.Pass, "no error counter grew")
+		doctorExpect(t, got, "error_counters_growth rxe1/1", doctor.Pass, "no error counter grew")
 	})
 }
 
-func rdmactlBin(t *testing.T) string {
+func doctorBin(t *testing.T) string {
 	t.Helper()
 	bin := os.Getenv("RDMACTL_BIN")
 	if bin == "" {
@@ -244,12 +237,12 @@ func rdmactlBin(t *testing.T) string {
 	return bin
 }
 
-// asNobody runs the rdmactl binary as uid/gid 65534 without capabilities
+// doctorAsNobody runs the rdmactl binary as uid/gid 65534 without capabilities
 // (the VM runs tests as root, where memlock and permissions rightly pass),
 // with RLIMIT_MEMLOCK set to memlock first.
-func asNobody(t *testing.T, memlock string, args ...string) (map[string]doctor.Result, int) {
+func doctorAsNobody(t *testing.T, memlock string, args ...string) (map[string]doctor.Result, int) {
 	t.Helper()
-	bin := rdmactlBin(t)
+	bin := doctorBin(t)
 	cmd := exec.Command("prlimit", append([]string{"--memlock=" + memlock, "setpriv", "--reuid=65534", "--regid=65534",
 		"--clear-groups", "--inh-caps=-all", bin, "-j"}, args...)...)
 	var o, e strings.Builder
@@ -261,7 +254,7 @@ func asNobody(t *testing.T, memlock string, args ...string) (map[string]doctor.R
 	} else if err != nil {
 		t.Fatalf("%v: %v", cmd.Args, err)
 	}
-	return parseDoctor(t, o.String(), e.String(), code), code
+	return doctorParse(t, o.String(), e.String(), code), code
 }
 
 // TestVMDoctorUnprivileged: memlock and uverbs access as an ordinary user.
@@ -296,35 +289,35 @@ func TestVMDoctorUnprivileged(t *testing.T) {
 	t.Cleanup(func() { os.Chmod(node, mode) })
 
 	checks := "memlock,uverbs_access"
-	got, code := asNobody(t, "65536", "doctor", "--check", checks)
+	got, code := doctorAsNobody(t, "65536", "doctor", "--check", checks)
 	if code != exitDoctorFail {
 		t.Errorf("as nobody with 64 KiB: exit %d", code)
 	}
-	expect(t, got, "memlock", doctor.Fail, "RLIMIT_MEMLOCK 64 KiB is below", "ulimit -l")
-	expect(t, got, "uverbs_access rxe0", doctor.Fail, "cannot open "+node, "permission denied", "uid 65534")
+	doctorExpect(t, got, "memlock", doctor.Fail, "RLIMIT_MEMLOCK 64 KiB is below", "ulimit -l")
+	doctorExpect(t, got, "uverbs_access rxe0", doctor.Fail, "cannot open "+node, "permission denied", "uid 65534")
 
 	// Repair: a limit that covers perf write -a; the node's mode back.
 	if err := os.Chmod(node, mode); err != nil {
 		t.Fatal(err)
 	}
-	got, code = asNobody(t, "unlimited", "doctor", "--check", checks)
+	got, code = doctorAsNobody(t, "unlimited", "doctor", "--check", checks)
 	if code != 0 {
 		t.Errorf("as nobody after the repair: exit %d", code)
 	}
-	expect(t, got, "memlock", doctor.Pass, "unlimited")
-	expect(t, got, "uverbs_access rxe0", doctor.Pass, node+" opens read-write")
-	expect(t, got, "uverbs_access rxe1", doctor.Pass)
-	got, _ = asNobody(t, "33554432", "doctor", "--check", "memlock")
-	expect(t, got, "memlock", doctor.Pass, "32 MiB covers")
-	got, _ = asNobody(t, "1048576", "doctor", "--check", "memlock")
-	expect(t, got, "memlock", doctor.Warn, "not for its -a")
+	doctorExpect(t, got, "memlock", doctor.Pass, "unlimited")
+	doctorExpect(t, got, "uverbs_access rxe0", doctor.Pass, node+" opens read-write")
+	doctorExpect(t, got, "uverbs_access rxe1", doctor.Pass)
+	got, _ = doctorAsNobody(t, "33554432", "doctor", "--check", "memlock")
+	doctorExpect(t, got, "memlock", doctor.Pass, "32 MiB covers")
+	got, _ = doctorAsNobody(t, "1048576", "doctor", "--check", "memlock")
+	doctorExpect(t, got, "memlock", doctor.Warn, "not for its -a")
 	// As root the same limit passes: CAP_IPC_LOCK lifts it.
-	cmd := exec.Command("prlimit", "--memlock=65536", rdmactlBin(t), "-j", "doctor", "--check", "memlock")
+	cmd := exec.Command("prlimit", "--memlock=65536", doctorBin(t), "-j", "doctor", "--check", "memlock")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("as root: %v", err)
 	}
-	expect(t, parseDoctor(t, string(out), "", 0), "memlock", doctor.Pass, "CAP_IPC_LOCK")
+	doctorExpect(t, doctorParse(t, string(out), "", 0), "memlock", doctor.Pass, "CAP_IPC_LOCK")
 }
 
 // TestVMDoctorCaptureSameVerdicts: a capture of the VM, read back offline
