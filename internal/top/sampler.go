@@ -1,0 +1,184 @@
+package top
+
+import (
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/rdmactl/rdmactl/internal/inventory"
+)
+
+// Inventory is what a frame reads; *inventory.Source has it.
+type Inventory interface {
+	Offline() bool
+	Ports(dev string, port uint32, o inventory.PortOptions) ([]inventory.Port, error)
+	CounterSnapshot(refs []inventory.PortRef, only []string) (*inventory.CounterSnapshot, error)
+	ResSummaries(dev string) ([]inventory.ResSummary, error)
+	QPs(f inventory.ResFilter) ([]inventory.QP, error)
+	CQs(f inventory.ResFilter) ([]inventory.CQ, error)
+	MRs(f inventory.ResFilter) ([]inventory.MR, error)
+}
+
+// Sampler makes frames: each Sample reads the ports, their counters and
+// the resources once, and compares with the previous Sample.
+type Sampler struct {
+	// Open gives a fresh inventory for each frame: an inventory caches
+	// what it read (devices, ports), and a frame must see devices that
+	// appeared, vanished or were renamed since the last.
+	Open func() (Inventory, error)
+	Dev  string // "" all devices; else only this one (and Port, 0: all)
+	Port uint32
+	QPC  QPCounterSource // nil: no per-process traffic
+
+	prev    *inventory.CounterSnapshot
+	prevQPC *inventory.CounterSnapshot
+	res     map[string]*devHoldings // by device name
+	frames  int
+}
+
+// devHoldings caches one device's resource lists: they are dumped again
+// only when the device's QP/CQ/MR counts (one RES_GET dump for every
+// device) changed, or every resRefresh, so that a frame over many idle
+// devices costs one dump instead of three per device.
+type devHoldings struct {
+	counts map[string]uint64
+	at     time.Time
+	h      Holdings
+}
+
+const resRefresh = 5 * time.Second
+
+// Sample makes the next frame. The first has no rates (Interval 0).
+func (s *Sampler) Sample() (*Frame, error) {
+	inv, err := s.Open()
+	if err != nil {
+		return nil, err
+	}
+	ports, err := inv.Ports(s.Dev, s.Port, inventory.PortOptions{})
+	if err != nil {
+		if s.frames == 0 || !inventory.IsNotFound(err) {
+			return nil, err
+		}
+		ports = nil // the named device went away: keep running, show it gone
+	}
+	refs := make([]inventory.PortRef, 0, len(ports))
+	for _, p := range ports {
+		refs = append(refs, inventory.PortRef{Dev: p.Dev, Port: p.Port, Index: p.DevIndex})
+	}
+	snap, err := inv.CounterSnapshot(refs, nil)
+	if err != nil {
+		if s.frames == 0 || !inventory.IsNotFound(err) {
+			return nil, err
+		}
+		snap = &inventory.CounterSnapshot{Time: time.Now()} // vanished between the two reads
+	}
+	f := &Frame{Time: snap.Time}
+	var rep *inventory.RateReport
+	if s.prev != nil {
+		if rep, err = inventory.Rates(s.prev, snap); err != nil {
+			rep = nil // a clock step: no rates this frame
+		} else {
+			f.Interval = rep.Interval
+		}
+	}
+	f.Rows = Rows(ports, rep)
+	f.Events = Events(s.prev, snap, rep)
+	if s.Dev != "" && len(ports) == 0 {
+		f.Events = append(f.Events, s.Dev+" is gone")
+	}
+	s.prev = snap
+
+	h, perr := s.holdings(inv)
+	if perr != nil {
+		f.ProcErr = "no process pane: " + perr.Error()
+	}
+	var qrep *inventory.RateReport
+	var owners map[inventory.SetKey]BoundCounter
+	if s.QPC != nil {
+		bcs, err := s.QPC.BoundCounters()
+		if err == nil {
+			var qs *inventory.CounterSnapshot
+			qs, owners = QPCounterSnapshot(bcs, snap.Time)
+			if s.prevQPC != nil {
+				qrep, _ = inventory.Rates(s.prevQPC, qs)
+			}
+			s.prevQPC = qs
+		}
+	}
+	f.Procs = Procs(h, qrep, owners)
+	s.frames++
+	return f, nil
+}
+
+// holdings lists every process-owned QP, CQ and MR of the selected
+// devices, re-dumping only the devices whose counts changed.
+func (s *Sampler) holdings(inv Inventory) (Holdings, error) {
+	if inv.Offline() {
+		return Holdings{}, inventory.ErrNeedsLive
+	}
+	sums, err := inv.ResSummaries(s.Dev)
+	if err != nil {
+		if inventory.IsNotFound(err) {
+			return Holdings{}, nil
+		}
+		return Holdings{}, err
+	}
+	now := time.Now()
+	next := map[string]*devHoldings{}
+	var out Holdings
+	for _, sum := range sums {
+		counts := map[string]uint64{"qp": sum.Counts["qp"], "cq": sum.Counts["cq"], "mr": sum.Counts["mr"]}
+		d := s.res[sum.Dev]
+		if d == nil || !maps.Equal(d.counts, counts) || now.Sub(d.at) >= resRefresh {
+			h, err := dump(inv, sum.Dev)
+			if err != nil {
+				if inventory.IsNotFound(err) {
+					continue // vanished since the summary
+				}
+				return Holdings{}, fmt.Errorf("resources of %s: %w", sum.Dev, err)
+			}
+			d = &devHoldings{counts: counts, at: now, h: h}
+		}
+		next[sum.Dev] = d
+		out.QPs = append(out.QPs, d.h.QPs...)
+		out.CQs = append(out.CQs, d.h.CQs...)
+		out.MRs = append(out.MRs, d.h.MRs...)
+	}
+	s.res = next
+	return out, nil
+}
+
+// dump lists the process-owned QPs, CQs and MRs of one device.
+func dump(inv Inventory, dev string) (Holdings, error) {
+	f := inventory.ResFilter{Dev: dev}
+	var h Holdings
+	qps, err := inv.QPs(f)
+	if err != nil {
+		return h, err
+	}
+	cqs, err := inv.CQs(f)
+	if err != nil {
+		return h, err
+	}
+	mrs, err := inv.MRs(f)
+	if err != nil {
+		return h, err
+	}
+	user := func(o inventory.Owner) bool { return o.PID != nil && !o.Kernel }
+	for _, q := range qps {
+		if user(q.Owner) {
+			h.QPs = append(h.QPs, q)
+		}
+	}
+	for _, c := range cqs {
+		if user(c.Owner) {
+			h.CQs = append(h.CQs, c)
+		}
+	}
+	for _, m := range mrs {
+		if user(m.Owner) {
+			h.MRs = append(h.MRs, m)
+		}
+	}
+	return h, nil
+}
