@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmactl/rdmactl/internal/top"
 )
 
 // VM tests of rdmactl top while 'rdmactl perf write -D 10' runs from rxe1
@@ -303,5 +305,24 @@ func TestVMTopJSONMatchesRdmaStatistic(t *testing.T) {
 	}
 	if checked != 2 {
 		t.Errorf("checked %d data rates, want 2", checked)
+	}
+}
+
+// BenchmarkVMTopFrame is one frame of top (-b) in-process, for CPU
+// profiles in the VM at many devices (scripts/bench-top.sh gives the
+// figures against counters --watch).
+func BenchmarkVMTopFrame(b *testing.B) {
+	a := &app{stdout: io.Discard, stderr: io.Discard}
+	s, closeSrc, err := a.topSampler("", 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer closeSrc()
+	for i := 0; i < b.N; i++ {
+		f, err := s.Sample()
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = top.Render(f, top.View{}, top.Plain, 0, 0)
 	}
 }

@@ -40,6 +40,9 @@ type PortOptions struct {
 	// VerbsMTU asks each device (uverbs QUERY_PORT, one context per device)
 	// for its ports' active and max MTU; best effort.
 	VerbsMTU bool
+	// NetlinkOnly leaves out the sysfs reads of a live port (link rate,
+	// netdev MTU): rdmactl top asks every second and reads those rarely.
+	NetlinkOnly bool
 }
 
 // Ports gathers the ports of every device, of dev, or dev/port (port 0:
@@ -63,7 +66,7 @@ func (s *Source) Ports(dev string, port uint32, o PortOptions) ([]Port, error) {
 		ps, _ := s.nlPorts(d.Index)
 		for _, p := range ps {
 			if p.Port == r.Port {
-				out = append(out, s.livePort(d, p))
+				out = append(out, s.livePort(d, p, o.NetlinkOnly))
 			}
 		}
 	}
@@ -76,7 +79,7 @@ func (s *Source) Ports(dev string, port uint32, o PortOptions) ([]Port, error) {
 // livePort merges the netlink port with the few sysfs files netlink lacks
 // (rate; link_layer on kernels without the device protocol) and, on
 // Ethernet, the netdev's MTU.
-func (s *Source) livePort(d nldev.Device, p nldev.Port) Port {
+func (s *Source) livePort(d nldev.Device, p nldev.Port, nlOnly bool) Port {
 	idx := d.Index
 	r := Port{DevIndex: &idx, Dev: d.Name, Port: p.Port, LID: p.LID, SMLID: p.SMLID, Caps: p.Caps,
 		Netdev: p.NetdevName, NetdevIndex: p.NetdevIndex}
@@ -94,6 +97,9 @@ func (s *Source) livePort(d nldev.Device, p nldev.Port) Port {
 		r.PhysState = vocab.PhysState(*p.PhysState).String()
 	}
 	r.LinkLayer = s.linkLayer(d, p.Port)
+	if nlOnly {
+		return r
+	}
 	if rt, ok := vocab.ParseRate(s.portAttr(d.Name, p.Port, "rate")); ok {
 		r.RateGbps, r.Width, r.Speed = &rt.Gbps, rt.Width, rt.Speed
 	}

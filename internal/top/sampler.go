@@ -33,20 +33,59 @@ type Sampler struct {
 	prev    *inventory.CounterSnapshot
 	prevQPC *inventory.CounterSnapshot
 	res     map[string]*devHoldings // by device name
+	rates   map[string]*float64     // link rate by "index/port"
 	frames  int
 }
 
-// devHoldings caches one device's resource lists: they are dumped again
-// only when the device's QP/CQ/MR counts (one RES_GET dump for every
-// device) changed, or every resRefresh, so that a frame over many idle
-// devices costs one dump instead of three per device.
-type devHoldings struct {
-	counts map[string]uint64
-	at     time.Time
-	h      Holdings
+// ports reads the ports from netlink every frame, and the link rates
+// (a sysfs file per port, a third of a frame's cost at 128 devices) only
+// for ports not seen before and every rateRefresh frames.
+func (s *Sampler) ports(inv Inventory) ([]inventory.Port, error) {
+	ps, err := inv.Ports(s.Dev, s.Port, inventory.PortOptions{NetlinkOnly: !inv.Offline()})
+	if err != nil || inv.Offline() {
+		return ps, err
+	}
+	key := func(p inventory.Port) string {
+		if p.DevIndex != nil {
+			return fmt.Sprintf("%d/%d", *p.DevIndex, p.Port)
+		}
+		return p.Dev + "/" + fmt.Sprint(p.Port)
+	}
+	fresh := s.frames%rateRefresh == 0
+	for _, p := range ps {
+		if _, ok := s.rates[key(p)]; !ok {
+			fresh = true
+		}
+	}
+	if fresh {
+		full, err := inv.Ports(s.Dev, s.Port, inventory.PortOptions{})
+		if err != nil {
+			return nil, err
+		}
+		s.rates = map[string]*float64{}
+		for _, p := range full {
+			s.rates[key(p)] = p.RateGbps
+		}
+	}
+	for i := range ps {
+		ps[i].RateGbps = s.rates[key(ps[i])]
+	}
+	return ps, nil
 }
 
-const resRefresh = 5 * time.Second
+const rateRefresh = 10
+
+// devHoldings caches one device's resource lists: they are dumped again
+// only when the device's QP/CQ/MR counts (one RES_GET dump for every
+// device) changed, and else one device per frame in turn (the one dumped
+// longest ago: the counts can stay while owners change), so that a frame
+// over many idle devices costs one summary dump and three more, not three
+// per device.
+type devHoldings struct {
+	counts map[string]uint64
+	at     int // the frame it was dumped at
+	h      Holdings
+}
 
 // Sample makes the next frame. The first has no rates (Interval 0).
 func (s *Sampler) Sample() (*Frame, error) {
@@ -54,7 +93,7 @@ func (s *Sampler) Sample() (*Frame, error) {
 	if err != nil {
 		return nil, err
 	}
-	ports, err := inv.Ports(s.Dev, s.Port, inventory.PortOptions{})
+	ports, err := s.ports(inv)
 	if err != nil {
 		if s.frames == 0 || !inventory.IsNotFound(err) {
 			return nil, err
@@ -131,13 +170,18 @@ func (s *Sampler) holdings(inv Inventory) (Holdings, error) {
 		}
 		return Holdings{}, err
 	}
-	now := time.Now()
+	stalest, oldest := "", s.frames
+	for _, sum := range sums {
+		if d := s.res[sum.Dev]; d != nil && d.at < oldest {
+			stalest, oldest = sum.Dev, d.at
+		}
+	}
 	next := map[string]*devHoldings{}
 	var out Holdings
 	for _, sum := range sums {
 		counts := map[string]uint64{"qp": sum.Counts["qp"], "cq": sum.Counts["cq"], "mr": sum.Counts["mr"]}
 		d := s.res[sum.Dev]
-		if d == nil || !maps.Equal(d.counts, counts) || now.Sub(d.at) >= resRefresh {
+		if d == nil || !maps.Equal(d.counts, counts) || sum.Dev == stalest {
 			h, err := dump(inv, sum.Dev)
 			if err != nil {
 				if inventory.IsNotFound(err) {
@@ -145,7 +189,7 @@ func (s *Sampler) holdings(inv Inventory) (Holdings, error) {
 				}
 				return Holdings{}, fmt.Errorf("resources of %s: %w", sum.Dev, err)
 			}
-			d = &devHoldings{counts: counts, at: now, h: h}
+			d = &devHoldings{counts: counts, at: s.frames, h: h}
 		}
 		next[sum.Dev] = d
 		out.QPs = append(out.QPs, d.h.QPs...)

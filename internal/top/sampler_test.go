@@ -1,6 +1,7 @@
 package top
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -16,7 +17,8 @@ type fakeInv struct {
 	dumps  *int // QP dumps made
 	qpN    int  // QPs of process 100
 	at     time.Time
-	noPort bool // rxe0 vanished
+	noPort bool     // rxe0 vanished
+	devs   []string // devices with resources; nil: rxe0
 }
 
 func (f fakeInv) Offline() bool { return false }
@@ -32,11 +34,21 @@ func (f fakeInv) CounterSnapshot(refs []inventory.PortRef, only []string) (*inve
 		{Dev: "rxe0", Port: 1, Source: inventory.SrcNetlink, Counters: []sysfs.Counter{{Name: "rcvd_pkts", Value: v}, {Name: "sent_pkts", Value: 2 * v}}}}}, nil
 }
 func (f fakeInv) ResSummaries(dev string) ([]inventory.ResSummary, error) {
-	return []inventory.ResSummary{{DevIndex: 1, Dev: "rxe0", Counts: map[string]uint64{"qp": uint64(1 + f.qpN), "cq": 2, "mr": 1}}}, nil
+	var out []inventory.ResSummary
+	for _, d := range f.devices() {
+		out = append(out, inventory.ResSummary{Dev: d, Counts: map[string]uint64{"qp": uint64(1 + f.qpN), "cq": 2, "mr": 1}})
+	}
+	return out, nil
 }
-func (f fakeInv) QPs(inventory.ResFilter) ([]inventory.QP, error) {
+func (f fakeInv) devices() []string {
+	if f.devs == nil {
+		return []string{"rxe0"}
+	}
+	return f.devs
+}
+func (f fakeInv) QPs(rf inventory.ResFilter) ([]inventory.QP, error) {
 	*f.dumps++
-	qs := []inventory.QP{{ResHead: inventory.ResHead{Dev: "rxe0", Owner: inventory.Owner{Comm: "ib_core", Kernel: true}}}}
+	qs := []inventory.QP{{ResHead: inventory.ResHead{Dev: rf.Dev, Owner: inventory.Owner{Comm: "ib_core", Kernel: true}}}}
 	for range f.qpN {
 		qs = append(qs, inventory.QP{ResHead: inventory.ResHead{Dev: "rxe0", Owner: inventory.Owner{PID: up(100), Comm: "perf"}}})
 	}
@@ -154,15 +166,29 @@ func TestSamplerResourceCache(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if *dumps != 1 {
-		t.Errorf("%d QP dumps over 3 unchanged frames, want 1", *dumps)
+	// One device is its own stalest: dumped every frame.
+	if *dumps != 3 {
+		t.Errorf("%d QP dumps over 3 unchanged frames of one device, want 3", *dumps)
+	}
+	// 100 devices: the first frame dumps each, later ones one each.
+	s, _, dumps, inv = newFakeSampler()
+	for i := range 100 {
+		inv.devs = append(inv.devs, fmt.Sprintf("rxe%d", i))
+	}
+	for range 3 {
+		if _, err := s.Sample(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if *dumps != 102 {
+		t.Errorf("%d QP dumps over 3 frames of 100 devices, want 100+1+1", *dumps)
 	}
 	inv.qpN = 5
 	f, err := s.Sample()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *dumps != 2 || procOf(t, f, 100).QPs != 5 {
+	if *dumps != 202 || procOf(t, f, 100).QPs != 500 {
 		t.Errorf("after a change: %d dumps, %+v", *dumps, f.Procs)
 	}
 }
