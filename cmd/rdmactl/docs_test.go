@@ -50,8 +50,8 @@ func generateDocs(t *testing.T) map[string][]byte {
 		Source:      "rdmactl",
 		AllSections: []gendocs.Section{exitStatusSection()},
 		RootSections: []gendocs.Section{
-			{Title: "Environment", Rows: []gendocs.Row{{Text: "rdmactl reads no environment variables. " +
-				"Use --sysfs-root to read a captured copy of /sys."}}},
+			{Title: "Environment", Rows: []gendocs.Row{{Text: "rdmactl reads no environment variables but NO_COLOR " +
+				"(set and not empty: top shows no colors; TERM=dumb too). Use --sysfs-root to read a captured copy of /sys."}}},
 			{Title: "JSON output", Rows: []gendocs.Row{{Text: "With -j every command prints one JSON document " +
 				"(indented with -p). Keys are stable snake_case; where rdma -j shows the same fact the key is " +
 				"its name with hyphens turned into underscores. Numbers are JSON numbers, never hex strings; " +

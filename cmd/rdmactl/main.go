@@ -38,6 +38,7 @@ var commands = []func(*app) *cobra.Command{
 	newLinkCmd,
 	newGIDsCmd,
 	newCountersCmd,
+	newTopCmd,
 	newResCmd,
 	newPerfCmd,
 	newCaptureCmd,

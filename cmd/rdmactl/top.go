@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -13,8 +12,6 @@ import (
 	"github.com/rdmactl/rdmactl/internal/top"
 	"github.com/spf13/cobra"
 )
-
-func init() { commandFactories = append(commandFactories, newTopCmd) }
 
 // topJSON is `rdmactl -j top`: one snapshot of the rates over one
 // interval. ports and processes are top.Row and top.Proc; a figure the
@@ -129,18 +126,10 @@ func (a *app) topSampler(dev string, port uint32) (*top.Sampler, func(), error) 
 	}
 	c, err := nldev.Dial()
 	if err != nil {
-		return nil, nil, nlError(err)
+		return nil, nil, err
 	}
 	s.Open = func() (top.Inventory, error) { return inventory.Live(c), nil }
 	return s, func() { c.Close() }, nil
-}
-
-// topErr gives a sampling error its exit code.
-func topErr(a *app, err error) error {
-	if a.opts.sysfsRoot != "" {
-		return sfError(err)
-	}
-	return nlError(err)
 }
 
 // sampleAfter waits iv (or until ctx is done) and samples.
@@ -156,14 +145,11 @@ func sampleAfter(ctx context.Context, s *top.Sampler, iv time.Duration) (*top.Fr
 // topSnapshot prints one JSON document: the rates over one interval.
 func topSnapshot(ctx context.Context, a *app, s *top.Sampler, iv time.Duration) error {
 	if _, err := s.Sample(); err != nil {
-		return topErr(a, err)
+		return err
 	}
 	f, err := sampleAfter(ctx, s, iv)
 	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return err
-		}
-		return topErr(a, err)
+		return err // Ctrl-C before the interval is over: exit 130
 	}
 	out := topJSON{Time: f.Time, IntervalS: f.Interval.Seconds(), Ports: f.Rows, Processes: f.Procs,
 		Events: f.Events, ProcessesError: f.ProcErr}
@@ -183,7 +169,7 @@ func topSnapshot(ctx context.Context, a *app, s *top.Sampler, iv time.Duration) 
 // interval: a frame without rates says nothing), n frames or until Ctrl-C.
 func topBatch(ctx context.Context, a *app, s *top.Sampler, v top.View, iv time.Duration, n int) error {
 	if _, err := s.Sample(); err != nil {
-		return topErr(a, err)
+		return err
 	}
 	for i := 0; n == 0 || i < n; i++ {
 		f, err := sampleAfter(ctx, s, iv)
@@ -191,7 +177,7 @@ func topBatch(ctx context.Context, a *app, s *top.Sampler, v top.View, iv time.D
 			if ctx.Err() != nil {
 				return nil // Ctrl-C ends a batch run normally
 			}
-			return topErr(a, err)
+			return err
 		}
 		if i > 0 {
 			fmt.Fprintln(a.stdout)

@@ -169,7 +169,7 @@ func runTopUI(ctx context.Context, a *app, s *top.Sampler, v top.View, iv time.D
 		return err
 	}
 	if m.err != nil {
-		return topErr(a, m.err)
+		return m.err
 	}
 	return nil
 }
