@@ -168,6 +168,14 @@ func TestVMTopTmux(t *testing.T) {
 			t.Errorf("after q the terminal lacks %s: %q", m, s)
 		}
 	}
+	// Ctrl-C (a key in raw mode) quits as q does.
+	x.run("send-keys", "-t", "top", "clear; "+bin+" top -i 1s; echo CTRL-C-EXIT=$?", "Enter")
+	x.waitScreen(10*time.Second, "top again", func(s string) bool { return strings.Contains(s, "DEV/PORT") })
+	x.run("send-keys", "-t", "top", "C-c")
+	s = x.waitScreen(5*time.Second, "top exits on Ctrl-C", func(s string) bool { return strings.Contains(s, "CTRL-C-EXIT=0") })
+	if strings.Contains(s, "DEV/PORT") {
+		t.Errorf("after Ctrl-C the frame is still on the screen:\n%s", s)
+	}
 	wait()
 }
 
