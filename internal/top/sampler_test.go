@@ -157,10 +157,11 @@ func TestProcsSumCounters(t *testing.T) {
 	}
 }
 
-// Resource lists are dumped again only when the counts change (or after
-// resRefresh): many idle devices cost one summary dump per frame.
+// Resource lists are dumped again when the counts change, else for one
+// device per frame: many idle devices cost one summary dump and one
+// device's lists per frame.
 func TestSamplerResourceCache(t *testing.T) {
-	s, _, dumps, inv := newFakeSampler()
+	s, _, dumps, _ := newFakeSampler()
 	for range 3 {
 		if _, err := s.Sample(); err != nil {
 			t.Fatal(err)
@@ -171,7 +172,7 @@ func TestSamplerResourceCache(t *testing.T) {
 		t.Errorf("%d QP dumps over 3 unchanged frames of one device, want 3", *dumps)
 	}
 	// 100 devices: the first frame dumps each, later ones one each.
-	s, _, dumps, inv = newFakeSampler()
+	s, _, dumps, inv := newFakeSampler()
 	for i := range 100 {
 		inv.devs = append(inv.devs, fmt.Sprintf("rxe%d", i))
 	}
