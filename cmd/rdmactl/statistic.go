@@ -9,7 +9,6 @@ import (
 	"syscall"
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
-	"github.com/rdmactl/rdmactl/internal/nldev"
 	"github.com/spf13/cobra"
 )
 
@@ -407,8 +406,8 @@ func runQPSet(a *app, args []string) error {
 
 // portRef resolves DEV/PORT to the device's index (exit 3 when either is
 // unknown).
-func portRef(c *nldev.Client, dev string, port uint32) (inventory.PortRef, error) {
-	refs, err := inventory.Live(c).Targets(dev, port)
+func portRef(c *inventory.Config, dev string, port uint32) (inventory.PortRef, error) {
+	refs, err := c.Src.Targets(dev, port)
 	if err != nil {
 		return inventory.PortRef{}, err
 	}

@@ -21,18 +21,18 @@ import (
 // openWrite opens the NLDEV socket and an inventory over it, to resolve
 // names to indexes. Writes need the running kernel: --sysfs-root is a
 // usage error.
-func (a *app) openWrite(what string) (*nldev.Client, *inventory.Source, func(), error) {
+func (a *app) openWrite(what string) (*inventory.Config, *inventory.Source, func(), error) {
 	if a.opts.sysfsRoot != "" {
 		return nil, nil, nil, usageErrorf("%s changes the running kernel: it cannot work on a captured tree (--sysfs-root)", what)
 	}
 	if !hasNetAdmin() {
 		return nil, nil, nil, withCode(exitPermission, fmt.Errorf("%s: permission denied: needs CAP_NET_ADMIN (run as root)", what))
 	}
-	c, err := nldev.Dial()
+	w, closeFn, err := inventory.OpenConfig()
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return c, inventory.Live(c), func() { c.Close() }, nil
+	return w, w.Src, closeFn, nil
 }
 
 // hasNetAdmin reports whether CAP_NET_ADMIN is in the effective set. The
@@ -172,7 +172,7 @@ func checkDevName(cmd, name string) error {
 
 // deviceByName resolves a device name to its NLDEV entry (exit 3 when
 // there is none, listing the devices).
-func deviceByName(c *nldev.Client, name string) (*nldev.Device, error) {
+func deviceByName(c *inventory.Config, name string) (*nldev.Device, error) {
 	d, err := c.Device(name)
 	if err != nil {
 		return nil, err
