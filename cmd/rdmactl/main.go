@@ -112,7 +112,7 @@ func newDevCmd(a *app) *cobra.Command {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	a := &app{stdout: stdout, stderr: stderr}
 	root := newRootCmd(a)
-	root.SetArgs(args)
+	root.SetArgs(translateRdma(args)) // rdma's grammar too (rdmagrammar.go)
 	code, msg := exitStatus(root.ExecuteContext(ctx))
 	if code != exitOK {
 		fmt.Fprintf(stderr, "rdmactl: %s\n", msg)

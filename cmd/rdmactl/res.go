@@ -8,6 +8,7 @@ import (
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // JSON of `rdmactl -j res [OBJECT]`. Keys are rdma -j resource show's,
@@ -125,9 +126,17 @@ type resSRQJSON struct {
 var resObjects = []string{"qp", "cq", "mr", "pd", "cm_id", "ctx", "srq"}
 
 type resFlags struct {
-	qpn int64
-	pid int64
+	qpn   int64
+	link  string
+	match map[string]*string // rdma's filters: key -> flag value
 }
+
+// resNumFilters and resNameFilters are rdma's res filters rdmactl has, as
+// --KEY flags (and as "KEY VALUE" after "res show OBJECT", rdmagrammar.go).
+var (
+	resNumFilters  = []string{"pid", "lqpn", "rqpn", "pdn", "cqn", "mrn", "ctxn", "srqn", "cm-idn", "sq-psn", "rq-psn", "rkey", "lkey"}
+	resNameFilters = []string{"state", "type", "qp-type", "path-mig-state", "poll-ctx", "ps"}
+)
 
 func newResCmd(a *app) *cobra.Command {
 	var fl resFlags
@@ -137,12 +146,21 @@ func newResCmd(a *app) *cobra.Command {
 		Short:   "Show RDMA resources: per-device counts, or QPs, CQs, MRs, PDs, CM IDs, contexts, SRQs (like rdma resource show)",
 		Long: `Without OBJECT, count the resources of every device (or DEV), as
 rdma resource show. With OBJECT, list those objects with the fields rdma
-resource show OBJECT prints. --qpn keeps QPs (and CM IDs) with that local
-QP number, --pid the objects of one process. Needs the live kernel (RDMA
-netlink); MR keys and addresses are only reported to root.`,
+resource show OBJECT prints. Needs the live kernel (RDMA netlink); MR keys
+and addresses are only reported to root.
+
+Filters are rdma's: --link DEV[/PORT] (qp, cm_id); numbers as lists and
+ranges ("1-3,7"): --pid, --lqpn, --rqpn, --pdn, --cqn, --mrn, --ctxn, --srqn,
+--cm-idn, --sq-psn, --rq-psn, --rkey, --lkey; names ("rts,init", any case):
+--state, --type, --qp-type, --path-mig-state, --poll-ctx, --ps. Each applies
+to the objects that have the field, as in rdma; an object the kernel did
+not report the field for is left out. rdma's spelling works too:
+'rdmactl res show qp link rxe0/1 lqpn 5-9'. --qpn N is --lqpn N.`,
 		Example: `  rdmactl res
   rdmactl res qp rxe0
   rdmactl -j res qp --pid 1234
+  rdmactl res qp --link rxe0/1 --lqpn 5-9 --state rts
+  rdmactl res show qp link rxe0/1 lqpn 5-9
   rdmactl res cq mlx5_0`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -159,24 +177,87 @@ netlink); MR keys and addresses are only reported to root.`,
 					return usageErrorf("%q is not a resource: want one of %s", args[0], strings.Join(resObjects, ", "))
 				}
 			}
-			if obj == "" && (c.Flags().Changed("qpn") || c.Flags().Changed("pid")) {
-				return usageErrorf("--qpn and --pid filter objects: name one, as in 'rdmactl res qp --pid 1234'")
+			var set []string
+			c.Flags().Visit(func(f *pflag.Flag) {
+				if f.Name == "qpn" || f.Name == "link" || fl.match[f.Name] != nil {
+					set = append(set, f.Name)
+				}
+			})
+			if obj == "" && len(set) > 0 {
+				return usageErrorf("--%s filters objects: name one, as in 'rdmactl res qp --pid 1234'", set[0])
 			}
-			if c.Flags().Changed("qpn") && obj != "qp" && obj != "cm_id" {
-				return usageErrorf("--qpn applies to qp and cm_id")
+			for _, k := range set {
+				if !resFilterApplies(obj, k) {
+					return usageErrorf("--%s does not apply to %s (rdma has no such filter for it)", k, obj)
+				}
 			}
 			if !c.Flags().Changed("qpn") {
 				fl.qpn = -1
 			}
-			if !c.Flags().Changed("pid") {
-				fl.pid = -1
+			m, err := resMatch(&fl, c.Flags().Changed)
+			if err != nil {
+				return err
 			}
-			return runRes(a, obj, dev, &fl)
+			if fl.link != "" {
+				ldev, port, err := parseDevPort(fl.link)
+				if err != nil {
+					return err
+				}
+				if dev != "" && dev != ldev {
+					return usageErrorf("res %s %s --link %s: two different devices", obj, dev, fl.link)
+				}
+				dev = ldev
+				if port != 0 {
+					m.Port = &port
+				}
+			}
+			return runRes(a, obj, dev, &fl, m)
 		},
 	}
 	c.Flags().Int64Var(&fl.qpn, "qpn", -1, "only the QP (or CM ID) with local QP number `N`")
-	c.Flags().Int64Var(&fl.pid, "pid", -1, "only objects of process `PID`")
+	c.Flags().StringVar(&fl.link, "link", "", "only QPs or CM IDs of `DEV[/PORT]`")
+	fl.match = map[string]*string{}
+	for _, k := range resNumFilters {
+		fl.match[k] = c.Flags().String(k, "", "only objects whose "+k+" is in `LIST` (numbers and ranges: 1-3,7)")
+	}
+	for _, k := range resNameFilters {
+		fl.match[k] = c.Flags().String(k, "", "only objects whose "+k+" is one of `NAMES` (comma-separated, any case)")
+	}
 	return c
+}
+
+// resFilterApplies: rdma's filter table of obj (rdmaResFilters) has key.
+func resFilterApplies(obj, key string) bool {
+	if key == "qpn" {
+		key = "lqpn"
+	}
+	for _, k := range rdmaResFilters[obj] {
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
+
+// resMatch builds the inventory's filter from the flags that were set.
+func resMatch(fl *resFlags, changed func(string) bool) (inventory.ResMatch, error) {
+	var m inventory.ResMatch
+	for _, k := range resNumFilters {
+		if changed(k) {
+			if err := m.SetNum(k, *fl.match[k]); err != nil {
+				return m, usageErrorf("--%v", err)
+			}
+		}
+	}
+	for _, k := range resNameFilters {
+		if changed(k) {
+			if *fl.match[k] == "" {
+				return m, usageErrorf("--%s: want one or more names", k)
+			}
+			m.SetNames(k, *fl.match[k])
+		}
+	}
+	return m, nil
 }
 
 func isResObject(s string) bool {
@@ -188,7 +269,7 @@ func isResObject(s string) bool {
 	return false
 }
 
-func runRes(a *app, obj, dev string, fl *resFlags) error {
+func runRes(a *app, obj, dev string, fl *resFlags, match inventory.ResMatch) error {
 	if a.opts.sysfsRoot != "" {
 		return withCode(exitUnsupported, fmt.Errorf("res needs the live kernel (RDMA netlink); it cannot read a --sysfs-root tree"))
 	}
@@ -198,13 +279,6 @@ func runRes(a *app, obj, dev string, fl *resFlags) error {
 	}
 	defer closeSrc()
 	f := inventory.ResFilter{Dev: dev}
-	if fl.pid >= 0 {
-		if fl.pid > math.MaxUint32 {
-			return usageErrorf("--pid %d: not a process id", fl.pid)
-		}
-		p := uint32(fl.pid)
-		f.PID = &p
-	}
 	if fl.qpn >= 0 {
 		if fl.qpn > math.MaxUint32 {
 			return usageErrorf("--qpn %d: not a QP number", fl.qpn)
@@ -236,6 +310,9 @@ func runRes(a *app, obj, dev string, fl *resFlags) error {
 		}
 		tbl = newTable(a.stdout, "LINK", "LQPN", "RQPN", "TYPE", "STATE", "RQ_PSN", "SQ_PSN", "PATH_MIG", "PDN", "PID", "COMM")
 		for _, q := range qps {
+			if !match.QP(q) {
+				continue
+			}
 			r := resQPJSON{resHeadJSON: head(q.ResHead), Port: q.Port, LQPN: q.LQPN, RQPN: q.RQPN, Type: q.Type, State: q.State,
 				RQPSN: q.RQPSN, SQPSN: q.SQPSN, PathMigState: q.PathMigState, PDN: q.PDN, resOwnerJSON: owner(q.Owner)}
 			rows = append(rows, r)
@@ -248,6 +325,9 @@ func runRes(a *app, obj, dev string, fl *resFlags) error {
 		}
 		tbl = newTable(a.stdout, "DEV", "CQN", "CQE", "USERS", "POLL_CTX", "ADAPTIVE_MOD", "CTXN", "PID", "COMM")
 		for _, q := range cqs {
+			if !match.CQ(q) {
+				continue
+			}
 			r := resCQJSON{resHeadJSON: head(q.ResHead), CQN: q.CQN, CQE: q.CQE, Users: q.Users, PollCtx: q.PollCtx, DIM: q.DIM, CtxN: q.CtxN, resOwnerJSON: owner(q.Owner)}
 			rows = append(rows, r)
 			tbl.row(q.Dev, optU32(r.CQN), optU32(r.CQE), optU64(r.Users), r.PollCtx, onOff(r.DIM), optU32(r.CtxN), optU32(r.PID), commText(q.Owner))
@@ -259,6 +339,9 @@ func runRes(a *app, obj, dev string, fl *resFlags) error {
 		}
 		tbl = newTable(a.stdout, "DEV", "MRN", "RKEY", "LKEY", "IOVA", "MRLEN", "PDN", "PID", "COMM")
 		for _, m := range mrs {
+			if !match.MR(m) {
+				continue
+			}
 			r := resMRJSON{resHeadJSON: head(m.ResHead), MRN: m.MRN, RKey: m.RKey, LKey: m.LKey, IOVA: m.IOVA, MRLen: m.Len, PDN: m.PDN, CtxN: m.CtxN, resOwnerJSON: owner(m.Owner)}
 			rows = append(rows, r)
 			tbl.row(m.Dev, optU32(r.MRN), hex32(r.RKey), hex32(r.LKey), hex64(r.IOVA), optU64(r.MRLen), optU32(r.PDN), optU32(r.PID), commText(m.Owner))
@@ -270,6 +353,9 @@ func runRes(a *app, obj, dev string, fl *resFlags) error {
 		}
 		tbl = newTable(a.stdout, "DEV", "PDN", "LOCAL_DMA_LKEY", "USERS", "UNSAFE_GLOBAL_RKEY", "CTXN", "PID", "COMM")
 		for _, p := range pds {
+			if !match.PD(p) {
+				continue
+			}
 			r := resPDJSON{resHeadJSON: head(p.ResHead), PDN: p.PDN, LocalDMALKey: p.LocalDMALKey, Users: p.Users, UnsafeGlobalRKey: p.UnsafeGlobalRKey, CtxN: p.CtxN, resOwnerJSON: owner(p.Owner)}
 			rows = append(rows, r)
 			tbl.row(p.Dev, optU32(r.PDN), hex32(r.LocalDMALKey), optU64(r.Users), hex32(r.UnsafeGlobalRKey), optU32(r.CtxN), optU32(r.PID), commText(p.Owner))
@@ -281,6 +367,9 @@ func runRes(a *app, obj, dev string, fl *resFlags) error {
 		}
 		tbl = newTable(a.stdout, "LINK", "CM_IDN", "LQPN", "QP_TYPE", "STATE", "PS", "SRC_ADDR", "DST_ADDR", "PID", "COMM")
 		for _, m := range ids {
+			if !match.CMID(m) {
+				continue
+			}
 			r := resCMIDJSON{resHeadJSON: head(m.ResHead), Port: m.Port, CMIDN: m.CMIDN, LQPN: m.LQPN, QPType: m.QPType, State: m.State, PS: m.PS, resOwnerJSON: owner(m.Owner)}
 			if m.SrcAddr.IsValid() {
 				r.SrcAddr = m.SrcAddr.String()
@@ -298,6 +387,9 @@ func runRes(a *app, obj, dev string, fl *resFlags) error {
 		}
 		tbl = newTable(a.stdout, "DEV", "CTXN", "PID", "COMM")
 		for _, x := range ctxs {
+			if !match.Ctx(x) {
+				continue
+			}
 			r := resCtxJSON{resHeadJSON: head(x.ResHead), CtxN: x.CtxN, resOwnerJSON: owner(x.Owner)}
 			rows = append(rows, r)
 			tbl.row(x.Dev, optU32(r.CtxN), optU32(r.PID), commText(x.Owner))
@@ -309,6 +401,9 @@ func runRes(a *app, obj, dev string, fl *resFlags) error {
 		}
 		tbl = newTable(a.stdout, "DEV", "SRQN", "TYPE", "LQPN", "PDN", "CQN", "PID", "COMM")
 		for _, s := range srqs {
+			if !match.SRQ(s) {
+				continue
+			}
 			r := resSRQJSON{resHeadJSON: head(s.ResHead), SRQN: s.SRQN, Type: s.Type, PDN: s.PDN, CQN: s.CQN, resOwnerJSON: owner(s.Owner)}
 			for _, q := range s.QPs {
 				if q.Min == q.Max {

@@ -37,7 +37,7 @@ func TestWritesBadInput(t *testing.T) {
 		{"system", "set", "netns", "private"},
 		{"system", "set", "privileged-qkey", "yes"},
 		{"system", "set", "copy-on-fork", "on"},
-		{"statistic"},
+		{"statistic", "frobnicate"},
 		{"statistic", "qp", "set", "link", "rxe0/1", "auto", "color", "on"},
 		{"statistic", "qp", "set", "link", "rxe0", "auto", "type", "on"},
 		{"statistic", "qp", "set", "link", "rxe0/1", "auto"},

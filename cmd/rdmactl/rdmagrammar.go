@@ -1,0 +1,301 @@
+package main
+
+import "strings"
+
+// rdma's own grammar, translated to rdmactl's command line before cobra
+// sees it, so that scripts written for iproute2's rdma keep working:
+// abbreviations ("rdma r s q"), the show/list keywords, bare objects
+// ("rdma dev", "rdma res") and res's positional filters. Only lines that
+// rdmactl would otherwise refuse are rewritten: a word that is already an
+// rdmactl command or subcommand keeps rdmactl's meaning.
+//
+// Abbreviations resolve as rdma resolves them (iproute2 rdma/utils.c,
+// rd_exec_cmd): the first word of the object's table, in the table's
+// order, that the typed word is a prefix of. So "s" is "system" at the
+// top (it comes before "statistic") and "m" is "mr" under statistic.
+
+// rdmaTop is rdma.c's table, in its order.
+var rdmaTop = []string{"help", "dev", "link", "resource", "system", "statistic", "monitor"}
+
+// The per-object tables of dev.c, link.c, res.c, sys.c and stat.c.
+var (
+	rdmaDevCmds      = []string{"add", "delete", "show", "list", "set", "help"}
+	rdmaLinkCmds     = []string{"add", "delete", "show", "list", "help"}
+	rdmaResCmds      = []string{"show", "set", "list", "help"}
+	rdmaResObjs      = []string{"qp", "cm_id", "cq", "mr", "pd", "ctx", "srq", "frmr_pools"}
+	rdmaSysCmds      = []string{"show", "set", "help"}
+	rdmaSysParams    = []string{"netns", "privileged-qkey", "monitor"}
+	rdmaSysSetParams = []string{"help", "netns", "privileged-qkey"}
+	rdmaStatCmds     = []string{"show", "list", "help", "qp", "mr", "mode", "set", "unset"}
+	rdmaStatShow     = []string{"link", "mr", "help"}
+	rdmaStatQPCmds   = []string{"show", "list", "mode", "set", "bind", "unbind", "help"}
+	rdmaStatMode     = []string{"link", "show", "supported", "help"}
+)
+
+// rdmaResFilters are res.h's valid filters per object, in their order;
+// "dev" and "link" become rdmactl's DEV argument and --link.
+var rdmaResFilters = map[string][]string{
+	"qp":    {"link", "lqpn", "rqpn", "pid", "sq-psn", "rq-psn", "type", "path-mig-state", "state", "pdn"},
+	"cm_id": {"link", "lqpn", "qp-type", "state", "ps", "dev-type", "transport-type", "pid", "src-addr", "src-port", "dst-addr", "dst-port", "cm-idn"},
+	"cq":    {"dev", "users", "poll-ctx", "pid", "cqn", "ctxn"},
+	"mr":    {"dev", "rkey", "lkey", "mrlen", "pid", "mrn", "pdn"},
+	"pd":    {"dev", "users", "pid", "ctxn", "pdn"},
+	"ctx":   {"dev", "pid", "ctxn"},
+	"srq":   {"dev", "pid", "srqn", "type", "pdn", "cqn", "lqpn"},
+}
+
+// rdmaMatch is rdma's strcmpx over a table: the first entry word is a
+// prefix of ("" matches the first, as in rdma).
+func rdmaMatch(word string, table []string) (string, bool) {
+	for _, t := range table {
+		if strings.HasPrefix(t, word) {
+			return t, true
+		}
+	}
+	return "", false
+}
+
+// rdmactlTop are the words rdmactl itself takes first: they keep their
+// meaning, even where rdma would read the word differently.
+var rdmactlTop = map[string]bool{
+	"dev": true, "link": true, "gids": true, "counters": true, "res": true, "resource": true,
+	"perf": true, "capture": true, "monitor": true, "version": true, "completion": true,
+	"system": true, "sys": true, "statistic": true, "stat": true, "help": true,
+}
+
+// canonical is the word the translation writes for each rdmactl alias.
+var canonical = map[string]string{"resource": "res", "sys": "system", "stat": "statistic"}
+
+// translateRdma rewrites args written in rdma's grammar as rdmactl's
+// command line; anything else is returned unchanged. Leading options
+// (-j, -p, -d, --sysfs-root DIR) stay where they are.
+func translateRdma(args []string) []string {
+	i := 0
+	for i < len(args) && strings.HasPrefix(args[i], "-") && args[i] != "-" && args[i] != "--" {
+		if args[i] == "--sysfs-root" {
+			i++
+		}
+		i++
+	}
+	if i >= len(args) || args[i] == "--" {
+		return args
+	}
+	rest := args[i:]
+	// rdma takes options only before the object: a line with a flag later
+	// is rdmactl's, whatever its words.
+	for _, w := range rest[1:] {
+		if strings.HasPrefix(w, "-") && !isRange(w) {
+			return args
+		}
+	}
+	out := append([]string{}, args[:i]...)
+	obj := rest[0]
+	own := rdmactlTop[obj]
+	if own && len(rest) == 1 && obj != "dev" && obj != "statistic" && obj != "stat" {
+		// rdmactl's bare link, res, system... already are rdma's.
+		return args
+	}
+	if !own {
+		full, ok := rdmaMatch(obj, rdmaTop)
+		if !ok || obj == "" {
+			return args
+		}
+		obj = full
+	}
+	tail := rest[1:]
+	var t []string
+	switch obj {
+	case "dev":
+		t = grDev(tail)
+	case "link":
+		t = grLink(tail)
+	case "resource", "res":
+		t = grRes(tail)
+	case "system", "sys":
+		t = grSys(tail)
+	case "statistic", "stat":
+		t = grStat(tail)
+	default: // help, monitor and rdmactl's own commands
+		t = append([]string{obj}, tail...)
+	}
+	if own && canonical[obj] == t[0] {
+		t[0] = obj // "sys", "stat", "resource" stay as typed
+	}
+	return append(out, t...)
+}
+
+// isRange is a filter value such as "5-9": not an option.
+func isRange(w string) bool {
+	return strings.Trim(w, "0123456789,-") == "" && strings.ContainsAny(w, "0123456789")
+}
+
+// grSub resolves the first word of tail in table unless rdmactl knows it
+// as it is (own); "" when nothing matches.
+func grSub(tail []string, table []string, own ...string) string {
+	if len(tail) == 0 {
+		return ""
+	}
+	for _, o := range own {
+		if tail[0] == o {
+			return o
+		}
+	}
+	if tail[0] == "" {
+		return ""
+	}
+	full, _ := rdmaMatch(tail[0], table)
+	return full
+}
+
+func grDev(tail []string) []string {
+	if len(tail) == 0 {
+		return []string{"dev", "show"}
+	}
+	switch grSub(tail, rdmaDevCmds, "show", "query", "hca-caps", "set") {
+	case "show", "list":
+		return append([]string{"dev", "show"}, tail[1:]...)
+	case "set":
+		return append([]string{"dev", "set"}, tail[1:]...)
+	case "query", "hca-caps":
+		return append([]string{"dev"}, tail...)
+	}
+	return append([]string{"dev"}, tail...)
+}
+
+func grLink(tail []string) []string {
+	if len(tail) == 0 {
+		return []string{"link", "show"}
+	}
+	switch w := grSub(tail, rdmaLinkCmds, "show", "add", "delete", "del"); w {
+	case "show", "list":
+		return append([]string{"link", "show"}, tail[1:]...)
+	case "add", "delete", "del":
+		return append([]string{"link", w}, tail[1:]...)
+	}
+	return append([]string{"link"}, tail...)
+}
+
+// grRes: "res [show|list] [OBJECT [FILTER VALUE]...|DEV]". rdmactl's
+// own "res [OBJECT] [DEV]" has no show keyword, so a line without one
+// is left alone.
+func grRes(tail []string) []string {
+	if len(tail) == 0 {
+		return []string{"res"}
+	}
+	if isResObject(tail[0]) {
+		return append([]string{"res"}, tail...)
+	}
+	w := grSub(tail, rdmaResCmds)
+	if w != "show" && w != "list" {
+		return append([]string{"res"}, tail...)
+	}
+	args := tail[1:]
+	if len(args) == 0 {
+		return []string{"res"}
+	}
+	obj, ok := rdmaMatch(args[0], rdmaResObjs)
+	if len(args) == 1 && (!ok || args[0] == "") {
+		// rdma res show DEV: one device's counts.
+		return []string{"res", args[0]}
+	}
+	if !ok || args[0] == "" || obj == "frmr_pools" {
+		return append([]string{"res"}, args...)
+	}
+	out := []string{"res", obj}
+	filters := args[1:]
+	for k := 0; k < len(filters); k += 2 {
+		key, ok := rdmaMatch(filters[k], rdmaResFilters[obj])
+		if !ok || filters[k] == "" {
+			key = filters[k]
+		}
+		if k+1 == len(filters) {
+			// A key without its value: cobra says the flag needs one.
+			return append(out, "--"+key)
+		}
+		if key == "dev" {
+			out = append(out, filters[k+1])
+			continue
+		}
+		out = append(out, "--"+key+"="+filters[k+1])
+	}
+	return out
+}
+
+func grSys(tail []string) []string {
+	if len(tail) == 0 {
+		return []string{"system", "show"}
+	}
+	switch grSub(tail, rdmaSysCmds, "show", "set") {
+	case "show":
+		// "system show netns" prints what "system show" prints.
+		if len(tail) == 2 {
+			if _, ok := rdmaMatch(tail[1], rdmaSysParams); ok && tail[1] != "" {
+				return []string{"system", "show"}
+			}
+		}
+		return append([]string{"system", "show"}, tail[1:]...)
+	case "set":
+		out := []string{"system", "set"}
+		if len(tail) > 1 {
+			if p, ok := rdmaMatch(tail[1], rdmaSysSetParams); ok && tail[1] != "" && p != "help" {
+				return append(append(out, p), tail[2:]...)
+			}
+		}
+		return append(out, tail[1:]...)
+	}
+	return append([]string{"system"}, tail...)
+}
+
+// grStat: "statistic [show|list] [link DEV[/PORT]]" is a port's
+// counters, which rdmactl prints from the same netlink source with
+// "counters --source netlink"; the rest is rdmactl's statistic command
+// with rdma's words spelled out.
+func grStat(tail []string) []string {
+	show := func(args []string) []string {
+		out := []string{"counters", "--source", "netlink"}
+		if len(args) == 0 {
+			return out
+		}
+		switch k, _ := rdmaMatch(args[0], rdmaStatShow); {
+		case args[0] != "" && k == "link" && len(args) == 2:
+			return append(out, args[1])
+		case args[0] != "" && k == "mr":
+			return append([]string{"statistic", "mr"}, args[1:]...)
+		}
+		return append(out, args...)
+	}
+	if len(tail) == 0 {
+		return show(nil)
+	}
+	switch w := grSub(tail, rdmaStatCmds); w {
+	case "show", "list":
+		return show(tail[1:])
+	case "qp":
+		out := []string{"statistic", "qp"}
+		if len(tail) == 1 {
+			return append(out, "show")
+		}
+		q := grSub(tail[1:], rdmaStatQPCmds)
+		switch q {
+		case "show", "list":
+			return append(append(out, "show"), tail[2:]...)
+		case "mode", "set", "bind", "unbind":
+			return append(append(out, q), tail[2:]...)
+		}
+		return append(out, tail[1:]...)
+	case "mode":
+		out := []string{"statistic", "mode"}
+		if len(tail) > 1 {
+			switch m := grSub(tail[1:], rdmaStatMode); m {
+			case "show":
+				return append(out, tail[2:]...)
+			case "supported", "link":
+				return append(append(out, m), tail[2:]...)
+			}
+		}
+		return append(out, tail[1:]...)
+	case "mr", "set", "unset":
+		return append([]string{"statistic", w}, tail[1:]...)
+	}
+	return append([]string{"statistic"}, tail...)
+}
