@@ -113,7 +113,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	a := &app{stdout: stdout, stderr: stderr}
 	root := newRootCmd(a)
 	root.SetArgs(translateRdma(args)) // rdma's grammar too (rdmagrammar.go)
-	code, msg := exitStatus(root.ExecuteContext(ctx))
+	err := rdmaOptionError(args)
+	if err == nil {
+		err = root.ExecuteContext(ctx)
+	}
+	code, msg := exitStatus(err)
 	if code != exitOK {
 		fmt.Fprintf(stderr, "rdmactl: %s\n", msg)
 	}

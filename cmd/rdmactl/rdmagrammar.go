@@ -77,6 +77,9 @@ func translateRdma(args []string) []string {
 		}
 		i++
 	}
+	if i > len(args) {
+		i = len(args)
+	}
 	if i >= len(args) || args[i] == "--" {
 		return args
 	}
@@ -122,6 +125,47 @@ func translateRdma(args []string) []string {
 		t[0] = obj // "sys", "stat", "resource" stay as typed
 	}
 	return append(out, t...)
+}
+
+// rdmaUnsupported are rdma's options rdmactl does not have; each is
+// refused with its own line rather than cobra's "unknown shorthand".
+var rdmaUnsupported = map[string]string{
+	"r":       "-r (rdma's raw netlink attributes) is not supported: rdmactl -j prints every fact it decodes",
+	"raw":     "--raw (rdma's raw netlink attributes) is not supported: rdmactl -j prints every fact it decodes",
+	"o":       "-o (rdma's one-line output) is not supported: rdmactl -j prints one JSON document",
+	"oneline": "--oneline (rdma's one-line output) is not supported: rdmactl -j prints one JSON document",
+	"b":       "-b (rdma's batch file) is not supported: run rdmactl once per line",
+	"batch":   "--batch (rdma's batch file) is not supported: run rdmactl once per line",
+	"f":       "-f (rdma's --force, for batch files) is not supported",
+	"force":   "--force (rdma's, for batch files) is not supported",
+	"V":       "-V is 'rdmactl version'",
+}
+
+// rdmaOptionError is the refusal of an rdma option rdmactl lacks among the
+// leading options of args (as rdma takes them), or nil.
+func rdmaOptionError(args []string) error {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--sysfs-root" {
+			i++
+			continue
+		}
+		if a == "--" || !strings.HasPrefix(a, "-") || a == "-" {
+			return nil
+		}
+		if strings.HasPrefix(a, "--") {
+			if msg, ok := rdmaUnsupported[strings.TrimPrefix(a, "--")]; ok {
+				return usageErrorf("%s", msg)
+			}
+			continue
+		}
+		for _, c := range a[1:] {
+			if msg, ok := rdmaUnsupported[string(c)]; ok {
+				return usageErrorf("%s", msg)
+			}
+		}
+	}
+	return nil
 }
 
 // isRange is a filter value such as "5-9": not an option.

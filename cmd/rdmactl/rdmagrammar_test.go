@@ -202,3 +202,18 @@ func TestResFilterBadInput(t *testing.T) {
 		}
 	}
 }
+
+func TestRdmaOptionsRefused(t *testing.T) {
+	for _, l := range []string{"-r dev", "-jr res", "--raw link", "-o dev", "-b cmds.txt", "-V", "--sysfs-root /x -r link"} {
+		_, stderr, code := runCmd(t, strings.Fields(l)...)
+		if code != exitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "not supported") && !strings.Contains(stderr, "version") {
+			t.Errorf("%s: exit %d, stderr %q", l, code, stderr)
+		}
+	}
+	// options after the command word are rdmactl's to judge
+	for _, l := range []string{"-j dev show", "-dd dev show", "--sysfs-root /x link show", "perf write -d rxe0"} {
+		if err := rdmaOptionError(strings.Fields(l)); err != nil {
+			t.Errorf("%s: %v", l, err)
+		}
+	}
+}
