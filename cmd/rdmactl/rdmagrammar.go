@@ -56,11 +56,13 @@ func rdmaMatch(word string, table []string) (string, bool) {
 }
 
 // rdmactlTop are the words rdmactl itself takes first: they keep their
-// meaning, even where rdma would read the word differently.
+// meaning, even where rdma would read the word differently. A test checks
+// it against the command tree, so a new command cannot be forgotten here.
 var rdmactlTop = map[string]bool{
 	"dev": true, "link": true, "gids": true, "counters": true, "res": true, "resource": true,
 	"perf": true, "capture": true, "monitor": true, "version": true, "completion": true,
 	"system": true, "sys": true, "statistic": true, "stat": true, "help": true,
+	"top": true, "doctor": true,
 }
 
 // canonical is the word the translation writes for each rdmactl alias.

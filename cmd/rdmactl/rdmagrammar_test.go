@@ -140,6 +140,7 @@ func TestTranslateRdmaKeepsRdmactlLines(t *testing.T) {
 		"statistic qp bind link mlx5_0/1 lqpn 178 cntn 4", "statistic mode supported",
 		"statistic set link mlx5_0/1 optional-counters a,b", "statistic unset link mlx5_0/1 optional-counters",
 		"statistic mr", "statistic mr dev mlx5_0", "stat qp mode",
+		"top", "doctor",
 		"frobnicate",
 	} {
 		args := strings.Fields(l)
@@ -214,6 +215,28 @@ func TestRdmaOptionsRefused(t *testing.T) {
 	for _, l := range []string{"-j dev show", "-dd dev show", "--sysfs-root /x link show", "perf write -d rxe0"} {
 		if err := rdmaOptionError(strings.Fields(l)); err != nil {
 			t.Errorf("%s: %v", l, err)
+		}
+	}
+}
+
+// rdmactlTop is every top-level command and alias of rdmactl, no more.
+func TestRdmactlTopIsTheCommandTree(t *testing.T) {
+	root := newRootCmd(&app{stdout: &strings.Builder{}, stderr: &strings.Builder{}})
+	want := map[string]bool{"help": true}
+	for _, c := range root.Commands() {
+		want[c.Name()] = true
+		for _, a := range c.Aliases {
+			want[a] = true
+		}
+	}
+	for w := range want {
+		if !rdmactlTop[w] {
+			t.Errorf("command %q is missing from rdmactlTop", w)
+		}
+	}
+	for w := range rdmactlTop {
+		if !want[w] {
+			t.Errorf("rdmactlTop has %q, which is no command", w)
 		}
 	}
 }
