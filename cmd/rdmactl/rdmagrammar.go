@@ -1,6 +1,10 @@
 package main
 
-import "strings"
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
 
 // rdma's own grammar, translated to rdmactl's command line before cobra
 // sees it, so that scripts written for iproute2's rdma keep working:
@@ -175,6 +179,16 @@ func isRange(w string) bool {
 	return strings.Trim(w, "0123456789,-") == "" && strings.ContainsAny(w, "0123456789")
 }
 
+// isDevice: an RDMA device of that name exists. rdma reads "res show c"
+// as device c's counts when there is one, else as "res show cm_id".
+var isDevice = func(name string) bool {
+	if name == "" || strings.ContainsAny(name, "/.") {
+		return false
+	}
+	_, err := os.Stat(filepath.Join("/sys/class/infiniband", name))
+	return err == nil
+}
+
 // grSub resolves the first word of tail in table unless rdmactl knows it
 // as it is (own); "" when nothing matches.
 func grSub(tail []string, table []string, own ...string) string {
@@ -240,7 +254,7 @@ func grRes(tail []string) []string {
 		return []string{"res"}
 	}
 	obj, ok := rdmaMatch(args[0], rdmaResObjs)
-	if len(args) == 1 && (!ok || args[0] == "") {
+	if len(args) == 1 && (!ok || args[0] == "" || isDevice(args[0])) {
 		// rdma res show DEV: one device's counts.
 		return []string{"res", args[0]}
 	}
