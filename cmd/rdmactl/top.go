@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
-	"github.com/rdmactl/rdmactl/internal/nldev"
 	"github.com/rdmactl/rdmactl/internal/top"
 	"github.com/spf13/cobra"
 )
@@ -120,16 +119,12 @@ func parseTopInterval(s string) (time.Duration, error) {
 // fresh inventory each frame; --sysfs-root reads the captured tree.
 func (a *app) topSampler(dev string, port uint32) (*top.Sampler, func(), error) {
 	s := &top.Sampler{Dev: dev, Port: port}
-	if a.opts.sysfsRoot != "" {
-		s.Open = func() (top.Inventory, error) { return inventory.Captured(a.opts.sysfsRoot), nil }
-		return s, func() {}, nil
-	}
-	c, err := nldev.Dial()
+	src, err := inventory.Open(a.opts.sysfsRoot, false)
 	if err != nil {
 		return nil, nil, err
 	}
-	s.Open = func() (top.Inventory, error) { return inventory.Live(c), nil }
-	return s, func() { c.Close() }, nil
+	s.Open = func() (top.Inventory, error) { return src.Fresh(), nil }
+	return s, func() { src.Close() }, nil
 }
 
 // sampleAfter waits iv (or until ctx is done) and samples.

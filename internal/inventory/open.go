@@ -37,3 +37,16 @@ func (s *Source) Close() error {
 	}
 	return nil
 }
+
+// Fresh is a new Source over the same socket and tree with nothing
+// gathered yet: a command that samples again and again (top, monitor
+// --poll) takes one per sample and keeps one socket for the whole run.
+// Closing it is the original's job.
+func (s *Source) Fresh() *Source {
+	// Offline, the files are read again each time; the bundle's NLDEV dump,
+	// a record of one moment, is kept.
+	if s.Offline() {
+		return &Source{fs: s.fs, dump: s.dump, origin: s.origin}
+	}
+	return &Source{nl: s.nl, fs: s.fs}
+}
