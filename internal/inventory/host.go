@@ -1,7 +1,6 @@
 package inventory
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"net"
@@ -11,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rdmactl/rdmactl/internal/verbs"
 	"golang.org/x/sys/unix"
 )
 
@@ -147,25 +147,8 @@ func (s *Source) Memlock() (*Memlock, error) {
 	if rl.Cur == unix.RLIM_INFINITY {
 		m.Soft = Unlimited
 	}
-	if v, err := strconv.ParseUint(procStatus("CapEff"), 16, 64); err == nil {
-		m.CapIPCLock = v&(1<<unix.CAP_IPC_LOCK) != 0
-	}
+	m.CapIPCLock = verbs.HasCapIPCLock()
 	return m, nil
-}
-
-func procStatus(name string) string {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && k == name {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
 }
 
 // UverbsAccess opens /dev/infiniband/NODE read-write and closes it: what a

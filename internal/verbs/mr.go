@@ -111,7 +111,7 @@ func memlockError(dev, op string, start, length uint64) *MemlockError {
 	if err := unix.Getrlimit(unix.RLIMIT_MEMLOCK, &rl); err != nil || rl.Cur == unix.RLIM_INFINITY {
 		return nil
 	}
-	if hasCapIPCLock() {
+	if HasCapIPCLock() {
 		return nil
 	}
 	ps := uint64(unix.Getpagesize())
@@ -123,8 +123,9 @@ func memlockError(dev, op string, start, length uint64) *MemlockError {
 	return &MemlockError{Device: dev, Op: op, Limit: rl.Cur, Pinned: pinned, Need: need}
 }
 
-// hasCapIPCLock reads CapEff from /proc/self/status (CAP_IPC_LOCK = 14).
-func hasCapIPCLock() bool {
+// HasCapIPCLock reads CapEff from /proc/self/status (CAP_IPC_LOCK = 14):
+// with it, RLIMIT_MEMLOCK does not bind.
+func HasCapIPCLock() bool {
 	s := procStatusField("CapEff")
 	v, err := strconv.ParseUint(s, 16, 64)
 	return err == nil && v&(1<<14) != 0
