@@ -27,11 +27,19 @@ const recvTimeout = 10 * time.Second
 // one would be an error (truncated), never silently cut.
 const recvBufSize = 64 << 10
 
-// dialConn opens the NETLINK_RDMA socket. Message framing, sequence checks,
+// dialConn opens the NETLINK_RDMA socket: blocking for requests
+// (blocksock.go), on Go's netpoller for events, whose Close must interrupt
+// a Receive waiting for the next one. Message framing, sequence checks,
 // multi-part dumps and kernel error codes (NLMSG_ERROR, and the errno a
 // failed dump puts in its NLMSG_DONE) are mdlayher/netlink's job.
-func dialConn() (*netlink.Conn, error) {
-	c, err := netlink.Dial(familyRDMA, &netlink.Config{MessageBufferSize: recvBufSize})
+func dialConn(events bool) (*netlink.Conn, error) {
+	var c *netlink.Conn
+	var err error
+	if events {
+		c, err = netlink.Dial(familyRDMA, &netlink.Config{MessageBufferSize: recvBufSize})
+	} else {
+		c, err = dialBlocking()
+	}
 	if err != nil {
 		if errors.Is(err, syscall.EPROTONOSUPPORT) || errors.Is(err, syscall.EAFNOSUPPORT) {
 			return nil, fmt.Errorf("%w: %v", ErrNoRDMA, err)
@@ -42,14 +50,9 @@ func dialConn() (*netlink.Conn, error) {
 }
 
 // execute sends one request and returns its answers (a dump's answers
-// until NLMSG_DONE). With deadline, a kernel silent for recvTimeout is an
-// error; in-memory test connections (nltest) have no deadlines.
-func execute(c *netlink.Conn, deadline bool, typ, flags uint16, attrs []byte) ([]netlink.Message, error) {
-	if deadline {
-		if err := c.SetReadDeadline(time.Now().Add(recvTimeout)); err != nil {
-			return nil, err
-		}
-	}
+// until NLMSG_DONE). A kernel silent for recvTimeout is an error (the
+// socket's SO_RCVTIMEO); in-memory test connections (nltest) never wait.
+func execute(c *netlink.Conn, typ, flags uint16, attrs []byte) ([]netlink.Message, error) {
 	msgs, err := c.Execute(netlink.Message{
 		Header: netlink.Header{Type: netlink.HeaderType(typ), Flags: netlink.HeaderFlags(flags)},
 		Data:   attrs,

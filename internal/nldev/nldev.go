@@ -142,22 +142,21 @@ var ErrNoRDMA = errors.New("this kernel has no RDMA netlink (NETLINK_RDMA socket
 // Client talks NLDEV over one netlink socket. It is not safe for
 // concurrent use.
 type Client struct {
-	c        *netlink.Conn
-	deadline bool // bound each request's wait (real sockets only)
+	c *netlink.Conn
 }
 
 // Dial opens a NETLINK_RDMA socket. A kernel without RDMA gives an error
 // matching ErrNoRDMA.
 func Dial() (*Client, error) {
-	c, err := dialConn()
+	c, err := dialConn(false)
 	if err != nil {
 		return nil, err
 	}
-	return &Client{c: c, deadline: true}, nil
+	return &Client{c: c}, nil
 }
 
 // NewClient talks NLDEV over c: a socket the caller opened, or an nltest
-// fake in another package's tests. Requests wait without a deadline.
+// fake in another package's tests.
 func NewClient(c *netlink.Conn) *Client { return &Client{c: c} }
 
 // Close releases the socket.
@@ -186,7 +185,7 @@ func (c *Client) do(op uint16, dump bool, attrs []byte) ([][]byte, error) {
 	if dump {
 		flags |= flagDump
 	}
-	msgs, err := execute(c.c, c.deadline, msgType(op), flags, attrs)
+	msgs, err := execute(c.c, msgType(op), flags, attrs)
 	if err != nil {
 		var en syscall.Errno
 		if errors.As(err, &en) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"syscall"
-	"time"
 
 	"github.com/mdlayher/netlink"
 )
@@ -77,11 +76,6 @@ func (c *Client) doAck(op uint16, attrs []byte) ([][]byte, error) {
 	}
 	var out [][]byte
 	for range 64 { // a bound: an ack never comes after more than a few answers
-		if c.deadline {
-			if err := c.c.SetReadDeadline(deadlineFromNow()); err != nil {
-				return nil, wrap(err)
-			}
-		}
 		msgs, err := c.c.Receive()
 		if err != nil {
 			return nil, wrap(timeoutErr(err))
@@ -179,8 +173,6 @@ func b2u8(b bool) uint8 {
 	}
 	return 0
 }
-
-func deadlineFromNow() time.Time { return time.Now().Add(recvTimeout) }
 
 func timeoutErr(err error) error {
 	if errors.Is(err, os.ErrDeadlineExceeded) {
