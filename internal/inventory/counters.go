@@ -43,14 +43,14 @@ func (s *Source) Counters(refs []PortRef, only []string) ([]CounterSet, error) {
 	for _, r := range refs {
 		if !seen[r.Dev] && want(SrcHWCounters) {
 			seen[r.Dev] = true
-			cs, err := s.fs.HWCounters(r.Dev, 0)
+			cs, err := s.readCounters(r, 0, true)
 			if err != nil {
 				return nil, err
 			}
 			out = append(out, CounterSet{Dev: r.Dev, Source: SrcHWCounters, Counters: cs})
 		}
 		if want(SrcCounters) {
-			cs, err := s.fs.Counters(r.Dev, r.Port)
+			cs, err := s.readCounters(r, r.Port, false)
 			if err != nil {
 				return nil, err
 			}
@@ -74,7 +74,7 @@ func (s *Source) Counters(refs []PortRef, only []string) ([]CounterSet, error) {
 			nl = &set
 		}
 		if want(SrcHWCounters) && (only != nil || nl == nil || nl.Err != nil) {
-			cs, err := s.fs.HWCounters(r.Dev, r.Port)
+			cs, err := s.readCounters(r, r.Port, true)
 			if err != nil {
 				return nil, err
 			}
@@ -85,4 +85,18 @@ func (s *Source) Counters(refs []PortRef, only []string) ([]CounterSet, error) {
 		}
 	}
 	return out, nil
+}
+
+// readCounters reads one sysfs counter directory of r's device (port 0)
+// or port. A live port came from the kernel's netlink list, so the
+// directories are not checked first; offline, an unknown name is a
+// *sysfs.NotFoundError.
+func (s *Source) readCounters(r PortRef, port uint32, hw bool) ([]sysfs.Counter, error) {
+	if !s.Offline() && r.Index != nil {
+		return s.fs.KnownPortCounters(r.Dev, port, hw), nil
+	}
+	if hw {
+		return s.fs.HWCounters(r.Dev, port)
+	}
+	return s.fs.Counters(r.Dev, port)
 }

@@ -2,6 +2,7 @@ package sysfs
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -491,5 +492,32 @@ func TestReadBounded(t *testing.T) {
 	_, err := ReadBounded(filepath.Join(dir, "missing"))
 	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("missing file: %v", err)
+	}
+}
+
+func TestKnownPortCountersMatchChecked(t *testing.T) {
+	f := New(mlx5Root)
+	for _, c := range []struct {
+		port uint32
+		hw   bool
+	}{{1, false}, {1, true}, {0, true}, {0, false}} {
+		got := f.KnownPortCounters("mlx5_0", c.port, c.hw)
+		var want []Counter
+		var err error
+		switch {
+		case c.hw:
+			want, err = f.HWCounters("mlx5_0", c.port)
+		case c.port != 0:
+			want, err = f.Counters("mlx5_0", c.port)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("port %d hw %v: %v, checked %v", c.port, c.hw, got, want)
+		}
+	}
+	if cs := f.KnownPortCounters("gone0", 1, true); len(cs) != 0 {
+		t.Errorf("a device gone since netlink listed it: %v, want none", cs)
 	}
 }
