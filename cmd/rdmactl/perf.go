@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -239,6 +240,9 @@ func runPerfSession(ctx context.Context, a *app, p *perf.Params, dev perf.Device
 		s.Progress = a.stderr
 	}
 	res, err := s.Run(ctx)
+	if ue := (*rdmacm.UnsupportedError)(nil); errors.As(err, &ue) {
+		err = withCode(exitUnsupported, err) // no rdma_cm device: modprobe rdma_ucm
+	}
 	if a.opts.json && res != nil {
 		if jerr := a.printJSON(res); jerr != nil && err == nil {
 			err = jerr

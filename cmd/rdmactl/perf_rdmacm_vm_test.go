@@ -139,6 +139,7 @@ func TestVMPerfRDMACMFailures(t *testing.T) {
 	for _, c := range []struct{ name, addr, want string }{
 		{"refused", perfServerIP, "refused"},
 		{"unreachable", "192.0.2.1", "no RDMA route"},
+		{"no such host", "10.77.0.99", "no RDMA route"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			start := time.Now()

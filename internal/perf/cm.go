@@ -307,7 +307,7 @@ func (l *cmLink) wait(ctx context.Context, id *rdmacm.ID, deadline time.Time) (r
 // resolve runs ADDR and ROUTE resolution of dst on id.
 func (l *cmLink) resolve(ctx context.Context, id *rdmacm.ID, dst netip.AddrPort) error {
 	if err := id.ResolveAddr(netip.AddrPort{}, dst, cmTimeout); err != nil {
-		return err
+		return fmt.Errorf("%s has no RDMA route from this host (%w)", dst.Addr(), err)
 	}
 	ev, err := l.wait(ctx, id, time.Now().Add(2*cmTimeout))
 	if err != nil {

@@ -65,6 +65,10 @@ type Session struct {
 	result   Result
 	cm       *cmLink // -R: the comm connection and the data QPs' ids
 	cmNote   string  // -R: why -d was not used
+	// Tests only (cm_vm_test.go): called with the run's memory and key
+	// records once the QPs are up, before the first exchange of the test
+	// sequence, and after it, before teardown.
+	testBefore, testAfter func(res *Resources, my []Dest)
 }
 
 // Run executes the benchmark and returns its result. On Ctrl-C (ctx
@@ -152,7 +156,13 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 			return nil, err
 		}
 	}
+	if s.testBefore != nil {
+		s.testBefore(s.res, s.my)
+	}
 	err = s.sequence(ctx)
+	if s.testAfter != nil && err == nil {
+		s.testAfter(s.res, s.my)
+	}
 	if err != nil && ctx.Err() != nil {
 		s.result.Interrupted = true
 		return &s.result, ctx.Err()

@@ -262,7 +262,7 @@ func (id *ID) ResolveAddr(src, dst netip.AddrPort, timeout time.Duration) error 
 		req.SrcAddr = sockaddrOf(src)
 	}
 	if err := id.ch.exec(cmdResolveIP, bytesOf(&req), -1, nil); err != nil {
-		return fmt.Errorf("rdma_cm: cannot resolve %s: %w", dst.Addr(), err)
+		return fmt.Errorf("rdma_cm RESOLVE_IP: %w", err)
 	}
 	return nil
 }
