@@ -107,11 +107,11 @@ func perfFlagSet(f *perfFlags, verb perf.Verb) *pflag.FlagSet {
 	fs.IntVarP(&p.Port, "port", "p", 18515, "TCP port of the exchange")
 	fs.StringVar(&p.Bind, "bind", "", "server: listen on this address (default: all)")
 	fs.StringVarP(&f.conn, "connection", "c", "RC", "transport: RC, UC, or UD (send only)")
+	addRDMACMFlag(fs, &f.p)
 	fs.BoolVarP(&f.json, "json", "j", false, "print JSON instead of perftest's table")
 	fs.BoolVar(&f.pretty, "pretty", false, "indent JSON")
 	fs.Bool("details", false, "accepted for symmetry with other commands")
 	fs.BoolVarP(&f.help, "help", "h", false, "show this help")
-	addRDMACMFlag(fs, &f.p)
 	f.fs = fs
 	return fs
 }
