@@ -112,4 +112,3 @@ func TestVMPerfRDMACMBytes(t *testing.T) {
 		})
 	}
 }
-
