@@ -277,9 +277,10 @@ func passiveAccept(id *rdmacm.ID, qp *verbs.QP, rd uint8) (rtr, rts rdmacm.QPAtt
 	return
 }
 
-// waitCM returns the next event of id (by its handle), or for a listening
-// id its next connection request; other ids' events are dropped (an
-// ESTABLISHED of an accepted id, a late DISCONNECTED).
+// wait returns the next event of id (by its handle), or for a listening
+// id its next connection request, first from the events checkEvents kept;
+// other ids' events are dropped (an ESTABLISHED of an accepted id, a late
+// DISCONNECTED).
 func (l *cmLink) wait(ctx context.Context, id *rdmacm.ID, deadline time.Time) (rdmacm.Event, error) {
 	mine := func(ev rdmacm.Event) bool {
 		if ev.Type == rdmacm.EventConnectRequest {
