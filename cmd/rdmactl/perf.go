@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,8 +14,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
+	"github.com/rdmactl/rdmactl/internal/nldev"
 	"github.com/rdmactl/rdmactl/internal/perf"
 	"github.com/rdmactl/rdmactl/internal/perf/rtloop"
+	"github.com/rdmactl/rdmactl/internal/rdmacm"
 	"github.com/rdmactl/rdmactl/internal/verbs"
 )
 
@@ -104,6 +107,7 @@ func perfFlagSet(f *perfFlags, verb perf.Verb) *pflag.FlagSet {
 	fs.IntVarP(&p.Port, "port", "p", 18515, "TCP port of the exchange")
 	fs.StringVar(&p.Bind, "bind", "", "server: listen on this address (default: all)")
 	fs.StringVarP(&f.conn, "connection", "c", "RC", "transport: RC, UC, or UD (send only)")
+	addRDMACMFlag(fs, &f.p)
 	fs.BoolVarP(&f.json, "json", "j", false, "print JSON instead of perftest's table")
 	fs.BoolVar(&f.pretty, "pretty", false, "indent JSON")
 	fs.Bool("details", false, "accepted for symmetry with other commands")
@@ -198,6 +202,9 @@ Flags (perftest's letters; here -d is the device and -p the TCP port):
 }
 
 func runPerf(ctx context.Context, a *app, p *perf.Params) error {
+	if p.RDMACM {
+		return runPerfSession(ctx, a, p, nil)
+	}
 	var vd verbs.Device
 	if p.Device == "" {
 		devs, err := inventory.LiveVerbsDevices()
@@ -216,7 +223,16 @@ func runPerf(ctx context.Context, a *app, p *perf.Params) error {
 	if err != nil {
 		return err
 	}
+	return runPerfSession(ctx, a, p, dev)
+}
+
+// runPerfSession runs the session on dev (nil with -R: the RDMA CM's
+// route names the device).
+func runPerfSession(ctx context.Context, a *app, p *perf.Params, dev perf.Device) error {
 	s := &perf.Session{P: p, Dev: dev, SoleSession: soleSession}
+	if p.RDMACM {
+		s.CMDevice = cmRouteDevice
+	}
 	if !a.opts.json {
 		s.Out = a.stdout
 	}
@@ -224,6 +240,9 @@ func runPerf(ctx context.Context, a *app, p *perf.Params) error {
 		s.Progress = a.stderr
 	}
 	res, err := s.Run(ctx)
+	if ue := (*rdmacm.UnsupportedError)(nil); errors.As(err, &ue) {
+		err = withCode(exitUnsupported, err) // no rdma_cm device: modprobe rdma_ucm
+	}
 	if a.opts.json && res != nil {
 		if jerr := a.printJSON(res); jerr != nil && err == nil {
 			err = jerr
@@ -243,4 +262,40 @@ func isTerminal(w io.Writer) bool {
 	}
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
+}
+
+// addRDMACMFlag registers perftest's -R/--rdma_cm.
+func addRDMACMFlag(fs *pflag.FlagSet, p *perf.Params) {
+	fs.BoolVarP(&p.RDMACM, "rdma_cm", "R", false, "connect through the RDMA CM (/dev/infiniband/rdma_cm), as perftest's -R: the exchange and the QPs; the device is the one the address resolves to (RC only)")
+}
+
+// cmRouteDevice is the uverbs device of an RDMA CM route: the device
+// whose netlink index the kernel reported, else the one with its node
+// GUID (kernels that do not report the index).
+func cmRouteDevice(r rdmacm.Route) (verbs.Device, error) {
+	c, err := nldev.Dial()
+	if err != nil {
+		return verbs.Device{}, err
+	}
+	defer c.Close()
+	src := inventory.Live(c)
+	devs, err := src.Devices("", inventory.DeviceOptions{})
+	if err != nil {
+		return verbs.Device{}, err
+	}
+	guid := fmt.Sprintf("%04x:%04x:%04x:%04x", r.NodeGUID>>48, r.NodeGUID>>32&0xffff, r.NodeGUID>>16&0xffff, r.NodeGUID&0xffff)
+	name := ""
+	for _, d := range devs {
+		if r.IBDevIndex != rdmacm.NoIBDevIndex && d.Index != nil && *d.Index == r.IBDevIndex {
+			name = d.Name
+			break
+		}
+		if r.IBDevIndex == rdmacm.NoIBDevIndex && d.NodeGUID == guid && name == "" {
+			name = d.Name
+		}
+	}
+	if name == "" {
+		return verbs.Device{}, fmt.Errorf("-R: the RDMA CM chose a device (index %d, node GUID %s) that is not in the device list", r.IBDevIndex, guid)
+	}
+	return src.VerbsDevice(name)
 }

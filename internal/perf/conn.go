@@ -39,6 +39,7 @@ type Conn struct {
 	RunTimeout time.Duration
 	ctx        context.Context
 	peerVer    Version
+	noDone     bool // -R: no "done" record at the end (cm.go)
 }
 
 // newConn wraps an established connection.
@@ -214,6 +215,9 @@ func (c *Conn) ioErr(verb, what string, err error) error {
 // we drain the peer's copy briefly so that our close does not reset a
 // connection the peer is still reading.
 func (c *Conn) sayDone() {
+	if c.noDone {
+		return
+	}
 	_ = c.c.SetWriteDeadline(time.Now().Add(c.StepTimeout))
 	_, _ = c.c.Write([]byte("done\x00"))
 	_ = c.c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))

@@ -20,6 +20,7 @@ type verbsDevice struct {
 	qps  []*verbs.QP
 	ahs  []*verbs.AH
 	typ  verbs.QPType
+	cm   bool // -R: the RDMA CM moves the QPs from RESET (cm_session.go)
 }
 
 // OpenDevice opens RDMA device d for a benchmark on port. d comes from
@@ -101,6 +102,10 @@ func (d *verbsDevice) Setup(cfg SetupConfig) (*Resources, error) {
 			return nil, err
 		}
 		d.qps = append(d.qps, qp)
+		if d.cm {
+			res.QPs = append(res.QPs, QP{SendQueue: qp, RecvQueue: qp, QPN: qp.QPN()})
+			continue
+		}
 		if err := qp.ToInit(verbs.InitAttr{Port: d.port, Access: access, QKey: udQKey}); err != nil {
 			return nil, err
 		}

@@ -15,6 +15,9 @@
 //   - stats.go, report.go: figures and perftest's report layout.
 //   - device.go, device_verbs.go: what a run needs from a device, and its
 //     implementation over internal/verbs.
+//   - cm.go, cm_session.go: -R, the connection through the RDMA CM
+//     (internal/rdmacm) as perftest 6.06 makes it: the exchange as SENDs
+//     on a CM-connected comm QP, the data QPs moved by the CM's attributes.
 //
 // Compatibility: we claim exchange version "6.27 rdmactl". perftest >= 5.70
 // accepts it; peers >= 6.28 then skip their build-dependent negotiation

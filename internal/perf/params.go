@@ -97,6 +97,11 @@ type Params struct {
 	// else the probe). The process's first session decides.
 	Loop rtloop.Mode
 
+	// RDMA CM (-R, perftest's --rdma_cm): the exchange runs over an RC
+	// connection the RDMA CM sets up on Port, and the CM connects the QPs
+	// (cm.go). RC only.
+	RDMACM bool
+
 	// Set by defaults: which of the above the user gave.
 	UserCQMod, UserSize, UserInline bool
 }
@@ -220,6 +225,8 @@ func (p *Params) Validate() error {
 		return errors.New("-b applies to bandwidth tests only")
 	case p.Unsorted && p.Test != TestLat:
 		return errors.New("-U applies to latency tests (--lat) only")
+	case p.RDMACM && p.Conn != RC:
+		return fmt.Errorf("-R works with -c RC only (perftest refuses UC; UD over RDMA CM is not implemented)")
 	case p.Unsorted && p.Duration > 0:
 		return errors.New("-U needs iteration mode (-n): -D keeps a histogram, not each sample")
 	}

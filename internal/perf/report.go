@@ -68,10 +68,12 @@ type Info struct {
 	Inline   int `json:"max_inline_data"` // bytes
 	// OutReads is the RDMA READs in flight this side allows (READ tests;
 	// 0 for the others).
-	OutReads int    `json:"outstanding_reads"`
-	Local    []Dest `json:"-"`
-	Remote   []Dest `json:"-"`
-	WithGID  bool   `json:"-"`
+	OutReads int `json:"outstanding_reads"`
+	// RDMACM says the run was connected by the RDMA CM (-R).
+	RDMACM  bool   `json:"rdma_cm,omitempty"`
+	Local   []Dest `json:"-"`
+	Remote  []Dest `json:"-"`
+	WithGID bool   `json:"-"`
 }
 
 // writeHeader prints the block perftest prints before the results.
@@ -101,8 +103,18 @@ func writeHeader(w io.Writer, p *Params, in *Info) {
 	} else {
 		fmt.Fprintf(&b, " Max inline data : %d[B]\n", p.Inline)
 	}
-	b.WriteString(" rdma_cm QPs\t : OFF\n")
-	b.WriteString(" Data ex. method : Ethernet\n")
+	if p.RDMACM {
+		b.WriteString(" rdma_cm QPs\t : ON\n")
+		b.WriteString(" Data ex. method : rdma_cm\n")
+		if p.Server {
+			b.WriteString(resultLine)
+			b.WriteString(" Waiting for client rdma_cm QP to connect\n")
+			b.WriteString(" Please run the same command with the IB/RoCE interface IP\n")
+		}
+	} else {
+		b.WriteString(" rdma_cm QPs\t : OFF\n")
+		b.WriteString(" Data ex. method : Ethernet\n")
+	}
 	b.WriteString(resultLine)
 	for i := range in.Local {
 		writeAddr(&b, "local", p, &in.Local[i], in.WithGID)

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmactl/rdmactl/internal/perf/rtloop"
+	"github.com/rdmactl/rdmactl/internal/rdmacm"
 	"github.com/rdmactl/rdmactl/internal/verbs"
 	"github.com/rdmactl/rdmactl/internal/vocab"
 )
@@ -43,6 +44,9 @@ type Session struct {
 	// sessions in one process, as in tests, need two Ps to progress) and,
 	// in the detached mode, run latency loops on an rtloop.Thread.
 	SoleSession bool
+	// CMDevice maps the route of an RDMA CM id to its verbs device (-R
+	// only; Dev is then opened on it, cm_session.go).
+	CMDevice func(rdmacm.Route) (verbs.Device, error)
 
 	conn     *Conn
 	port     PortAttr
@@ -59,6 +63,12 @@ type Session struct {
 	stop     atomic.Bool
 	peerGone atomic.Bool
 	result   Result
+	cm       *cmLink // -R: the comm connection and the data QPs' ids
+	cmNote   string  // -R: why -d was not used
+	// Tests only (cm_vm_test.go): called with the run's memory and key
+	// records once the QPs are up, before the first exchange of the test
+	// sequence, and after it, before teardown.
+	testBefore, testAfter func(res *Resources, my []Dest)
 }
 
 // Run executes the benchmark and returns its result. On Ctrl-C (ctx
@@ -111,6 +121,15 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	defer s.teardown()
 
 	var err error
+	if p.RDMACM {
+		// The CM's route decides the device, so it comes first.
+		if err := s.connectCM(ctx); err != nil {
+			return nil, err
+		}
+		if s.cmNote != "" {
+			s.printf(" %s\n", s.cmNote)
+		}
+	}
 	if s.port, err = s.Dev.Port(); err != nil {
 		return nil, err
 	}
@@ -118,8 +137,10 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	if err := s.chooseGID(); err != nil {
 		return nil, err
 	}
-	if err := s.connect(ctx); err != nil {
-		return nil, err
+	if !p.RDMACM {
+		if err := s.connect(ctx); err != nil {
+			return nil, err
+		}
 	}
 	stopWatch := context.AfterFunc(ctx, func() { s.stop.Store(true) })
 	defer stopWatch()
@@ -130,7 +151,18 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	if err := s.setup(); err != nil {
 		return nil, err
 	}
+	if p.RDMACM {
+		if err := s.connectDataCM(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if s.testBefore != nil {
+		s.testBefore(s.res, s.my)
+	}
 	err = s.sequence(ctx)
+	if s.testAfter != nil && err == nil {
+		s.testAfter(s.res, s.my)
+	}
 	if err != nil && ctx.Err() != nil {
 		s.result.Interrupted = true
 		return &s.result, ctx.Err()
@@ -312,11 +344,15 @@ func (s *Session) key(i int, long bool) error {
 		what = "the start handshake"
 		s.settle()
 	}
-	b, err := s.conn.xchg(what, encodeKey(&s.my[i], s.withGID), keySize(s.withGID), long)
+	mine, size, parse := encodeKey(&s.my[i], s.withGID), keySize(s.withGID), func(b []byte) (Dest, error) { return parseKey(b, s.withGID) }
+	if s.P.RDMACM {
+		mine, size, parse = encodeKeyCM(&s.my[i], s.gidIndex), keySizeCM, parseKeyCM
+	}
+	b, err := s.conn.xchg(what, mine, size, long)
 	if err != nil {
 		return err
 	}
-	d, err := parseKey(b, s.withGID)
+	d, err := parse(b)
 	if err != nil {
 		return &PeerError{Err: err}
 	}
@@ -336,6 +372,10 @@ func (s *Session) keys() error {
 // connectQPs checks GID families (ctx_check_gid_compatibility) and moves
 // the QPs to RTS.
 func (s *Session) connectQPs() error {
+	if s.P.RDMACM {
+		s.qpsUp = true // the CM moved them to RTS (perftest skips the GID check too)
+		return nil
+	}
 	if s.withGID && isIPv4Mapped(s.my[0].GID) != isIPv4Mapped(s.rem[0].GID) {
 		return &PeerError{Err: errors.New("GID types differ: one side uses an IPv4-mapped GID and the other does not; pick matching GIDs with -x")}
 	}
@@ -422,7 +462,8 @@ func (s *Session) closeConn() error {
 func (s *Session) info() *Info {
 	in := &Info{Device: s.P.Device, Port: s.P.IBPort, LinkType: s.port.LinkLayer.String(), GIDIndex: s.gidIndex, MTU: s.mtu,
 		Peer: s.conn.RemoteAddr(), PeerVer: s.conn.peerVer.Text, Local: s.my, Remote: s.rem, WithGID: s.withGID,
-		TxDepth: s.P.TxDepth, RxDepth: s.P.RxDepth, CQMod: s.P.CQMod, PostList: s.P.PostList, Inline: s.P.Inline}
+		TxDepth: s.P.TxDepth, RxDepth: s.P.RxDepth, CQMod: s.P.CQMod, PostList: s.P.PostList, Inline: s.P.Inline,
+		RDMACM: s.P.RDMACM}
 	if len(s.my) > 0 && s.P.Verb == VerbRead {
 		in.OutReads = int(s.my[0].OutReads)
 	}

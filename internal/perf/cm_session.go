@@ -1,0 +1,201 @@
+package perf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rdmactl/rdmactl/internal/rdmacm"
+	"github.com/rdmactl/rdmactl/internal/verbs"
+)
+
+// The Session's -R path (cm.go explains the protocol).
+
+// cmDevice is a Device whose QPs the RDMA CM moves through their states:
+// Setup leaves them in RESET, and the CM path modifies them itself.
+type cmDevice interface {
+	manageByCM()
+	cmQP(i int) *verbs.QP
+}
+
+func (d *verbsDevice) manageByCM()          { d.cm = true }
+func (d *verbsDevice) cmQP(i int) *verbs.QP { return d.qps[i] }
+
+// connectCM replaces connect with -R: the comm connection, whose route
+// names the device the run uses (opened here; -d does not choose it).
+func (s *Session) connectCM(ctx context.Context) error {
+	p := s.P
+	if s.CMDevice == nil {
+		return errors.New("-R: no way to map an RDMA CM route to a device (Session.CMDevice)")
+	}
+	var l *cmLink
+	var err error
+	if p.Server {
+		if s.Out != nil {
+			fmt.Fprint(s.Out, "\n************************************\n* Waiting for client to connect... *\n************************************\n")
+		}
+		l, err = listenCM(ctx, p.Bind, p.Port, s.CMDevice)
+	} else {
+		l, err = dialCM(ctx, p.Host, p.Port, s.DialTimeout, s.CMDevice)
+	}
+	if err != nil {
+		return err
+	}
+	s.cm = l
+	s.conn = newConn(ctx, l, !p.Server, s.StepTimeout)
+	s.conn.noDone = true // ctx_close_connection writes no "done" over the CM
+	if s.Dev != nil {
+		_ = s.Dev.Close()
+		s.Dev = nil
+	}
+	if p.Device != "" && p.Device != l.vd.Name {
+		s.cmNote = fmt.Sprintf("-R: the RDMA CM reaches %s through %s port %d; -d %s is not used (as in perftest)", l.peer.Addr(), l.vd.Name, l.route.Port, p.Device)
+	}
+	p.Device, p.IBPort = l.vd.Name, int(l.route.Port)
+	dev, err := OpenDevice(l.vd, p.IBPort)
+	if err != nil {
+		return err
+	}
+	s.Dev = dev
+	cd, ok := dev.(cmDevice)
+	if !ok {
+		return errors.New("-R needs a verbs device")
+	}
+	cd.manageByCM()
+	return nil
+}
+
+// cmSync is the key round around the CM connection of the data QPs
+// (create_rdma_cm_connection's ctx_hand_shake with a zeroed record).
+func (s *Session) cmSync(what string) error {
+	var zero Dest
+	_, err := s.conn.xchg(what, encodeKeyCM(&zero, 0), keySizeCM, false)
+	return err
+}
+
+// cmRetries and cmRetryDelay are perftest's rdma_cm_client_connection
+// retries: its server listens for the data QPs only after the first sync,
+// so a client's first request may find nobody yet.
+const (
+	cmRetries    = 10
+	cmRetryDelay = 100 * time.Millisecond
+)
+
+// connectDataCM connects the data QPs through the CM, between two sync
+// rounds, and fills s.my with what the CM chose (the SQ PSN, the GID).
+func (s *Session) connectDataCM(ctx context.Context) error {
+	p, l := s.P, s.cm
+	cd := s.Dev.(cmDevice)
+	rd := uint8(0)
+	if p.Verb == VerbRead {
+		rd = uint8(min(int(s.my[0].OutReads), 255))
+	}
+	var lid *rdmacm.ID
+	if p.Server {
+		// Listen before the sync, so that a client never finds the port
+		// closed (perftest listens after it and relies on the retries).
+		ap, err := cmBindAddr(p.Bind, p.Port)
+		if err != nil {
+			return err
+		}
+		if lid, err = listenOn(l.ch, ap, p.QPs); err != nil {
+			return err
+		}
+		defer func() { _ = lid.Destroy() }()
+	}
+	if err := s.cmSync("the sync before the RDMA CM connection"); err != nil {
+		return err
+	}
+	for i := range s.my {
+		qp := cd.cmQP(i)
+		var rtr, rts rdmacm.QPAttr
+		var err error
+		if p.Server {
+			rtr, rts, err = s.acceptDataQP(ctx, lid, qp, rd)
+		} else {
+			rtr, rts, err = s.dialDataQP(ctx, qp, rd)
+		}
+		if err != nil {
+			return fmt.Errorf("QP %d over RDMA CM: %w", i, err)
+		}
+		s.my[i].PSN = rts.SQPSN & 0xffffff
+		s.gidIndex = int(rtr.AH.SGIDIndex)
+		s.my[i].GID = s.gid()
+	}
+	return s.cmSync("the sync after the RDMA CM connection")
+}
+
+func (s *Session) dialDataQP(ctx context.Context, qp *verbs.QP, rd uint8) (rtr, rts rdmacm.QPAttr, err error) {
+	l := s.cm
+	for try := 1; ; try++ {
+		var id *rdmacm.ID
+		if id, err = l.ch.CreateID(rdmacm.PSTCP); err != nil {
+			return
+		}
+		if err = s.prepareDataQP(ctx, id, qp, false); err == nil {
+			rtr, rts, err = l.activeConnect(ctx, id, qp, rd, time.Now().Add(s.StepTimeout))
+		}
+		if err == nil {
+			l.data = append(l.data, id)
+			return
+		}
+		_ = id.Destroy()
+		_ = qp.Modify(&verbs.ModifyAttr{State: verbs.QPStateReset}, verbs.QPAttrState)
+		var ee *rdmacm.EventError
+		if !errors.As(err, &ee) || !ee.Refused() || try == cmRetries || ctx.Err() != nil {
+			if ee != nil {
+				err = &PeerError{Err: err}
+			}
+			return
+		}
+		time.Sleep(cmRetryDelay)
+	}
+}
+
+func (s *Session) acceptDataQP(ctx context.Context, lid *rdmacm.ID, qp *verbs.QP, rd uint8) (rtr, rts rdmacm.QPAttr, err error) {
+	l := s.cm
+	ev, err := l.wait(ctx, lid, time.Now().Add(s.StepTimeout))
+	if errors.Is(err, rdmacm.ErrTimeout) {
+		err = peerErrorf("the peer did not connect its QP over RDMA CM within %v", s.StepTimeout)
+	}
+	if err != nil {
+		return
+	}
+	id := l.ch.Adopt(ev, lid)
+	if err = s.prepareDataQP(ctx, id, qp, true); err == nil {
+		rtr, rts, err = passiveAccept(id, qp, rd)
+	}
+	if err != nil {
+		_ = id.Reject()
+		_ = id.Destroy()
+		return
+	}
+	l.data = append(l.data, id)
+	// perftest: the RNR timer of its own QP attributes (MIN_RNR_TIMER 12),
+	// which the CM's do not set.
+	err = qp.Modify(&verbs.ModifyAttr{MinRNRTimer: 12}, verbs.QPAttrMinRNRTimer)
+	return
+}
+
+// prepareDataQP resolves (client) or reads (server) the data id's route,
+// checks that it is the comm connection's device, and moves the QP to
+// INIT (librdmacm's rdma_create_qp).
+func (s *Session) prepareDataQP(ctx context.Context, id *rdmacm.ID, qp *verbs.QP, server bool) error {
+	l := s.cm
+	if !server {
+		if err := l.resolve(ctx, id, l.peer); err != nil {
+			return &PeerError{Err: err}
+		}
+	}
+	r, err := id.QueryRoute()
+	if err != nil {
+		return err
+	}
+	if r.NodeGUID != l.route.NodeGUID || r.Port != l.route.Port {
+		return fmt.Errorf("the RDMA CM put the data QP on another device or port (GUID %016x port %d) than the exchange (%016x port %d)",
+			r.NodeGUID, r.Port, l.route.NodeGUID, l.route.Port)
+	}
+	_, err = cmModify(id, qp, rdmacm.StateInit, -1)
+	return err
+}

@@ -1,0 +1,91 @@
+package perf
+
+import (
+	"bytes"
+	"encoding/binary"
+	"strings"
+	"testing"
+
+	"github.com/rdmactl/rdmactl/internal/rdmacm"
+	"github.com/rdmactl/rdmactl/internal/verbs"
+)
+
+// perftest 6.06's rdma_write_keys record for a known dest, laid out by
+// hand from struct pingpong_dest (int lid, out_reads, qpn, psn; unsigned
+// rkey; 4 bytes padding; unsigned long long vaddr; union ibv_gid gid;
+// unsigned srqn; int gid_index), every integer big-endian.
+func perftestKeyCM() []byte {
+	b := make([]byte, 56)
+	be := binary.BigEndian
+	be.PutUint32(b[0:], 0)
+	be.PutUint32(b[4:], 16)
+	be.PutUint32(b[8:], 0x17)
+	be.PutUint32(b[12:], 0xf8a7df)
+	be.PutUint32(b[16:], 0x5e3)
+	copy(b[20:24], []byte{0xde, 0xad, 0xbe, 0xef}) // perftest leaves the padding uninitialised
+	be.PutUint64(b[24:], 0x7fdd30439028)
+	copy(b[32:48], []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 77, 0, 1})
+	be.PutUint32(b[48:], 0)
+	be.PutUint32(b[52:], 1)
+	return b
+}
+
+func TestKeyCM(t *testing.T) {
+	d, err := parseKeyCM(perftestKeyCM())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Dest{OutReads: 16, QPN: 0x17, PSN: 0xf8a7df, RKey: 0x5e3, VAddr: 0x7fdd30439028,
+		GID: [16]byte{10: 0xff, 11: 0xff, 12: 10, 13: 77, 15: 1}}
+	if d != want {
+		t.Fatalf("parsed %+v, want %+v", d, want)
+	}
+	// Ours is perftest's with zero padding.
+	mine := encodeKeyCM(&want, 1)
+	ref := perftestKeyCM()
+	copy(ref[20:24], []byte{0, 0, 0, 0})
+	if !bytes.Equal(mine, ref) {
+		t.Fatalf("encoded\n%x\nwant\n%x", mine, ref)
+	}
+	if _, err := parseKeyCM(ref[:55]); err == nil {
+		t.Fatal("55 bytes accepted")
+	}
+	bad := perftestKeyCM()
+	bad[8] = 1 // QPN above 24 bits
+	if _, err := parseKeyCM(bad); err == nil || !strings.Contains(err.Error(), "24 bits") {
+		t.Fatalf("QPN 0x01000017: %v", err)
+	}
+}
+
+func FuzzParseKeyCM(f *testing.F) {
+	f.Add(perftestKeyCM())
+	f.Add(make([]byte, 56))
+	f.Add(make([]byte, 64)) // perftest >= 2026-03 (tail_markers_vaddr)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, err := parseKeyCM(b)
+		if err != nil {
+			return
+		}
+		// What parses re-encodes to the same fields.
+		e := encodeKeyCM(&d, 0)
+		if !bytes.Equal(e[:20], b[:20]) || !bytes.Equal(e[24:48], b[24:48]) {
+			t.Fatalf("round trip changed the record:\n%x\n%x", b, e)
+		}
+	})
+}
+
+// modifyFromCM keeps only the attribute bits the legacy MODIFY_QP takes
+// and carries every attribute INIT_QP_ATTR gave.
+func TestModifyFromCM(t *testing.T) {
+	a := rdmacm.QPAttr{Mask: 1<<0 | 1<<7 | 1<<8 | 1<<12 | 1<<17 | 1<<20 | 1<<21 | 1<<23, State: rdmacm.StateRTR, PathMTU: 3,
+		RQPSN: 0x123456, DestQPN: 0x17, MaxDestRdAtomic: 16, MinRNRTimer: 12,
+		AH: rdmacm.AHAttr{DGID: [16]byte{15: 1}, SGIDIndex: 1, HopLimit: 64, TrafficClass: 0x60, IsGlobal: true, Port: 1}}
+	m, mask := modifyFromCM(a)
+	if mask != verbs.QPAttrMask(1<<0|1<<7|1<<8|1<<12|1<<17|1<<20) {
+		t.Fatalf("mask %#x", mask)
+	}
+	if m.State != verbs.QPStateRTR || m.PathMTU != 3 || m.RQPSN != 0x123456 || m.DestQPN != 0x17 || m.MaxDestRdAtomic != 16 ||
+		m.MinRNRTimer != 12 || !m.Dest.IsGlobal || m.Dest.SGIDIndex != 1 || m.Dest.TrafficClass != 0x60 || m.Dest.DGID[15] != 1 || m.Dest.Port != 1 {
+		t.Fatalf("attrs %+v", m)
+	}
+}
