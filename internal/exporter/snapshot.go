@@ -1,0 +1,279 @@
+package exporter
+
+import (
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/rdmactl/rdmactl/internal/inventory"
+	"github.com/rdmactl/rdmactl/internal/vocab"
+)
+
+// Snapshot is one scrape's worth of RDMA metrics, built once when the
+// inventory is read so that a stale snapshot is served without work.
+type Snapshot struct {
+	at         time.Time
+	took       time.Duration
+	readErrors int
+	metrics    []prometheus.Metric
+}
+
+// Metrics are the snapshot's RDMA series.
+func (s *Snapshot) Metrics() []prometheus.Metric { return s.metrics }
+
+// ReadErrors counts the reads that failed (their series are missing).
+func (s *Snapshot) ReadErrors() int { return s.readErrors }
+
+var (
+	labelsDevInfo = []string{"device", "node_guid", "sys_image_guid", "fw_version", "driver", "pci_address",
+		"node_type", "protocol", "board_id", "hca_type", "hw_rev", "netns_mode"}
+	labelsPort     = []string{"device", "port"}
+	labelsCounter  = []string{"device", "port", "category"}
+	labelsDevCount = []string{"device", "category"}
+
+	descDevInfo = prometheus.NewDesc("rdma_device_info",
+		"RDMA device facts (labels), value 1; netns_mode is the RDMA subsystem's (shared/exclusive, empty offline).", labelsDevInfo, nil)
+	descPortInfo = prometheus.NewDesc("rdma_port_info",
+		"RDMA port facts (labels), value 1: link layer, the netdev of a RoCE port, link width and speed.",
+		[]string{"device", "port", "link_layer", "netdev", "width", "speed"}, nil)
+	descState = prometheus.NewDesc("rdma_port_state_id",
+		"Port logical state (enum ib_port_state): 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER.", labelsPort, nil)
+	descPhys = prometheus.NewDesc("rdma_port_physical_state_id",
+		"Port physical state (enum ib_port_phys_state): 1 SLEEP, 2 POLLING, 3 DISABLED, 4 CONFIG_TRAINING, 5 LINK_UP, 6 LINK_ERROR_RECOVERY, 7 PHY_TEST.", labelsPort, nil)
+	descRate = prometheus.NewDesc("rdma_port_rate_bytes_per_second",
+		"Port link rate (sysfs rate) in bytes per second.", labelsPort, nil)
+	descMTU = prometheus.NewDesc("rdma_port_active_mtu_bytes",
+		"Active RDMA MTU of the port in bytes (RoCE: the largest the netdev's MTU allows).", labelsPort, nil)
+	descLID = prometheus.NewDesc("rdma_port_lid",
+		"InfiniBand LID of the port.", labelsPort, nil)
+	descSMLID = prometheus.NewDesc("rdma_port_sm_lid",
+		"InfiniBand LID of the port's subnet manager (0: none).", labelsPort, nil)
+	descGIDs = prometheus.NewDesc("rdma_port_gid_entries",
+		"Populated entries of the port's GID table.", labelsPort, nil)
+	descGIDSize = prometheus.NewDesc("rdma_port_gid_table_size",
+		"Slots of the port's GID table, populated or not.", labelsPort, nil)
+	descQP = prometheus.NewDesc("rdma_qp_info",
+		"One queue pair (only with --collector.qp, at most --collector.qp.limit series), value 1.",
+		[]string{"device", "port", "lqpn", "type", "state", "pid", "comm"}, nil)
+	descQPs = prometheus.NewDesc("rdma_qps",
+		"Queue pairs of the device (only with --collector.qp), whether or not their series fit under the limit.",
+		[]string{"device"}, nil)
+	descQPDropped = prometheus.NewDesc("rdma_exporter_qp_series_dropped",
+		"Queue pairs left out of rdma_qp_info by --collector.qp.limit.", nil, nil)
+)
+
+// Take reads one snapshot from src. Only a failed device list fails it;
+// a device or port that vanishes halfway, or a counter set that cannot be
+// read, loses its series and counts as a read error.
+func Take(src *inventory.Source, o Options) (*Snapshot, error) {
+	start := time.Now()
+	s := &Snapshot{at: start}
+	devs, err := src.Devices("", inventory.DeviceOptions{Sysfs: true})
+	if err != nil {
+		return nil, err
+	}
+	netns := src.NetnsMode()
+	for _, d := range devs {
+		s.add(descDevInfo, prometheus.GaugeValue, 1, d.Name, d.NodeGUID, d.SysImageGUID, d.FW, d.Driver, d.PCIAddr,
+			d.NodeType, d.Protocol, d.BoardID, d.HCAType, d.HWRev, netns)
+	}
+
+	ports, err := src.Ports("", 0, inventory.PortOptions{})
+	if err != nil {
+		s.readErrors++
+	}
+	var refs []inventory.PortRef
+	for _, p := range ports {
+		port := strconv.FormatUint(uint64(p.Port), 10)
+		s.add(descPortInfo, prometheus.GaugeValue, 1, p.Dev, port, p.LinkLayer, p.Netdev, p.Width, p.Speed)
+		if v, ok := portStates[p.State]; ok {
+			s.add(descState, prometheus.GaugeValue, float64(v), p.Dev, port)
+		}
+		if v, ok := physStates[p.PhysState]; ok {
+			s.add(descPhys, prometheus.GaugeValue, float64(v), p.Dev, port)
+		}
+		if p.RateGbps != nil {
+			s.add(descRate, prometheus.GaugeValue, *p.RateGbps*1e9/8, p.Dev, port)
+		}
+		if p.ActiveMTU != nil {
+			s.add(descMTU, prometheus.GaugeValue, float64(*p.ActiveMTU), p.Dev, port)
+		}
+		if p.LinkLayer == "InfiniBand" {
+			if p.LID != nil {
+				s.add(descLID, prometheus.GaugeValue, float64(*p.LID), p.Dev, port)
+			}
+			if p.SMLID != nil {
+				s.add(descSMLID, prometheus.GaugeValue, float64(*p.SMLID), p.Dev, port)
+			}
+		}
+		if n, err := src.Sysfs().GIDTableLen(p.Dev, p.Port); err == nil {
+			s.add(descGIDSize, prometheus.GaugeValue, float64(n), p.Dev, port)
+		}
+		refs = append(refs, inventory.PortRef{Dev: p.Dev, Port: p.Port, Index: p.DevIndex})
+	}
+
+	// GID tables: one QUERY_GID_TABLE per device live, sysfs offline.
+	if len(refs) > 0 {
+		if tables, err := src.GIDs(refs, false); err != nil {
+			s.readErrors++
+		} else {
+			for i, t := range tables {
+				n := 0
+				for _, g := range t {
+					if !g.Empty() {
+						n++
+					}
+				}
+				s.add(descGIDs, prometheus.GaugeValue, float64(n), refs[i].Dev, strconv.FormatUint(uint64(refs[i].Port), 10))
+			}
+		}
+	}
+
+	// Counters, one device at a time so that one that vanishes loses only
+	// its own series.
+	seen := map[string]bool{}
+	for i := 0; i < len(refs); {
+		j := i
+		for j < len(refs) && refs[j].Dev == refs[i].Dev {
+			j++
+		}
+		sets, err := src.Counters(refs[i:j], nil)
+		i = j
+		if err != nil {
+			s.readErrors++
+			continue
+		}
+		for _, set := range sets {
+			if set.Err != nil {
+				s.readErrors++ // netlink refused; sysfs hw_counters were read instead
+			}
+			s.addCounters(set, seen)
+		}
+	}
+
+	if o.QP {
+		s.addQPs(src, o.QPLimit)
+	}
+	s.took = time.Since(start)
+	return s, nil
+}
+
+// addCounters adds one counter set. seen holds the series already added:
+// two kernel names that sanitize alike keep the first, since a duplicate
+// series fails the whole scrape.
+func (s *Snapshot) addCounters(set inventory.CounterSet, seen map[string]bool) {
+	port := strconv.FormatUint(uint64(set.Port), 10)
+	for _, c := range set.Counters {
+		name, mult := CounterMetric(set.Source, c.Name, set.Port)
+		if name == "" {
+			continue
+		}
+		key := name + "\x00" + set.Dev + "\x00" + port
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		cat := vocab.Counter(c.Name).Category.String()
+		v := float64(c.Value) * float64(mult)
+		if set.Port == 0 {
+			s.add(counterDesc(name, set.Source, true), prometheus.CounterValue, v, set.Dev, cat)
+		} else {
+			s.add(counterDesc(name, set.Source, false), prometheus.CounterValue, v, set.Dev, port, cat)
+		}
+	}
+}
+
+// descCache keeps one Desc per counter metric name: building a Desc
+// validates and hashes, and names repeat every scrape.
+var descCache sync.Map
+
+func counterDesc(name, source string, device bool) *prometheus.Desc {
+	if d, ok := descCache.Load(name); ok {
+		return d.(*prometheus.Desc)
+	}
+	var d *prometheus.Desc
+	switch {
+	case source == inventory.SrcCounters:
+		d = prometheus.NewDesc(name, "RDMA port counter from sysfs counters/ (PMA PortCounters), in base units.", labelsCounter, nil)
+	case device:
+		d = prometheus.NewDesc(name, "RDMA device-level hw counter (sysfs hw_counters/ of the device).", labelsDevCount, nil)
+	default:
+		d = prometheus.NewDesc(name, "RDMA port hw counter (NLDEV statistics, as rdma statistic show; sysfs hw_counters/ where netlink has none).", labelsCounter, nil)
+	}
+	v, _ := descCache.LoadOrStore(name, d)
+	return v.(*prometheus.Desc)
+}
+
+func (s *Snapshot) addQPs(src *inventory.Source, limit int) {
+	qps, err := src.QPs(inventory.ResFilter{})
+	if err != nil {
+		if !errors.Is(err, inventory.ErrNeedsLive) {
+			s.readErrors++
+		}
+		return
+	}
+	perDev := map[string]int{}
+	var devOrder []string
+	dropped := 0
+	for _, q := range qps {
+		if perDev[q.Dev] == 0 {
+			devOrder = append(devOrder, q.Dev)
+		}
+		perDev[q.Dev]++
+		if limit <= 0 {
+			dropped++
+			continue
+		}
+		limit--
+		s.add(descQP, prometheus.GaugeValue, 1, q.Dev, optU32(q.Port), optU32(q.LQPN), q.Type, q.State, optU32(q.PID), q.Comm)
+	}
+	slices.Sort(devOrder)
+	for _, d := range devOrder {
+		s.add(descQPs, prometheus.GaugeValue, float64(perDev[d]), d)
+	}
+	s.add(descQPDropped, prometheus.GaugeValue, float64(dropped))
+}
+
+func optU32(v *uint32) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatUint(uint64(*v), 10)
+}
+
+// add appends one const metric; label values from the kernel are valid
+// UTF-8 or replaced, so that one odd string cannot fail the scrape.
+func (s *Snapshot) add(d *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) {
+	for i, l := range labels {
+		labels[i] = strings.ToValidUTF8(l, "\uFFFD")
+	}
+	m, err := prometheus.NewConstMetric(d, t, v, labels...)
+	if err != nil {
+		s.readErrors++
+		return
+	}
+	s.metrics = append(s.metrics, m)
+}
+
+// portStates and physStates map vocab's names back to the enum values.
+var portStates, physStates = func() (map[string]uint8, map[string]uint8) {
+	ps, ph := map[string]uint8{}, map[string]uint8{}
+	for i := 0; i < 16; i++ {
+		if n := vocab.PortState(i).String(); n != "UNKNOWN" {
+			if _, dup := ps[n]; !dup {
+				ps[n] = uint8(i)
+			}
+		}
+		if n := vocab.PhysState(i).String(); n != "UNKNOWN" {
+			if _, dup := ph[n]; !dup {
+				ph[n] = uint8(i)
+			}
+		}
+	}
+	return ps, ph
+}()
