@@ -212,7 +212,6 @@ func TestDeployDaemonSet(t *testing.T) {
 	}
 }
 
-
 // exportedNames is every metric name the exporter can export: its fixed
 // metrics (from the captured trees' expositions) and the counter metric of
 // every counter name rdmactl knows (internal/vocab) from every source.
