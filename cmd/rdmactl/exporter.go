@@ -36,6 +36,7 @@ type exporterFlags struct {
 	qpLimit    int
 	goMetrics  bool
 	procMetric bool
+	gidEvery   time.Duration
 }
 
 func newExporterCmd(a *app) *cobra.Command {
@@ -68,12 +69,15 @@ were left out).`,
 			if fl.timeout < 10*time.Millisecond || fl.timeout > 10*time.Minute {
 				return usageErrorf("--timeout=%v: want 10ms to 10m", fl.timeout)
 			}
+			if fl.gidEvery < 0 {
+				return usageErrorf("--collector.gid.interval=%v: want 0 (every scrape) or more", fl.gidEvery)
+			}
 			if fl.qpLimit < 1 {
 				return usageErrorf("--collector.qp.limit=%d: want at least 1", fl.qpLimit)
 			}
 			col := exporter.New(exporter.Options{
 				Open:    func() (*inventory.Source, func(), error) { return a.openInventory(true) },
-				Timeout: fl.timeout, QP: fl.qp, QPLimit: fl.qpLimit,
+				Timeout: fl.timeout, QP: fl.qp, QPLimit: fl.qpLimit, GIDInterval: fl.gidEvery,
 			})
 			if fl.once {
 				return exportOnce(a, col)
@@ -89,6 +93,7 @@ were left out).`,
 	f.DurationVar(&fl.timeout, "timeout", 10*time.Second, "longest a scrape waits for its inventory snapshot")
 	f.BoolVar(&fl.qp, "collector.qp", false, "export one rdma_qp_info series per queue pair")
 	f.IntVar(&fl.qpLimit, "collector.qp.limit", exporter.DefaultQPLimit, "at most `N` rdma_qp_info series")
+	f.DurationVar(&fl.gidEvery, "collector.gid.interval", time.Minute, "read GID tables at most this often (0: every scrape); in between the last figures are served")
 	f.BoolVar(&fl.goMetrics, "collector.go", true, "export the exporter's own go_* metrics")
 	f.BoolVar(&fl.procMetric, "collector.process", true, "export the exporter's own process_* metrics")
 	return c

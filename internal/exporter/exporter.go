@@ -30,6 +30,9 @@ type Options struct {
 	// QP exports one rdma_qp_info series per queue pair, at most QPLimit.
 	QP      bool
 	QPLimit int
+	// GIDInterval is how long GID table figures are reused before they are
+	// read again (0: every snapshot).
+	GIDInterval time.Duration
 }
 
 // DefaultQPLimit is the default cap on per-QP series.
@@ -47,6 +50,7 @@ type Collector struct {
 	lastErr  error         // the last gather's error (nil: it succeeded)
 	timeouts uint64        // scrapes that stopped waiting
 	failures uint64        // gathers that failed
+	gids     gidCache      // used by the one running gather only
 }
 
 // New returns a Collector.
@@ -168,7 +172,7 @@ func (c *Collector) take() (*Snapshot, error) {
 		return nil, err
 	}
 	defer release()
-	return Take(src, c.opts)
+	return take(src, c.opts, &c.gids)
 }
 
 func b2f(b bool) float64 {

@@ -285,3 +285,44 @@ func TestFailedSnapshot(t *testing.T) {
 		t.Fatalf("empty tree: %v", s)
 	}
 }
+
+// TestGIDInterval: GID figures are reused within the interval and read
+// again after it (or every scrape with 0).
+func TestGIDInterval(t *testing.T) {
+	root := t.TempDir()
+	if out, err := exec.Command("cp", "-a", rxeTree+"/.", root).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	gids := filepath.Join(root, "class/infiniband/rxe0/ports/1/gids")
+	ents, err := os.ReadDir(gids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := ""
+	for _, e := range ents {
+		if b, _ := os.ReadFile(filepath.Join(gids, e.Name())); strings.TrimSpace(string(b)) == "0000:0000:0000:0000:0000:0000:0000:0000" {
+			empty = e.Name()
+			break
+		}
+	}
+	if empty == "" {
+		t.Fatal("no empty GID slot in the fixture")
+	}
+	const k = "rdma_port_gid_entries{device=rxe0,port=1}"
+	o := captured(root)
+	o.GIDInterval = time.Hour
+	cached, every := New(o), New(captured(root))
+	before := series(t, cached)[k]
+	if before == 0 || series(t, every)[k] != before {
+		t.Fatalf("gid entries %v", before)
+	}
+	if err := os.WriteFile(filepath.Join(gids, empty), []byte("fe80:0000:0000:0000:0000:0000:0000:0099\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := series(t, cached)[k]; got != before {
+		t.Errorf("within the interval: %v entries, want the cached %v", got, before)
+	}
+	if got := series(t, every)[k]; got != before+1 {
+		t.Errorf("interval 0: %v entries, want %v", got, before+1)
+	}
+}

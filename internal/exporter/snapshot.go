@@ -70,7 +70,17 @@ var (
 // Take reads one snapshot from src. Only a failed device list fails it;
 // a device or port that vanishes halfway, or a counter set that cannot be
 // read, loses its series and counts as a read error.
-func Take(src *inventory.Source, o Options) (*Snapshot, error) {
+func Take(src *inventory.Source, o Options) (*Snapshot, error) { return take(src, o, nil) }
+
+// gidCache keeps the GID table figures between snapshots: reading them is
+// the dearest part of a snapshot (a uverbs context per device, or a sysfs
+// read per slot), and they change only when addresses do.
+type gidCache struct {
+	at time.Time
+	n  map[string][2]int // "dev/port" -> populated entries, slots
+}
+
+func take(src *inventory.Source, o Options, gc *gidCache) (*Snapshot, error) {
 	start := time.Now()
 	s := &Snapshot{at: start}
 	devs, err := src.Devices("", inventory.DeviceOptions{Sysfs: true})
@@ -111,28 +121,10 @@ func Take(src *inventory.Source, o Options) (*Snapshot, error) {
 				s.add(descSMLID, prometheus.GaugeValue, float64(*p.SMLID), p.Dev, port)
 			}
 		}
-		if n, err := src.Sysfs().GIDTableLen(p.Dev, p.Port); err == nil {
-			s.add(descGIDSize, prometheus.GaugeValue, float64(n), p.Dev, port)
-		}
 		refs = append(refs, inventory.PortRef{Dev: p.Dev, Port: p.Port, Index: p.DevIndex})
 	}
 
-	// GID tables: one QUERY_GID_TABLE per device live, sysfs offline.
-	if len(refs) > 0 {
-		if tables, err := src.GIDs(refs, false); err != nil {
-			s.readErrors++
-		} else {
-			for i, t := range tables {
-				n := 0
-				for _, g := range t {
-					if !g.Empty() {
-						n++
-					}
-				}
-				s.add(descGIDs, prometheus.GaugeValue, float64(n), refs[i].Dev, strconv.FormatUint(uint64(refs[i].Port), 10))
-			}
-		}
-	}
+	s.addGIDs(src, refs, o.GIDInterval, gc)
 
 	// Counters, one device at a time so that one that vanishes loses only
 	// its own series.
@@ -161,6 +153,54 @@ func Take(src *inventory.Source, o Options) (*Snapshot, error) {
 	}
 	s.took = time.Since(start)
 	return s, nil
+}
+
+// addGIDs adds each port's populated GID entries and table slots: read
+// afresh (one QUERY_GID_TABLE per device live, sysfs offline) when gc is
+// nil, older than interval, or lacks a port; else from gc.
+func (s *Snapshot) addGIDs(src *inventory.Source, refs []inventory.PortRef, interval time.Duration, gc *gidCache) {
+	key := func(r inventory.PortRef) string { return r.Dev + "/" + strconv.FormatUint(uint64(r.Port), 10) }
+	fresh := gc != nil && gc.n != nil && time.Since(gc.at) < interval
+	for _, r := range refs {
+		if fresh {
+			if _, ok := gc.n[key(r)]; !ok {
+				fresh = false
+			}
+		}
+	}
+	if !fresh && len(refs) > 0 {
+		n := map[string][2]int{}
+		tables, err := src.GIDs(refs, false)
+		if err != nil {
+			s.readErrors++
+			return
+		}
+		for i, t := range tables {
+			used := 0
+			for _, g := range t {
+				if !g.Empty() {
+					used++
+				}
+			}
+			size, err := src.Sysfs().GIDTableLen(refs[i].Dev, refs[i].Port)
+			if err != nil {
+				size = -1
+			}
+			n[key(refs[i])] = [2]int{used, size}
+		}
+		if gc == nil {
+			gc = &gidCache{}
+		}
+		gc.at, gc.n = time.Now(), n
+	}
+	for _, r := range refs {
+		v := gc.n[key(r)]
+		port := strconv.FormatUint(uint64(r.Port), 10)
+		s.add(descGIDs, prometheus.GaugeValue, float64(v[0]), r.Dev, port)
+		if v[1] >= 0 {
+			s.add(descGIDSize, prometheus.GaugeValue, float64(v[1]), r.Dev, port)
+		}
+	}
 }
 
 // addCounters adds one counter set. seen holds the series already added:
