@@ -20,10 +20,9 @@ import (
 	"github.com/rdmactl/rdmactl/internal/inventory"
 )
 
-func init() { commandFactories = append(commandFactories, newExporterCmd) }
-
-// defaultListen is the exporter's port: 9879, free in Prometheus's
-// default port allocations list when it was chosen.
+// defaultListen is the exporter's port, 9879: not in the copy of
+// Prometheus's default port allocations page that could be read when it
+// was chosen (docs/exporter.md says how far that check goes).
 const defaultListen = ":9879"
 
 type exporterFlags struct {
