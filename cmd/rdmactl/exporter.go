@@ -1,19 +1,8 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"log/slog"
-	"net/http"
-	"runtime"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/spf13/cobra"
 
 	"github.com/rdmactl/rdmactl/internal/exporter"
@@ -29,6 +18,9 @@ type exporterFlags struct {
 	listen     string
 	path       string
 	webConfig  string
+	tlsCert    string
+	tlsKey     string
+	authUsers  string
 	once       bool
 	timeout    time.Duration
 	qp         bool
@@ -54,14 +46,16 @@ a snapshot still running then is not started again: the scrape gets the last
 complete one with rdma_exporter_snapshot_stale 1.
 
 --once writes one exposition to stdout and exits (node_exporter's textfile
-collector). --web.config.file takes the Prometheus exporter-toolkit web
-configuration (TLS, basic auth).
+collector). --web.tls-cert-file and --web.tls-key-file serve HTTPS;
+--web.basic-auth-users-file asks for basic auth against a file of
+user:bcrypt-hash lines (exporter-toolkit's --web.config.file is not read:
+docs/exporter.md).
 
 Per-QP series (rdma_qp_info) are off; --collector.qp turns them on, at most
 --collector.qp.limit of them (rdma_exporter_qp_series_dropped says how many
 were left out).`,
 		Example: `  rdmactl exporter
-  rdmactl exporter --web.listen-address=127.0.0.1:9879 --web.config.file=/etc/rdmactl/web.yml
+  rdmactl exporter --web.tls-cert-file=/etc/rdmactl/tls.crt --web.tls-key-file=/etc/rdmactl/tls.key --web.basic-auth-users-file=/etc/rdmactl/users
   rdmactl exporter --once > /var/lib/node_exporter/textfile/rdma.prom.$$ && mv /var/lib/node_exporter/textfile/rdma.prom.$$ /var/lib/node_exporter/textfile/rdma.prom`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -87,7 +81,13 @@ were left out).`,
 	f := c.Flags()
 	f.StringVar(&fl.listen, "web.listen-address", defaultListen, "`ADDRESS` to serve metrics on")
 	f.StringVar(&fl.path, "web.telemetry-path", "/metrics", "`PATH` under which metrics are served")
-	f.StringVar(&fl.webConfig, "web.config.file", "", "exporter-toolkit web configuration `FILE` (TLS, basic auth)")
+	f.StringVar(&fl.tlsCert, "web.tls-cert-file", "", "serve HTTPS with this PEM certificate `FILE` (with --web.tls-key-file)")
+	f.StringVar(&fl.tlsKey, "web.tls-key-file", "", "PEM private key `FILE` of --web.tls-cert-file")
+	f.StringVar(&fl.authUsers, "web.basic-auth-users-file", "", "ask for basic auth: `FILE` of user:bcrypt-hash lines")
+	// exporter-toolkit's YAML web config is not read (a YAML parser's init
+	// would be paid by every command); the flag says what to use instead.
+	f.StringVar(&fl.webConfig, "web.config.file", "", "not supported: use --web.tls-* and --web.basic-auth-users-file")
+	_ = f.MarkHidden("web.config.file")
 	f.BoolVar(&fl.once, "once", false, "write one exposition to stdout and exit (textfile collector)")
 	f.DurationVar(&fl.timeout, "timeout", 10*time.Second, "longest a scrape waits for its inventory snapshot")
 	f.BoolVar(&fl.qp, "collector.qp", false, "export one rdma_qp_info series per queue pair")
@@ -96,98 +96,4 @@ were left out).`,
 	f.BoolVar(&fl.goMetrics, "collector.go", true, "export the exporter's own go_* metrics")
 	f.BoolVar(&fl.procMetric, "collector.process", true, "export the exporter's own process_* metrics")
 	return c
-}
-
-// buildInfo is rdma_exporter_build_info: which rdmactl answers.
-func buildInfoCollector() prometheus.Collector {
-	bi := buildInfo()
-	g := prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "rdma_exporter_build_info",
-		Help: "rdmactl's version, commit and Go version, value 1.",
-		ConstLabels: prometheus.Labels{"version": bi.Version, "revision": bi.Commit,
-			"goversion": runtime.Version()},
-	})
-	g.Set(1)
-	return g
-}
-
-// exportOnce writes the RDMA series (no go_/process_ ones: those would be
-// this short process's) in the text format. A failed snapshot is an error.
-func exportOnce(a *app, col *exporter.Collector) error {
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(col, buildInfoCollector())
-	mfs, err := reg.Gather()
-	if err != nil {
-		return fmt.Errorf("exporter: %w", err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() == "rdma_exporter_scrape_success" && mf.GetMetric()[0].GetGauge().GetValue() != 1 {
-			return errors.New("exporter: no inventory snapshot within --timeout (or the device list failed)")
-		}
-	}
-	enc := expfmt.NewEncoder(a.stdout, expfmt.NewFormat(expfmt.TypeTextPlain))
-	for _, mf := range mfs {
-		if err := enc.Encode(mf); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func serveExporter(ctx context.Context, a *app, col *exporter.Collector, fl *exporterFlags) error {
-	if fl.webConfig != "" {
-		if err := web.Validate(fl.webConfig); err != nil {
-			return usageErrorf("--web.config.file=%s: %v", fl.webConfig, oneLine(err.Error()))
-		}
-	}
-	if fl.path == "" || fl.path[0] != '/' {
-		return usageErrorf("--web.telemetry-path=%q: want a path starting with /", fl.path)
-	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(col, buildInfoCollector())
-	if fl.goMetrics {
-		reg.MustRegister(collectors.NewGoCollector())
-	}
-	if fl.procMetric {
-		reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	}
-	logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	mux := http.NewServeMux()
-	mux.Handle(fl.path, promhttp.HandlerFor(reg, promhttp.HandlerOpts{
-		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelError), ErrorHandling: promhttp.ContinueOnError,
-		// Scrapes beyond this queue wait in the handler, not in new gathers.
-		MaxRequestsInFlight: 4,
-	}))
-	if fl.path != "/" {
-		landing, err := web.NewLandingPage(web.LandingConfig{
-			Name: "rdmactl exporter", Description: "RDMA devices, ports and counters for Prometheus",
-			Version: buildInfo().Version,
-			Links:   []web.LandingLinks{{Address: fl.path, Text: "Metrics"}},
-		})
-		if err != nil {
-			return err
-		}
-		mux.Handle("/", landing)
-	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	listen := []string{fl.listen}
-	systemd := false
-	errc := make(chan error, 1)
-	go func() {
-		errc <- web.ListenAndServe(srv, &web.FlagConfig{WebListenAddresses: &listen, WebSystemdSocket: &systemd,
-			WebConfigFile: &fl.webConfig}, logger)
-	}()
-	select {
-	case err := <-errc:
-		if errors.Is(err, http.ErrServerClosed) {
-			return nil
-		}
-		return fmt.Errorf("exporter: %w", err)
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		<-errc
-		return nil
-	}
 }

@@ -1,10 +1,19 @@
 package main
 
 import (
+	"compress/gzip"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -103,11 +112,18 @@ func TestExporterOnceMatchesCounters(t *testing.T) {
 	}
 }
 
-// TestExporterBadInput: bad flags and a broken web config give one line
-// and exit 2; a tree without devices fails --once with one line.
+// TestExporterBadInput: bad flags, TLS files and users files give one
+// line and exit 2; a tree without devices fails --once with one line.
 func TestExporterBadInput(t *testing.T) {
-	bad := filepath.Join(t.TempDir(), "web.yml")
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "web.yml")
 	if err := os.WriteFile(bad, []byte("tls_server_config:\n  cert_file: /nonexistent.crt\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cert, key := selfSigned(t, dir)
+	_, otherKey := selfSigned(t, t.TempDir())
+	badUsers := filepath.Join(dir, "users")
+	if err := os.WriteFile(badUsers, []byte("prom:plaintext\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{
@@ -116,6 +132,12 @@ func TestExporterBadInput(t *testing.T) {
 		{"exporter", "--web.telemetry-path", "metrics"},
 		{"exporter", "--web.config.file", "/nonexistent/web.yml"},
 		{"exporter", "--web.config.file", bad},
+		{"exporter", "--web.tls-cert-file", cert},
+		{"exporter", "--web.tls-key-file", key},
+		{"exporter", "--web.tls-cert-file", cert, "--web.tls-key-file", otherKey},
+		{"exporter", "--web.tls-cert-file", "/nonexistent.crt", "--web.tls-key-file", key},
+		{"exporter", "--web.basic-auth-users-file", badUsers},
+		{"exporter", "--web.basic-auth-users-file", "/nonexistent/users"},
 		{"exporter", "extra"},
 	} {
 		_, stderr, code := runCmd(t, args...)
@@ -203,28 +225,165 @@ func TestExporterServes(t *testing.T) {
 	}
 }
 
-// TestExporterBasicAuth: with a web config of basic_auth_users, a scrape
-// without the password is refused and one with it answers.
+// TestExporterBasicAuth: with a users file, a scrape without the
+// password, with a wrong one or an unknown user is refused and one with
+// it answers (twice: the second from the cache of checked passwords); a
+// password changed in the file takes effect without a restart.
 func TestExporterBasicAuth(t *testing.T) {
-	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
+	hash := func(pw string) []byte {
+		h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.MinCost)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	users := filepath.Join(t.TempDir(), "users")
+	if err := os.WriteFile(users, []byte(fmt.Sprintf("# scrapers\nprom:%s\n\nother:%s\n", hash("s3cret"), hash("x"))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := startExporter(t, "exporter", "--sysfs-root", rxeSysfs, "--web.basic-auth-users-file", users)
+	url := "http://" + addr + "/metrics"
+	for _, up := range [][2]string{{"", ""}, {"prom", "wrong"}, {"nobody", "s3cret"}, {"other", "s3cret"}} {
+		if code, _ := get(t, url, up[0], up[1]); code != http.StatusUnauthorized {
+			t.Errorf("%q/%q: %d, want 401", up[0], up[1], code)
+		}
+	}
+	for i := 0; i < 2; i++ {
+		if code, body := get(t, url, "prom", "s3cret"); code != 200 || !strings.Contains(body, "rdma_device_info") {
+			t.Errorf("right password, scrape %d: %d", i, code)
+		}
+	}
+	// A new password: the file's mtime and size change.
+	time.Sleep(10 * time.Millisecond)
+	if err := os.WriteFile(users, []byte(fmt.Sprintf("prom:%s\n", hash("n3w"))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := get(t, url, "prom", "s3cret"); code != http.StatusUnauthorized {
+		t.Errorf("old password after the change: %d, want 401", code)
+	}
+	if code, _ := get(t, url, "prom", "n3w"); code != 200 {
+		t.Errorf("new password: %d", code)
+	}
+}
+
+// selfSigned writes a self-signed certificate for 127.0.0.1 and its key.
+func selfSigned(t *testing.T, dir string) (cert, key string) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := filepath.Join(t.TempDir(), "web.yml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("basic_auth_users:\n  prom: %s\n", hash)), 0o600); err != nil {
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "rdmactl test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
 		t.Fatal(err)
 	}
-	addr := startExporter(t, "exporter", "--sysfs-root", rxeSysfs, "--web.config.file", cfg)
-	var code int
-	if code, _ = get(t, "http://"+addr+"/metrics", "", ""); code != http.StatusUnauthorized {
-		t.Errorf("no password: %d, want 401", code)
+	kder, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if code, _ = get(t, "http://"+addr+"/metrics", "prom", "wrong"); code != http.StatusUnauthorized {
-		t.Errorf("wrong password: %d, want 401", code)
+	cert, key = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	if err := os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	if code, body := get(t, "http://"+addr+"/metrics", "prom", "s3cret"); code != 200 || !strings.Contains(body, "rdma_device_info") {
-		t.Errorf("right password: %d", code)
+	if err := os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+		t.Fatal(err)
 	}
+	return cert, key
+}
+
+// TestExporterTLS: with a certificate and key the exporter speaks HTTPS
+// only, with that certificate.
+func TestExporterTLS(t *testing.T) {
+	cert, key := selfSigned(t, t.TempDir())
+	addr := startExporter(t, "exporter", "--sysfs-root", rxeSysfs, "--web.tls-cert-file", cert, "--web.tls-key-file", key)
+	pemCert, _ := os.ReadFile(cert)
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pemCert)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	resp, err := client.Get("https://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "rdma_device_info") || resp.TLS == nil {
+		t.Errorf("https: %d tls %v", resp.StatusCode, resp.TLS != nil)
+	}
+	if resp, err := http.Get("http://" + addr + "/metrics"); err == nil {
+		if resp.StatusCode == 200 {
+			t.Error("plain http answered 200 on the TLS port")
+		}
+		resp.Body.Close()
+	}
+}
+
+// TestExporterHTTP: the content type of the text format 0.0.4, gzip when
+// the scraper asks for it (as Prometheus does), the same series either way.
+func TestExporterHTTP(t *testing.T) {
+	addr := startExporter(t, "exporter", "--sysfs-root", rxeSysfs)
+	for _, gz := range []bool{false, true} {
+		req, _ := http.NewRequest("GET", "http://"+addr+"/metrics", nil)
+		if gz {
+			req.Header.Set("Accept-Encoding", "gzip;q=1.0, identity;q=0.5")
+		}
+		resp, err := (&http.Transport{DisableCompression: true}).RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r io.Reader = resp.Body
+		if gz {
+			if resp.Header.Get("Content-Encoding") != "gzip" {
+				t.Fatalf("no gzip: %v", resp.Header)
+			}
+			if r, err = gzip.NewReader(resp.Body); err != nil {
+				t.Fatal(err)
+			}
+		} else if resp.Header.Get("Content-Encoding") != "" {
+			t.Errorf("encoding %q unasked", resp.Header.Get("Content-Encoding"))
+		}
+		if ct := resp.Header.Get("Content-Type"); ct != "text/plain; version=0.0.4; charset=utf-8" {
+			t.Errorf("Content-Type %q", ct)
+		}
+		mfs := parseExposition(t, r)
+		resp.Body.Close()
+		if _, ok := mfs["rdma_hw_sent_pkts_total"]; !ok {
+			t.Errorf("gzip %v: no rdma_hw_sent_pkts_total", gz)
+		}
+	}
+	for h, want := range map[string]bool{"gzip": true, "deflate, gzip": true, "gzip;q=0": false, "identity": false, "": false, "x-gzip": false} {
+		if acceptsGzip(h) != want {
+			t.Errorf("acceptsGzip(%q) = %v", h, !want)
+		}
+	}
+}
+
+// FuzzParseUsers: any users file gives users each with a bcrypt hash and
+// no ':' in the name, or an error; never a panic.
+func FuzzParseUsers(f *testing.F) {
+	f.Add([]byte("prom:$2a$04$jBGmyhb4GSbfIT0sOxAv3uSzDxU2qJ4kAv2ugO3y4AhU/4T8rwSXC\n"))
+	f.Add([]byte("# c\n\n a:$2y$10$abc\n"))
+	f.Add([]byte(":x\nprom\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		users, err := parseUsers(b)
+		if err != nil {
+			return
+		}
+		if len(users) == 0 {
+			t.Fatal("no users, no error")
+		}
+		for u, h := range users {
+			if u == "" || strings.Contains(u, ":") {
+				t.Fatalf("user %q", u)
+			}
+			if _, err := bcrypt.Cost(h); err != nil {
+				t.Fatalf("%s: %v", u, err)
+			}
+		}
+	})
 }
 
 // procStat is what the soak compares: open fds, goroutines, RSS and the

@@ -15,9 +15,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/rdmactl/rdmactl/internal/inventory"
+	"github.com/rdmactl/rdmactl/internal/promtext"
 )
 
 // Options configure a Collector.
@@ -38,9 +37,7 @@ type Options struct {
 // DefaultQPLimit is the default cap on per-QP series.
 const DefaultQPLimit = 1000
 
-// Collector is a prometheus.Collector over inventory snapshots. It is
-// unchecked (Describe sends nothing): counter metric names depend on the
-// driver.
+// Collector gives each scrape the series of one inventory snapshot.
 type Collector struct {
 	opts Options
 
@@ -65,48 +62,43 @@ func New(o Options) *Collector {
 }
 
 var (
-	descSuccess = prometheus.NewDesc("rdma_exporter_scrape_success",
-		"1 if this scrape got a fresh, complete inventory snapshot, else 0.", nil, nil)
-	descStale = prometheus.NewDesc("rdma_exporter_snapshot_stale",
-		"1 if the RDMA series of this scrape are the last complete snapshot because the current one did not finish within the timeout.", nil, nil)
-	descAge = prometheus.NewDesc("rdma_exporter_snapshot_age_seconds",
-		"Age of the snapshot the RDMA series of this scrape come from.", nil, nil)
-	descDuration = prometheus.NewDesc("rdma_exporter_snapshot_duration_seconds",
-		"How long taking the served snapshot took.", nil, nil)
-	descTimeouts = prometheus.NewDesc("rdma_exporter_scrape_timeouts_total",
-		"Scrapes that stopped waiting for a snapshot after the timeout.", nil, nil)
-	descFailures = prometheus.NewDesc("rdma_exporter_snapshot_failures_total",
-		"Snapshots that failed as a whole (no device list).", nil, nil)
-	descReadErrors = prometheus.NewDesc("rdma_exporter_read_errors",
-		"Reads that failed in the served snapshot (a device or port that vanished meanwhile, an unreadable counter set); their series are missing.", nil, nil)
+	descSuccess = promtext.MustDesc("rdma_exporter_scrape_success",
+		"1 if this scrape got a fresh, complete inventory snapshot, else 0.", promtext.Gauge)
+	descStale = promtext.MustDesc("rdma_exporter_snapshot_stale",
+		"1 if the RDMA series of this scrape are the last complete snapshot because the current one did not finish within the timeout.", promtext.Gauge)
+	descAge = promtext.MustDesc("rdma_exporter_snapshot_age_seconds",
+		"Age of the snapshot the RDMA series of this scrape come from.", promtext.Gauge)
+	descDuration = promtext.MustDesc("rdma_exporter_snapshot_duration_seconds",
+		"How long taking the served snapshot took.", promtext.Gauge)
+	descTimeouts = promtext.MustDesc("rdma_exporter_scrape_timeouts_total",
+		"Scrapes that stopped waiting for a snapshot after the timeout.", promtext.Counter)
+	descFailures = promtext.MustDesc("rdma_exporter_snapshot_failures_total",
+		"Snapshots that failed as a whole (no device list).", promtext.Counter)
+	descReadErrors = promtext.MustDesc("rdma_exporter_read_errors",
+		"Reads that failed in the served snapshot (a device or port that vanished meanwhile, an unreadable counter set); their series are missing.", promtext.Gauge)
 )
 
-// Describe sends nothing: an unchecked collector.
-func (c *Collector) Describe(chan<- *prometheus.Desc) {}
-
-// Collect takes or waits for one snapshot and sends its metrics.
-func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+// Collect takes or waits for one snapshot and returns its series with the
+// exporter's own (success, staleness, age, errors) in front.
+func (c *Collector) Collect() []promtext.Metric {
 	snap, stale, err := c.current()
 	success := 1.0
 	if err != nil || stale || snap == nil {
 		success = 0
 	}
-	ch <- prometheus.MustNewConstMetric(descSuccess, prometheus.GaugeValue, success)
-	ch <- prometheus.MustNewConstMetric(descStale, prometheus.GaugeValue, b2f(stale))
+	ms := []promtext.Metric{{Desc: descSuccess, Value: success}, {Desc: descStale, Value: b2f(stale)}}
 	c.mu.Lock()
 	timeouts, failures := c.timeouts, c.failures
 	c.mu.Unlock()
-	ch <- prometheus.MustNewConstMetric(descTimeouts, prometheus.CounterValue, float64(timeouts))
-	ch <- prometheus.MustNewConstMetric(descFailures, prometheus.CounterValue, float64(failures))
+	ms = append(ms, promtext.Metric{Desc: descTimeouts, Value: float64(timeouts)},
+		promtext.Metric{Desc: descFailures, Value: float64(failures)})
 	if snap == nil {
-		return
+		return ms
 	}
-	ch <- prometheus.MustNewConstMetric(descAge, prometheus.GaugeValue, time.Since(snap.at).Seconds())
-	ch <- prometheus.MustNewConstMetric(descDuration, prometheus.GaugeValue, snap.took.Seconds())
-	ch <- prometheus.MustNewConstMetric(descReadErrors, prometheus.GaugeValue, float64(snap.readErrors))
-	for _, m := range snap.metrics {
-		ch <- m
-	}
+	ms = append(ms, promtext.Metric{Desc: descAge, Value: time.Since(snap.at).Seconds()},
+		promtext.Metric{Desc: descDuration, Value: snap.took.Seconds()},
+		promtext.Metric{Desc: descReadErrors, Value: float64(snap.readErrors)})
+	return append(ms, snap.metrics...)
 }
 
 // current returns a snapshot for one scrape: a fresh one if the gather

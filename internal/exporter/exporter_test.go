@@ -1,20 +1,24 @@
 package exporter
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
+	"github.com/rdmactl/rdmactl/internal/promtext"
 )
 
 const (
@@ -22,21 +26,29 @@ const (
 	mlx5Tree = "../sysfs/testdata/mlx5"
 )
 
-// series gathers c through a pedantic registry (which checks names, help
-// and label consistency, as Prometheus would) and returns
-// "name{l1=v1,...}" -> value, labels in the registry's (sorted) order.
-func series(t *testing.T, c prometheus.Collector) map[string]float64 {
+// series writes one scrape of c in the text format (failing on a
+// duplicate series, as a Prometheus scrape would), parses it with
+// Prometheus's own parser (tests only: the binary does not link it) and
+// returns "name{l1=v1,...}" -> value, labels sorted by name.
+func series(t *testing.T, c *Collector) map[string]float64 {
 	t.Helper()
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(c)
-	mfs, err := reg.Gather()
+	var b bytes.Buffer
+	if err := promtext.Write(&b, c.Collect()); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	mfs, err := p.TextToMetricFamilies(&b)
 	if err != nil {
-		t.Fatalf("gather: %v", err)
+		t.Fatalf("parse: %v", err)
 	}
 	out := map[string]float64{}
 	for _, mf := range mfs {
 		for _, m := range mf.GetMetric() {
-			out[key(mf.GetName(), m)] = value(m)
+			k := key(mf.GetName(), m)
+			if _, dup := out[k]; dup {
+				t.Fatalf("series %s twice", k)
+			}
+			out[k] = value(m)
 		}
 	}
 	return out
@@ -47,6 +59,7 @@ func key(name string, m *dto.Metric) string {
 	for _, l := range m.GetLabel() {
 		ls = append(ls, l.GetName()+"="+l.GetValue())
 	}
+	slices.Sort(ls)
 	return name + "{" + strings.Join(ls, ",") + "}"
 }
 
@@ -56,6 +69,8 @@ func value(m *dto.Metric) float64 {
 		return m.Gauge.GetValue()
 	case m.Counter != nil:
 		return m.Counter.GetValue()
+	case m.Untyped != nil:
+		return m.Untyped.GetValue()
 	}
 	return -1
 }

@@ -8,9 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/rdmactl/rdmactl/internal/inventory"
+	"github.com/rdmactl/rdmactl/internal/promtext"
 	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
@@ -20,11 +19,11 @@ type Snapshot struct {
 	at         time.Time
 	took       time.Duration
 	readErrors int
-	metrics    []prometheus.Metric
+	metrics    []promtext.Metric
 }
 
 // Metrics are the snapshot's RDMA series.
-func (s *Snapshot) Metrics() []prometheus.Metric { return s.metrics }
+func (s *Snapshot) Metrics() []promtext.Metric { return s.metrics }
 
 // ReadErrors counts the reads that failed (their series are missing).
 func (s *Snapshot) ReadErrors() int { return s.readErrors }
@@ -36,35 +35,35 @@ var (
 	labelsCounter  = []string{"device", "port", "category"}
 	labelsDevCount = []string{"device", "category"}
 
-	descDevInfo = prometheus.NewDesc("rdma_device_info",
-		"RDMA device facts (labels), value 1; netns_mode is the RDMA subsystem's (shared/exclusive, empty offline).", labelsDevInfo, nil)
-	descPortInfo = prometheus.NewDesc("rdma_port_info",
-		"RDMA port facts (labels), value 1: link layer, the netdev of a RoCE port, link width and speed.",
-		[]string{"device", "port", "link_layer", "netdev", "width", "speed"}, nil)
-	descState = prometheus.NewDesc("rdma_port_state_id",
-		"Port logical state (enum ib_port_state): 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER.", labelsPort, nil)
-	descPhys = prometheus.NewDesc("rdma_port_physical_state_id",
-		"Port physical state (enum ib_port_phys_state): 1 SLEEP, 2 POLLING, 3 DISABLED, 4 CONFIG_TRAINING, 5 LINK_UP, 6 LINK_ERROR_RECOVERY, 7 PHY_TEST.", labelsPort, nil)
-	descRate = prometheus.NewDesc("rdma_port_rate_bytes_per_second",
-		"Port link rate (sysfs rate) in bytes per second.", labelsPort, nil)
-	descMTU = prometheus.NewDesc("rdma_port_active_mtu_bytes",
-		"Active RDMA MTU of the port in bytes (RoCE: the largest the netdev's MTU allows).", labelsPort, nil)
-	descLID = prometheus.NewDesc("rdma_port_lid",
-		"InfiniBand LID of the port.", labelsPort, nil)
-	descSMLID = prometheus.NewDesc("rdma_port_sm_lid",
-		"InfiniBand LID of the port's subnet manager (0: none).", labelsPort, nil)
-	descGIDs = prometheus.NewDesc("rdma_port_gid_entries",
-		"Populated entries of the port's GID table.", labelsPort, nil)
-	descGIDSize = prometheus.NewDesc("rdma_port_gid_table_size",
-		"Slots of the port's GID table, populated or not.", labelsPort, nil)
-	descQP = prometheus.NewDesc("rdma_qp_info",
-		"One queue pair (only with --collector.qp, at most --collector.qp.limit series), value 1.",
-		[]string{"device", "port", "lqpn", "type", "state", "pid", "comm"}, nil)
-	descQPs = prometheus.NewDesc("rdma_qps",
-		"Queue pairs of the device (only with --collector.qp), whether or not their series fit under the limit.",
-		[]string{"device"}, nil)
-	descQPDropped = prometheus.NewDesc("rdma_exporter_qp_series_dropped",
-		"Queue pairs left out of rdma_qp_info by --collector.qp.limit.", nil, nil)
+	descDevInfo = promtext.MustDesc("rdma_device_info",
+		"RDMA device facts (labels), value 1; netns_mode is the RDMA subsystem's (shared/exclusive, empty offline).", promtext.Gauge, labelsDevInfo...)
+	descPortInfo = promtext.MustDesc("rdma_port_info",
+		"RDMA port facts (labels), value 1: link layer, the netdev of a RoCE port, link width and speed.", promtext.Gauge,
+		[]string{"device", "port", "link_layer", "netdev", "width", "speed"}...)
+	descState = promtext.MustDesc("rdma_port_state_id",
+		"Port logical state (enum ib_port_state): 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER.", promtext.Gauge, labelsPort...)
+	descPhys = promtext.MustDesc("rdma_port_physical_state_id",
+		"Port physical state (enum ib_port_phys_state): 1 SLEEP, 2 POLLING, 3 DISABLED, 4 CONFIG_TRAINING, 5 LINK_UP, 6 LINK_ERROR_RECOVERY, 7 PHY_TEST.", promtext.Gauge, labelsPort...)
+	descRate = promtext.MustDesc("rdma_port_rate_bytes_per_second",
+		"Port link rate (sysfs rate) in bytes per second.", promtext.Gauge, labelsPort...)
+	descMTU = promtext.MustDesc("rdma_port_active_mtu_bytes",
+		"Active RDMA MTU of the port in bytes (RoCE: the largest the netdev's MTU allows).", promtext.Gauge, labelsPort...)
+	descLID = promtext.MustDesc("rdma_port_lid",
+		"InfiniBand LID of the port.", promtext.Gauge, labelsPort...)
+	descSMLID = promtext.MustDesc("rdma_port_sm_lid",
+		"InfiniBand LID of the port's subnet manager (0: none).", promtext.Gauge, labelsPort...)
+	descGIDs = promtext.MustDesc("rdma_port_gid_entries",
+		"Populated entries of the port's GID table.", promtext.Gauge, labelsPort...)
+	descGIDSize = promtext.MustDesc("rdma_port_gid_table_size",
+		"Slots of the port's GID table, populated or not.", promtext.Gauge, labelsPort...)
+	descQP = promtext.MustDesc("rdma_qp_info",
+		"One queue pair (only with --collector.qp, at most --collector.qp.limit series), value 1.", promtext.Gauge,
+		[]string{"device", "port", "lqpn", "type", "state", "pid", "comm"}...)
+	descQPs = promtext.MustDesc("rdma_qps",
+		"Queue pairs of the device (only with --collector.qp), whether or not their series fit under the limit.", promtext.Gauge,
+		[]string{"device"}...)
+	descQPDropped = promtext.MustDesc("rdma_exporter_qp_series_dropped",
+		"Queue pairs left out of rdma_qp_info by --collector.qp.limit.", promtext.Gauge)
 )
 
 // Take reads one snapshot from src. Only a failed device list fails it;
@@ -89,7 +88,7 @@ func take(src *inventory.Source, o Options, gc *gidCache) (*Snapshot, error) {
 	}
 	netns := src.NetnsMode()
 	for _, d := range devs {
-		s.add(descDevInfo, prometheus.GaugeValue, 1, d.Name, d.NodeGUID, d.SysImageGUID, d.FW, d.Driver, d.PCIAddr,
+		s.add(descDevInfo, 1, d.Name, d.NodeGUID, d.SysImageGUID, d.FW, d.Driver, d.PCIAddr,
 			d.NodeType, d.Protocol, d.BoardID, d.HCAType, d.HWRev, netns)
 	}
 
@@ -100,25 +99,25 @@ func take(src *inventory.Source, o Options, gc *gidCache) (*Snapshot, error) {
 	var refs []inventory.PortRef
 	for _, p := range ports {
 		port := strconv.FormatUint(uint64(p.Port), 10)
-		s.add(descPortInfo, prometheus.GaugeValue, 1, p.Dev, port, p.LinkLayer, p.Netdev, p.Width, p.Speed)
+		s.add(descPortInfo, 1, p.Dev, port, p.LinkLayer, p.Netdev, p.Width, p.Speed)
 		if v, ok := portStates[p.State]; ok {
-			s.add(descState, prometheus.GaugeValue, float64(v), p.Dev, port)
+			s.add(descState, float64(v), p.Dev, port)
 		}
 		if v, ok := physStates[p.PhysState]; ok {
-			s.add(descPhys, prometheus.GaugeValue, float64(v), p.Dev, port)
+			s.add(descPhys, float64(v), p.Dev, port)
 		}
 		if p.RateGbps != nil {
-			s.add(descRate, prometheus.GaugeValue, *p.RateGbps*1e9/8, p.Dev, port)
+			s.add(descRate, *p.RateGbps*1e9/8, p.Dev, port)
 		}
 		if p.ActiveMTU != nil {
-			s.add(descMTU, prometheus.GaugeValue, float64(*p.ActiveMTU), p.Dev, port)
+			s.add(descMTU, float64(*p.ActiveMTU), p.Dev, port)
 		}
 		if p.LinkLayer == "InfiniBand" {
 			if p.LID != nil {
-				s.add(descLID, prometheus.GaugeValue, float64(*p.LID), p.Dev, port)
+				s.add(descLID, float64(*p.LID), p.Dev, port)
 			}
 			if p.SMLID != nil {
-				s.add(descSMLID, prometheus.GaugeValue, float64(*p.SMLID), p.Dev, port)
+				s.add(descSMLID, float64(*p.SMLID), p.Dev, port)
 			}
 		}
 		refs = append(refs, inventory.PortRef{Dev: p.Dev, Port: p.Port, Index: p.DevIndex})
@@ -196,9 +195,9 @@ func (s *Snapshot) addGIDs(src *inventory.Source, refs []inventory.PortRef, inte
 	for _, r := range refs {
 		v := gc.n[key(r)]
 		port := strconv.FormatUint(uint64(r.Port), 10)
-		s.add(descGIDs, prometheus.GaugeValue, float64(v[0]), r.Dev, port)
+		s.add(descGIDs, float64(v[0]), r.Dev, port)
 		if v[1] >= 0 {
-			s.add(descGIDSize, prometheus.GaugeValue, float64(v[1]), r.Dev, port)
+			s.add(descGIDSize, float64(v[1]), r.Dev, port)
 		}
 	}
 }
@@ -221,9 +220,9 @@ func (s *Snapshot) addCounters(set inventory.CounterSet, seen map[string]bool) {
 		cat := vocab.Counter(c.Name).Category.String()
 		v := float64(c.Value) * float64(mult)
 		if set.Port == 0 {
-			s.add(counterDesc(name, set.Source, true), prometheus.CounterValue, v, set.Dev, cat)
+			s.add(counterDesc(name, set.Source, true), v, set.Dev, cat)
 		} else {
-			s.add(counterDesc(name, set.Source, false), prometheus.CounterValue, v, set.Dev, port, cat)
+			s.add(counterDesc(name, set.Source, false), v, set.Dev, port, cat)
 		}
 	}
 }
@@ -232,21 +231,25 @@ func (s *Snapshot) addCounters(set inventory.CounterSet, seen map[string]bool) {
 // validates and hashes, and names repeat every scrape.
 var descCache sync.Map
 
-func counterDesc(name, source string, device bool) *prometheus.Desc {
+func counterDesc(name, source string, device bool) *promtext.Desc {
 	if d, ok := descCache.Load(name); ok {
-		return d.(*prometheus.Desc)
+		return d.(*promtext.Desc)
 	}
-	var d *prometheus.Desc
+	var d *promtext.Desc
+	var err error
 	switch {
 	case source == inventory.SrcCounters:
-		d = prometheus.NewDesc(name, "RDMA port counter from sysfs counters/ (PMA PortCounters), in base units.", labelsCounter, nil)
+		d, err = promtext.NewDesc(name, "RDMA port counter from sysfs counters/ (PMA PortCounters), in base units.", promtext.Counter, labelsCounter...)
 	case device:
-		d = prometheus.NewDesc(name, "RDMA device-level hw counter (sysfs hw_counters/ of the device).", labelsDevCount, nil)
+		d, err = promtext.NewDesc(name, "RDMA device-level hw counter (sysfs hw_counters/ of the device).", promtext.Counter, labelsDevCount...)
 	default:
-		d = prometheus.NewDesc(name, "RDMA port hw counter (NLDEV statistics, as rdma statistic show; sysfs hw_counters/ where netlink has none).", labelsCounter, nil)
+		d, err = promtext.NewDesc(name, "RDMA port hw counter (NLDEV statistics, as rdma statistic show; sysfs hw_counters/ where netlink has none).", promtext.Counter, labelsCounter...)
+	}
+	if err != nil {
+		return nil // CounterMetric's names are valid (FuzzCounterMetric); never cached
 	}
 	v, _ := descCache.LoadOrStore(name, d)
-	return v.(*prometheus.Desc)
+	return v.(*promtext.Desc)
 }
 
 func (s *Snapshot) addQPs(src *inventory.Source, limit int) {
@@ -270,13 +273,13 @@ func (s *Snapshot) addQPs(src *inventory.Source, limit int) {
 			continue
 		}
 		limit--
-		s.add(descQP, prometheus.GaugeValue, 1, q.Dev, optU32(q.Port), optU32(q.LQPN), q.Type, q.State, optU32(q.PID), q.Comm)
+		s.add(descQP, 1, q.Dev, optU32(q.Port), optU32(q.LQPN), q.Type, q.State, optU32(q.PID), q.Comm)
 	}
 	slices.Sort(devOrder)
 	for _, d := range devOrder {
-		s.add(descQPs, prometheus.GaugeValue, float64(perDev[d]), d)
+		s.add(descQPs, float64(perDev[d]), d)
 	}
-	s.add(descQPDropped, prometheus.GaugeValue, float64(dropped))
+	s.add(descQPDropped, float64(dropped))
 }
 
 func optU32(v *uint32) string {
@@ -288,11 +291,15 @@ func optU32(v *uint32) string {
 
 // add appends one const metric; label values from the kernel are valid
 // UTF-8 or replaced, so that one odd string cannot fail the scrape.
-func (s *Snapshot) add(d *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) {
+func (s *Snapshot) add(d *promtext.Desc, v float64, labels ...string) {
 	for i, l := range labels {
 		labels[i] = strings.ToValidUTF8(l, "\uFFFD")
 	}
-	m, err := prometheus.NewConstMetric(d, t, v, labels...)
+	if d == nil {
+		s.readErrors++
+		return
+	}
+	m, err := promtext.NewMetric(d, v, labels...)
 	if err != nil {
 		s.readErrors++
 		return
