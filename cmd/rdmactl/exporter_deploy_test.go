@@ -142,8 +142,8 @@ type daemonSet struct {
 	} `yaml:"spec"`
 }
 
-// TestDeployDaemonSet parses the manifest with go.yaml.in/yaml/v2 (already
-// in the build through exporter-toolkit) strictly (unknown fields of the
+// TestDeployDaemonSet parses the manifest with go.yaml.in/yaml/v2 (a test
+// dependency only: the binary links no YAML library) strictly (unknown fields of the
 // checked part are fine, bad YAML is not) and checks it runs the README's
 // command line with no privileges and /sys read-only.
 func TestDeployDaemonSet(t *testing.T) {
