@@ -48,6 +48,7 @@ type Collector struct {
 	timeouts uint64        // scrapes that stopped waiting
 	failures uint64        // gathers that failed
 	gids     gidCache      // used by the one running gather only
+	devs     devCache      // likewise
 }
 
 // New returns a Collector.
@@ -164,7 +165,7 @@ func (c *Collector) take() (*Snapshot, error) {
 		return nil, err
 	}
 	defer release()
-	return take(src, c.opts, &c.gids)
+	return take(src, c.opts, &c.gids, &c.devs)
 }
 
 func b2f(b bool) float64 {
