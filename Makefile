@@ -36,7 +36,7 @@ export PKG RUN VMFLAGS VMTEST_TIMEOUT GO KERNEL
 # make fuzz FUZZTIME=1m
 FUZZTIME ?= 20s
 
-.PHONY: help build tour tourtest run test unit unit-arm64 lint fuzz vmtest docs release-snapshot clean bench-link bench-perftest bench-scale trace-lat
+.PHONY: help build tour tourtest run test unit unit-arm64 lint fuzz vmtest docs release-snapshot clean bench-link bench-perftest bench-scale trace-lat bench-exporter soak-exporter
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
@@ -94,3 +94,9 @@ trace-lat: build ## where a write_lat message spends its time, rdmactl vs perfte
 
 bench-scale: build ## inspection commands vs rdma/ibv_devinfo at 4..128 rxe devices, one VM per N: medians, ratios, growth, RSS [NS="4 16" BASE=bin]
 	RDMACTL=bin/rdmactl VMRUN=vm/run scripts/bench-scale.sh
+
+bench-exporter: build ## CPU time of one exporter scrape vs one rdmactl counters run, 64 rxe devices in one VM [N=20 RXE=64]
+	vm/run --rxe $(or $(RXE),64) -- env N=$(or $(N),20) scripts/bench-exporter.sh bin/rdmactl
+
+soak-exporter: build ## 10,000 scrapes of the live exporter in the VM: fds, goroutines, RSS, heap before/after [SOAK_N=10000 KERNEL=6.1]
+	RDMACTL_SOAK_N=$(or $(SOAK_N),10000) VMTEST_TIMEOUT=3600 KERNEL=$(or $(KERNEL),6.1) PKG=./cmd/rdmactl RUN='^TestVMExporterSoak$$' vm/vmtest

@@ -44,6 +44,7 @@ var commands = []func(*app) *cobra.Command{
 	newCaptureCmd,
 	newMonitorCmd,
 	newDoctorCmd,
+	newExporterCmd,
 	newVersionCmd,
 	newCompletionCmd,
 	newSystemCmd,

@@ -124,6 +124,15 @@ func (f *FS) GIDs(dev string, port uint32) ([]GID, error) {
 	return gids, nil
 }
 
+// GIDTableLen is the number of slots of the port's GID table (the entries
+// of gids/), populated or not: one directory read, no slot read.
+func (f *FS) GIDTableLen(dev string, port uint32) (int, error) {
+	if err := f.checkPort(dev, port); err != nil {
+		return 0, err
+	}
+	return len(indexEntries(filepath.Join(f.portDir(dev, port), "gids"))), nil
+}
+
 // BestGID picks the GID a benchmark uses when the user gives no GID index,
 // as perftest's get_best_gid_index (src/perftest_resources.c) does. It is
 // a pairwise tournament in index order, not a score: the current best
