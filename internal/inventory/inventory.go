@@ -51,6 +51,8 @@ type Source struct {
 	chardev map[uint32]*nldev.Chardev
 	vdevs   map[string]verbs.Device
 	ifnames map[uint32]string
+	mtus    map[uint32]uint32 // netdev MTUs by ifindex (port.go)
+	mtusOK  bool
 	res     resState // resources.go
 	sys     sysState // system.go
 	dump    *NLDump  // offline: a bundle's NLDEV dumps (bundle.go), or nil

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/rdmactl/rdmactl/internal/nldev"
+	"github.com/rdmactl/rdmactl/internal/rtnl"
 	"github.com/rdmactl/rdmactl/internal/verbs"
 	"github.com/rdmactl/rdmactl/internal/vocab"
 )
@@ -104,13 +105,30 @@ func (s *Source) livePort(d nldev.Device, p nldev.Port, nlOnly bool) Port {
 		r.RateGbps, r.Width, r.Speed = &rt.Gbps, rt.Width, rt.Speed
 	}
 	if r.LinkLayer == "Ethernet" && p.NetdevName != "" {
-		if m, err := strconv.ParseUint(s.readAttr("class", "net", p.NetdevName, "mtu"), 10, 32); err == nil {
-			if v := RoCEMTU(uint32(m)); v != 0 {
+		if m, ok := s.netdevMTU(p.NetdevName, p.NetdevIndex); ok {
+			if v := RoCEMTU(m); v != 0 {
 				r.ActiveMTU = &v
 			}
 		}
 	}
 	return r
+}
+
+// netdevMTU is a netdev's MTU: on the live /sys from one RTM_GETLINK dump
+// for all of them (rtnl.LinkMTUs, asked once per Source), else, or for a
+// netdev the dump lacks, its sysfs mtu file.
+func (s *Source) netdevMTU(name string, index *uint32) (uint32, bool) {
+	if index != nil && s.fs.Root() == "/sys" {
+		if !s.mtusOK {
+			s.mtus, _ = rtnl.LinkMTUs() // nil on error: the files below
+			s.mtusOK = true
+		}
+		if m, ok := s.mtus[*index]; ok {
+			return m, true
+		}
+	}
+	m, err := strconv.ParseUint(s.readAttr("class", "net", name, "mtu"), 10, 32)
+	return uint32(m), err == nil
 }
 
 // linkLayer: the device's protocol gives it without a sysfs read (ib ->

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"os"
 	"syscall"
-	"time"
 
 	"github.com/mdlayher/netlink"
+	"github.com/rdmactl/rdmactl/internal/nlsock"
 )
 
 // Netlink header flags (linux/netlink.h), as NLDEV requests use them.
@@ -16,19 +16,11 @@ const (
 	flagDump    = uint16(netlink.Dump) // NLM_F_ROOT|NLM_F_MATCH
 )
 
-// recvTimeout bounds a silent kernel, so that a command never hangs.
-const recvTimeout = 10 * time.Second
-
-// recvBufSize is the one receive buffer of a socket, so that each datagram
-// is read with one recvmsg instead of a MSG_PEEK for its size and a read (at
-// 128 devices, link show made 770 recvmsg for 129 requests). The kernel
-// caps a netlink datagram at 32 KiB (netlink_recvmsg bounds max_recvmsg_len
-// by SKB_WITH_OVERHEAD(32768), and a dump skb is at most that); a larger
-// one would be an error (truncated), never silently cut.
-const recvBufSize = 64 << 10
+// recvTimeout bounds a silent kernel (the socket's SO_RCVTIMEO).
+const recvTimeout = nlsock.RecvTimeout
 
 // dialConn opens the NETLINK_RDMA socket: blocking for requests
-// (blocksock.go), on Go's netpoller for events, whose Close must interrupt
+// (internal/nlsock), on Go's netpoller for events, whose Close must interrupt
 // a Receive waiting for the next one. Message framing, sequence checks,
 // multi-part dumps and kernel error codes (NLMSG_ERROR, and the errno a
 // failed dump puts in its NLMSG_DONE) are mdlayher/netlink's job.
@@ -36,9 +28,9 @@ func dialConn(events bool) (*netlink.Conn, error) {
 	var c *netlink.Conn
 	var err error
 	if events {
-		c, err = netlink.Dial(familyRDMA, &netlink.Config{MessageBufferSize: recvBufSize})
+		c, err = netlink.Dial(familyRDMA, &netlink.Config{MessageBufferSize: nlsock.RecvBufSize})
 	} else {
-		c, err = dialBlocking()
+		c, err = nlsock.Dial(familyRDMA)
 	}
 	if err != nil {
 		if errors.Is(err, syscall.EPROTONOSUPPORT) || errors.Is(err, syscall.EAFNOSUPPORT) {

@@ -1,4 +1,4 @@
-package nldev
+package nlsock
 
 import (
 	"encoding/binary"
@@ -22,7 +22,7 @@ func pairSock(t *testing.T) (*blockingSock, int) {
 	if err := unix.SetsockoptTimeval(fds[0], unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
 		t.Fatal(err)
 	}
-	s := &blockingSock{fd: fds[0], buf: make([]byte, recvBufSize)}
+	s := &blockingSock{fd: fds[0], buf: make([]byte, RecvBufSize)}
 	t.Cleanup(func() { s.Close(); unix.Close(fds[1]) })
 	return s, fds[1]
 }
@@ -66,9 +66,6 @@ func TestBlockingSockSilentKernelIsADeadline(t *testing.T) {
 	s, _ := pairSock(t)
 	if _, err := s.Receive(); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("got %v, want os.ErrDeadlineExceeded (SO_RCVTIMEO)", err)
-	}
-	if got := timeoutErr(os.ErrDeadlineExceeded).Error(); got != "no answer from the kernel within 10s" {
-		t.Fatal(got)
 	}
 }
 

@@ -1,18 +1,20 @@
-package nldev
+// Package nlsock is a netlink socket for short request/answer exchanges:
+// blocking, so that waiting for the kernel is one recvmsg and nothing else.
+package nlsock
 
 import (
 	"encoding/binary"
 	"errors"
 	"iter"
 	"os"
+	"time"
 
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 )
 
-// blockingSock is the request socket of a Client: a netlink.Socket on a
-// blocking descriptor, so that waiting for the kernel's answer is one
-// recvmsg and nothing else. netlink.Dial's socket is non-blocking on Go's
+// blockingSock is a netlink.Socket on a blocking descriptor, so that
+// waiting for the kernel's answer is one recvmsg and nothing else. netlink.Dial's socket is non-blocking on Go's
 // netpoller, and each request re-armed its read deadline: at 128 devices
 // (link show, 129 requests) the poller thread woke for every datagram and
 // every timer change, and the scheduler's netpoll was 16% of the profile.
@@ -31,14 +33,27 @@ type blockingSock struct {
 //lint:ignore SA1019 see above
 var _ netlink.Socket = (*blockingSock)(nil)
 
-// dialBlocking opens and binds a NETLINK_RDMA socket and returns it as a
-// netlink.Conn.
-func dialBlocking() (*netlink.Conn, error) {
-	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, familyRDMA)
+// RecvBufSize is the one receive buffer of a socket, so that each datagram
+// is read with one recvmsg instead of a MSG_PEEK for its size and a read (at
+// 128 devices, link show made 770 recvmsg for 129 requests). The kernel
+// caps a netlink datagram at 32 KiB (netlink_recvmsg bounds max_recvmsg_len
+// by SKB_WITH_OVERHEAD(32768), and a dump skb is at most that); a larger
+// one would be an error (truncated), never silently cut.
+const RecvBufSize = 64 << 10
+
+// RecvTimeout bounds a silent kernel, so that a command never hangs: a
+// wait longer than this is os.ErrDeadlineExceeded.
+const RecvTimeout = 10 * time.Second
+
+// Dial opens and binds a netlink socket of family and returns it as a
+// netlink.Conn: Execute, Send and Receive work; deadlines, groups and
+// options do not (use netlink.Dial for those).
+func Dial(family int) (*netlink.Conn, error) {
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, family)
 	if err != nil {
 		return nil, os.NewSyscallError("socket", err)
 	}
-	tv := unix.NsecToTimeval(recvTimeout.Nanoseconds())
+	tv := unix.NsecToTimeval(RecvTimeout.Nanoseconds())
 	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
 		unix.Close(fd)
 		return nil, os.NewSyscallError("setsockopt SO_RCVTIMEO", err)
@@ -57,7 +72,7 @@ func dialBlocking() (*netlink.Conn, error) {
 		unix.Close(fd)
 		return nil, errors.New("getsockname: not a netlink address")
 	}
-	return netlink.NewConn(&blockingSock{fd: fd, buf: make([]byte, recvBufSize)}, nsa.Pid), nil
+	return netlink.NewConn(&blockingSock{fd: fd, buf: make([]byte, RecvBufSize)}, nsa.Pid), nil
 }
 
 func (s *blockingSock) Close() error { return unix.Close(s.fd) }
