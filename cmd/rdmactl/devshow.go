@@ -79,7 +79,10 @@ func devShow(a *app, dev string) ([]devShowJSON, error) {
 		return nil, err
 	}
 	defer closeSrc()
-	devs, err := src.Devices(dev, inventory.DeviceOptions{Chardev: true, Sysfs: true, Details: a.opts.details})
+	// Board id, HCA type and hardware revision are in -d's table and in
+	// JSON only.
+	devs, err := src.Devices(dev, inventory.DeviceOptions{Chardev: true, Sysfs: true,
+		Board: a.opts.details || a.opts.json, Details: a.opts.details})
 	if err != nil {
 		return nil, err
 	}

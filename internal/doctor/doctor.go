@@ -74,7 +74,7 @@ func (e *Env) load() {
 		return
 	}
 	e.loaded = true
-	e.devs, e.devsErr = e.Src.Devices("", inventory.DeviceOptions{Chardev: true, Sysfs: true})
+	e.devs, e.devsErr = e.Src.Devices("", inventory.DeviceOptions{Chardev: true, Sysfs: true, Board: true})
 	if e.devsErr != nil {
 		return
 	}

@@ -88,7 +88,7 @@ type devKey struct {
 // nil, or offline (no index): every device is read.
 func devices(src *inventory.Source, dc *devCache) ([]inventory.Device, error) {
 	if dc == nil || src.Offline() {
-		return src.Devices("", inventory.DeviceOptions{Sysfs: true})
+		return src.Devices("", inventory.DeviceOptions{Sysfs: true, Board: true})
 	}
 	devs, err := src.Devices("", inventory.DeviceOptions{})
 	if err != nil {
@@ -102,7 +102,7 @@ func devices(src *inventory.Source, dc *devCache) ([]inventory.Device, error) {
 		k := devKey{*d.Index, d.Name}
 		c, ok := (*dc)[k]
 		if !ok {
-			full, err := src.Devices(d.Name, inventory.DeviceOptions{Sysfs: true})
+			full, err := src.Devices(d.Name, inventory.DeviceOptions{Sysfs: true, Board: true})
 			if err != nil || len(full) != 1 {
 				continue // gone or renamed meanwhile: netlink's facts only, read again next time
 			}

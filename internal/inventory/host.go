@@ -35,7 +35,7 @@ type PCIeLink struct {
 // siw) or the function shows no link attributes.
 func (s *Source) PCIeLink(dev string) *PCIeLink {
 	d := Device{Name: dev}
-	s.deviceSysfs(&d, false)
+	s.deviceSysfs(&d, DeviceOptions{Sysfs: true})
 	if d.PCIAddr == "" {
 		return nil
 	}
