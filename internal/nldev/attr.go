@@ -7,9 +7,25 @@ import (
 
 // attrs is one level of a netlink attribute list, by type. Repeated types
 // (the entries of a nested table) are kept in order in list.
+// attrs is one attribute list in kernel order. Lookups scan it: NLDEV
+// lists are short (at most a few dozen), and a map per list was a quarter
+// of counters' allocations at 128 ports (one list per hw counter).
 type attrs struct {
-	m    map[uint16][]byte
 	list []attr
+}
+
+// raw is the payload of attribute t, nil if absent.
+func (a attrs) raw(t uint16) []byte { d, _ := a.get(t); return d }
+
+// get is the payload of the last attribute of type t, as a kernel that
+// repeated one would have it overwrite the first.
+func (a attrs) get(t uint16) ([]byte, bool) {
+	for i := len(a.list) - 1; i >= 0; i-- {
+		if a.list[i].typ == t {
+			return a.list[i].data, true
+		}
+	}
+	return nil, false
 }
 
 type attr struct {
@@ -26,7 +42,7 @@ const (
 // parseAttrs decodes an attribute list. A truncated or malformed attribute
 // ends the list there: what came before is kept.
 func parseAttrs(b []byte) attrs {
-	a := attrs{m: map[uint16][]byte{}}
+	var a attrs
 	for len(b) >= nlaHdrLen {
 		l := int(binary.NativeEndian.Uint16(b))
 		t := binary.NativeEndian.Uint16(b[2:]) & nlaTypeMask
@@ -34,7 +50,6 @@ func parseAttrs(b []byte) attrs {
 			break
 		}
 		d := b[nlaHdrLen:l]
-		a.m[t] = d
 		a.list = append(a.list, attr{t, d})
 		al := (l + nlaAlignTo - 1) &^ (nlaAlignTo - 1)
 		if al >= len(b) {
@@ -46,7 +61,7 @@ func parseAttrs(b []byte) attrs {
 }
 
 func (a attrs) u8(t uint16) *uint8 {
-	if d, ok := a.m[t]; ok && len(d) == 1 {
+	if d, ok := a.get(t); ok && len(d) == 1 {
 		v := d[0]
 		return &v
 	}
@@ -54,7 +69,7 @@ func (a attrs) u8(t uint16) *uint8 {
 }
 
 func (a attrs) u32(t uint16) *uint32 {
-	if d, ok := a.m[t]; ok && len(d) == 4 {
+	if d, ok := a.get(t); ok && len(d) == 4 {
 		v := binary.NativeEndian.Uint32(d)
 		return &v
 	}
@@ -62,7 +77,7 @@ func (a attrs) u32(t uint16) *uint32 {
 }
 
 func (a attrs) u64(t uint16) *uint64 {
-	if d, ok := a.m[t]; ok && len(d) == 8 {
+	if d, ok := a.get(t); ok && len(d) == 8 {
 		v := binary.NativeEndian.Uint64(d)
 		return &v
 	}
@@ -84,7 +99,7 @@ func (a attrs) uint(t uint16) *uint64 {
 
 // str returns a NUL-terminated string attribute, "" if absent.
 func (a attrs) str(t uint16) string {
-	d, ok := a.m[t]
+	d, ok := a.get(t)
 	if !ok {
 		return ""
 	}
@@ -97,7 +112,8 @@ func (a attrs) str(t uint16) string {
 
 // nested returns the attribute list inside attribute t.
 func (a attrs) nested(t uint16) attrs {
-	return parseAttrs(a.m[t])
+	d, _ := a.get(t)
+	return parseAttrs(d)
 }
 
 // entries returns the nested entries of type entry inside the table t

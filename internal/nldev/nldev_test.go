@@ -445,7 +445,7 @@ func TestStatsChardevSystem(t *testing.T) {
 	}
 	req := parseAttrs(f.reqs[len(f.reqs)-1].Data)
 	if req.str(attrChardevType) != "uverbs" || *req.u32(attrDevIndex) != 0 {
-		t.Errorf("GET_CHARDEV request %+v", req.m)
+		t.Errorf("GET_CHARDEV request %+v", req.list)
 	}
 	s, err := c.System()
 	if err != nil || !*s.NetnsShared || !*s.CopyOnFork || s.PrivilegedQKey != nil {

@@ -176,7 +176,7 @@ func decodePD(h ResHead, e attrs) PD {
 func decodeCMID(h ResHead, e attrs) CMID {
 	return CMID{ResHead: h, Port: e.u32(attrPortIndex), CMIDN: e.u32(attrResCMIDN), LQPN: e.u32(attrResLQPN),
 		QPType: e.u8(attrResType), State: e.u8(attrResState), PS: e.u32(attrResPS),
-		SrcAddr: sockaddr(e.m[attrResSrcAddr]), DstAddr: sockaddr(e.m[attrResDstAddr])}
+		SrcAddr: sockaddr(e.raw(attrResSrcAddr)), DstAddr: sockaddr(e.raw(attrResDstAddr))}
 }
 
 func decodeCtx(h ResHead, e attrs) Ctx { return Ctx{ResHead: h, CtxN: e.u32(attrResCtxN)} }

@@ -8,7 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
+	"strconv"
 	"text/tabwriter"
 )
 
@@ -43,6 +43,7 @@ func JSON(w io.Writer, v any, pretty bool) error {
 type Table struct {
 	w   *tabwriter.Writer
 	buf *bufio.Writer
+	row []byte // the row being formatted, reused (counters: 4,000 rows)
 }
 
 // NewTable starts a table on w with a header row.
@@ -61,32 +62,37 @@ func NewTable(w io.Writer, header ...string) *Table {
 // Tabs and newlines inside a value would break the columns, so they become
 // spaces.
 func (t *Table) Row(cells ...any) {
-	var b strings.Builder
+	b := t.row[:0]
 	for i, c := range cells {
 		if i > 0 {
-			b.WriteByte('\t')
+			b = append(b, '\t')
 		}
-		var s string
+		n := len(b)
 		switch v := c.(type) {
 		case nil:
-			s = "-"
 		case string:
-			s = v
+			b = append(b, v...)
+		case int:
+			b = strconv.AppendInt(b, int64(v), 10)
+		case uint32:
+			b = strconv.AppendUint(b, uint64(v), 10)
+		case uint64:
+			b = strconv.AppendUint(b, v, 10)
 		default:
-			s = fmt.Sprint(v)
+			b = fmt.Append(b, v)
 		}
-		if s == "" {
-			s = "-"
+		if len(b) == n {
+			b = append(b, '-')
 		}
-		b.WriteString(strings.Map(func(r rune) rune {
-			if r == '\t' || r == '\n' || r == '\r' {
-				return ' '
+		for j := n; j < len(b); j++ { // ASCII: never inside a UTF-8 sequence
+			if b[j] == '\t' || b[j] == '\n' || b[j] == '\r' {
+				b[j] = ' '
 			}
-			return r
-		}, s))
+		}
 	}
-	b.WriteByte('\n')
-	io.WriteString(t.w, b.String())
+	b = append(b, '\n')
+	t.w.Write(b) // into the buffer; its errors come back from Flush
+	t.row = b
 }
 
 // Flush aligns the rows and writes them out.

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"errors"
 	"testing"
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
@@ -27,13 +28,17 @@ func TestTable(t *testing.T) {
 	tb.Row("rxe0", 1, "ACTIVE")
 	tb.Row("rxe10", nil, "")
 	tb.Row("a\tb", uint32(2), "x\ny")
+	tb.Row(uint64(18446744073709551615), -3, 1.5)
+	tb.Row(true, int64(-7), errors.New("e\tf"))
 	if err := tb.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	want := "DEV    PORT  STATE\n" +
-		"rxe0   1     ACTIVE\n" +
-		"rxe10  -     -\n" +
-		"a b    2     x y\n"
+	want := "DEV                   PORT  STATE\n" +
+		"rxe0                  1     ACTIVE\n" +
+		"rxe10                 -     -\n" +
+		"a b                   2     x y\n" +
+		"18446744073709551615  -3    1.5\n" +
+		"true                  -7    e f\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
