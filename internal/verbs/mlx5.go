@@ -600,6 +600,10 @@ func (q *mlx5QP) checkSend(wr *SendWR) error {
 		if !q.rc {
 			return errReadNotRC
 		}
+	case OpAtomicCmpSwap, OpAtomicFetchAdd:
+		if err := checkAtomic(wr, q.rc); err != nil {
+			return err
+		}
 	default:
 		return errBadOpcode
 	}

@@ -264,15 +264,15 @@ func (c *rxeCQ) Poll(wcs []WC) (int, error) {
 // rxeWCStatusMax is the last ibv_wc_status (IBV_WC_GENERAL_ERR).
 const rxeWCStatusMax = 21
 
-// fits reports whether wc, a successful completion, is a send, RDMA WRITE
-// or READ of the CQ's sole QP, or a receive of it with its receive queue:
+// fits reports whether wc, a successful completion, is a send, RDMA WRITE,
+// READ or atomic of the CQ's sole QP, or a receive of it with its receive queue:
 // Poll's fast path.
 //
 // Part of the detached data path (detached.go): nosplit.
 //
 //go:nosplit
 func fits(wc *WC, sole, soleRecv uint32) bool {
-	if wc.Opcode <= WCRDMARead { // WCSend, WCRDMAWrite, WCRDMARead
+	if wc.Opcode <= WCFetchAdd { // WCSend, WCRDMAWrite, WCRDMARead, the atomics
 		return wc.QPNum == sole
 	}
 	return wc.Opcode == WCRecv && wc.QPNum == soleRecv
@@ -308,7 +308,7 @@ func (c *rxeCQ) check(wc *WC) error {
 		return nil
 	}
 	switch wc.Opcode {
-	case WCSend, WCRDMAWrite, WCRDMARead:
+	case WCSend, WCRDMAWrite, WCRDMARead, WCCompSwap, WCFetchAdd:
 	case WCRecv, WCRecvRDMAWithImm:
 		if q.rq == nil {
 			return c.err.set(FaultNoReceiveQueue, wc.QPNum, 0, 0)
@@ -494,6 +494,10 @@ func (q *rxeQP) checkSend(wr *SendWR) error {
 		if q.typ != QPTypeRC {
 			return errReadNotRC
 		}
+	case OpAtomicCmpSwap, OpAtomicFetchAdd:
+		if err := checkAtomic(wr, q.typ == QPTypeRC); err != nil {
+			return err
+		}
 	default:
 		return errBadOpcode
 	}
@@ -601,7 +605,7 @@ func (e *doorbellError) Unwrap() []error {
 // Errors for work requests the data path refuses before touching a ring.
 // They are preallocated so that returning them does not allocate.
 var (
-	errBadOpcode     = errors.New("verbs: send work request has an opcode this data path does not support (use SEND, SEND_WITH_IMM, RDMA_WRITE[_WITH_IMM] or RDMA_READ)")
+	errBadOpcode     = errors.New("verbs: send work request has an opcode this data path does not support (use SEND, SEND_WITH_IMM, RDMA_WRITE[_WITH_IMM], RDMA_READ or an atomic)")
 	errUDOpcode      = errors.New("verbs: UD QPs only send SEND and SEND_WITH_IMM")
 	errReadNotRC     = errors.New("verbs: RDMA READ needs an RC QP")
 	errNoAH          = errors.New("verbs: UD send work request without an address handle (SendWR.AH)")
