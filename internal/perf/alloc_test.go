@@ -28,7 +28,7 @@ func newLoopRig(t testing.TB, p Params, peerEcho bool) *loopRig {
 	if p.Conn == UD {
 		qt = verbs.QPTypeUD
 	}
-	cfg := SetupConfig{BufSize: int(bufSize(&p, 4096)), Type: qt, NumQPs: p.QPs, SendWR: p.TxDepth, RecvWR: p.RxDepth, CQE: 4096}
+	cfg := SetupConfig{BufSize: int(bufSize(&p, 4096)), Type: qt, NumQPs: p.QPs, SendWR: p.TxDepth, RecvWR: p.RxDepth, CQE: 4096, Atomic: p.Verb == VerbAtomic}
 	var err error
 	if g.mine, err = g.me.Setup(cfg); err != nil {
 		t.Fatal(err)
@@ -160,6 +160,33 @@ func TestLoopsDoNotAllocate(t *testing.T) {
 			}
 		})
 	})
+	// perf atomic: READ's loops with atomic WRs (atomic.go).
+	for _, op := range []AtomicOp{AtomicFetchAdd, AtomicCmpSwap} {
+		t.Run("atomic_bw_"+op.String(), func(t *testing.T) {
+			g := newLoopRig(t, Params{Verb: VerbAtomic, Test: TestBW, Atomic: op, Iters: 1000, CQMod: 16}, false)
+			requireNoAllocs(t, "runBW atomic", func() {
+				g.r.prepare(8)
+				if err := g.r.runBW(); err != nil {
+					t.Fatal(g.r.loopErr(err, "runBW atomic"))
+				}
+			})
+			if g.r.nDone != 1000 {
+				t.Fatalf("completed %d", g.r.nDone)
+			}
+		})
+		t.Run("atomic_lat_"+op.String(), func(t *testing.T) {
+			g := newLoopRig(t, Params{Verb: VerbAtomic, Test: TestLat, Atomic: op, Iters: 500}, false)
+			requireNoAllocs(t, "runLatRead atomic", func() {
+				g.r.prepare(8)
+				if err := g.r.runLatRead(); err != nil {
+					t.Fatal(g.r.loopErr(err, "runLatRead atomic"))
+				}
+			})
+			if g.r.nSamples != 500 {
+				t.Fatalf("samples %d", g.r.nSamples)
+			}
+		})
+	}
 	// Duration mode: the same loops, into the histogram, until the clock
 	// says stop.
 	dur := 200 * time.Millisecond // the sampling window (dur/2) outlasts a busy host's stalls

@@ -56,6 +56,8 @@ type SetupConfig struct {
 	CQE      int // per CQ
 	Inline   int
 	OutReads int
+	// Atomic: the MR and the QPs allow remote atomics (perf atomic).
+	Atomic bool
 }
 
 // ConnectConfig carries the perftest QP attributes (ctx_modify_qp_to_rtr/

@@ -81,7 +81,11 @@ func (d *verbsDevice) Setup(cfg SetupConfig) (*Resources, error) {
 	if d.buf, err = verbs.NewBuffer(cfg.BufSize); err != nil {
 		return nil, err
 	}
-	if d.mr, err = d.pd.RegMR(d.buf, verbs.AccessAll); err != nil {
+	mrAccess := verbs.AccessAll
+	if cfg.Atomic {
+		mrAccess |= verbs.AccessRemoteAtomic
+	}
+	if d.mr, err = d.pd.RegMR(d.buf, mrAccess); err != nil {
 		return nil, err
 	}
 	if d.scq, err = d.ctx.CreateCQ(cfg.CQE); err != nil {
@@ -91,7 +95,7 @@ func (d *verbsDevice) Setup(cfg SetupConfig) (*Resources, error) {
 		return nil, err
 	}
 	res := &Resources{Buf: d.buf.Bytes(), Addr: d.buf.Addr(), LKey: d.mr.LKey, RKey: d.mr.RKey, SendCQ: d.scq, RecvCQ: d.rcq}
-	access := verbs.AccessAll
+	access := mrAccess
 	if cfg.Type == verbs.QPTypeUC {
 		access = verbs.AccessLocalWrite | verbs.AccessRemoteWrite
 	}

@@ -198,6 +198,8 @@ func (r *runner) prepare(sz uint64) {
 				wr.Opcode = verbs.OpRDMAWrite
 			case VerbRead:
 				wr.Opcode = verbs.OpRDMARead
+			case VerbAtomic:
+				p.setAtomicWR(wr)
 			}
 			if p.Verb != VerbSend && i < len(r.remote) {
 				wr.RemoteAddr = r.remote[i].VAddr
@@ -208,7 +210,7 @@ func (r *runner) prepare(sz uint64) {
 				wr.RemoteQPN = r.remote[i].QPN
 				wr.RemoteQKey = udQKey
 			}
-			if p.Verb != VerbRead && sz <= uint64(p.Inline) {
+			if !p.Verb.isReadLike() && sz <= uint64(p.Inline) {
 				wr.Flags |= verbs.SendInline
 			}
 		}

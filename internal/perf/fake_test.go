@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -41,6 +42,9 @@ func newFakeFabric() *fakeFabric {
 type fakeMR struct {
 	buf  []byte
 	addr uint64
+	// atomic: registered for remote atomics (SetupConfig.Atomic); an
+	// atomic on an MR without it fails as on a device.
+	atomic bool
 }
 
 type fakeCQ struct {
@@ -200,6 +204,25 @@ func (q *fakeQP) PostSend(wrs []verbs.SendWR) error {
 				break
 			}
 			copy(src, mr.buf[wr.RemoteAddr-mr.addr:])
+		case verbs.OpAtomicFetchAdd, verbs.OpAtomicCmpSwap:
+			op = verbs.WCFetchAdd
+			if wr.Opcode == verbs.OpAtomicCmpSwap {
+				op = verbs.WCCompSwap
+			}
+			mr := q.f.mrs[wr.RKey]
+			if mr == nil || !mr.atomic || len(src) != 8 || wr.RemoteAddr%8 != 0 || wr.RemoteAddr < mr.addr || wr.RemoteAddr+8 > mr.addr+uint64(len(mr.buf)) {
+				status = 10
+				break
+			}
+			w := mr.buf[wr.RemoteAddr-mr.addr:][:8]
+			old := binary.LittleEndian.Uint64(w)
+			switch {
+			case wr.Opcode == verbs.OpAtomicFetchAdd:
+				binary.LittleEndian.PutUint64(w, old+wr.CompareAdd)
+			case old == wr.CompareAdd:
+				binary.LittleEndian.PutUint64(w, wr.Swap)
+			}
+			binary.LittleEndian.PutUint64(src, old)
 		case verbs.OpSend:
 			op = verbs.WCSend
 			dst := q.remote.QPN
@@ -261,7 +284,7 @@ func (d *fakeDevice) Setup(cfg SetupConfig) (*Resources, error) {
 	defer f.mu.Unlock()
 	buf := make([]byte, cfg.BufSize)
 	addr := uint64(uintptr(unsafe.Pointer(&buf[0])))
-	d.mr = &fakeMR{buf: buf, addr: addr}
+	d.mr = &fakeMR{buf: buf, addr: addr, atomic: cfg.Atomic}
 	d.rkey = f.nextKey
 	f.nextKey++
 	f.mrs[d.rkey] = d.mr
