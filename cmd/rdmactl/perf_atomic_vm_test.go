@@ -19,8 +19,11 @@ import (
 // CMP_AND_SWAP. Byte-verified on the rdmactl side(s): a server reads its
 // target words after the run (FETCH_AND_ADD of 1, n times from 0: their
 // sum is n, also when a perftest client moves the address through its
-// cycle buffer), a client the value its last atomic returned (n-1). Both
-// print perftest's rows; rdma res show is unchanged afterwards.
+// cycle buffer); a client reads the peer's word before and after the run
+// (which a perftest server fills with random bytes) and the value its
+// last atomic returned: +n and after-1, or (CMP_AND_SWAP of 0 with 0)
+// all equal. Both print perftest's rows; rdma res show is unchanged
+// afterwards.
 func TestVMPerfAtomic(t *testing.T) {
 	before := resShow(t)
 	const iters = 100
@@ -45,9 +48,9 @@ func TestVMPerfAtomic(t *testing.T) {
 					if serr != nil || cerr != nil {
 						t.Fatalf("server: %v\nclient: %v\n--- server output\n%s\n--- client output\n%s", serr, cerr, sout, cout)
 					}
-					var want struct{ fetched, target uint64 }
+					var wantTarget uint64
 					if op == "FETCH_AND_ADD" {
-						want.fetched, want.target = iters-1, iters
+						wantTarget = iters
 					}
 					for i, who := range []string{pr.server, pr.client} {
 						out := []string{sout, cout}[i]
@@ -70,11 +73,24 @@ func TestVMPerfAtomic(t *testing.T) {
 						if res.Test != "atomic_"+kind || a == nil || !a.OK || a.Op != op {
 							t.Fatalf("rdmactl %s: test %q atomic %+v", []string{"server", "client"}[i], res.Test, a)
 						}
-						if i == 0 && (len(a.Target) != 1 || a.Target[0] != want.target || a.ExpectedTarget == nil) {
-							t.Fatalf("server's target words add up to %v, want %d", a.Target, want.target)
+						if i == 0 && (len(a.Target) != 1 || a.Target[0] != wantTarget || a.ExpectedTarget == nil) {
+							t.Fatalf("server's target words add up to %v, want %d", a.Target, wantTarget)
 						}
-						if i == 1 && (len(a.Fetched) != 1 || a.Fetched[0] != want.fetched || a.ExpectedFetched == nil) {
-							t.Fatalf("client's last atomic returned %v, want %d", a.Fetched, want.fetched)
+						if i == 1 {
+							if len(a.Fetched) != 1 || len(a.Before) != 1 || len(a.After) != 1 {
+								t.Fatalf("client's check %+v", *a)
+							}
+							b, af, f := a.Before[0], a.After[0], a.Fetched[0]
+							ok := af-b == iters && f == af-1
+							if op == "CMP_AND_SWAP" {
+								ok = b == af && f == af
+							}
+							if pr.server == "r" && b != 0 {
+								ok = false // rdmactl's memory starts at 0
+							}
+							if !ok {
+								t.Fatalf("client: peer's word %d -> %d, last returned %d", b, af, f)
+							}
 						}
 						if i == 1 || kind == "bw" {
 							var n uint64

@@ -548,6 +548,9 @@ func (s *Session) seqRDMABW(ctx context.Context) error {
 		return s.closeThenCheckAtomic(nil, false, true)
 	}
 	r := s.newRunner()
+	if err := s.peekAtomic(false); err != nil {
+		return err
+	}
 	if p.Bidir && !p.AllSizes {
 		if err := s.key(0, false); err != nil {
 			return err
@@ -577,6 +580,9 @@ func (s *Session) seqRDMABW(ctx context.Context) error {
 		}
 		s.addBW(res)
 		last = res
+	}
+	if err := s.peekAtomic(true); err != nil {
+		return err
 	}
 	s.printf("%s", resultLine)
 	if !p.Bidir {
@@ -692,6 +698,9 @@ func (s *Session) seqLat(ctx context.Context) error {
 		return s.closeThenCheckAtomic(nil, false, true)
 	}
 	r := s.newRunner()
+	if err := s.peekAtomic(false); err != nil {
+		return err
+	}
 	div := 2.0
 	if p.Verb.isReadLike() {
 		div = 1
@@ -732,6 +741,9 @@ func (s *Session) seqLat(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+	}
+	if err := s.peekAtomic(true); err != nil {
+		return err
 	}
 	s.printf("%s", resultLine)
 	if p.Verb == VerbWrite {

@@ -187,7 +187,7 @@ func (c *rxeCQ) setSole() {
 		if atomic.LoadUint32(&x.gone) == 0 {
 			sole = x.qpn
 			live++
-			if x.rq != nil {
+			if x.rq != nil || x.hasSRQ {
 				soleWithRQ = x.qpn
 			}
 		}
@@ -310,7 +310,7 @@ func (c *rxeCQ) check(wc *WC) error {
 	switch wc.Opcode {
 	case WCSend, WCRDMAWrite, WCRDMARead, WCCompSwap, WCFetchAdd:
 	case WCRecv, WCRecvRDMAWithImm:
-		if q.rq == nil {
+		if q.rq == nil && !q.hasSRQ {
 			return c.err.set(FaultNoReceiveQueue, wc.QPNum, 0, 0)
 		}
 	default:
@@ -339,6 +339,7 @@ func (c *rxeContext) createQP(req *qpRequest, exec execFunc) (providerQP, error)
 		return nil, errors.New("rxe: QP's CQs are not rxe CQs")
 	}
 	q := newRxeQP(c.fd, req.Device, req.Type, req.QPN, req.Granted.MaxInlineData, sendCQ, recvCQ)
+	q.hasSRQ = req.SRQ != nil
 	if q.sq, err = c.mapRing("SQ", parseRxeMMInfo(out[16:])); err != nil {
 		return nil, err
 	}
@@ -349,7 +350,7 @@ func (c *rxeContext) createQP(req *qpRequest, exec execFunc) (providerQP, error)
 	if q.maxInline > uint32(q.sq.slotSize-rxeSWQEHdrSize) {
 		q.maxInline = uint32(q.sq.slotSize - rxeSWQEHdrSize)
 	}
-	if mi := parseRxeMMInfo(out[0:]); mi.size != 0 {
+	if mi := parseRxeMMInfo(out[0:]); mi.size != 0 && !q.hasSRQ {
 		if q.rq, err = c.mapRing("RQ", mi); err != nil {
 			_ = q.release()
 			return nil, err
@@ -419,6 +420,8 @@ type rxeQP struct {
 	gone           uint32
 	sqErr, rqErr   QueueError
 	sendCQ, recvCQ *rxeCQ // never nil
+	// hasSRQ: receives come from an SRQ (srq.go); rq is nil.
+	hasSRQ bool
 	// kick replaces the doorbell write in host unit tests (fake kernel).
 	kick func() error
 }
