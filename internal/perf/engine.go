@@ -350,7 +350,7 @@ func (r *runner) drainSend() {
 // (not more than the run needs).
 func (r *runner) postRecvs(limit uint64) error {
 	for q := range r.res.QPs {
-		for r.rposted[q] < uint64(r.p.RxDepth) && r.rposted[q] < limit {
+		for r.rposted[q] < r.p.rxPerQP() && r.rposted[q] < limit {
 			if err := r.res.QPs[q].PostRecv(r.rwrs[q]); err != nil {
 				return err
 			}

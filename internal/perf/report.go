@@ -83,7 +83,11 @@ func writeHeader(w io.Writer, p *Params, in *Info) {
 	b.WriteString(testTitle(p))
 	fmt.Fprintf(&b, " Dual-port       : OFF\t\tDevice         : %s\n", in.Device)
 	fmt.Fprintf(&b, " Number of qps   : %d\t\tTransport type : IB\n", p.QPs)
-	fmt.Fprintf(&b, " Connection type : %s\t\tUsing SRQ      : OFF\n", p.Conn)
+	srq := "OFF"
+	if p.UseSRQ {
+		srq = "ON"
+	}
+	fmt.Fprintf(&b, " Connection type : %s\t\tUsing SRQ      : %s\n", p.Conn, srq)
 	if !p.Server || p.Bidir || p.Test == TestLat {
 		fmt.Fprintf(&b, " TX depth        : %d\n", p.TxDepth)
 	}
@@ -160,8 +164,10 @@ type Result struct {
 	// write/read server prints the client's report (as perftest does).
 	Source      string `json:"source"`
 	Interrupted bool   `json:"interrupted"`
-	// Atomic is perf atomic's byte check (atomic.go).
+	// Atomic is perf atomic's byte check (atomic.go), SRQ --use-srq's
+	// (srq.go).
 	Atomic *AtomicCheck `json:"atomic,omitempty"`
+	SRQ    *SRQCheck    `json:"srq,omitempty"`
 	// Loop is how this side's measurement loops ran: "detached" (off
 	// the Go scheduler) or "plain" (attached, on a locked thread); see
 	// package rtloop and perf --loop. Absent when this side ran no loop

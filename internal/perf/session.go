@@ -316,7 +316,7 @@ func (s *Session) setup() error {
 	s.res, err = s.Dev.Setup(SetupConfig{
 		BufSize: int(size), Type: qt, NumQPs: p.QPs, SendWR: p.TxDepth, RecvWR: recvWR,
 		CQE: max(p.TxDepth, p.RxDepth) * p.QPs, Inline: p.Inline, OutReads: outReads,
-		Atomic: p.Verb == VerbAtomic,
+		Atomic: p.Verb == VerbAtomic, SRQ: p.srqSide(),
 	})
 	if err != nil {
 		return err
@@ -614,6 +614,7 @@ func (s *Session) seqSendBW(ctx context.Context) error {
 	s.result.Info = *s.info()
 	s.header()
 	r := s.newRunner()
+	r.fillSRQPattern() // what an --use-srq receiver checks (srq.go)
 	for i, sz := range p.sizes(s.mtu) {
 		r.prepare(sz)
 		if p.Server || p.Bidir {
@@ -653,7 +654,10 @@ func (s *Session) seqSendBW(ctx context.Context) error {
 		}
 	}
 	s.printf("%s", resultLine)
-	return s.closeConn()
+	if err := s.closeConn(); err != nil {
+		return err
+	}
+	return s.checkSRQ(r)
 }
 
 // seqLat is ib_write_lat, ib_read_lat and ib_send_lat.
@@ -700,6 +704,9 @@ func (s *Session) seqLat(ctx context.Context) error {
 	r := s.newRunner()
 	if err := s.peekAtomic(false); err != nil {
 		return err
+	}
+	if p.Verb == VerbSend {
+		r.fillSRQPattern() // what an --use-srq receiver checks (srq.go)
 	}
 	div := 2.0
 	if p.Verb.isReadLike() {
@@ -749,7 +756,10 @@ func (s *Session) seqLat(ctx context.Context) error {
 	if p.Verb == VerbWrite {
 		return nil // ib_write_lat ends without a closing handshake
 	}
-	return s.closeThenCheckAtomic(r, true, false)
+	if err := s.closeThenCheckAtomic(r, true, false); err != nil {
+		return err
+	}
+	return s.checkSRQ(r)
 }
 
 // closeThenCheckAtomic ends the exchange and then, in atomic runs, checks

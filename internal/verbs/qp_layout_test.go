@@ -90,6 +90,10 @@ func TestQPLayoutAgainstC(t *testing.T) {
 		"rxe_create_srq_resp":                   rxeCreateSRQRespSize,
 		"rxe_create_srq_resp.mi":                0,
 		"rxe_create_srq_resp.srq_num":           16,
+		"IB_USER_VERBS_CMD_CREATE_SRQ":          uintptr(cmdCreateSRQ),
+		"IB_USER_VERBS_CMD_DESTROY_SRQ":         uintptr(cmdDestroySRQ),
+		"IB_UVERBS_WR_ATOMIC_CMP_AND_SWP":       uintptr(OpAtomicCmpSwap),
+		"IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD":     uintptr(OpAtomicFetchAdd),
 		"mminfo.offset":                         0,
 		"mminfo.size":                           8,
 	}

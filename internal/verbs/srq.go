@@ -19,8 +19,8 @@ import (
 
 // Legacy write() commands (enum ib_uverbs_write_cmds).
 const (
-	cmdCreateSRQ  uint32 = 38
-	cmdDestroySRQ uint32 = 41
+	cmdCreateSRQ  uint32 = 32
+	cmdDestroySRQ uint32 = 35
 )
 
 // struct ib_uverbs_create_srq (32 B); driver data follows.

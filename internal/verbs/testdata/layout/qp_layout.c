@@ -86,6 +86,11 @@ int main(void)
 	S(ib_uverbs_destroy_srq); F(ib_uverbs_destroy_srq, response); F(ib_uverbs_destroy_srq, srq_handle);
 	F(ib_uverbs_destroy_srq, reserved);
 	S(ib_uverbs_destroy_srq_resp); F(ib_uverbs_destroy_srq_resp, events_reported);
+	/* command numbers, as "name 0 value" */
+	printf("IB_USER_VERBS_CMD_CREATE_SRQ 0 %d\n", IB_USER_VERBS_CMD_CREATE_SRQ);
+	printf("IB_USER_VERBS_CMD_DESTROY_SRQ 0 %d\n", IB_USER_VERBS_CMD_DESTROY_SRQ);
+	printf("IB_UVERBS_WR_ATOMIC_CMP_AND_SWP 0 %d\n", IB_UVERBS_WR_ATOMIC_CMP_AND_SWP);
+	printf("IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD 0 %d\n", IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD);
 	F(mminfo, offset); F(mminfo, size);
 	return 0;
 }
