@@ -53,6 +53,8 @@ var mlx5LayoutTypes = map[string]reflect.Type{
 	"mlx5_ib_rss_caps":              reflect.TypeFor[mlx5RSSCaps](),
 	"mlx5_packet_pacing_caps":       reflect.TypeFor[mlx5PacketPacingCaps](),
 	"mlx5_ib_query_device_resp":     reflect.TypeFor[mlx5QueryDeviceResp](),
+	"mlx5_ib_create_srq":            reflect.TypeFor[mlx5CreateSRQ](),
+	"mlx5_ib_create_srq_resp":       reflect.TypeFor[mlx5CreateSRQResp](),
 }
 
 // mlx5Consts are the values the Go code hard-codes, by their C name.
@@ -97,6 +99,8 @@ var mlx5Consts = map[string]int64{
 	"MLX5_OPCODE_ATOMIC_CS": mlx5OpAtomicCS, "MLX5_OPCODE_ATOMIC_FA": mlx5OpAtomicFA,
 	"IBV_WR_ATOMIC_CMP_AND_SWP": int64(OpAtomicCmpSwap), "IBV_WR_ATOMIC_FETCH_AND_ADD": int64(OpAtomicFetchAdd),
 	"IBV_WC_COMP_SWAP": int64(WCCompSwap), "IBV_WC_FETCH_ADD": int64(WCFetchAdd),
+	// SRQ (mlx5_srq.go)
+	"mlx5_wqe_srq_next_seg.size": mlx5SRQNextSeg, "mlx5_wqe_srq_next_seg.next_wqe_index": mlx5SRQNextIndex,
 }
 
 // mlx5SyndromeNames pairs the C syndrome names with mlx5Syndromes entries

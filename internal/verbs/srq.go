@@ -14,8 +14,8 @@ import (
 // rxe maps the SRQ's ring from the kernel as it maps a QP's RQ
 // (struct rxe_create_srq_resp's mminfo; rdma-core providers/rxe/rxe.c
 // rxe_create_srq), with the same struct rxe_recv_wqe slots, so posting
-// is the RQ's code. mlx5 has no SRQ in this data path yet: CreateSRQ
-// refuses it in one line.
+// is the RQ's code. mlx5's is a free list of WQEs in its own memory
+// (mlx5_srq.go). A provider without SRQs is refused in one line.
 
 // Legacy write() commands (enum ib_uverbs_write_cmds).
 const (

@@ -153,6 +153,11 @@ static int layout(void)
 	F(mlx5_err_cqe, syndrome);
 	S(mlx5_wqe_ctrl_seg);
 	S(mlx5_wqe_raddr_seg);
+	S(mlx5_wqe_srq_next_seg); F(mlx5_wqe_srq_next_seg, next_wqe_index);
+	S(mlx5_ib_create_srq); F(mlx5_ib_create_srq, buf_addr); F(mlx5_ib_create_srq, db_addr);
+	F(mlx5_ib_create_srq, flags); F(mlx5_ib_create_srq, reserved0); F(mlx5_ib_create_srq, uidx);
+	F(mlx5_ib_create_srq, reserved1);
+	S(mlx5_ib_create_srq_resp); F(mlx5_ib_create_srq_resp, srqn); F(mlx5_ib_create_srq_resp, reserved);
 	S(mlx5_wqe_atomic_seg);
 	F(mlx5_wqe_atomic_seg, swap_add);
 	F(mlx5_wqe_atomic_seg, compare);
