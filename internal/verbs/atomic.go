@@ -16,11 +16,6 @@ import (
 // AtomicSize is the length of an atomic's operand and of its SGE.
 const AtomicSize = 8
 
-// isAtomic says whether op is one of the atomics.
-//
-//go:nosplit
-func isAtomic(op Opcode) bool { return op == OpAtomicCmpSwap || op == OpAtomicFetchAdd }
-
 // checkAtomic refuses an atomic WR that no device accepts: not on RC,
 // inline, an SGE of other than 8 bytes or a misaligned remote address
 // (the responder would fail it with a remote error). Preallocated errors.
