@@ -390,8 +390,9 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 			}
 		})
 		checkDetachedBW(t, g.r, 200)
-		if w := binary.LittleEndian.Uint64(g.their.Buf[g.r.dstOff(0):]); w != 200*(1+3) {
-			t.Fatalf("peer's word %d after 4 runs of 200 FETCH_AND_ADDs of 1", w)
+		// vmNoAllocs: a warm-up, then AllocsPerRun's warm-up and 3 runs.
+		if w := binary.LittleEndian.Uint64(g.their.Buf[g.r.dstOff(0):]); w != 200*vmRuns {
+			t.Fatalf("peer's word %d after %d runs of 200 FETCH_AND_ADDs of 1", w, vmRuns)
 		}
 	})
 	t.Run("atomic_lat", func(t *testing.T) {
