@@ -45,7 +45,7 @@ func newPerfCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "perf",
 		Short: "Benchmark RDMA bandwidth and latency, wire-compatible with perftest",
-		Long: `rdmactl perf runs perftest's benchmarks (ib_send_bw, ib_write_bw, ib_read_bw and
+		Long: `rdmactl perf runs perftest's benchmarks (ib_send_bw, ib_write_bw, ib_read_bw, ib_atomic_bw and
 their _lat counterparts with --lat). It speaks perftest's TCP exchange, so either
 side may be a stock perftest (exchange version 5.70 or newer), and prints
 perftest's report layout, or JSON with -j.`,
