@@ -45,17 +45,17 @@ func newPerfCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "perf",
 		Short: "Benchmark RDMA bandwidth and latency, wire-compatible with perftest",
-		Long: `rdmactl perf runs perftest's benchmarks (ib_send_bw, ib_write_bw, ib_read_bw and
+		Long: `rdmactl perf runs perftest's benchmarks (ib_send_bw, ib_write_bw, ib_read_bw, ib_atomic_bw and
 their _lat counterparts with --lat). It speaks perftest's TCP exchange, so either
 side may be a stock perftest (exchange version 5.70 or newer), and prints
 perftest's report layout, or JSON with -j.`,
 		Example: perfExample,
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			return usageErrorf("'rdmactl perf' needs a test: send, write or read (e.g. 'rdmactl perf write -d rxe0')")
+			return usageErrorf("'rdmactl perf' needs a test: send, write, read or atomic (e.g. 'rdmactl perf write -d rxe0')")
 		},
 	}
-	for _, v := range []perf.Verb{perf.VerbSend, perf.VerbWrite, perf.VerbRead} {
+	for _, v := range []perf.Verb{perf.VerbSend, perf.VerbWrite, perf.VerbRead, perf.VerbAtomic} {
 		c.AddCommand(newPerfVerbCmd(a, v))
 	}
 	return c
@@ -75,6 +75,7 @@ type perfFlags struct {
 	pretty   bool
 	help     bool
 	fs       *pflag.FlagSet
+	ops      perfOpsFlags // perf_ops.go: -A, --use-srq
 }
 
 func perfFlagSet(f *perfFlags, verb perf.Verb) *pflag.FlagSet {
@@ -112,6 +113,7 @@ func perfFlagSet(f *perfFlags, verb perf.Verb) *pflag.FlagSet {
 	fs.BoolVar(&f.pretty, "pretty", false, "indent JSON")
 	fs.Bool("details", false, "accepted for symmetry with other commands")
 	fs.BoolVarP(&f.help, "help", "h", false, "show this help")
+	addPerfOpsFlags(fs, f, verb)
 	f.fs = fs
 	return fs
 }
@@ -143,6 +145,9 @@ func parsePerfArgs(verb perf.Verb, args []string) (*perfFlags, error) {
 		}
 	}
 	p.Inline = f.inline
+	if err := parsePerfOpsFlags(f); err != nil {
+		return f, err
+	}
 	if p.Loop, err = rtloop.ParseMode(f.loop); err != nil {
 		return f, usageErrorf("--loop: %v", err)
 	}

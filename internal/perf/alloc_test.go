@@ -28,7 +28,7 @@ func newLoopRig(t testing.TB, p Params, peerEcho bool) *loopRig {
 	if p.Conn == UD {
 		qt = verbs.QPTypeUD
 	}
-	cfg := SetupConfig{BufSize: int(bufSize(&p, 4096)), Type: qt, NumQPs: p.QPs, SendWR: p.TxDepth, RecvWR: p.RxDepth, CQE: 4096}
+	cfg := SetupConfig{BufSize: int(bufSize(&p, 4096)), Type: qt, NumQPs: p.QPs, SendWR: p.TxDepth, RecvWR: p.RxDepth, CQE: 4096, Atomic: p.Verb == VerbAtomic, SRQ: p.srqSide()}
 	var err error
 	if g.mine, err = g.me.Setup(cfg); err != nil {
 		t.Fatal(err)
@@ -123,6 +123,45 @@ func TestLoopsDoNotAllocate(t *testing.T) {
 			t.Fatalf("received %d", g.r.nDone)
 		}
 	})
+	t.Run("send_bw_srq_receiver", func(t *testing.T) {
+		// --use-srq: two QPs' receives in one shared queue (srq.go).
+		g := newLoopRig(t, Params{Verb: VerbSend, Test: TestBW, Iters: 500, Size: 4096, Server: true, UseSRQ: true, QPs: 2}, false)
+		wrs := [][]verbs.SendWR{
+			{{Opcode: verbs.OpSend, SGE: verbs.SGE{Addr: g.their.Addr, Length: 4096, LKey: g.their.LKey}}},
+			{{Opcode: verbs.OpSend, SGE: verbs.SGE{Addr: g.their.Addr, Length: 4096, LKey: g.their.LKey}}},
+		}
+		requireNoAllocs(t, "runBWRecv --use-srq", func() {
+			g.r.prepare(4096)
+			if err := g.r.postRecvs(500); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 500; i++ { // the peer's messages, on both QPs
+				_ = g.their.QPs[0].PostSend(wrs[0])
+				_ = g.their.QPs[1].PostSend(wrs[1])
+			}
+			if err := g.r.runBWRecv(); err != nil {
+				t.Fatal(g.r.loopErr(err, "runBWRecv --use-srq"))
+			}
+		})
+		if g.r.nDone != 1000 {
+			t.Fatalf("received %d", g.r.nDone)
+		}
+	})
+	t.Run("send_lat_srq", func(t *testing.T) {
+		g := newLoopRig(t, Params{Verb: VerbSend, Test: TestLat, Iters: 500, UseSRQ: true}, true)
+		requireNoAllocs(t, "runLatSend --use-srq", func() {
+			g.r.prepare(2)
+			if err := g.r.postRecvs(500); err != nil {
+				t.Fatal(err)
+			}
+			if err := g.r.runLatSend(); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if g.r.nSamples != 498 {
+			t.Fatalf("samples %d", g.r.nSamples)
+		}
+	})
 	t.Run("write_lat", func(t *testing.T) {
 		g := newLoopRig(t, Params{Verb: VerbWrite, Test: TestLat, Iters: 500, Server: true}, true)
 		requireNoAllocs(t, "runLatWrite", func() {
@@ -160,6 +199,33 @@ func TestLoopsDoNotAllocate(t *testing.T) {
 			}
 		})
 	})
+	// perf atomic: READ's loops with atomic WRs (atomic.go).
+	for _, op := range []AtomicOp{AtomicFetchAdd, AtomicCmpSwap} {
+		t.Run("atomic_bw_"+op.String(), func(t *testing.T) {
+			g := newLoopRig(t, Params{Verb: VerbAtomic, Test: TestBW, Atomic: op, Iters: 1000, CQMod: 16}, false)
+			requireNoAllocs(t, "runBW atomic", func() {
+				g.r.prepare(8)
+				if err := g.r.runBW(); err != nil {
+					t.Fatal(g.r.loopErr(err, "runBW atomic"))
+				}
+			})
+			if g.r.nDone != 1000 {
+				t.Fatalf("completed %d", g.r.nDone)
+			}
+		})
+		t.Run("atomic_lat_"+op.String(), func(t *testing.T) {
+			g := newLoopRig(t, Params{Verb: VerbAtomic, Test: TestLat, Atomic: op, Iters: 500}, false)
+			requireNoAllocs(t, "runLatRead atomic", func() {
+				g.r.prepare(8)
+				if err := g.r.runLatRead(); err != nil {
+					t.Fatal(g.r.loopErr(err, "runLatRead atomic"))
+				}
+			})
+			if g.r.nSamples != 500 {
+				t.Fatalf("samples %d", g.r.nSamples)
+			}
+		})
+	}
 	// Duration mode: the same loops, into the histogram, until the clock
 	// says stop.
 	dur := 200 * time.Millisecond // the sampling window (dur/2) outlasts a busy host's stalls

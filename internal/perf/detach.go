@@ -65,7 +65,7 @@ func (r *runner) latLoopArgs(withRecv bool) (a latArgs, detach bool) {
 		if w, ok := r.res.RecvCQ.(WatchableCQ); ok {
 			d.rcqProd, d.rcqCons, _ = w.DetachedWatch()
 		}
-		if d.rq, ok = vq.DetachedRecvQueue(); !ok {
+		if d.rq, ok = detachedRecvQueue(q); !ok { // the QP's, or its SRQ's
 			return a, false
 		}
 	}
@@ -637,7 +637,7 @@ func (r *runner) bwQueues() *bwQueues {
 			return q
 		}
 		if r.p.Verb == VerbSend {
-			if d.rqs[i], ok = vq.DetachedRecvQueue(); !ok {
+			if d.rqs[i], ok = detachedRecvQueue(r.res.QPs[i]); !ok { // the QP's, or its SRQ's
 				return q
 			}
 		}

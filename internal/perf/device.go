@@ -56,6 +56,11 @@ type SetupConfig struct {
 	CQE      int // per CQ
 	Inline   int
 	OutReads int
+	// Atomic: the MR and the QPs allow remote atomics (perf atomic).
+	Atomic bool
+	// SRQ: the QPs receive from one shared receive queue of RecvWR
+	// receives (--use-srq), which is every QP's RecvQueue.
+	SRQ bool
 }
 
 // ConnectConfig carries the perftest QP attributes (ctx_modify_qp_to_rtr/

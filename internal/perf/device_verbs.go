@@ -18,6 +18,7 @@ type verbsDevice struct {
 	scq  *verbs.CQ
 	rcq  *verbs.CQ
 	qps  []*verbs.QP
+	srq  *verbs.SRQ
 	ahs  []*verbs.AH
 	typ  verbs.QPType
 	cm   bool // -R: the RDMA CM moves the QPs from RESET (cm_session.go)
@@ -81,7 +82,11 @@ func (d *verbsDevice) Setup(cfg SetupConfig) (*Resources, error) {
 	if d.buf, err = verbs.NewBuffer(cfg.BufSize); err != nil {
 		return nil, err
 	}
-	if d.mr, err = d.pd.RegMR(d.buf, verbs.AccessAll); err != nil {
+	mrAccess := verbs.AccessAll
+	if cfg.Atomic {
+		mrAccess |= verbs.AccessRemoteAtomic
+	}
+	if d.mr, err = d.pd.RegMR(d.buf, mrAccess); err != nil {
 		return nil, err
 	}
 	if d.scq, err = d.ctx.CreateCQ(cfg.CQE); err != nil {
@@ -91,13 +96,18 @@ func (d *verbsDevice) Setup(cfg SetupConfig) (*Resources, error) {
 		return nil, err
 	}
 	res := &Resources{Buf: d.buf.Bytes(), Addr: d.buf.Addr(), LKey: d.mr.LKey, RKey: d.mr.RKey, SendCQ: d.scq, RecvCQ: d.rcq}
-	access := verbs.AccessAll
+	access := mrAccess
 	if cfg.Type == verbs.QPTypeUC {
 		access = verbs.AccessLocalWrite | verbs.AccessRemoteWrite
 	}
+	if cfg.SRQ {
+		if d.srq, err = d.ctx.CreateSRQ(d.pd, verbs.SRQAttr{MaxWR: uint32(cfg.RecvWR)}); err != nil {
+			return nil, fmt.Errorf("--use-srq: %w", err)
+		}
+	}
 	for i := 0; i < cfg.NumQPs; i++ {
 		qp, err := d.ctx.CreateQP(d.pd, verbs.QPAttr{Type: cfg.Type, SendCQ: d.scq, RecvCQ: d.rcq,
-			MaxSendWR: uint32(cfg.SendWR), MaxRecvWR: uint32(cfg.RecvWR), MaxSendSGE: 1, MaxRecvSGE: 1, MaxInlineData: uint32(cfg.Inline)})
+			MaxSendWR: uint32(cfg.SendWR), MaxRecvWR: uint32(cfg.RecvWR), MaxSendSGE: 1, MaxRecvSGE: 1, MaxInlineData: uint32(cfg.Inline), SRQ: d.srq})
 		if err != nil {
 			return nil, err
 		}
@@ -109,7 +119,11 @@ func (d *verbsDevice) Setup(cfg SetupConfig) (*Resources, error) {
 		if err := qp.ToInit(verbs.InitAttr{Port: d.port, Access: access, QKey: udQKey}); err != nil {
 			return nil, err
 		}
-		res.QPs = append(res.QPs, QP{SendQueue: qp, RecvQueue: qp, QPN: qp.QPN()})
+		var rq verbs.RecvQueue = qp
+		if d.srq != nil {
+			rq = d.srq
+		}
+		res.QPs = append(res.QPs, QP{SendQueue: qp, RecvQueue: rq, QPN: qp.QPN()})
 	}
 	return res, nil
 }
@@ -169,6 +183,9 @@ func (d *verbsDevice) Close() error {
 	for _, qp := range d.qps {
 		errs = append(errs, qp.Close())
 	}
+	if d.srq != nil {
+		errs = append(errs, d.srq.Close())
+	}
 	if d.scq != nil {
 		errs = append(errs, d.scq.Close())
 	}
@@ -187,6 +204,6 @@ func (d *verbsDevice) Close() error {
 	if d.ctx != nil {
 		errs = append(errs, d.ctx.Close())
 	}
-	d.ahs, d.qps, d.scq, d.rcq, d.mr, d.pd, d.buf, d.ctx = nil, nil, nil, nil, nil, nil, nil, nil
+	d.ahs, d.qps, d.srq, d.scq, d.rcq, d.mr, d.pd, d.buf, d.ctx = nil, nil, nil, nil, nil, nil, nil, nil, nil
 	return errors.Join(errs...)
 }

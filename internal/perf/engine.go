@@ -198,6 +198,8 @@ func (r *runner) prepare(sz uint64) {
 				wr.Opcode = verbs.OpRDMAWrite
 			case VerbRead:
 				wr.Opcode = verbs.OpRDMARead
+			case VerbAtomic:
+				p.setAtomicWR(wr)
 			}
 			if p.Verb != VerbSend && i < len(r.remote) {
 				wr.RemoteAddr = r.remote[i].VAddr
@@ -208,7 +210,7 @@ func (r *runner) prepare(sz uint64) {
 				wr.RemoteQPN = r.remote[i].QPN
 				wr.RemoteQKey = udQKey
 			}
-			if p.Verb != VerbRead && sz <= uint64(p.Inline) {
+			if !p.Verb.isReadLike() && sz <= uint64(p.Inline) {
 				wr.Flags |= verbs.SendInline
 			}
 		}
@@ -348,7 +350,7 @@ func (r *runner) drainSend() {
 // (not more than the run needs).
 func (r *runner) postRecvs(limit uint64) error {
 	for q := range r.res.QPs {
-		for r.rposted[q] < uint64(r.p.RxDepth) && r.rposted[q] < limit {
+		for r.rposted[q] < r.p.rxPerQP() && r.rposted[q] < limit {
 			if err := r.res.QPs[q].PostRecv(r.rwrs[q]); err != nil {
 				return err
 			}

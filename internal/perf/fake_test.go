@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -41,6 +42,9 @@ func newFakeFabric() *fakeFabric {
 type fakeMR struct {
 	buf  []byte
 	addr uint64
+	// atomic: registered for remote atomics (SetupConfig.Atomic); an
+	// atomic on an MR without it fails as on a device.
+	atomic bool
 }
 
 type fakeCQ struct {
@@ -100,6 +104,39 @@ type fakeQP struct {
 	// lateStart delays an echoing QP's first answer, as a peer that
 	// starts its loop late (a perftest client calibrating its clock).
 	lateStart time.Duration
+	// srq: receives come from this shared queue (SetupConfig.SRQ).
+	srq *fakeSRQ
+}
+
+// fakeSRQ is a receive ring shared by QPs; a message takes its next WR,
+// whichever QP it came to.
+type fakeSRQ struct {
+	f    *fakeFabric
+	rq   []verbs.RecvWR
+	head int
+	n    int
+	qps  []*fakeQP
+}
+
+func (s *fakeSRQ) PostRecv(wrs []verbs.RecvWR) error {
+	s.f.mu.Lock()
+	defer s.f.mu.Unlock()
+	for i := range wrs {
+		if s.n == len(s.rq) {
+			return errFakeFull
+		}
+		s.rq[(s.head+s.n)%len(s.rq)] = wrs[i]
+		s.n++
+	}
+	for _, q := range s.qps {
+		for q.pN > 0 && s.n > 0 {
+			pd := q.pending[q.pHead]
+			q.pHead = (q.pHead + 1) % len(q.pending)
+			q.pN--
+			q.deliverLocked(pd.data[:pd.n])
+		}
+	}
+	return nil
 }
 
 // answerLate runs an echoing peer's first answer after its lateStart.
@@ -138,6 +175,9 @@ func (q *fakeQP) PostRecv(wrs []verbs.RecvWR) error {
 
 // deliverLocked puts a received message into the next posted receive.
 func (q *fakeQP) deliverLocked(data []byte) bool {
+	if q.srq != nil {
+		return q.deliverSRQLocked(data)
+	}
 	if q.rqN == 0 {
 		if q.pN == len(q.pending) {
 			return false
@@ -156,6 +196,25 @@ func (q *fakeQP) deliverLocked(data []byte) bool {
 	}
 	copy(q.mr.buf[off+grh:], data)
 	q.rcq.push(verbs.WC{WRID: rw.WRID, Opcode: verbs.WCRecv, ByteLen: uint32(len(data)) + uint32(grh), QPNum: q.qpn})
+	return true
+}
+
+// deliverSRQLocked is deliverLocked with the QP's SRQ.
+func (q *fakeQP) deliverSRQLocked(data []byte) bool {
+	s := q.srq
+	if s.n == 0 {
+		if q.pN == len(q.pending) {
+			return false
+		}
+		q.pending[(q.pHead+q.pN)%len(q.pending)] = fakePending{data: data, n: uint32(len(data))}
+		q.pN++
+		return true
+	}
+	rw := s.rq[s.head]
+	s.head = (s.head + 1) % len(s.rq)
+	s.n--
+	copy(q.mr.buf[rw.SGE.Addr-q.mr.addr:], data)
+	q.rcq.push(verbs.WC{WRID: rw.WRID, Opcode: verbs.WCRecv, ByteLen: uint32(len(data)), QPNum: q.qpn})
 	return true
 }
 
@@ -200,6 +259,25 @@ func (q *fakeQP) PostSend(wrs []verbs.SendWR) error {
 				break
 			}
 			copy(src, mr.buf[wr.RemoteAddr-mr.addr:])
+		case verbs.OpAtomicFetchAdd, verbs.OpAtomicCmpSwap:
+			op = verbs.WCFetchAdd
+			if wr.Opcode == verbs.OpAtomicCmpSwap {
+				op = verbs.WCCompSwap
+			}
+			mr := q.f.mrs[wr.RKey]
+			if mr == nil || !mr.atomic || len(src) != 8 || wr.RemoteAddr%8 != 0 || wr.RemoteAddr < mr.addr || wr.RemoteAddr+8 > mr.addr+uint64(len(mr.buf)) {
+				status = 10
+				break
+			}
+			w := mr.buf[wr.RemoteAddr-mr.addr:][:8]
+			old := binary.LittleEndian.Uint64(w)
+			switch {
+			case wr.Opcode == verbs.OpAtomicFetchAdd:
+				binary.LittleEndian.PutUint64(w, old+wr.CompareAdd)
+			case old == wr.CompareAdd:
+				binary.LittleEndian.PutUint64(w, wr.Swap)
+			}
+			binary.LittleEndian.PutUint64(src, old)
 		case verbs.OpSend:
 			op = verbs.WCSend
 			dst := q.remote.QPN
@@ -242,6 +320,7 @@ type fakeDevice struct {
 	closed bool
 	echo   bool
 	port   PortAttr
+	srqs   int // SRQs Setup made
 }
 
 func newFakeDevice(f *fakeFabric, ip byte) *fakeDevice {
@@ -261,7 +340,7 @@ func (d *fakeDevice) Setup(cfg SetupConfig) (*Resources, error) {
 	defer f.mu.Unlock()
 	buf := make([]byte, cfg.BufSize)
 	addr := uint64(uintptr(unsafe.Pointer(&buf[0])))
-	d.mr = &fakeMR{buf: buf, addr: addr}
+	d.mr = &fakeMR{buf: buf, addr: addr, atomic: cfg.Atomic}
 	d.rkey = f.nextKey
 	f.nextKey++
 	f.mrs[d.rkey] = d.mr
@@ -269,13 +348,23 @@ func (d *fakeDevice) Setup(cfg SetupConfig) (*Resources, error) {
 	scq := &fakeCQ{f: f, ring: make([]verbs.WC, cqe)}
 	rcq := &fakeCQ{f: f, ring: make([]verbs.WC, cqe)}
 	res := &Resources{Buf: buf, Addr: addr, LKey: d.rkey, RKey: d.rkey, SendCQ: scq, RecvCQ: rcq}
+	var srq *fakeSRQ
+	if cfg.SRQ {
+		srq = &fakeSRQ{f: f, rq: make([]verbs.RecvWR, cfg.RecvWR)}
+		d.srqs++
+	}
 	for i := 0; i < cfg.NumQPs; i++ {
 		q := &fakeQP{f: f, qpn: f.nextQPN, typ: cfg.Type, mr: d.mr, scq: scq, rcq: rcq, maxInline: uint32(max(cfg.Inline, 0)),
 			rq: make([]verbs.RecvWR, cfg.RecvWR+1), pending: make([]fakePending, 4096), echo: d.echo}
 		f.nextQPN++
 		f.qps[q.qpn] = q
 		d.qps = append(d.qps, q)
-		res.QPs = append(res.QPs, QP{SendQueue: q, RecvQueue: q, QPN: q.qpn})
+		var rq verbs.RecvQueue = q
+		if srq != nil {
+			q.srq, rq = srq, srq
+			srq.qps = append(srq.qps, q)
+		}
+		res.QPs = append(res.QPs, QP{SendQueue: q, RecvQueue: rq, QPN: q.qpn})
 	}
 	f.live += 2 + 2 + len(d.qps) // pd+mr, 2 cqs, qps
 	return res, nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/internal/perf/rtloop"
+	"github.com/rdmactl/rdmactl/internal/verbs"
 )
 
 // Verb is the RDMA operation under test.
@@ -18,9 +19,15 @@ const (
 	VerbSend Verb = iota
 	VerbWrite
 	VerbRead
+	VerbAtomic // perf atomic (atomic.go)
 )
 
-func (v Verb) String() string { return [...]string{"send", "write", "read"}[v] }
+func (v Verb) String() string { return [...]string{"send", "write", "read", "atomic"}[v] }
+
+// isReadLike says whether v's runs are RDMA READ's: the server's memory is
+// the target, outstanding operations are limited by max_qp_rd_atom, and
+// nothing is inline (READ and the atomics).
+func (v Verb) isReadLike() bool { return v == VerbRead || v == VerbAtomic }
 
 // Test is what is measured.
 type Test int
@@ -104,6 +111,11 @@ type Params struct {
 
 	// Set by defaults: which of the above the user gave.
 	UserCQMod, UserSize, UserInline bool
+
+	// Atomics and SRQ (issue 25, atomic.go and srq.go): perf atomic's -A,
+	// and --use-srq for send tests.
+	Atomic AtomicOp // SYMMETRIC (perf atomic)
+	UseSRQ bool
 }
 
 // Defaults fills unset fields as perftest does for this test.
@@ -115,7 +127,9 @@ func (p *Params) Defaults() {
 		p.IBPort = 1
 	}
 	if p.Size == 0 {
-		if p.Test == TestBW {
+		if p.Verb == VerbAtomic {
+			p.Size = verbs.AtomicSize // perftest's DEF_SIZE_ATOMIC
+		} else if p.Test == TestBW {
 			p.Size = 65536
 		} else {
 			p.Size = 2
@@ -189,6 +203,23 @@ func (p *Params) Validate() error {
 		return errors.New("-c UD works only with send (RDMA write and read need a connection)")
 	case p.Conn == UC && p.Verb == VerbRead:
 		return errors.New("-c UC does not support RDMA read; use RC")
+	case p.Verb == VerbAtomic && p.Conn != RC:
+		return errors.New("atomics need -c RC")
+	case p.Verb == VerbAtomic && (p.Size != verbs.AtomicSize || p.AllSizes):
+		return fmt.Errorf("-s %d: the message size of atomic tests is 8 and cannot be changed (as perftest; no -a)", p.Size)
+	case p.Verb == VerbAtomic && p.UserInline && p.Inline > 0:
+		return errors.New("-I: atomics are never inline")
+	case p.UseSRQ && p.Verb != VerbSend:
+		return errors.New("--use-srq applies to send tests only (as perftest)")
+	case p.UseSRQ && p.Conn == UD:
+		return errors.New("--use-srq: this data path has SRQ for RC and UC QPs only")
+	// Over the RDMA CM both stalled in the VM (the atomics waited for
+	// responder resources, the SRQ's receives never completed): refused
+	// until the CM path carries them.
+	case p.RDMACM && p.Verb == VerbAtomic:
+		return errors.New("-R: atomics over the RDMA CM are not supported yet; run perf atomic without -R")
+	case p.RDMACM && p.UseSRQ:
+		return errors.New("-R: --use-srq over the RDMA CM is not supported yet; run without one of them")
 	case p.Size < 1 || p.Size > maxMsgSize:
 		return fmt.Errorf("-s %d: message size must be 1..%d", p.Size, maxMsgSize)
 	case p.Duration == 0 && p.Iters < 5:
@@ -268,8 +299,12 @@ func (p *Params) symmetricText() string {
 	if p.Duration > 0 {
 		iters = 0
 	}
-	return fmt.Sprintf("rdmactl1 verb=%s test=%s conn=%s size=%d all=%t iters=%d duration_ms=%d qps=%d bidir=%t post_list=%d gbits=%t",
+	t := fmt.Sprintf("rdmactl1 verb=%s test=%s conn=%s size=%d all=%t iters=%d duration_ms=%d qps=%d bidir=%t post_list=%d gbits=%t",
 		p.Verb, p.Test, p.Conn, p.Size, p.AllSizes, iters, dur, p.QPs, p.Bidir, p.PostList, p.Gbits)
+	if p.Verb == VerbAtomic {
+		t += " atomic=" + p.Atomic.String() // only here: older peers run no atomics
+	}
+	return t
 }
 
 func encodeParams(p *Params) []byte {
@@ -302,7 +337,7 @@ func checkPeerParams(p *Params, b []byte) error {
 		tm[k] = v
 	}
 	flag := map[string]string{"verb": "test verb", "test": "bw/--lat", "conn": "-c", "size": "-s", "all": "-a",
-		"iters": "-n", "duration_ms": "-D", "qps": "-q", "bidir": "-b", "post_list": "-l", "gbits": "--report_gbits"}
+		"iters": "-n", "duration_ms": "-D", "qps": "-q", "bidir": "-b", "post_list": "-l", "gbits": "--report_gbits", "atomic": "-A"}
 	for _, f := range mine[1:] {
 		k, v, _ := strings.Cut(f, "=")
 		tv, ok := tm[k]

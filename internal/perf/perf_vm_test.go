@@ -3,6 +3,7 @@
 package perf
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -42,7 +43,8 @@ func newVMRig(t *testing.T, p Params) *vmRig {
 	}
 	t.Cleanup(func() { _ = g.me.Close(); _ = g.peer.Close() })
 	qt := map[Transport]verbs.QPType{RC: verbs.QPTypeRC, UD: verbs.QPTypeUD}[p.Conn]
-	cfg := SetupConfig{BufSize: int(bufSize(&p, 4096)), Type: qt, NumQPs: 1, SendWR: p.TxDepth, RecvWR: p.RxDepth, CQE: 1024, OutReads: 16}
+	cfg := SetupConfig{BufSize: int(bufSize(&p, 4096)), Type: qt, NumQPs: 1, SendWR: p.TxDepth, RecvWR: p.RxDepth, CQE: 1024, OutReads: 16,
+		Atomic: p.Verb == VerbAtomic, SRQ: p.UseSRQ}
 	if g.mine, err = g.me.Setup(cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -376,6 +378,55 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 			}
 		})
 		checkDetachedRun(t, "reader", g.r, 100)
+	})
+	// perf atomic (atomic.go): READ's loops with atomic WRs; the peer's
+	// word counts every FETCH_AND_ADD of every run.
+	t.Run("atomic_bw", func(t *testing.T) {
+		g := newVMRig(t, Params{Verb: VerbAtomic, Test: TestBW, Iters: 200})
+		vmNoAllocs(t, "runBW atomic", func() {
+			g.r.prepare(8)
+			if err := g.r.runBW(); err != nil {
+				t.Fatal(g.r.loopErr(err, "runBW atomic"))
+			}
+		})
+		checkDetachedBW(t, g.r, 200)
+		// vmNoAllocs: a warm-up, then AllocsPerRun's warm-up and 3 runs.
+		if w := binary.LittleEndian.Uint64(g.their.Buf[g.r.dstOff(0):]); w != 200*vmRuns {
+			t.Fatalf("peer's word %d after %d runs of 200 FETCH_AND_ADDs of 1", w, vmRuns)
+		}
+	})
+	t.Run("atomic_lat", func(t *testing.T) {
+		g := newVMRig(t, Params{Verb: VerbAtomic, Test: TestLat, Atomic: AtomicCmpSwap, Iters: 100})
+		vmNoAllocs(t, "runLatRead atomic", func() {
+			g.r.prepare(8)
+			if err := g.r.runLatRead(); err != nil {
+				t.Fatal(g.r.loopErr(err, "runLatRead atomic"))
+			}
+		})
+		checkDetachedRun(t, "atomic", g.r, 100)
+	})
+	// --use-srq (srq.go): the receiver's loop through its SRQ.
+	t.Run("send_bw_srq", func(t *testing.T) {
+		g := newVMRig(t, Params{Verb: VerbSend, Test: TestBW, UseSRQ: true, Iters: 200, Size: 512})
+		g.peerLoop(vmRuns, func() {}, g.pr.runBWRecv)
+		vmNoAllocs(t, "runBW(send)+runBWRecv --use-srq", func() {
+			g.pr.prepare(512)
+			if err := g.pr.postRecvs(200); err != nil {
+				t.Fatal(err)
+			}
+			g.start <- struct{}{}
+			g.r.prepare(512)
+			if err := g.r.runBW(); err != nil {
+				t.Fatal(g.r.loopErr(err, "runBW"))
+			}
+			<-g.finished
+		})
+		g.checkPeer(t, "runBWRecv --use-srq")
+		checkDetachedBW(t, g.r, 200)
+		checkMode(t, "receiver", g.pr)
+		if g.pr.nDone != 200 {
+			t.Fatalf("receiver: received %d of 200", g.pr.nDone)
+		}
 	})
 	// Duration mode (-D) runs the same loops, into the histogram. Each
 	// side stops on its own clock, so its last wait ends at the deadline.

@@ -34,7 +34,7 @@ func formatLatRow(size, iters uint64, s LatStats) string {
 
 // testTitle is the centred title line of ctx_print_test_info.
 func testTitle(p *Params) string {
-	verb := map[Verb]string{VerbSend: "Send", VerbWrite: "RDMA_Write", VerbRead: "RDMA_Read"}[p.Verb]
+	verb := map[Verb]string{VerbSend: "Send", VerbWrite: "RDMA_Write", VerbRead: "RDMA_Read", VerbAtomic: "Atomic " + p.Atomic.String()}[p.Verb]
 	kind := "BW"
 	if p.Test == TestLat {
 		kind = "Latency"
@@ -83,7 +83,11 @@ func writeHeader(w io.Writer, p *Params, in *Info) {
 	b.WriteString(testTitle(p))
 	fmt.Fprintf(&b, " Dual-port       : OFF\t\tDevice         : %s\n", in.Device)
 	fmt.Fprintf(&b, " Number of qps   : %d\t\tTransport type : IB\n", p.QPs)
-	fmt.Fprintf(&b, " Connection type : %s\t\tUsing SRQ      : OFF\n", p.Conn)
+	srq := "OFF"
+	if p.UseSRQ {
+		srq = "ON"
+	}
+	fmt.Fprintf(&b, " Connection type : %s\t\tUsing SRQ      : %s\n", p.Conn, srq)
 	if !p.Server || p.Bidir || p.Test == TestLat {
 		fmt.Fprintf(&b, " TX depth        : %d\n", p.TxDepth)
 	}
@@ -98,7 +102,7 @@ func writeHeader(w io.Writer, p *Params, in *Info) {
 	if in.WithGID {
 		fmt.Fprintf(&b, " GID index       : %d\n", in.GIDIndex)
 	}
-	if p.Verb == VerbRead {
+	if p.Verb.isReadLike() {
 		fmt.Fprintf(&b, " Outstand reads  : %d\n", in.OutReads)
 	} else {
 		fmt.Fprintf(&b, " Max inline data : %d[B]\n", p.Inline)
@@ -133,7 +137,7 @@ func writeAddr(b *strings.Builder, side string, p *Params, d *Dest, withGID bool
 	if p.Verb == VerbRead {
 		fmt.Fprintf(b, " OUT %s", cAltHex(uint64(d.OutReads), 4))
 	}
-	if p.Verb != VerbSend {
+	if p.Verb == VerbRead || p.Verb == VerbWrite { // perftest prints neither for atomics
 		fmt.Fprintf(b, " RKey %s VAddr %s", cAltHex(uint64(d.RKey), 8), cAltHex(d.VAddr, 16))
 	}
 	b.WriteString("\n")
@@ -160,6 +164,10 @@ type Result struct {
 	// write/read server prints the client's report (as perftest does).
 	Source      string `json:"source"`
 	Interrupted bool   `json:"interrupted"`
+	// Atomic is perf atomic's byte check (atomic.go), SRQ --use-srq's
+	// (srq.go).
+	Atomic *AtomicCheck `json:"atomic,omitempty"`
+	SRQ    *SRQCheck    `json:"srq,omitempty"`
 	// Loop is how this side's measurement loops ran: "detached" (off
 	// the Go scheduler) or "plain" (attached, on a locked thread); see
 	// package rtloop and perf --loop. Absent when this side ran no loop

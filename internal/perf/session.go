@@ -302,7 +302,7 @@ func (s *Session) setup() error {
 	size := bufSize(p, uint64(s.cycle))
 	qt := map[Transport]verbs.QPType{RC: verbs.QPTypeRC, UC: verbs.QPTypeUC, UD: verbs.QPTypeUD}[p.Conn]
 	outReads := 1
-	if p.Verb == VerbRead {
+	if p.Verb.isReadLike() {
 		outReads = max(1, s.port.MaxOutRead)
 		if p.OutReads > 0 && p.OutReads < outReads {
 			outReads = p.OutReads
@@ -316,6 +316,7 @@ func (s *Session) setup() error {
 	s.res, err = s.Dev.Setup(SetupConfig{
 		BufSize: int(size), Type: qt, NumQPs: p.QPs, SendWR: p.TxDepth, RecvWR: recvWR,
 		CQE: max(p.TxDepth, p.RxDepth) * p.QPs, Inline: p.Inline, OutReads: outReads,
+		Atomic: p.Verb == VerbAtomic, SRQ: p.srqSide(),
 	})
 	if err != nil {
 		return err
@@ -464,7 +465,7 @@ func (s *Session) info() *Info {
 		Peer: s.conn.RemoteAddr(), PeerVer: s.conn.peerVer.Text, Local: s.my, Remote: s.rem, WithGID: s.withGID,
 		TxDepth: s.P.TxDepth, RxDepth: s.P.RxDepth, CQMod: s.P.CQMod, PostList: s.P.PostList, Inline: s.P.Inline,
 		RDMACM: s.P.RDMACM}
-	if len(s.my) > 0 && s.P.Verb == VerbRead {
+	if len(s.my) > 0 && s.P.Verb.isReadLike() {
 		in.OutReads = int(s.my[0].OutReads)
 	}
 	return in
@@ -544,9 +545,12 @@ func (s *Session) seqRDMABW(ctx context.Context) error {
 		s.result.Source = "peer"
 		s.addBW(BWResult{Size: rep.Size, Iters: rep.Iters, BWPeak: rep.BWPeak, BWAvg: rep.BWAvg, MsgRate: rep.MsgRate})
 		s.printf("%s", resultLine)
-		return s.closeConn()
+		return s.closeThenCheckAtomic(nil, false, true)
 	}
 	r := s.newRunner()
+	if err := s.peekAtomic(false); err != nil {
+		return err
+	}
 	if p.Bidir && !p.AllSizes {
 		if err := s.key(0, false); err != nil {
 			return err
@@ -577,6 +581,9 @@ func (s *Session) seqRDMABW(ctx context.Context) error {
 		s.addBW(res)
 		last = res
 	}
+	if err := s.peekAtomic(true); err != nil {
+		return err
+	}
 	s.printf("%s", resultLine)
 	if !p.Bidir {
 		if err := s.key(0, true); err != nil {
@@ -586,7 +593,7 @@ func (s *Session) seqRDMABW(ctx context.Context) error {
 			return err
 		}
 	}
-	return s.closeConn()
+	return s.closeThenCheckAtomic(r, true, p.Bidir)
 }
 
 // seqSendBW is ib_send_bw.
@@ -607,6 +614,7 @@ func (s *Session) seqSendBW(ctx context.Context) error {
 	s.result.Info = *s.info()
 	s.header()
 	r := s.newRunner()
+	r.fillSRQPattern() // what an --use-srq receiver checks (srq.go)
 	for i, sz := range p.sizes(s.mtu) {
 		r.prepare(sz)
 		if p.Server || p.Bidir {
@@ -646,14 +654,17 @@ func (s *Session) seqSendBW(ctx context.Context) error {
 		}
 	}
 	s.printf("%s", resultLine)
-	return s.closeConn()
+	if err := s.closeConn(); err != nil {
+		return err
+	}
+	return s.checkSRQ(r)
 }
 
 // seqLat is ib_write_lat, ib_read_lat and ib_send_lat.
 func (s *Session) seqLat(ctx context.Context) error {
 	p := s.P
 	switch p.Verb {
-	case VerbWrite, VerbRead:
+	case VerbWrite, VerbRead, VerbAtomic:
 		if err := s.key(0, false); err != nil {
 			return err
 		}
@@ -685,22 +696,28 @@ func (s *Session) seqLat(ctx context.Context) error {
 	}
 	s.result.Info = *s.info()
 	s.header()
-	if p.Verb == VerbRead && p.Server {
+	if p.Verb.isReadLike() && p.Server {
 		// The reader is the client; the server's memory is read.
 		s.printf("%s", resultLine)
-		return s.closeConn()
+		return s.closeThenCheckAtomic(nil, false, true)
 	}
 	r := s.newRunner()
+	if err := s.peekAtomic(false); err != nil {
+		return err
+	}
+	if p.Verb == VerbSend {
+		r.fillSRQPattern() // what an --use-srq receiver checks (srq.go)
+	}
 	div := 2.0
-	if p.Verb == VerbRead {
+	if p.Verb.isReadLike() {
 		div = 1
 	}
 	for _, sz := range p.sizes(s.mtu) {
 		r.prepare(sz)
 		run := r.runLatWrite
 		switch p.Verb {
-		case VerbRead:
-			run = r.runLatRead
+		case VerbRead, VerbAtomic:
+			run = r.runLatRead // one at a time, post to post
 		case VerbSend:
 			run = r.runLatSend
 			if err := r.postRecvs(p.Iters); err != nil {
@@ -732,11 +749,30 @@ func (s *Session) seqLat(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := s.peekAtomic(true); err != nil {
+		return err
+	}
 	s.printf("%s", resultLine)
 	if p.Verb == VerbWrite {
 		return nil // ib_write_lat ends without a closing handshake
 	}
-	return s.closeConn()
+	if err := s.closeThenCheckAtomic(r, true, false); err != nil {
+		return err
+	}
+	return s.checkSRQ(r)
+}
+
+// closeThenCheckAtomic ends the exchange and then, in atomic runs, checks
+// the memory (checkAtomic): after the closing handshake the peer's
+// operations on this side's memory have all completed.
+func (s *Session) closeThenCheckAtomic(r *runner, posted, target bool) error {
+	if err := s.closeConn(); err != nil {
+		return err
+	}
+	if s.P.Verb != VerbAtomic {
+		return nil
+	}
+	return s.checkAtomic(r, posted, target)
 }
 
 func (s *Session) latRow(r *runner, sz uint64, div float64) LatRow {

@@ -491,6 +491,10 @@ func cmdName(cmd uint32) string {
 		return "DESTROY_QP"
 	case cmdPostSend:
 		return "POST_SEND"
+	case cmdCreateSRQ:
+		return "CREATE_SRQ"
+	case cmdDestroySRQ:
+		return "DESTROY_SRQ"
 	}
 	return fmt.Sprintf("CMD_%d", cmd)
 }

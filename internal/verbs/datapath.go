@@ -22,6 +22,10 @@ const (
 	OpSend         Opcode = 2 // IB_UVERBS_WR_SEND
 	OpSendImm      Opcode = 3 // IB_UVERBS_WR_SEND_WITH_IMM
 	OpRDMARead     Opcode = 4 // IB_UVERBS_WR_RDMA_READ
+	// The atomics (atomic.go): 8 bytes at RemoteAddr, the old value
+	// returned into the SGE.
+	OpAtomicCmpSwap  Opcode = 5 // IB_UVERBS_WR_ATOMIC_CMP_AND_SWP
+	OpAtomicFetchAdd Opcode = 6 // IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD
 )
 
 // SendFlags are the IB_UVERBS_SEND_* flags of a send work request.
@@ -54,9 +58,15 @@ type SendWR struct {
 	// expect after htonl().
 	Imm uint32
 	SGE SGE
-	// RemoteAddr and RKey name the peer's memory for RDMA WRITE and READ.
+	// RemoteAddr and RKey name the peer's memory for RDMA WRITE and READ
+	// and the atomics.
 	RemoteAddr uint64
 	RKey       uint32
+	// CompareAdd and Swap are the atomics' operands: the value added
+	// (FETCH_AND_ADD), or the value compared with and the one stored if
+	// equal (CMP_AND_SWAP).
+	CompareAdd uint64
+	Swap       uint64
 	// UD only: the destination.
 	AH         *AH
 	RemoteQPN  uint32
@@ -82,6 +92,8 @@ const (
 	WCSend            WCOpcode = 0
 	WCRDMAWrite       WCOpcode = 1
 	WCRDMARead        WCOpcode = 2
+	WCCompSwap        WCOpcode = 3
+	WCFetchAdd        WCOpcode = 4
 	WCRecv            WCOpcode = 128
 	WCRecvRDMAWithImm WCOpcode = 129
 )

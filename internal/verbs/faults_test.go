@@ -193,7 +193,7 @@ func TestRxeCQEGarbage(t *testing.T) {
 		text  string
 	}{
 		{"bad opcode", WC{WRID: 7, Opcode: 77, ByteLen: 8, QPNum: fakeQPN}, false, FaultCompletionOpcode, "completion for QP 0x11 has opcode 77"},
-		{"atomic opcode", WC{WRID: 7, Opcode: 3, ByteLen: 8, QPNum: fakeQPN}, false, FaultCompletionOpcode, "opcode 3"},
+		{"bind MW opcode", WC{WRID: 7, Opcode: 5, ByteLen: 8, QPNum: fakeQPN}, false, FaultCompletionOpcode, "opcode 5"},
 		{"other QP", WC{WRID: 7, Opcode: WCRDMAWrite, ByteLen: 8, QPNum: 99}, false, FaultCompletionQP, "completion names QP 0x63, which does not complete into this CQ"},
 		{"status", WC{WRID: 7, Status: 0x1234, QPNum: fakeQPN}, false, FaultCompletionStatus, "status 4660, not an ibv_wc_status"},
 		{"recv without RQ", WC{WRID: 7, Opcode: WCRecv, ByteLen: 1, QPNum: fakeQPN}, true, FaultNoReceiveQueue, "receive completion for QP 0x11, which has no receive queue"},

@@ -337,11 +337,11 @@ func (cq *mlx5CQ) Poll(wcs []WC) (int, error) {
 				// READ.
 				wc.WRID, ok = q.sendCompleted(binary.BigEndian.Uint16(cqe[mlx5CQEWQECounter:]), wc.ByteLen)
 			case mlx5CQERespSend << 2, mlx5CQERespSendImm << 2, mlx5CQERespSendInv << 2:
-				wc.WRID, ok = q.recvCompleted(wc.ByteLen)
+				wc.WRID, ok = q.recvCompleted(wc.ByteLen, binary.BigEndian.Uint16(cqe[mlx5CQEWQECounter:]))
 			case mlx5CQERespWRImm << 2, mlx5CQERespErr << 2:
 				// RDMA WRITE with immediate: byte_cnt is the write's
 				// length, not the receive's.
-				wc.WRID, ok = q.recvCompleted(0)
+				wc.WRID, ok = q.recvCompleted(0, binary.BigEndian.Uint16(cqe[mlx5CQEWQECounter:]))
 			}
 		}
 		if !ok {
@@ -383,9 +383,9 @@ func (cq *mlx5CQ) fault(q *mlx5QP, op uint8, tail uint32, cqe []byte, wc *WC) er
 	case mlx5CQEReq, mlx5CQEReqErr:
 		return q.sendFault(binary.BigEndian.Uint16(cqe[mlx5CQEWQECounter:]), wc.ByteLen, &cq.err)
 	case mlx5CQERespSend, mlx5CQERespSendImm, mlx5CQERespSendInv:
-		return q.recvFault(wc.ByteLen, &cq.err)
+		return q.recvFault(wc.ByteLen, binary.BigEndian.Uint16(cqe[mlx5CQEWQECounter:]), &cq.err)
 	case mlx5CQERespWRImm, mlx5CQERespErr:
-		return q.recvFault(0, &cq.err)
+		return q.recvFault(0, binary.BigEndian.Uint16(cqe[mlx5CQEWQECounter:]), &cq.err)
 	}
 	// Resize, signature, no-packet CQEs: never on the CQs this provider
 	// creates.
@@ -427,7 +427,8 @@ type mlx5QP struct {
 	bfHalf  uint32
 	sendCQ  *mlx5CQ
 	recvCQ  *mlx5CQ
-	lastCtl uint64 // first 8 bytes of the last WQE's ctrl segment (the doorbell value)
+	lastCtl uint64   // first 8 bytes of the last WQE's ctrl segment (the doorbell value)
+	srq     *mlx5SRQ // receives come from it (mlx5_srq.go); rq is empty
 }
 
 // mlx5SQWQE is what the poller needs of a posted send WQE.
@@ -506,6 +507,12 @@ func (c *mlx5Context) createQP(req *qpRequest, exec execFunc) (providerQP, error
 		return nil, err
 	}
 	q.sigAll, q.rc, q.sendCQ, q.recvCQ = req.SigAll, req.Type == QPTypeRC, sendCQ, recvCQ
+	if req.SRQ != nil {
+		if q.srq, ok1 = req.SRQ.(*mlx5SRQ); !ok1 {
+			_ = q.release()
+			return nil, errors.New("mlx5: QP's SRQ is not an mlx5 SRQ")
+		}
+	}
 	uidx := uint32(mlx5DefaultUIdx)
 	if c.resp.CQEVersion == 1 {
 		uidx = c.nextUIdx % mlx5DefaultUIdx // < 2^24 and not the 'none' value
@@ -599,6 +606,10 @@ func (q *mlx5QP) checkSend(wr *SendWR) error {
 	case OpRDMARead:
 		if !q.rc {
 			return errReadNotRC
+		}
+	case OpAtomicCmpSwap, OpAtomicFetchAdd:
+		if err := checkAtomic(wr, q.rc); err != nil {
+			return err
 		}
 	default:
 		return errBadOpcode
@@ -711,7 +722,10 @@ func (q *mlx5QP) sendFault(wqeCounter uint16, byteCnt uint32, qe *QueueError) er
 // returns its WRID. It must be live (posted and not retired) and byteCnt
 // (0 when it is not a length) within its posted length; otherwise it
 // returns false and recvFault says why.
-func (q *mlx5QP) recvCompleted(byteCnt uint32) (uint64, bool) {
+func (q *mlx5QP) recvCompleted(byteCnt uint32, wqeCounter uint16) (uint64, bool) {
+	if q.srq != nil { // the CQE's counter names the SRQ's WQE
+		return q.srq.completed(wqeCounter, byteCnt)
+	}
 	t := q.rqTail // only the poller writes it
 	w := &q.rqWQE[t&q.rqMask]
 	if w.seq != t+1 || byteCnt > w.len {
@@ -722,7 +736,10 @@ func (q *mlx5QP) recvCompleted(byteCnt uint32) (uint64, bool) {
 }
 
 // recvFault records in qe why recvCompleted refused.
-func (q *mlx5QP) recvFault(byteCnt uint32, qe *QueueError) error {
+func (q *mlx5QP) recvFault(byteCnt uint32, wqeCounter uint16, qe *QueueError) error {
+	if q.srq != nil {
+		return q.srq.fault(q.qpn, wqeCounter, byteCnt, qe)
+	}
 	if q.rqCnt == 0 {
 		return qe.set(FaultNoReceiveQueue, q.qpn, 0, 0)
 	}

@@ -134,6 +134,13 @@ func mlx5DecodeCQE(cqe []byte, wc *WC) uint8 {
 		case mlx5OpRDMARead:
 			wc.Opcode = WCRDMARead
 			wc.ByteLen = be.Uint32(cqe[mlx5CQEByteCnt:])
+		case mlx5OpAtomicCS, mlx5OpAtomicFA:
+			// As rdma-core's handle_good_req: the old value's 8 bytes.
+			wc.Opcode = WCFetchAdd
+			if cqe[mlx5CQESopDropQPN] == mlx5OpAtomicCS {
+				wc.Opcode = WCCompSwap
+			}
+			wc.ByteLen = AtomicSize
 		default:
 			wc.Opcode = WCSend
 		}

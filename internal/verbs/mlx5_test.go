@@ -53,6 +53,8 @@ var mlx5LayoutTypes = map[string]reflect.Type{
 	"mlx5_ib_rss_caps":              reflect.TypeFor[mlx5RSSCaps](),
 	"mlx5_packet_pacing_caps":       reflect.TypeFor[mlx5PacketPacingCaps](),
 	"mlx5_ib_query_device_resp":     reflect.TypeFor[mlx5QueryDeviceResp](),
+	"mlx5_ib_create_srq":            reflect.TypeFor[mlx5CreateSRQ](),
+	"mlx5_ib_create_srq_resp":       reflect.TypeFor[mlx5CreateSRQResp](),
 }
 
 // mlx5Consts are the values the Go code hard-codes, by their C name.
@@ -92,6 +94,13 @@ var mlx5Consts = map[string]int64{
 	"MLX5_IB_ALLOC_UCTX_DEVX": mlx5AllocUctxDevX, "MLX5_LIB_CAP_4K_UAR": mlx5LibCap4KUAR,
 	"MLX5_IB_MMAP_REGULAR_PAGE": mlx5MmapRegularPg, "RDMA_DRIVER_MLX5": int64(DriverMLX5),
 	"MLX5_USER_CMDS_SUPP_UHW_QUERY_DEVICE": mlx5UserCmdsSuppUHWQueryDevice,
+	// The atomics (atomic.go).
+	"mlx5_wqe_atomic_seg.size": mlx5SegSize, "mlx5_wqe_atomic_seg.swap_add": 0, "mlx5_wqe_atomic_seg.compare": 8,
+	"MLX5_OPCODE_ATOMIC_CS": mlx5OpAtomicCS, "MLX5_OPCODE_ATOMIC_FA": mlx5OpAtomicFA,
+	"IBV_WR_ATOMIC_CMP_AND_SWP": int64(OpAtomicCmpSwap), "IBV_WR_ATOMIC_FETCH_AND_ADD": int64(OpAtomicFetchAdd),
+	"IBV_WC_COMP_SWAP": int64(WCCompSwap), "IBV_WC_FETCH_ADD": int64(WCFetchAdd),
+	// SRQ (mlx5_srq.go)
+	"mlx5_wqe_srq_next_seg.size": mlx5SRQNextSeg, "mlx5_wqe_srq_next_seg.next_wqe_index": mlx5SRQNextIndex,
 }
 
 // mlx5SyndromeNames pairs the C syndrome names with mlx5Syndromes entries
@@ -202,7 +211,8 @@ func TestMLX5WQEGolden(t *testing.T) {
 	wr := func(op Opcode, f SendFlags, n uint32, seed uint8) mlx5GoldenWR {
 		return mlx5GoldenWR{wr: SendWR{WRID: 7, Opcode: op, Flags: f, Imm: 0x11223344 + uint32(seed),
 			SGE:        SGE{Addr: 0x7f0012345600 + uint64(seed)*64, Length: n, LKey: 0xabcd00 + uint32(seed)},
-			RemoteAddr: 0x5500aa0000 + uint64(seed)*4096, RKey: 0x77000 + uint32(seed)}, seed: seed}
+			RemoteAddr: 0x5500aa0000 + uint64(seed)*4096, RKey: 0x77000 + uint32(seed),
+			CompareAdd: 0x0102030405060708 * uint64(seed+1), Swap: 0xf0e0d0c0b0a09080 ^ uint64(seed)}, seed: seed}
 	}
 	all := []Opcode{OpSend, OpSendImm, OpRDMAWrite, OpRDMAWriteImm, OpRDMARead}
 	var mixed []mlx5GoldenWR
@@ -217,6 +227,10 @@ func TestMLX5WQEGolden(t *testing.T) {
 		for k, op := range []Opcode{OpSend, OpSendImm, OpRDMAWrite, OpRDMAWriteImm} {
 			inline = append(inline, wr(op, SendInline|SendSignaled, n, uint8(i*4+k)))
 		}
+	}
+	var atomics []mlx5GoldenWR
+	for i, op := range []Opcode{OpAtomicCmpSwap, OpAtomicFetchAdd, OpAtomicCmpSwap, OpRDMAWrite, OpAtomicFetchAdd} {
+		atomics = append(atomics, wr(op, SendSignaled, 8, uint8(i*3)))
 	}
 	sigAll := []mlx5GoldenWR{wr(OpSend, 0, 64, 1), wr(OpRDMAWrite, SendInline, 40, 2)}
 	for i := range sigAll {
@@ -233,6 +247,7 @@ func TestMLX5WQEGolden(t *testing.T) {
 		{"inline", 256, 77, 5, inline},
 		{"inline-wrap", 8, 9, 7, inline}, // multi-WQEBB WQEs continue at WQE 0
 		{"sigall", 8, 3, 3, sigAll},
+		{"atomic", 8, 0x4455, 0xfffd, atomics}, // raddr and atomic segments; the counter wraps
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -243,8 +258,8 @@ func TestMLX5WQEGolden(t *testing.T) {
 			inUse := uint32(0)
 			for i, g := range tc.wrs {
 				w := g.wr
-				fmt.Fprintf(&in, "%d %d %d %d %d %d %d %d %d %d\n", w.Opcode, w.Flags, w.Imm, w.SGE.LKey,
-					w.SGE.Addr, w.SGE.Length, w.RemoteAddr, w.RKey, boolBit(g.sigAll), g.seed)
+				fmt.Fprintf(&in, "%d %d %d %d %d %d %d %d %d %d %d %d\n", w.Opcode, w.Flags, w.Imm, w.SGE.LKey,
+					w.SGE.Addr, w.SGE.Length, w.RemoteAddr, w.RKey, boolBit(g.sigAll), g.seed, w.CompareAdd, w.Swap)
 				if w.Flags&SendInline != 0 {
 					// The inline payload comes from real memory here.
 					off := (i * 256) % (src.Len() - 256)

@@ -45,6 +45,10 @@ func mlx5Opcode(op Opcode) (uint8, bool) {
 		return mlx5OpSendImm, true
 	case OpRDMARead:
 		return mlx5OpRDMARead, true
+	case OpAtomicCmpSwap:
+		return mlx5OpAtomicCS, true
+	case OpAtomicFetchAdd:
+		return mlx5OpAtomicFA, true
 	}
 	return 0, false
 }
@@ -66,7 +70,8 @@ func mlx5FmCeSe(f SendFlags, sigAll bool) uint8 {
 }
 
 // mlx5SendDS is the size of wr's WQE in 16-byte units (the ctrl segment's
-// ds): ctrl, then raddr for RDMA operations, then one data segment or the
+// ds): ctrl, then raddr for RDMA operations (raddr and the atomic
+// segment for atomics), then one data segment or the
 // inline data (4-byte header plus payload, rounded up to 16). A
 // zero-length SGE is skipped, as rdma-core does. The WQE takes
 // ceil(ds·16/64) WQEBBs.
@@ -75,6 +80,8 @@ func mlx5SendDS(wr *SendWR) uint32 {
 	switch wr.Opcode {
 	case OpRDMAWrite, OpRDMAWriteImm, OpRDMARead:
 		ds++
+	case OpAtomicCmpSwap, OpAtomicFetchAdd:
+		ds += 2 // raddr, atomic
 	}
 	n := wr.SGE.Length
 	switch {
@@ -110,6 +117,13 @@ func mlx5WriteSendWQE(sq []byte, curPost, qpn uint32, wr *SendWR, fmCeSe uint8) 
 		be.PutUint32(r[8:], wr.RKey)
 		be.PutUint32(r[12:], 0)
 		ds++
+	case OpAtomicCmpSwap, OpAtomicFetchAdd:
+		r := seg(ds)
+		be.PutUint64(r[0:], wr.RemoteAddr)
+		be.PutUint32(r[8:], wr.RKey)
+		be.PutUint32(r[12:], 0)
+		putMLX5AtomicSeg(seg(ds+1), wr)
+		ds += 2
 	}
 	n := wr.SGE.Length
 	switch {

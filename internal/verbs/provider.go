@@ -42,6 +42,8 @@ type qpRequest struct {
 	SigAll        bool
 	// Send and Recv are the provider queues of the QP's CQs.
 	SendCQ, RecvCQ providerCQ
+	// SRQ is the provider queue of the QP's SRQ (nil: none; srq.go).
+	SRQ providerSRQ
 
 	// Filled in by exec on success, from the core CREATE_QP response:
 	// the QP number and the capabilities the kernel granted (rxe grants

@@ -17,6 +17,9 @@ type QPAttr struct {
 	MaxRecvSGE     uint32 // 0 means 1
 	MaxInlineData  uint32 // bytes of inline payload per send WR
 	SigAll         bool   // every send WR completes with a CQE, SendSignaled or not
+	// SRQ: receives come from this shared receive queue (srq.go); the
+	// QP has no receive queue of its own (MaxRecvWR is ignored).
+	SRQ *SRQ
 }
 
 // QP is a queue pair.
@@ -40,6 +43,7 @@ type QP struct {
 	prov   providerQP
 	send   SendQueue // = prov, kept as the interface PostSend calls through
 	recv   RecvQueue
+	srq    *SRQ   // QPAttr.SRQ
 	key    uint64 // Context child registration
 }
 
@@ -57,7 +61,16 @@ func (c *Context) CreateQP(pd *PD, attr QPAttr) (*QP, error) {
 	if attr.SendCQ.prov == nil || attr.RecvCQ.prov == nil {
 		return nil, ErrClosed
 	}
-	if attr.MaxSendWR == 0 && attr.MaxRecvWR == 0 {
+	if attr.SRQ != nil {
+		if attr.SRQ.prov == nil {
+			return nil, ErrClosed
+		}
+		if attr.Type == QPTypeUD {
+			return nil, errors.New("verbs: this data path has SRQ for RC and UC QPs only")
+		}
+		attr.MaxRecvWR, attr.MaxRecvSGE = 0, 1
+	}
+	if attr.MaxSendWR == 0 && attr.MaxRecvWR == 0 && attr.SRQ == nil {
 		return nil, errors.New("verbs: CreateQP with no send and no receive work requests")
 	}
 	if attr.MaxSendSGE == 0 {
@@ -75,6 +88,10 @@ func (c *Context) CreateQP(pd *PD, attr QPAttr) (*QP, error) {
 		MaxSendSGE: attr.MaxSendSGE, MaxRecvSGE: attr.MaxRecvSGE, MaxInlineData: attr.MaxInlineData,
 		SigAll: attr.SigAll, SendCQ: attr.SendCQ.prov, RecvCQ: attr.RecvCQ.prov,
 	}
+	var srqHandle uint32
+	if attr.SRQ != nil {
+		req.SRQ, srqHandle = attr.SRQ.prov, attr.SRQ.handle
+	}
 	var handle uint32
 	created := false
 	exec := func(udataIn, udataOut []byte) (uint32, error) {
@@ -83,6 +100,7 @@ func (c *Context) CreateQP(pd *PD, attr QPAttr) (*QP, error) {
 			MaxSendWR: req.MaxSendWR, MaxRecvWR: req.MaxRecvWR, MaxSendSGE: req.MaxSendSGE,
 			MaxRecvSGE: req.MaxRecvSGE, MaxInlineData: req.MaxInlineData,
 			SQSigAll: boolU8(req.SigAll), QPType: uint8(req.Type),
+			SRQHandle: srqHandle, IsSRQ: boolU8(req.SRQ != nil),
 		}
 		var resp abiCreateQPResp
 		if err := c.writeCmd(cmdCreateQP, abiBytes(&cmd), abiBytes(&resp), udataIn, udataOut); err != nil {
@@ -107,6 +125,11 @@ func (c *Context) CreateQP(pd *PD, attr QPAttr) (*QP, error) {
 	caps.MaxSendWR = max(caps.MaxSendWR, p.sendCapacity())
 	caps.MaxRecvWR = max(caps.MaxRecvWR, p.recvCapacity())
 	qp := &QP{ctx: c, handle: handle, qpn: req.QPN, typ: attr.Type, caps: caps, prov: p, send: p, recv: p}
+	if attr.SRQ != nil {
+		// Receives go to the SRQ, never to this QP.
+		qp.recv, qp.srq = nil, attr.SRQ
+		attr.SRQ.qps.Add(1)
+	}
 	qp.key = c.addChild(qp.Close)
 	return qp, nil
 }
@@ -231,6 +254,9 @@ func (qp *QP) postError(err error) error {
 // PostRecv posts receive WRs (from INIT on): all of them or none.
 func (qp *QP) PostRecv(wrs []RecvWR) error {
 	if qp.recv == nil {
+		if qp.srq != nil {
+			return errRecvOnSRQQP
+		}
 		return ErrClosed
 	}
 	if qp.state == QPStateReset {
@@ -238,6 +264,8 @@ func (qp *QP) PostRecv(wrs []RecvWR) error {
 	}
 	return qp.recv.PostRecv(wrs)
 }
+
+var errRecvOnSRQQP = errors.New("verbs: this QP receives from its SRQ; post receives to the SRQ")
 
 var errRecvInReset = errors.New("verbs: receives cannot be posted while the QP is in RESET; move it to INIT first")
 
@@ -252,6 +280,10 @@ func (qp *QP) Close() error {
 	}
 	p := qp.prov
 	qp.prov, qp.send, qp.recv = nil, nil, nil
+	if qp.srq != nil {
+		qp.srq.qps.Add(-1)
+		qp.srq = nil
+	}
 	qp.ctx.removeChild(qp.key)
 	return p.release()
 }

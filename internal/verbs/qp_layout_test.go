@@ -36,6 +36,11 @@ func TestQPLayoutAgainstC(t *testing.T) {
 		"ib_uverbs_create_ah_resp":  reflect.TypeFor[abiCreateAHResp](),
 		"ib_uverbs_destroy_ah":      reflect.TypeFor[abiDestroyAH](),
 		"ib_uverbs_wc":              reflect.TypeFor[WC](),
+		// srq.go
+		"ib_uverbs_create_srq":       reflect.TypeFor[abiCreateSRQ](),
+		"ib_uverbs_create_srq_resp":  reflect.TypeFor[abiCreateSRQResp](),
+		"ib_uverbs_destroy_srq":      reflect.TypeFor[abiDestroySRQ](),
+		"ib_uverbs_destroy_srq_resp": reflect.TypeFor[abiDestroySRQResp](),
 	}
 	rename := map[string]string{"ib_uverbs_global_route.reserved": "GRHReserved"}
 	consts := map[string]uintptr{
@@ -77,8 +82,20 @@ func TestQPLayoutAgainstC(t *testing.T) {
 		"rxe_create_qp_resp.sq_mi":            16,
 		"rxe_create_ah_resp":                  8,
 		"rxe_create_ah_resp.ah_num":           0,
-		"mminfo.offset":                       0,
-		"mminfo.size":                         8,
+		// atomic.go, srq.go
+		"rxe_send_wqe.wr.wr.atomic.remote_addr": rxeSWQEAtomicAddr,
+		"rxe_send_wqe.wr.wr.atomic.compare_add": rxeSWQEAtomicCompare,
+		"rxe_send_wqe.wr.wr.atomic.swap":        rxeSWQEAtomicSwap,
+		"rxe_send_wqe.wr.wr.atomic.rkey":        rxeSWQEAtomicRKey,
+		"rxe_create_srq_resp":                   rxeCreateSRQRespSize,
+		"rxe_create_srq_resp.mi":                0,
+		"rxe_create_srq_resp.srq_num":           16,
+		"IB_USER_VERBS_CMD_CREATE_SRQ":          uintptr(cmdCreateSRQ),
+		"IB_USER_VERBS_CMD_DESTROY_SRQ":         uintptr(cmdDestroySRQ),
+		"IB_UVERBS_WR_ATOMIC_CMP_AND_SWP":       uintptr(OpAtomicCmpSwap),
+		"IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD":     uintptr(OpAtomicFetchAdd),
+		"mminfo.offset":                         0,
+		"mminfo.size":                           8,
 	}
 
 	checked := 0

@@ -187,7 +187,7 @@ func (c *rxeCQ) setSole() {
 		if atomic.LoadUint32(&x.gone) == 0 {
 			sole = x.qpn
 			live++
-			if x.rq != nil {
+			if x.rq != nil || x.hasSRQ {
 				soleWithRQ = x.qpn
 			}
 		}
@@ -264,15 +264,15 @@ func (c *rxeCQ) Poll(wcs []WC) (int, error) {
 // rxeWCStatusMax is the last ibv_wc_status (IBV_WC_GENERAL_ERR).
 const rxeWCStatusMax = 21
 
-// fits reports whether wc, a successful completion, is a send, RDMA WRITE
-// or READ of the CQ's sole QP, or a receive of it with its receive queue:
+// fits reports whether wc, a successful completion, is a send, RDMA WRITE,
+// READ or atomic of the CQ's sole QP, or a receive of it with its receive queue:
 // Poll's fast path.
 //
 // Part of the detached data path (detached.go): nosplit.
 //
 //go:nosplit
 func fits(wc *WC, sole, soleRecv uint32) bool {
-	if wc.Opcode <= WCRDMARead { // WCSend, WCRDMAWrite, WCRDMARead
+	if wc.Opcode <= WCFetchAdd { // WCSend, WCRDMAWrite, WCRDMARead, the atomics
 		return wc.QPNum == sole
 	}
 	return wc.Opcode == WCRecv && wc.QPNum == soleRecv
@@ -308,9 +308,9 @@ func (c *rxeCQ) check(wc *WC) error {
 		return nil
 	}
 	switch wc.Opcode {
-	case WCSend, WCRDMAWrite, WCRDMARead:
+	case WCSend, WCRDMAWrite, WCRDMARead, WCCompSwap, WCFetchAdd:
 	case WCRecv, WCRecvRDMAWithImm:
-		if q.rq == nil {
+		if q.rq == nil && !q.hasSRQ {
 			return c.err.set(FaultNoReceiveQueue, wc.QPNum, 0, 0)
 		}
 	default:
@@ -339,6 +339,7 @@ func (c *rxeContext) createQP(req *qpRequest, exec execFunc) (providerQP, error)
 		return nil, errors.New("rxe: QP's CQs are not rxe CQs")
 	}
 	q := newRxeQP(c.fd, req.Device, req.Type, req.QPN, req.Granted.MaxInlineData, sendCQ, recvCQ)
+	q.hasSRQ = req.SRQ != nil
 	if q.sq, err = c.mapRing("SQ", parseRxeMMInfo(out[16:])); err != nil {
 		return nil, err
 	}
@@ -349,7 +350,7 @@ func (c *rxeContext) createQP(req *qpRequest, exec execFunc) (providerQP, error)
 	if q.maxInline > uint32(q.sq.slotSize-rxeSWQEHdrSize) {
 		q.maxInline = uint32(q.sq.slotSize - rxeSWQEHdrSize)
 	}
-	if mi := parseRxeMMInfo(out[0:]); mi.size != 0 {
+	if mi := parseRxeMMInfo(out[0:]); mi.size != 0 && !q.hasSRQ {
 		if q.rq, err = c.mapRing("RQ", mi); err != nil {
 			_ = q.release()
 			return nil, err
@@ -419,6 +420,8 @@ type rxeQP struct {
 	gone           uint32
 	sqErr, rqErr   QueueError
 	sendCQ, recvCQ *rxeCQ // never nil
+	// hasSRQ: receives come from an SRQ (srq.go); rq is nil.
+	hasSRQ bool
 	// kick replaces the doorbell write in host unit tests (fake kernel).
 	kick func() error
 }
@@ -493,6 +496,10 @@ func (q *rxeQP) checkSend(wr *SendWR) error {
 	case OpRDMARead:
 		if q.typ != QPTypeRC {
 			return errReadNotRC
+		}
+	case OpAtomicCmpSwap, OpAtomicFetchAdd:
+		if err := checkAtomic(wr, q.typ == QPTypeRC); err != nil {
+			return err
 		}
 	default:
 		return errBadOpcode
@@ -601,7 +608,7 @@ func (e *doorbellError) Unwrap() []error {
 // Errors for work requests the data path refuses before touching a ring.
 // They are preallocated so that returning them does not allocate.
 var (
-	errBadOpcode     = errors.New("verbs: send work request has an opcode this data path does not support (use SEND, SEND_WITH_IMM, RDMA_WRITE[_WITH_IMM] or RDMA_READ)")
+	errBadOpcode     = errors.New("verbs: send work request has an opcode this data path does not support (use SEND, SEND_WITH_IMM, RDMA_WRITE[_WITH_IMM], RDMA_READ or an atomic)")
 	errUDOpcode      = errors.New("verbs: UD QPs only send SEND and SEND_WITH_IMM")
 	errReadNotRC     = errors.New("verbs: RDMA READ needs an RC QP")
 	errNoAH          = errors.New("verbs: UD send work request without an address handle (SendWR.AH)")

@@ -334,6 +334,10 @@ func rxeWCOpcode(op uint32) WCOpcode {
 		return WCSend
 	case 4:
 		return WCRDMARead
+	case 5:
+		return WCCompSwap
+	case 6:
+		return WCFetchAdd
 	}
 	return WCRDMAWrite
 }

@@ -72,6 +72,8 @@ func encodeRxeSendWQE(slot []byte, wr *SendWR, ahNum, ssn uint32) {
 		le.PutUint64(slot[rxeSWQERemoteAddr:], wr.RemoteAddr)
 		le.PutUint32(slot[rxeSWQERKey:], wr.RKey)
 		le.PutUint64(slot[rxeSWQEIOVA:], wr.RemoteAddr)
+	case OpAtomicCmpSwap, OpAtomicFetchAdd:
+		putRxeAtomic(slot, wr)
 	}
 	if ahNum != 0 {
 		le.PutUint32(slot[rxeSWQEUDQPN:], wr.RemoteQPN)

@@ -74,6 +74,23 @@ int main(void)
 	F(rxe_recv_wqe, dma.num_sge); O(rxe_recv_wqe, dma.sge); S(rxe_sge);
 	S(rxe_create_cq_resp); S(rxe_create_qp_resp); F(rxe_create_qp_resp, rq_mi); F(rxe_create_qp_resp, sq_mi);
 	S(rxe_create_ah_resp); F(rxe_create_ah_resp, ah_num);
+	/* atomics (atomic.go) and SRQ (srq.go) */
+	F(rxe_send_wqe, wr.wr.atomic.remote_addr); F(rxe_send_wqe, wr.wr.atomic.compare_add);
+	F(rxe_send_wqe, wr.wr.atomic.swap); F(rxe_send_wqe, wr.wr.atomic.rkey);
+	S(rxe_create_srq_resp); F(rxe_create_srq_resp, mi); F(rxe_create_srq_resp, srq_num);
+	S(ib_uverbs_create_srq); F(ib_uverbs_create_srq, response); F(ib_uverbs_create_srq, user_handle);
+	F(ib_uverbs_create_srq, pd_handle); F(ib_uverbs_create_srq, max_wr); F(ib_uverbs_create_srq, max_sge);
+	F(ib_uverbs_create_srq, srq_limit);
+	S(ib_uverbs_create_srq_resp); F(ib_uverbs_create_srq_resp, srq_handle); F(ib_uverbs_create_srq_resp, max_wr);
+	F(ib_uverbs_create_srq_resp, max_sge); F(ib_uverbs_create_srq_resp, srqn);
+	S(ib_uverbs_destroy_srq); F(ib_uverbs_destroy_srq, response); F(ib_uverbs_destroy_srq, srq_handle);
+	F(ib_uverbs_destroy_srq, reserved);
+	S(ib_uverbs_destroy_srq_resp); F(ib_uverbs_destroy_srq_resp, events_reported);
+	/* command numbers, as "name 0 value" */
+	printf("IB_USER_VERBS_CMD_CREATE_SRQ 0 %d\n", IB_USER_VERBS_CMD_CREATE_SRQ);
+	printf("IB_USER_VERBS_CMD_DESTROY_SRQ 0 %d\n", IB_USER_VERBS_CMD_DESTROY_SRQ);
+	printf("IB_UVERBS_WR_ATOMIC_CMP_AND_SWP 0 %d\n", IB_UVERBS_WR_ATOMIC_CMP_AND_SWP);
+	printf("IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD 0 %d\n", IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD);
 	F(mminfo, offset); F(mminfo, size);
 	return 0;
 }

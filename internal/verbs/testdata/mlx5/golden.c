@@ -153,6 +153,17 @@ static int layout(void)
 	F(mlx5_err_cqe, syndrome);
 	S(mlx5_wqe_ctrl_seg);
 	S(mlx5_wqe_raddr_seg);
+	S(mlx5_wqe_srq_next_seg); F(mlx5_wqe_srq_next_seg, next_wqe_index);
+	S(mlx5_ib_create_srq); F(mlx5_ib_create_srq, buf_addr); F(mlx5_ib_create_srq, db_addr);
+	F(mlx5_ib_create_srq, flags); F(mlx5_ib_create_srq, reserved0); F(mlx5_ib_create_srq, uidx);
+	F(mlx5_ib_create_srq, reserved1);
+	S(mlx5_ib_create_srq_resp); F(mlx5_ib_create_srq_resp, srqn); F(mlx5_ib_create_srq_resp, reserved);
+	S(mlx5_wqe_atomic_seg);
+	F(mlx5_wqe_atomic_seg, swap_add);
+	F(mlx5_wqe_atomic_seg, compare);
+	E(MLX5_OPCODE_ATOMIC_CS); E(MLX5_OPCODE_ATOMIC_FA);
+	E(IBV_WR_ATOMIC_CMP_AND_SWP); E(IBV_WR_ATOMIC_FETCH_AND_ADD);
+	E(IBV_WC_COMP_SWAP); E(IBV_WC_FETCH_ADD);
 	S(mlx5_wqe_data_seg);
 	S(mlx5_wqe_inl_data_seg);
 
@@ -194,6 +205,8 @@ static uint8_t mlx5_op(int op)
 	case IBV_WR_SEND: return MLX5_OPCODE_SEND;
 	case IBV_WR_SEND_WITH_IMM: return MLX5_OPCODE_SEND_IMM;
 	case IBV_WR_RDMA_READ: return MLX5_OPCODE_RDMA_READ;
+	case IBV_WR_ATOMIC_CMP_AND_SWP: return MLX5_OPCODE_ATOMIC_CS;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD: return MLX5_OPCODE_ATOMIC_FA;
 	}
 	fprintf(stderr, "golden: opcode %d not in the table\n", op);
 	exit(2);
@@ -208,9 +221,9 @@ static int wqe(void)
 	uint8_t *sq = calloc(1, qsz), *qend = sq + qsz;
 	int op;
 	unsigned flags, imm, lkey, len, rkey, sigall, seed;
-	unsigned long long addr, raddr;
-	while (scanf("%d %u %u %u %llu %u %llu %u %u %u", &op, &flags, &imm, &lkey, &addr,
-		     &len, &raddr, &rkey, &sigall, &seed) == 10) {
+	unsigned long long addr, raddr, cmp_add, swap;
+	while (scanf("%d %u %u %u %llu %u %llu %u %u %u %llu %llu", &op, &flags, &imm, &lkey, &addr,
+		     &len, &raddr, &rkey, &sigall, &seed, &cmp_add, &swap) == 12) {
 		unsigned idx = cur_post & (cnt - 1);
 		uint8_t *seg = sq + (size_t)idx * MLX5_SEND_WQE_BB;
 		struct mlx5_wqe_ctrl_seg *ctrl = (void *)seg;
@@ -227,6 +240,24 @@ static int wqe(void)
 			r->reserved = 0;
 			seg += sizeof(*r);
 			size += sizeof(*r) / 16;
+		}
+		if (op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+			/* rdma-core qp.c: set_raddr_seg, then set_atomic_seg. */
+			struct mlx5_wqe_raddr_seg *r = (void *)seg;
+			r->raddr = htobe64(raddr);
+			r->rkey = htobe32(rkey);
+			r->reserved = 0;
+			seg += sizeof(*r);
+			struct mlx5_wqe_atomic_seg *a = (void *)seg;
+			if (op == IBV_WR_ATOMIC_CMP_AND_SWP) {
+				a->swap_add = htobe64(swap);
+				a->compare = htobe64(cmp_add);
+			} else {
+				a->swap_add = htobe64(cmp_add);
+				a->compare = 0;
+			}
+			seg += sizeof(*a);
+			size += (sizeof(*r) + sizeof(*a)) / 16;
 		}
 		if (seg == qend)
 			seg = sq;

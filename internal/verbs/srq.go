@@ -1,0 +1,253 @@
+package verbs
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+)
+
+// Shared receive queues. An SRQ holds receive WRs for every QP created
+// on it (QPAttr.SRQ): a message to any of them takes the next one, and
+// its completion goes to that QP's receive CQ with that QP's number and
+// the WR's WRID. Create it before the QPs and close it after them.
+//
+// rxe maps the SRQ's ring from the kernel as it maps a QP's RQ
+// (struct rxe_create_srq_resp's mminfo; rdma-core providers/rxe/rxe.c
+// rxe_create_srq), with the same struct rxe_recv_wqe slots, so posting
+// is the RQ's code. mlx5's is a free list of WQEs in its own memory
+// (mlx5_srq.go). A provider without SRQs is refused in one line.
+
+// Legacy write() commands (enum ib_uverbs_write_cmds).
+const (
+	cmdCreateSRQ  uint32 = 32
+	cmdDestroySRQ uint32 = 35
+)
+
+// struct ib_uverbs_create_srq (32 B); driver data follows.
+type abiCreateSRQ struct {
+	Response   uint64
+	UserHandle uint64
+	PDHandle   uint32
+	MaxWR      uint32
+	MaxSGE     uint32
+	SRQLimit   uint32
+}
+
+// struct ib_uverbs_create_srq_resp (16 B); driver data follows.
+type abiCreateSRQResp struct {
+	SRQHandle uint32
+	MaxWR     uint32
+	MaxSGE    uint32
+	SRQN      uint32
+}
+
+// struct ib_uverbs_destroy_srq (16 B) and its response (4 B).
+type abiDestroySRQ struct {
+	Response  uint64
+	SRQHandle uint32
+	Reserved  uint32
+}
+
+type abiDestroySRQResp struct {
+	EventsReported uint32
+}
+
+// SRQAttr describes a shared receive queue to create.
+type SRQAttr struct {
+	MaxWR  uint32 // receive WRs it holds
+	MaxSGE uint32 // 0 means 1; the data path posts one SGE per WR
+}
+
+// SRQ is a shared receive queue. PostRecv is the provider's data path,
+// with RecvQueue's rules (no allocation, no lock: one goroutine at a
+// time).
+type SRQ struct {
+	ctx    *Context
+	handle uint32
+	srqn   uint32
+	maxWR  uint32
+	prov   providerSRQ
+	recv   RecvQueue
+	qps    atomic.Int32 // live QPs created on it
+	key    uint64
+}
+
+// srqRequest is what the core knows about an SRQ being created.
+type srqRequest struct {
+	Device string
+	MaxWR  uint32
+	MaxSGE uint32
+}
+
+// providerSRQ is a provider's shared receive queue.
+type providerSRQ interface {
+	RecvQueue
+	release() error
+	capacity() uint32
+}
+
+// srqCreator is implemented by provider contexts with SRQs (rxe).
+type srqCreator interface {
+	createSRQ(req *srqRequest, exec execFunc) (providerSRQ, error)
+}
+
+// CreateSRQ creates an SRQ on pd (CREATE_SRQ) and maps its ring. On any
+// failure everything created so far is destroyed.
+func (c *Context) CreateSRQ(pd *PD, attr SRQAttr) (*SRQ, error) {
+	if pd == nil {
+		return nil, errors.New("verbs: CreateSRQ needs a PD")
+	}
+	if attr.MaxWR == 0 || attr.MaxWR > 1<<20 {
+		return nil, fmt.Errorf("verbs: SRQ of %d receive WRs, want 1..%d", attr.MaxWR, 1<<20)
+	}
+	if attr.MaxSGE == 0 {
+		attr.MaxSGE = 1
+	}
+	pc, err := c.dataPath()
+	if err != nil {
+		return nil, err
+	}
+	sc, ok := pc.(srqCreator)
+	if !ok {
+		return nil, fmt.Errorf("%s: this data path has no shared receive queues for %s devices (rxe has them)", c.dev.Name, c.dev.Driver)
+	}
+	req := &srqRequest{Device: c.dev.Name, MaxWR: attr.MaxWR, MaxSGE: attr.MaxSGE}
+	var resp abiCreateSRQResp
+	created := false
+	exec := func(udataIn, udataOut []byte) (uint32, error) {
+		cmd := abiCreateSRQ{PDHandle: pd.Handle, MaxWR: req.MaxWR, MaxSGE: req.MaxSGE}
+		if err := c.writeCmd(cmdCreateSRQ, abiBytes(&cmd), abiBytes(&resp), udataIn, udataOut); err != nil {
+			return 0, err
+		}
+		created = true
+		return resp.SRQHandle, nil
+	}
+	p, err := sc.createSRQ(req, exec)
+	if err != nil {
+		if created {
+			err = errors.Join(err, c.destroySRQ(resp.SRQHandle))
+		}
+		return nil, err
+	}
+	s := &SRQ{ctx: c, handle: resp.SRQHandle, srqn: resp.SRQN, maxWR: max(resp.MaxWR, p.capacity()), prov: p, recv: p}
+	s.key = c.addChild(s.Close)
+	return s, nil
+}
+
+func (c *Context) destroySRQ(handle uint32) error {
+	cmd := abiDestroySRQ{SRQHandle: handle}
+	var resp abiDestroySRQResp
+	return c.writeCmd(cmdDestroySRQ, abiBytes(&cmd), abiBytes(&resp), nil, nil)
+}
+
+// Handle is the kernel's object handle for the SRQ.
+func (s *SRQ) Handle() uint32 { return s.handle }
+
+// SRQN is the SRQ's number.
+func (s *SRQ) SRQN() uint32 { return s.srqn }
+
+// MaxWR is how many receive WRs the SRQ holds.
+func (s *SRQ) MaxWR() uint32 { return s.maxWR }
+
+// PostRecv posts receive WRs to the SRQ: all of them or none
+// (ErrQueueFull when it lacks room).
+func (s *SRQ) PostRecv(wrs []RecvWR) error {
+	if s.recv == nil {
+		return ErrClosed
+	}
+	return s.recv.PostRecv(wrs)
+}
+
+// DetachedRecvQueue returns the provider queue for use while detached
+// from the scheduler (detached.go), or false if its provider has none.
+func (s *SRQ) DetachedRecvQueue() (RecvQueue, bool) {
+	if _, ok := s.prov.(detachable); !ok || s.prov == nil {
+		return nil, false
+	}
+	return s.prov, true
+}
+
+// Close destroys the SRQ (DESTROY_SRQ) and unmaps its ring. It fails
+// while QPs created on it are open. Closing twice returns nil.
+func (s *SRQ) Close() error {
+	if s.prov == nil {
+		return nil
+	}
+	if n := s.qps.Load(); n > 0 {
+		return fmt.Errorf("verbs: SRQ %d still has %d QPs; close them first", s.srqn, n)
+	}
+	if err := s.ctx.destroySRQ(s.handle); err != nil {
+		return err
+	}
+	p := s.prov
+	s.prov, s.recv = nil, nil
+	s.ctx.removeChild(s.key)
+	return p.release()
+}
+
+// ---- rxe ----
+
+// rxeCreateSRQRespSize is struct rxe_create_srq_resp: mminfo, srq_num,
+// reserved.
+const rxeCreateSRQRespSize = 24
+
+// rxeSRQ is an SRQ's ring, which user space produces into like an RQ.
+type rxeSRQ struct {
+	ring *rxeRing
+	err  QueueError
+}
+
+func (c *rxeContext) createSRQ(req *srqRequest, exec execFunc) (providerSRQ, error) {
+	if req.MaxSGE > 1 {
+		return nil, fmt.Errorf("rxe: %d SGEs per SRQ receive requested, this data path posts one", req.MaxSGE)
+	}
+	out := make([]byte, rxeCreateSRQRespSize)
+	if _, err := exec(nil, out); err != nil {
+		return nil, err
+	}
+	r, err := c.mapRing("SRQ", parseRxeMMInfo(out))
+	if err != nil {
+		return nil, err
+	}
+	if r.slotSize < rxeRWQEHdrSize+rxeSGESize {
+		_ = unmapRing(r)
+		return nil, fmt.Errorf("rxe: SRQ slots are %d bytes, too small for a WQE with one SGE", r.slotSize)
+	}
+	return &rxeSRQ{ring: r, err: QueueError{Device: req.Device, Queue: "rxe SRQ ring"}}, nil
+}
+
+func (s *rxeSRQ) release() error   { return unmapRing(s.ring) }
+func (s *rxeSRQ) capacity() uint32 { return s.ring.capacity() }
+func (s *rxeSRQ) detachable()      {}
+
+// PostRecv writes all of wrs into the SRQ ring and publishes the producer
+// index once, as rxeQP.PostRecv does for an RQ; both indices are checked
+// first (a corrupt index is a *QueueError, never an access outside the
+// mapping).
+//
+// Part of the detached data path (detached.go): nosplit.
+//
+//go:nosplit
+func (s *rxeSRQ) PostRecv(wrs []RecvWR) error {
+	if len(wrs) == 0 {
+		return nil
+	}
+	r := s.ring
+	prod := r.loadProd()
+	cons := r.loadCons()
+	if prod|cons|s.err.poison > r.mask {
+		return r.indexFault(&s.err, 0, prod, cons)
+	}
+	if uint64(len(wrs)) > uint64(r.free(prod, cons)) {
+		if uint64(len(wrs)) > uint64(r.capacity()) {
+			return errBatchTooLarge
+		}
+		return ErrQueueFull
+	}
+	for i := range wrs {
+		encodeRxeRecvWQE(r.slot(prod), &wrs[i])
+		prod = r.next(prod)
+	}
+	r.storeProd(prod)
+	return nil
+}
