@@ -36,6 +36,10 @@ func TestQPLayoutAgainstC(t *testing.T) {
 		"ib_uverbs_create_ah_resp":  reflect.TypeFor[abiCreateAHResp](),
 		"ib_uverbs_destroy_ah":      reflect.TypeFor[abiDestroyAH](),
 		"ib_uverbs_wc":              reflect.TypeFor[WC](),
+		"ib_uverbs_create_comp_channel":      reflect.TypeFor[abiCreateCompChannel](),
+		"ib_uverbs_create_comp_channel_resp": reflect.TypeFor[abiCreateCompChannelResp](),
+		"ib_uverbs_req_notify_cq":            reflect.TypeFor[abiReqNotifyCQ](),
+		"ib_uverbs_comp_event_desc":          reflect.TypeFor[abiCompEventDesc](),
 	}
 	rename := map[string]string{"ib_uverbs_global_route.reserved": "GRHReserved"}
 	consts := map[string]uintptr{
