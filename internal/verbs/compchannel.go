@@ -73,12 +73,12 @@ type CompChannel struct {
 // chanState is what Wait and Arm touch: allocated once, never moved (the
 // kernel reads and writes pfd, ts and buf).
 type chanState struct {
-	pfd    [1]unix.PollFd
-	ts     unix.Timespec
-	buf    [8]byte
-	armed  [maxChannelCQs]bool
-	events [maxChannelCQs]uint64 // events read (and so acked) per slot
-	stray  uint64                // events naming no slot of ours
+	pfd              [1]unix.PollFd
+	ts               unix.Timespec
+	buf              [8]byte
+	armed            [maxChannelCQs]bool
+	events           [maxChannelCQs]uint64 // events read (and so acked) per slot
+	stray            uint64                // events naming no slot of ours
 	pollErr, readErr chanError
 }
 
