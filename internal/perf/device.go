@@ -56,6 +56,10 @@ type SetupConfig struct {
 	CQE      int // per CQ
 	Inline   int
 	OutReads int
+
+	// Events (-e): make the CQs on a completion channel
+	// (Resources.Events).
+	Events bool
 }
 
 // ConnectConfig carries the perftest QP attributes (ctx_modify_qp_to_rtr/
@@ -115,6 +119,10 @@ type Resources struct {
 	QPs    []QP
 	SendCQ verbs.CompletionQueue
 	RecvCQ verbs.CompletionQueue
+
+	// Events is the completion channel of SendCQ and RecvCQ (which then
+	// implement EventCQ) when SetupConfig.Events; nil otherwise.
+	Events EventChannel
 }
 
 // udQKey is perftest's DEF_QKEY.

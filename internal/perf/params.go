@@ -102,6 +102,21 @@ type Params struct {
 	// (cm.go). RC only.
 	RDMACM bool
 
+	// Issue 25, events and counters (events.go, infinite.go,
+	// counters.go):
+	// UseEvent (-e) waits for completions on a completion channel.
+	UseEvent bool
+	// RunInfinitely (--run_infinitely, SYMMETRIC) repeats -D periods
+	// (default 5 s), a report each, until Ctrl-C; bandwidth tests only.
+	RunInfinitely bool
+	// ReportCounters (-W) are counter files under the port's sysfs
+	// directory ("counters/port_xmit_data,hw_counters/out_of_buffer"),
+	// whose change over the run is printed as perftest does.
+	ReportCounters []string
+	// CounterDeltas (--counters) reports the change over the run of the
+	// port's counters that explain a bad run (vocab's categories).
+	CounterDeltas bool
+
 	// Set by defaults: which of the above the user gave.
 	UserCQMod, UserSize, UserInline bool
 }
@@ -179,6 +194,7 @@ func (p *Params) Defaults() {
 	if p.TxDepth < p.CQMod {
 		p.CQMod = p.TxDepth
 	}
+	p.eventDefaults()
 }
 
 // Validate checks the options for consistency, with one line per problem
@@ -230,7 +246,7 @@ func (p *Params) Validate() error {
 	case p.Unsorted && p.Duration > 0:
 		return errors.New("-U needs iteration mode (-n): -D keeps a histogram, not each sample")
 	}
-	return nil
+	return p.validateEvents()
 }
 
 // sizes returns the message sizes of the run: 2..8 MiB with -a (UD: up to
@@ -269,7 +285,7 @@ func (p *Params) symmetricText() string {
 		iters = 0
 	}
 	return fmt.Sprintf("rdmactl1 verb=%s test=%s conn=%s size=%d all=%t iters=%d duration_ms=%d qps=%d bidir=%t post_list=%d gbits=%t",
-		p.Verb, p.Test, p.Conn, p.Size, p.AllSizes, iters, dur, p.QPs, p.Bidir, p.PostList, p.Gbits)
+		p.Verb, p.Test, p.Conn, p.Size, p.AllSizes, iters, dur, p.QPs, p.Bidir, p.PostList, p.Gbits) + p.eventsSymmetricText()
 }
 
 func encodeParams(p *Params) []byte {
@@ -302,7 +318,8 @@ func checkPeerParams(p *Params, b []byte) error {
 		tm[k] = v
 	}
 	flag := map[string]string{"verb": "test verb", "test": "bw/--lat", "conn": "-c", "size": "-s", "all": "-a",
-		"iters": "-n", "duration_ms": "-D", "qps": "-q", "bidir": "-b", "post_list": "-l", "gbits": "--report_gbits"}
+		"iters": "-n", "duration_ms": "-D", "qps": "-q", "bidir": "-b", "post_list": "-l", "gbits": "--report_gbits",
+		"run_infinitely": "--run_infinitely"}
 	for _, f := range mine[1:] {
 		k, v, _ := strings.Cut(f, "=")
 		tv, ok := tm[k]
