@@ -75,6 +75,7 @@ type perfFlags struct {
 	pretty   bool
 	help     bool
 	fs       *pflag.FlagSet
+	ev       perfEventOpts // perf_events.go
 }
 
 func perfFlagSet(f *perfFlags, verb perf.Verb) *pflag.FlagSet {
@@ -111,6 +112,7 @@ func perfFlagSet(f *perfFlags, verb perf.Verb) *pflag.FlagSet {
 	fs.BoolVarP(&f.json, "json", "j", false, "print JSON instead of perftest's table")
 	fs.BoolVar(&f.pretty, "pretty", false, "indent JSON")
 	fs.Bool("details", false, "accepted for symmetry with other commands")
+	perfEventFlags(fs, f)
 	fs.BoolVarP(&f.help, "help", "h", false, "show this help")
 	f.fs = fs
 	return fs
@@ -151,6 +153,9 @@ func parsePerfArgs(verb perf.Verb, args []string) (*perfFlags, error) {
 	}
 	p.Duration = time.Duration(f.duration) * time.Second
 	p.Interval = time.Duration(f.interval) * time.Second
+	if err := applyPerfEventFlags(f); err != nil {
+		return f, err
+	}
 	rest := fs.Args()
 	switch len(rest) {
 	case 0:
@@ -232,6 +237,9 @@ func runPerfSession(ctx context.Context, a *app, p *perf.Params, dev perf.Device
 	s := &perf.Session{P: p, Dev: dev, SoleSession: soleSession}
 	if p.RDMACM {
 		s.CMDevice = cmRouteDevice
+	}
+	if p.CounterDeltas {
+		s.Counters = &perfCounterWatch{a: a, p: p}
 	}
 	if !a.opts.json {
 		s.Out = a.stdout
