@@ -20,9 +20,9 @@ import (
 // events and counters part), against stock perftest 6.06 where it has the
 // option, and against rdmactl.
 
-// TestVMPerfEvents: -e in both roles against perftest -e and against
-// rdmactl -e; rdmactl's JSON says its loops waited for completion
-// events.
+// TestVMPerfEvents: -e in both roles against perftest -e (send and read:
+// perftest refuses it for write) and against rdmactl -e; rdmactl's JSON
+// says its loops waited for completion events.
 func TestVMPerfEvents(t *testing.T) {
 	before := resShow(t)
 	pairs := []struct{ name, server, client string }{{"rdmactl-rdmactl", "r", "r"}, {"rdmactl-client-perftest-server", "p", "r"}, {"perftest-client-rdmactl-server", "r", "p"}}
@@ -32,6 +32,12 @@ func TestVMPerfEvents(t *testing.T) {
 		for _, pr := range pairs {
 			port++
 			p := port
+			if tc.verb == "write" && pr.name != "rdmactl-rdmactl" {
+				// perftest refuses -e with WRITE ("Events feature not
+				// available on WRITE verb"); rdmactl has it for its
+				// send CQ, against itself only.
+				continue
+			}
 			t.Run(fmt.Sprintf("%s_%s/%s", tc.verb, tc.kind, pr.name), func(t *testing.T) {
 				var sout, cout string
 				var serr, cerr error
