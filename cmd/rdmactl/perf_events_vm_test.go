@@ -68,13 +68,18 @@ func TestVMPerfEvents(t *testing.T) {
 	// send lat (write and read servers run no loop).
 	for i, kind := range []string{"bw", "lat"} {
 		t.Run("json_send_"+kind, func(t *testing.T) {
-			sout, serr, cout, cerr := runPerfPair("send", kind, "RC", []string{"-e", "-j"}, "r", "r", 19300+i)
+			// With -W: perftest's counter files, here rxe's sent_pkts.
+			sout, serr, cout, cerr := runPerfPair("send", kind, "RC", []string{"-e", "-j", "-W", "hw_counters/sent_pkts"}, "r", "r", 19300+i)
 			if serr != nil || cerr != nil {
 				t.Fatalf("server: %v\nclient: %v\n%s\n%s", serr, cerr, sout, cout)
 			}
 			for who, out := range map[string]string{"server": sout, "client": cout} {
 				var res struct {
-					Events uint64 `json:"comp_events"`
+					Events   uint64 `json:"comp_events"`
+					Counters []struct {
+						Name  string `json:"name"`
+						Delta uint64 `json:"delta"`
+					} `json:"report_counters"`
 				}
 				if err := json.Unmarshal([]byte(out), &res); err != nil {
 					t.Fatalf("%s: %v\n%s", who, err, out)
@@ -82,7 +87,12 @@ func TestVMPerfEvents(t *testing.T) {
 				if res.Events == 0 {
 					t.Fatalf("%s: comp_events 0 with -e: the loop never waited on the channel\n%s", who, out)
 				}
-				t.Logf("%s: %d completion events", who, res.Events)
+				// Each side sends (the lat ping-pong, the bw client; the bw
+				// server only acknowledges, which rxe also counts).
+				if len(res.Counters) != 1 || res.Counters[0].Name != "hw_counters/sent_pkts" || res.Counters[0].Delta == 0 {
+					t.Fatalf("%s: report_counters %+v, want hw_counters/sent_pkts moved", who, res.Counters)
+				}
+				t.Logf("%s: %d completion events, -W %+v", who, res.Events, res.Counters)
 			}
 		})
 	}

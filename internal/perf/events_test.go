@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -272,5 +273,31 @@ func TestReportCounterFiles(t *testing.T) {
 	}
 	if tot := c.total(); tot[0].Delta != 60 || tot[1].Delta != 2 {
 		t.Fatalf("totals %+v", tot)
+	}
+}
+
+// failArmCQ is an armable fake CQ whose arming fails, as REQ_NOTIFY_CQ
+// on a CQ the kernel destroyed (EINVAL).
+type failArmCQ struct{ *fakeCQ }
+
+var errFakeArm = errors.New("fake: REQ_NOTIFY_CQ: invalid argument")
+
+func (failArmCQ) Arm() (bool, error) { return false, errFakeArm }
+
+// TestEventArmFails: a failed arming ends the loop with the provider's
+// error, named, not a panic or a hang.
+func TestEventArmFails(t *testing.T) {
+	g, ch := newEventRig(t, Params{Verb: VerbSend, Test: TestBW, Iters: 100, Size: 64, Server: true}, false)
+	g.r.ev.cqs[1] = failArmCQ{ch.cqs[1].fakeCQ}
+	g.r.prepare(64)
+	if err := g.r.postRecvs(100); err != nil {
+		t.Fatal(err)
+	}
+	err := g.r.runBWRecv()
+	if !errors.Is(err, errFakeArm) {
+		t.Fatalf("runBWRecv: %v, want the arming's error", err)
+	}
+	if msg := g.r.loopErr(err, "send_bw").Error(); !strings.Contains(msg, "REQ_NOTIFY_CQ") {
+		t.Fatalf("message %q does not name the arming", msg)
 	}
 }
