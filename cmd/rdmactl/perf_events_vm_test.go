@@ -43,10 +43,22 @@ func TestVMPerfEvents(t *testing.T) {
 				var serr, cerr error
 				for attempt := 0; attempt < 3; attempt++ {
 					sout, serr, cout, cerr = runPerfPair(tc.verb, tc.kind, "RC", []string{"-e"}, pr.server, pr.client, p+1000*attempt)
-					if !perftestClockFailed(sout + cout) {
-						break
+					if perftestClockFailed(sout + cout) {
+						t.Logf("attempt %d: stock perftest could not calibrate its clock under TCG; trying again", attempt+1)
+						continue
 					}
-					t.Logf("attempt %d: stock perftest could not calibrate its clock under TCG; trying again", attempt+1)
+					// perftest 6.06 puts both CQs on one channel and can
+					// take the send CQ's event while it waits for a
+					// receive (or the reverse), then waits for ever
+					// (fixed upstream by 2209cf8, "Use separate
+					// completion channels for send and receive", in
+					// 23.07): our side then reports the stall. Only a
+					// perftest peer may hang so; try again.
+					if tc.kind == "lat" && (pr.server == "p" || pr.client == "p") && strings.Contains(sout+cout, "no completion for") {
+						t.Logf("attempt %d: perftest -e hung on its single completion channel (perftest 2209cf8); trying again", attempt+1)
+						continue
+					}
+					break
 				}
 				if serr != nil || cerr != nil {
 					t.Fatalf("server: %v\nclient: %v\n--- server output\n%s\n--- client output\n%s", serr, cerr, sout, cout)
