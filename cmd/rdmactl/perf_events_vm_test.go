@@ -76,8 +76,8 @@ func TestVMPerfEvents(t *testing.T) {
 			})
 		}
 	}
-	// JSON: the loops' completion events, both sides of send bw and
-	// send lat (write and read servers run no loop).
+	// JSON: the loops' completion events, the send bw receiver and both
+	// sides of send lat (write and read servers run no loop).
 	for i, kind := range []string{"bw", "lat"} {
 		t.Run("json_send_"+kind, func(t *testing.T) {
 			// With -W: perftest's counter files, here rxe's sent_pkts.
@@ -96,7 +96,11 @@ func TestVMPerfEvents(t *testing.T) {
 				if err := json.Unmarshal([]byte(out), &res); err != nil {
 					t.Fatalf("%s: %v\n%s", who, err, out)
 				}
-				if res.Events == 0 {
+				// A bw sender on rxe often finds its completions there
+				// already (the doorbell's system call carries the packets
+				// and brings the ACKs): it need not wait. The receiver and
+				// both ping-pong sides wait for the peer.
+				if res.Events == 0 && !(kind == "bw" && who == "client") {
 					t.Fatalf("%s: comp_events 0 with -e: the loop never waited on the channel\n%s", who, out)
 				}
 				// Each side sends (the lat ping-pong, the bw client; the bw
