@@ -38,6 +38,16 @@ func TestVMPerfEvents(t *testing.T) {
 				// send CQ, against itself only.
 				continue
 			}
+			if tc.verb == "send" && tc.kind == "lat" && pr.name != "rdmactl-rdmactl" {
+				// perftest 6.06's send_lat -e hangs on its own: both
+				// CQs on one channel, it takes the send CQ's event while
+				// waiting for a receive (or the reverse) and waits for
+				// ever (upstream fix 2209cf8, "Use separate completion
+				// channels for send and receive", 23.07). In the VM it
+				// hung in 2 and 3 of 3 attempts on 6.12, either role;
+				// rdmactl's side then reports the stall. Not run.
+				continue
+			}
 			t.Run(fmt.Sprintf("%s_%s/%s", tc.verb, tc.kind, pr.name), func(t *testing.T) {
 				var sout, cout string
 				var serr, cerr error
