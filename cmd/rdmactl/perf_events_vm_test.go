@@ -172,10 +172,21 @@ func TestVMPerfRunInfinitely(t *testing.T) {
 			if len(crows) < 3 || !strings.Contains(cout.String(), "User stopped traffic") {
 				t.Fatalf("client printed %d rows (want a row per 2 s period, at least 3):\n%s", len(crows), cout.String())
 			}
-			for _, r := range crows[:len(crows)-1] { // the last is the partial period
-				if r.bytes != 4096 || r.iters == 0 || !(r.vals[1] > 0) {
+			// Each row is one period. Under a loaded host rxe can stall
+			// for a whole 2 s period (seen on 6.12: a row of zeros
+			// between rows of 1.2-2.5 MB/s), so at least two periods must
+			// have moved data, not every one.
+			moving := 0
+			for _, r := range crows {
+				if r.bytes != 4096 {
 					t.Fatalf("client row %+v\n%s", r, cout.String())
 				}
+				if r.iters > 0 && r.vals[1] > 0 {
+					moving++
+				}
+			}
+			if moving < 2 {
+				t.Fatalf("only %d of %d periods moved data:\n%s", moving, len(crows), cout.String())
 			}
 			if serr != nil || serrb.Len() != 0 {
 				t.Fatalf("server: %v, stderr %q\n%s", serr, serrb.String(), sout.String())
