@@ -75,7 +75,8 @@ type perfFlags struct {
 	pretty   bool
 	help     bool
 	fs       *pflag.FlagSet
-	ops      perfOpsFlags // perf_ops.go: -A, --use-srq
+	ops      perfOpsFlags  // perf_ops.go: -A, --use-srq
+	ev       perfEventOpts // perf_events.go
 }
 
 func perfFlagSet(f *perfFlags, verb perf.Verb) *pflag.FlagSet {
@@ -112,6 +113,7 @@ func perfFlagSet(f *perfFlags, verb perf.Verb) *pflag.FlagSet {
 	fs.BoolVarP(&f.json, "json", "j", false, "print JSON instead of perftest's table")
 	fs.BoolVar(&f.pretty, "pretty", false, "indent JSON")
 	fs.Bool("details", false, "accepted for symmetry with other commands")
+	perfEventFlags(fs, f)
 	fs.BoolVarP(&f.help, "help", "h", false, "show this help")
 	addPerfOpsFlags(fs, f, verb)
 	f.fs = fs
@@ -156,6 +158,9 @@ func parsePerfArgs(verb perf.Verb, args []string) (*perfFlags, error) {
 	}
 	p.Duration = time.Duration(f.duration) * time.Second
 	p.Interval = time.Duration(f.interval) * time.Second
+	if err := applyPerfEventFlags(f); err != nil {
+		return f, err
+	}
 	rest := fs.Args()
 	switch len(rest) {
 	case 0:
@@ -237,6 +242,9 @@ func runPerfSession(ctx context.Context, a *app, p *perf.Params, dev perf.Device
 	s := &perf.Session{P: p, Dev: dev, SoleSession: soleSession}
 	if p.RDMACM {
 		s.CMDevice = cmRouteDevice
+	}
+	if p.CounterDeltas {
+		s.Counters = &perfCounterWatch{a: a, p: p}
 	}
 	if !a.opts.json {
 		s.Out = a.stdout

@@ -31,9 +31,12 @@ func detachOK() bool { return rtloop.Selected() == rtloop.Detached }
 // 10 s instead of 0.07). withRecv: the loop also receives (send).
 func (r *runner) latLoopArgs(withRecv bool) (a latArgs, detach bool) {
 	q := r.res.QPs[0]
+	if r.ev != nil {
+		r.ev.attached = true // until the detached queues are found
+	}
 	a = latArgs{sq: q.SendQueue, rq: q.RecvQueue, scq: r.res.SendCQ, rcq: r.res.RecvCQ,
 		wr: r.wrs[0][:1], wcs: r.wcs, iters: r.p.Iters, posted: r.posted,
-		stop: r.stop, prog: &r.progress, stall: int64(r.stall), yielder: yielder{yield: true}}
+		stop: r.stop, prog: &r.progress, stall: int64(r.stall), yielder: yielder{yield: true}, ev: r.ev}
 	if withRecv {
 		a.rwr, a.recvLen, a.rposted, a.rdone = r.rwrs[0], r.recvLen, r.rposted[0], r.ccnt[0]
 	} else {
@@ -62,7 +65,7 @@ func (r *runner) latLoopArgs(withRecv bool) (a latArgs, detach bool) {
 		if d.rcq, ok = detachedCQ(r.res.RecvCQ); !ok {
 			return a, false
 		}
-		if w, ok := r.res.RecvCQ.(WatchableCQ); ok {
+		if w, ok := r.res.RecvCQ.(WatchableCQ); ok && r.ev == nil {
 			d.rcqProd, d.rcqCons, _ = w.DetachedWatch()
 		}
 		if d.rq, ok = detachedRecvQueue(q); !ok { // the QP's, or its SRQ's
@@ -70,6 +73,9 @@ func (r *runner) latLoopArgs(withRecv bool) (a latArgs, detach bool) {
 		}
 	}
 	d.yield = false // no P to yield
+	if r.ev != nil {
+		r.ev.attached = false
+	}
 	return d, true
 }
 
@@ -262,6 +268,8 @@ type latArgs struct {
 	// fast hardware a wait can be shorter than the 4096 rounds between
 	// checks of stop, and Ctrl-C must still end a long run.
 	spins uint32
+	// ev: -e, wait for completions on the channel (nil: spin)
+	ev *evWait
 	yielder
 }
 
@@ -319,7 +327,7 @@ func pingPongDetached(a *latArgs) (end detachedEnd, ns int, err error) {
 			return endPostErr, ns, err
 		}
 		a.inflight = true
-		if end, err = pollDetached(a, a.scq); end != endDone {
+		if end, err = pollDetached(a, a.scq, evSend); end != endDone {
 			return a.pollEnd(end), ns, err
 		}
 		a.inflight = false
@@ -365,7 +373,7 @@ func latReadDetached(a *latArgs) (end detachedEnd, ns int, err error) {
 			return endPostErr, ns, err
 		}
 		a.inflight = true
-		if end, err = pollDetached(a, a.scq); end != endDone {
+		if end, err = pollDetached(a, a.scq, evSend); end != endDone {
 			return a.pollEnd(end), ns, err
 		}
 		a.inflight = false
@@ -419,7 +427,7 @@ func recvOneDetached(a *latArgs) (detachedEnd, error) {
 			return end, nil
 		}
 	}
-	if end, err := pollDetached(a, a.rcq); end != endDone {
+	if end, err := pollDetached(a, a.rcq, evRecv); end != endDone {
 		return end, err
 	}
 	if a.wcs[0].ByteLen != a.recvLen {
@@ -435,10 +443,11 @@ func recvOneDetached(a *latArgs) (detachedEnd, error) {
 	return endDone, nil
 }
 
-// pollDetached polls cq until one completion arrives.
+// pollDetached polls cq until one completion arrives; with -e it waits
+// for an event (mask: which CQ) when a poll comes back empty.
 //
 //go:nosplit
-func pollDetached(a *latArgs, cq verbs.CompletionQueue) (detachedEnd, error) {
+func pollDetached(a *latArgs, cq verbs.CompletionQueue, mask int) (detachedEnd, error) {
 	var since int64
 	for {
 		cnt, err := cq.Poll(a.wcs[:1])
@@ -450,6 +459,18 @@ func pollDetached(a *latArgs, cq verbs.CompletionQueue) (detachedEnd, error) {
 				return endWCErr, nil
 			}
 			return endDone, nil
+		}
+		if a.ev != nil {
+			waited, err := a.ev.step(mask)
+			if err != nil {
+				return endPollErr, err
+			}
+			if waited {
+				if end := a.checkNow(&since); end != endDone {
+					return end, nil
+				}
+			}
+			continue
 		}
 		if end := checkDetached(a, &since); end != endDone {
 			return end, nil
@@ -580,6 +601,8 @@ type bwArgs struct {
 	evC          []uint64
 	nEv          int
 	done         uint64 // messages counted (see count; receiver: received)
+	// ev: -e, wait for completions on the channel (nil: spin)
+	ev *evWait
 	yielder
 }
 
@@ -597,7 +620,10 @@ func (r *runner) bwLoopArgs(withRecv bool) (bwArgs, bool) {
 	a := bwArgs{sqs: q.sqs, scq: q.scq, wrs: r.wrs, wcs: r.wcs, scnt: r.scnt, ccnt: r.ccnt,
 		iters: p.Iters, pl: uint64(p.PostList), cqMod: uint64(p.CQMod), tx: uint64(p.TxDepth),
 		base: r.base, stop: r.stop, prog: &r.progress, stall: int64(r.stall),
-		evT: r.evT, evC: r.evC, yielder: yielder{yield: !q.detach}}
+		evT: r.evT, evC: r.evC, yielder: yielder{yield: !q.detach}, ev: r.ev}
+	if r.ev != nil {
+		r.ev.attached = !q.detach
+	}
 	if withRecv {
 		a.rqs, a.rcq, a.rwrs, a.rposted, a.rcnt, a.recvLen = q.rqs, q.rcq, r.rwrs, r.rposted, r.rcnt, r.recvLen
 	}
@@ -735,8 +761,11 @@ func bwDetached(a *bwArgs) (detachedEnd, error) {
 				totS += a.pl
 			}
 		}
+		var got uint64
 		if a.rqs != nil && totR < total {
-			got, end, err := bwRecvSome(a)
+			var end detachedEnd
+			var err error
+			got, end, err = bwRecvSome(a)
 			if end != endDone {
 				a.done = a.count(totC, cntStart, totR, rStart)
 				return end, err
@@ -752,6 +781,24 @@ func bwDetached(a *bwArgs) (detachedEnd, error) {
 			return endPollErr, err
 		}
 		if cnt == 0 {
+			if a.ev != nil && got == 0 {
+				mask := 0
+				if totC < total {
+					mask |= evSend
+				}
+				if a.rqs != nil && totR < total {
+					mask |= evRecv
+				}
+				waited, err := a.ev.step(mask)
+				if err != nil {
+					a.done = a.count(totC, cntStart, totR, rStart)
+					return endPollErr, err
+				}
+				if !waited {
+					continue
+				}
+				spins |= 1023 // a wait: check now
+			}
 			spins++
 			if spins&1023 == 0 {
 				if a.stop.Load() {
@@ -890,6 +937,17 @@ func bwRecvDetached(a *bwArgs) (detachedEnd, error) {
 			return end, err
 		}
 		if got == 0 {
+			if a.ev != nil {
+				waited, err := a.ev.step(evRecv)
+				if err != nil {
+					a.done = totR - cntStart
+					return endPollErr, err
+				}
+				if !waited {
+					continue
+				}
+				spins |= 1023 // a wait: check now
+			}
 			spins++
 			if spins&1023 == 0 {
 				if a.stop.Load() {

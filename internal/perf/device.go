@@ -61,6 +61,10 @@ type SetupConfig struct {
 	// SRQ: the QPs receive from one shared receive queue of RecvWR
 	// receives (--use-srq), which is every QP's RecvQueue.
 	SRQ bool
+
+	// Events (-e): make the CQs on a completion channel
+	// (Resources.Events).
+	Events bool
 }
 
 // ConnectConfig carries the perftest QP attributes (ctx_modify_qp_to_rtr/
@@ -120,6 +124,10 @@ type Resources struct {
 	QPs    []QP
 	SendCQ verbs.CompletionQueue
 	RecvCQ verbs.CompletionQueue
+
+	// Events is the completion channel of SendCQ and RecvCQ (which then
+	// implement EventCQ) when SetupConfig.Events; nil otherwise.
+	Events EventChannel
 }
 
 // udQKey is perftest's DEF_QKEY.

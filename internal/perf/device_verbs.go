@@ -17,6 +17,7 @@ type verbsDevice struct {
 	mr   *verbs.MR
 	scq  *verbs.CQ
 	rcq  *verbs.CQ
+	ch   *verbs.CompChannel // -e
 	qps  []*verbs.QP
 	srq  *verbs.SRQ
 	ahs  []*verbs.AH
@@ -89,13 +90,13 @@ func (d *verbsDevice) Setup(cfg SetupConfig) (*Resources, error) {
 	if d.mr, err = d.pd.RegMR(d.buf, mrAccess); err != nil {
 		return nil, err
 	}
-	if d.scq, err = d.ctx.CreateCQ(cfg.CQE); err != nil {
-		return nil, err
-	}
-	if d.rcq, err = d.ctx.CreateCQ(cfg.CQE); err != nil {
+	if err := d.createCQs(cfg); err != nil {
 		return nil, err
 	}
 	res := &Resources{Buf: d.buf.Bytes(), Addr: d.buf.Addr(), LKey: d.mr.LKey, RKey: d.mr.RKey, SendCQ: d.scq, RecvCQ: d.rcq}
+	if d.ch != nil {
+		res.Events = d.ch
+	}
 	access := mrAccess
 	if cfg.Type == verbs.QPTypeUC {
 		access = verbs.AccessLocalWrite | verbs.AccessRemoteWrite
@@ -126,6 +127,27 @@ func (d *verbsDevice) Setup(cfg SetupConfig) (*Resources, error) {
 		res.QPs = append(res.QPs, QP{SendQueue: qp, RecvQueue: rq, QPN: qp.QPN()})
 	}
 	return res, nil
+}
+
+// createCQs makes the send and receive CQs, on one completion channel
+// with -e (as perftest 6.06's ctx->channel).
+func (d *verbsDevice) createCQs(cfg SetupConfig) error {
+	var err error
+	if !cfg.Events {
+		if d.scq, err = d.ctx.CreateCQ(cfg.CQE); err != nil {
+			return err
+		}
+		d.rcq, err = d.ctx.CreateCQ(cfg.CQE)
+		return err
+	}
+	if d.ch, err = d.ctx.CreateCompChannel(); err != nil {
+		return err
+	}
+	if d.scq, err = d.ctx.CreateCQOn(cfg.CQE, d.ch); err != nil {
+		return err
+	}
+	d.rcq, err = d.ctx.CreateCQOn(cfg.CQE, d.ch)
+	return err
 }
 
 func (d *verbsDevice) av(cfg *ConnectConfig, remote *Dest) verbs.AHAttr {
@@ -192,6 +214,9 @@ func (d *verbsDevice) Close() error {
 	if d.rcq != nil {
 		errs = append(errs, d.rcq.Close())
 	}
+	if d.ch != nil {
+		errs = append(errs, d.ch.Close())
+	}
 	if d.mr != nil {
 		errs = append(errs, d.mr.Close())
 	}
@@ -204,6 +229,6 @@ func (d *verbsDevice) Close() error {
 	if d.ctx != nil {
 		errs = append(errs, d.ctx.Close())
 	}
-	d.ahs, d.qps, d.srq, d.scq, d.rcq, d.mr, d.pd, d.buf, d.ctx = nil, nil, nil, nil, nil, nil, nil, nil, nil
+	d.ahs, d.qps, d.srq, d.scq, d.rcq, d.ch, d.mr, d.pd, d.buf, d.ctx = nil, nil, nil, nil, nil, nil, nil, nil, nil, nil
 	return errors.Join(errs...)
 }

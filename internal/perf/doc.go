@@ -18,6 +18,10 @@
 //   - cm.go, cm_session.go: -R, the connection through the RDMA CM
 //     (internal/rdmacm) as perftest 6.06 makes it: the exchange as SENDs
 //     on a CM-connected comm QP, the data QPs moved by the CM's attributes.
+//   - events.go, infinite.go, counters.go: -e (completion events: arm,
+//     poll again, wait on the channel), --run_infinitely (-D periods until
+//     Ctrl-C), -W and --counters (counter changes over the run);
+//     docs/perf-events.md.
 //
 // Compatibility: we claim exchange version "6.27 rdmactl". perftest >= 5.70
 // accepts it; peers >= 6.28 then skip their build-dependent negotiation

@@ -59,6 +59,11 @@ type runner struct {
 	thr *loopThread
 	lat latArgs
 	bw  bwArgs
+	// ev is -e's state (events.go); nil: the loops spin.
+	ev *evWait
+	// infinite: --run_infinitely, the duration loop runs again and
+	// again; runBW leaves the send queue full between periods.
+	infinite bool
 
 	wrs  [][]verbs.SendWR // per QP: one post list
 	rwrs [][]verbs.RecvWR // per QP: one receive
@@ -125,6 +130,10 @@ func newRunner(p *Params, res *Resources, remote []Dest, ahs []*verbs.AH, cycle 
 	if p.Duration > 0 && p.Test == TestLat {
 		r.hist = newHistogram()
 	}
+	if p.UseEvent {
+		r.ev = newEvWait(res)
+	}
+	r.infinite = p.RunInfinitely
 	if p.Duration == 0 {
 		per := p.Iters
 		if p.Test == TestBW {
@@ -311,7 +320,7 @@ func (r *runner) runBW() error {
 	var detach bool
 	r.bw, detach = r.bwLoopArgs(r.p.Bidir && r.p.Verb == VerbSend)
 	err := r.runBWLoop(&r.bw, false, detach)
-	if err == nil && r.p.Duration > 0 {
+	if err == nil && r.p.Duration > 0 && !r.infinite {
 		r.drainSend() // duration mode stops mid-stream
 	}
 	return err

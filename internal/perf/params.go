@@ -109,6 +109,21 @@ type Params struct {
 	// (cm.go). RC only.
 	RDMACM bool
 
+	// Issue 25, events and counters (events.go, infinite.go,
+	// counters.go):
+	// UseEvent (-e) waits for completions on a completion channel.
+	UseEvent bool
+	// RunInfinitely (--run_infinitely, SYMMETRIC) repeats -D periods
+	// (default 5 s), a report each, until Ctrl-C; bandwidth tests only.
+	RunInfinitely bool
+	// ReportCounters (-W) are counter files under the port's sysfs
+	// directory ("counters/port_xmit_data,hw_counters/out_of_buffer"),
+	// whose change over the run is printed as perftest does.
+	ReportCounters []string
+	// CounterDeltas (--counters) reports the change over the run of the
+	// port's counters that explain a bad run (vocab's categories).
+	CounterDeltas bool
+
 	// Set by defaults: which of the above the user gave.
 	UserCQMod, UserSize, UserInline bool
 
@@ -193,6 +208,7 @@ func (p *Params) Defaults() {
 	if p.TxDepth < p.CQMod {
 		p.CQMod = p.TxDepth
 	}
+	p.eventDefaults()
 }
 
 // Validate checks the options for consistency, with one line per problem
@@ -261,7 +277,7 @@ func (p *Params) Validate() error {
 	case p.Unsorted && p.Duration > 0:
 		return errors.New("-U needs iteration mode (-n): -D keeps a histogram, not each sample")
 	}
-	return nil
+	return p.validateEvents()
 }
 
 // sizes returns the message sizes of the run: 2..8 MiB with -a (UD: up to
@@ -304,7 +320,7 @@ func (p *Params) symmetricText() string {
 	if p.Verb == VerbAtomic {
 		t += " atomic=" + p.Atomic.String() // only here: older peers run no atomics
 	}
-	return t
+	return t + p.eventsSymmetricText()
 }
 
 func encodeParams(p *Params) []byte {
@@ -337,7 +353,8 @@ func checkPeerParams(p *Params, b []byte) error {
 		tm[k] = v
 	}
 	flag := map[string]string{"verb": "test verb", "test": "bw/--lat", "conn": "-c", "size": "-s", "all": "-a",
-		"iters": "-n", "duration_ms": "-D", "qps": "-q", "bidir": "-b", "post_list": "-l", "gbits": "--report_gbits", "atomic": "-A"}
+		"iters": "-n", "duration_ms": "-D", "qps": "-q", "bidir": "-b", "post_list": "-l", "gbits": "--report_gbits", "atomic": "-A",
+		"run_infinitely": "--run_infinitely"}
 	for _, f := range mine[1:] {
 		k, v, _ := strings.Cut(f, "=")
 		tv, ok := tm[k]

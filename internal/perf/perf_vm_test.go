@@ -44,7 +44,7 @@ func newVMRig(t *testing.T, p Params) *vmRig {
 	t.Cleanup(func() { _ = g.me.Close(); _ = g.peer.Close() })
 	qt := map[Transport]verbs.QPType{RC: verbs.QPTypeRC, UD: verbs.QPTypeUD}[p.Conn]
 	cfg := SetupConfig{BufSize: int(bufSize(&p, 4096)), Type: qt, NumQPs: 1, SendWR: p.TxDepth, RecvWR: p.RxDepth, CQE: 1024, OutReads: 16,
-		Atomic: p.Verb == VerbAtomic, SRQ: p.UseSRQ}
+		Atomic: p.Verb == VerbAtomic, SRQ: p.UseSRQ, Events: p.UseEvent}
 	if g.mine, err = g.me.Setup(cfg); err != nil {
 		t.Fatal(err)
 	}

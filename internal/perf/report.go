@@ -173,6 +173,16 @@ type Result struct {
 	// package rtloop and perf --loop. Absent when this side ran no loop
 	// (the server of write and read tests).
 	Loop string `json:"loop,omitempty"`
+
+	// Issue 25, events and counters:
+	// CompEvents is how many completion events this side's loops
+	// waited for (-e).
+	CompEvents uint64 `json:"comp_events,omitempty"`
+	// ReportCounters is -W's counters, each one's change over the run.
+	ReportCounters []CounterFileDelta `json:"report_counters,omitempty"`
+	// CounterDeltas is --counters': the port's counters that explain a
+	// bad run, each one's change over the run.
+	CounterDeltas []CounterDelta `json:"counter_deltas,omitempty"`
 }
 
 // LatRow is one latency report row.

@@ -47,7 +47,11 @@ type Session struct {
 	// CMDevice maps the route of an RDMA CM id to its verbs device (-R
 	// only; Dev is then opened on it, cm_session.go).
 	CMDevice func(rdmacm.Route) (verbs.Device, error)
+	// Counters reads the port's counters for --counters (P.CounterDeltas);
+	// nil: none are reported.
+	Counters CounterWatch
 
+	cfiles   *counterFiles // -W
 	conn     *Conn
 	port     PortAttr
 	mtu      int
@@ -137,6 +141,9 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	if err := s.chooseGID(); err != nil {
 		return nil, err
 	}
+	if err := s.openCounters(); err != nil {
+		return nil, err
+	}
 	if !p.RDMACM {
 		if err := s.connect(ctx); err != nil {
 			return nil, err
@@ -159,7 +166,9 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	if s.testBefore != nil {
 		s.testBefore(s.res, s.my)
 	}
+	s.startCounters()
 	err = s.sequence(ctx)
+	s.finishCounters()
 	if s.testAfter != nil && err == nil {
 		s.testAfter(s.res, s.my)
 	}
@@ -177,6 +186,7 @@ func (s *Session) teardown() {
 	// First: the loop thread's copy of the file table holds the
 	// connection and the device open.
 	s.thr.Stop()
+	s.cfiles.close()
 	if s.conn != nil {
 		_ = s.conn.Close()
 	}
@@ -317,6 +327,7 @@ func (s *Session) setup() error {
 		BufSize: int(size), Type: qt, NumQPs: p.QPs, SendWR: p.TxDepth, RecvWR: recvWR,
 		CQE: max(p.TxDepth, p.RxDepth) * p.QPs, Inline: p.Inline, OutReads: outReads,
 		Atomic: p.Verb == VerbAtomic, SRQ: p.srqSide(),
+		Events: p.UseEvent,
 	})
 	if err != nil {
 		return err
@@ -506,6 +517,7 @@ func (s *Session) header() {
 func (s *Session) addBW(r BWResult) {
 	s.result.BW = append(s.result.BW, r)
 	s.printf("%s", formatBWRow(r))
+	s.reportCounterFiles()
 }
 
 // seqRDMABW is ib_write_bw / ib_read_bw.
@@ -528,6 +540,9 @@ func (s *Session) seqRDMABW(ctx context.Context) error {
 	if p.Server && !p.Bidir {
 		// The server's memory is the target; it waits for the client's
 		// report and prints it.
+		if p.RunInfinitely {
+			return s.waitInfiniteEnd()
+		}
 		if err := s.key(0, true); err != nil {
 			return err
 		}
@@ -564,6 +579,9 @@ func (s *Session) seqRDMABW(ctx context.Context) error {
 			}
 		}
 		r.prepare(sz)
+		if p.RunInfinitely {
+			return s.runInfinitely(ctx, r, r.runBW)
+		}
 		res, err := s.measure(ctx, r, r.runBW)
 		if err != nil {
 			return err
@@ -628,6 +646,13 @@ func (s *Session) seqSendBW(ctx context.Context) error {
 		}
 		if err := s.key(0, i > 0); err != nil {
 			return err
+		}
+		if p.RunInfinitely {
+			loop := r.runBW
+			if p.Server {
+				loop = r.runBWRecv
+			}
+			return s.runInfinitely(ctx, r, loop)
 		}
 		var res BWResult
 		var err error
@@ -742,6 +767,7 @@ func (s *Session) seqLat(ctx context.Context) error {
 			s.printUnsorted(unsorted)
 		}
 		s.printf("%s", formatLatRow(row.Size, row.Iters, row.LatStats))
+		s.reportCounterFiles()
 		if p.Histogram {
 			s.printHistogram(r, div)
 		}
@@ -884,6 +910,9 @@ func (s *Session) measure(ctx context.Context, r *runner, loop func() error) (BW
 	stopProg := s.progress(r)
 	err := loop()
 	s.result.Loop = r.loopMode()
+	if r.ev != nil {
+		s.result.CompEvents = r.ev.events
+	}
 	s.settled = false
 	if errors.Is(err, errDeadline) {
 		err = nil // duration mode: the peer stopped on its own clock

@@ -14,12 +14,17 @@ type CQ struct {
 	cqe    int
 	prov   providerCQ
 	key    uint64 // Context child registration
+	// ev is the CQ's completion-event state when it was made on a
+	// channel (CreateCQOn; compchannel.go); nil: polled only.
+	ev *cqEvents
 }
 
 // CreateCQ creates a completion queue for at least cqe completions
 // (CREATE_CQ, no completion channel: the data path busy-polls). Size it
 // for every WR that can complete into it: rxe drops CQEs on overrun.
-func (c *Context) CreateCQ(cqe int) (*CQ, error) {
+func (c *Context) CreateCQ(cqe int) (*CQ, error) { return c.createCQ(cqe, nil) }
+
+func (c *Context) createCQ(cqe int, ch *CompChannel) (*CQ, error) {
 	if cqe < 1 || cqe > 1<<24 {
 		return nil, fmt.Errorf("verbs: CQ size %d out of range 1..%d", cqe, 1<<24)
 	}
@@ -28,10 +33,17 @@ func (c *Context) CreateCQ(cqe int) (*CQ, error) {
 		return nil, err
 	}
 	req := &cqRequest{Device: c.dev.Name, CQE: cqe}
+	slot, err := ch.take(pc)
+	if err != nil {
+		return nil, err
+	}
 	var handle uint32
 	created := false
 	exec := func(udataIn, udataOut []byte) (uint32, error) {
 		cmd := abiCreateCQ{CQE: uint32(req.CQE), CompChannel: -1}
+		if ch != nil {
+			cmd.CompChannel, cmd.UserHandle = int32(ch.fd), uint64(slot)
+		}
 		var resp abiCreateCQResp
 		if err := c.writeCmd(cmdCreateCQ, abiBytes(&cmd), abiBytes(&resp), udataIn, udataOut); err != nil {
 			return 0, err
@@ -48,14 +60,25 @@ func (c *Context) CreateCQ(cqe int) (*CQ, error) {
 		return nil, err
 	}
 	cq := &CQ{ctx: c, handle: handle, cqe: int(req.ActualCQE), prov: p}
+	if ch != nil {
+		cq.ev = ch.attach(slot, c.fd, handle)
+	}
 	cq.key = c.addChild(cq.Close)
 	return cq, nil
 }
 
 func (c *Context) destroyCQ(handle uint32) error {
+	_, err := c.destroyCQResp(handle)
+	return err
+}
+
+// destroyCQResp is DESTROY_CQ with its response: how many completion
+// events the kernel handed to readers of the CQ's channel.
+func (c *Context) destroyCQResp(handle uint32) (abiDestroyCQResp, error) {
 	cmd := abiDestroyCQ{CQHandle: handle}
 	var resp abiDestroyCQResp
-	return c.writeCmd(cmdDestroyCQ, abiBytes(&cmd), abiBytes(&resp), nil, nil)
+	err := c.writeCmd(cmdDestroyCQ, abiBytes(&cmd), abiBytes(&resp), nil, nil)
+	return resp, err
 }
 
 // CQE is the CQ's capacity as the kernel granted it (at least the size
@@ -83,11 +106,12 @@ func (cq *CQ) Close() error {
 	if cq.prov == nil {
 		return nil
 	}
-	if err := cq.ctx.destroyCQ(cq.handle); err != nil {
+	resp, err := cq.ctx.destroyCQResp(cq.handle)
+	if err != nil {
 		return err
 	}
 	p := cq.prov
 	cq.prov = nil
 	cq.ctx.removeChild(cq.key)
-	return p.release()
+	return errors.Join(p.release(), cq.ev.destroyed(resp.CompEventsReported))
 }

@@ -37,10 +37,14 @@ func TestQPLayoutAgainstC(t *testing.T) {
 		"ib_uverbs_destroy_ah":      reflect.TypeFor[abiDestroyAH](),
 		"ib_uverbs_wc":              reflect.TypeFor[WC](),
 		// srq.go
-		"ib_uverbs_create_srq":       reflect.TypeFor[abiCreateSRQ](),
-		"ib_uverbs_create_srq_resp":  reflect.TypeFor[abiCreateSRQResp](),
-		"ib_uverbs_destroy_srq":      reflect.TypeFor[abiDestroySRQ](),
-		"ib_uverbs_destroy_srq_resp": reflect.TypeFor[abiDestroySRQResp](),
+		"ib_uverbs_create_srq":               reflect.TypeFor[abiCreateSRQ](),
+		"ib_uverbs_create_srq_resp":          reflect.TypeFor[abiCreateSRQResp](),
+		"ib_uverbs_destroy_srq":              reflect.TypeFor[abiDestroySRQ](),
+		"ib_uverbs_destroy_srq_resp":         reflect.TypeFor[abiDestroySRQResp](),
+		"ib_uverbs_create_comp_channel":      reflect.TypeFor[abiCreateCompChannel](),
+		"ib_uverbs_create_comp_channel_resp": reflect.TypeFor[abiCreateCompChannelResp](),
+		"ib_uverbs_req_notify_cq":            reflect.TypeFor[abiReqNotifyCQ](),
+		"ib_uverbs_comp_event_desc":          reflect.TypeFor[abiCompEventDesc](),
 	}
 	rename := map[string]string{"ib_uverbs_global_route.reserved": "GRHReserved"}
 	consts := map[string]uintptr{

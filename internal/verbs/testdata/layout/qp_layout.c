@@ -19,6 +19,10 @@ int main(void)
 	S(ib_uverbs_destroy_cq); F(ib_uverbs_destroy_cq, response); F(ib_uverbs_destroy_cq, cq_handle);
 	S(ib_uverbs_destroy_cq_resp); F(ib_uverbs_destroy_cq_resp, comp_events_reported);
 	F(ib_uverbs_destroy_cq_resp, async_events_reported);
+	S(ib_uverbs_create_comp_channel); F(ib_uverbs_create_comp_channel, response);
+	S(ib_uverbs_create_comp_channel_resp); F(ib_uverbs_create_comp_channel_resp, fd);
+	S(ib_uverbs_req_notify_cq); F(ib_uverbs_req_notify_cq, cq_handle); F(ib_uverbs_req_notify_cq, solicited_only);
+	S(ib_uverbs_comp_event_desc); F(ib_uverbs_comp_event_desc, cq_handle);
 
 	S(ib_uverbs_create_qp); F(ib_uverbs_create_qp, response); F(ib_uverbs_create_qp, user_handle);
 	F(ib_uverbs_create_qp, pd_handle); F(ib_uverbs_create_qp, send_cq_handle); F(ib_uverbs_create_qp, recv_cq_handle);
