@@ -35,6 +35,9 @@ type PortAttr struct {
 	// VendorPartID is the device's vendor_part_id, which perftest's
 	// defaults depend on (ResolveInline).
 	VendorPartID uint32
+	// PKeys is the port's P_Key table length (0: unknown), which
+	// --pkey_index must stay below.
+	PKeys int
 }
 
 // GIDEntry is one GID table entry.
@@ -56,6 +59,8 @@ type SetupConfig struct {
 	CQE      int // per CQ
 	Inline   int
 	OutReads int
+	// PKeyIndex is the QPs' P_Key index (INIT; --pkey_index).
+	PKeyIndex uint16
 }
 
 // ConnectConfig carries the perftest QP attributes (ctx_modify_qp_to_rtr/
@@ -68,6 +73,11 @@ type ConnectConfig struct {
 	QKey         uint32
 	Timeout      uint8 // -u, 14
 	TrafficClass uint8
+	// The rest of the QoS options (qos.go): the path's flow label and SL
+	// (RTR and UD AHs), the RC retry count (RTS).
+	FlowLabel uint32
+	SL        uint8
+	RetryCnt  uint8 // --retry_count, 7
 }
 
 // QP is one queue pair's data path.

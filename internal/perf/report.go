@@ -165,6 +165,11 @@ type Result struct {
 	// package rtloop and perf --loop. Absent when this side ran no loop
 	// (the server of write and read tests).
 	Loop string `json:"loop,omitempty"`
+	// QoS is the QoS options asked for and each QP's attributes as the
+	// kernel reports them back (qos.go); Limits the thresholds' verdicts
+	// (limits.go; absent without -w, -y, --limit_lat).
+	QoS    *QoSReport   `json:"qos,omitempty"`
+	Limits []LimitCheck `json:"limits,omitempty"`
 }
 
 // LatRow is one latency report row.
