@@ -119,10 +119,14 @@ func TestSessionQoSReachesQPs(t *testing.T) {
 }
 
 func TestSessionPKeyIndexBeyondTable(t *testing.T) {
-	cli := Params{Verb: VerbWrite, Test: TestBW, Iters: 100, QoS: QoS{TClass: -1, TOS: -1, PKeyIndex: 4}}
-	_, c, _, _ := runRecPair(t, Params{Verb: VerbWrite, Test: TestBW, Iters: 100}, cli)
-	if c.err == nil || !strings.Contains(c.err.Error(), "--pkey_index 4") || !strings.Contains(c.err.Error(), "4 P_Key table entries") {
-		t.Fatalf("client: %v", c.err)
+	// Refused before any connection: no peer needed.
+	cli := Params{Verb: VerbWrite, Test: TestBW, Iters: 100, Host: "127.0.0.1", Port: 1, Device: "rxe1", QoS: QoS{TClass: -1, TOS: -1, PKeyIndex: 4}}
+	cli.Defaults()
+	d := &recDevice{fakeDevice: newFakeDevice(newFakeFabric(), 2)}
+	d.port.PKeys = 4
+	_, err := (&Session{P: &cli, Dev: d}).Run(context.Background())
+	if err == nil || err.Error() != "--pkey_index 4: rxe1 port 1 has 4 P_Key table entries (0..3)" {
+		t.Fatalf("client: %v", err)
 	}
 }
 
