@@ -340,8 +340,8 @@ func TestVMPerfLimits(t *testing.T) {
 		if code != 0 || json.Unmarshal([]byte(out), &res) != nil || len(res.Lat) != 1 {
 			t.Fatalf("exit %d: %s\n%s", code, errOut, out)
 		}
-		p50, p99 := res.Lat[0].P50, res.Lat[0].P99
-		t.Logf("reference run: p50 %.2f usec, p99 %.2f usec", p50, p99)
+		p50 := res.Lat[0].P50
+		t.Logf("reference run: p50 %.2f usec, p99 %.2f usec", p50, res.Lat[0].P99)
 		for i, c := range []struct {
 			limits []string
 			code   int
@@ -349,7 +349,8 @@ func TestVMPerfLimits(t *testing.T) {
 		}{
 			{[]string{"--limit_lat", fmt.Sprint(p50 * 20)}, 0, ""},
 			{[]string{"--limit_lat", fmt.Sprint(p50 / 20)}, exitPerfThreshold, "lat_p50"},
-			{[]string{"--limit_lat", fmt.Sprint(p99 / 20), "--limit_lat_pct", "99"}, exitPerfThreshold, "lat_p99 "},
+			// The p99 is at least the p50, which varies far less under TCG.
+			{[]string{"--limit_lat", fmt.Sprint(p50 / 20), "--limit_lat_pct", "99"}, exitPerfThreshold, "lat_p99 "},
 		} {
 			code, _, errOut := runLimited(t, port+11+i, common, c.limits)
 			if code != c.code || (c.msg != "" && (!strings.Contains(errOut, c.msg) || !strings.Contains(errOut, "is above --limit_lat"))) || (c.msg == "" && errOut != "") {

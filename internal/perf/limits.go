@@ -39,16 +39,21 @@ type LimitError struct{ Check LimitCheck }
 
 func (e *LimitError) Error() string {
 	c := e.Check
-	flag := map[string]string{"bw_avg": "-w/--limit_bw", "msg_rate": "-y/--limit_msgrate"}[c.Name]
-	if flag != "" {
+	// Figures with the report's precision (2 decimals, 6 for Mpps); the
+	// limit as given.
+	prec := 2
+	if c.Unit == "Mpps" {
+		prec = 6
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', prec, 64) }
+	lim := strconv.FormatFloat(c.Limit, 'f', -1, 64)
+	if flag := map[string]string{"bw_avg": "-w/--limit_bw", "msg_rate": "-y/--limit_msgrate"}[c.Name]; flag != "" {
 		d := c.Limit - c.Value
-		return fmt.Sprintf("%s %s %s is below %s %s by %s %s (%.1f%%)", c.Name, fmtLimit(c.Value), c.Unit, flag, fmtLimit(c.Limit), fmtLimit(d), c.Unit, 100*d/c.Limit)
+		return fmt.Sprintf("%s %s %s is below %s %s by %s %s (%.1f%%)", c.Name, f(c.Value), c.Unit, flag, lim, f(d), c.Unit, 100*d/c.Limit)
 	}
 	d := c.Value - c.Limit
-	return fmt.Sprintf("%s %s %s is above --limit_lat %s by %s %s (%.1f%%)", c.Name, fmtLimit(c.Value), c.Unit, fmtLimit(c.Limit), fmtLimit(d), c.Unit, 100*d/c.Limit)
+	return fmt.Sprintf("%s %s %s is above --limit_lat %s by %s %s (%.1f%%)", c.Name, f(c.Value), c.Unit, lim, f(d), c.Unit, 100*d/c.Limit)
 }
-
-func fmtLimit(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // validate checks the limits against the test with one line each.
 func (l *Limits) validate(t Test) error {

@@ -167,7 +167,7 @@ func TestCheckLimitsAllSizes(t *testing.T) {
 	if c, err := checkLimits(&Limits{BW: 899}, r); err != nil || c[0].Value != 900 {
 		t.Fatalf("%+v %v", c, err)
 	}
-	if _, err := checkLimits(&Limits{BW: 901}, r); err == nil || err.Error() != "bw_avg 900 MiB/s is below -w/--limit_bw 901 by 1 MiB/s (0.1%)" {
+	if _, err := checkLimits(&Limits{BW: 901}, r); err == nil || err.Error() != "bw_avg 900.00 MiB/s is below -w/--limit_bw 901 by 1.00 MiB/s (0.1%)" {
 		t.Fatalf("%v", err)
 	}
 	if c, err := checkLimits(&Limits{}, r); c != nil || err != nil {

@@ -135,12 +135,12 @@ func (f *FS) GIDTableLen(dev string, port uint32) (int, error) {
 
 // BestGID picks the GID a benchmark uses when the user gives no GID index,
 // as perftest's get_best_gid_index (src/perftest_communication.c) does
-// since perftest commit 57927ab (2026-04): each non-empty entry scores
-//   - 100 if its family is the preferred one (IPv4: IPv4-mapped, or
-//     perftest's ff0e::ffff:a.b.c.d multicast form; IPv6 with preferIPv6),
-//   - 10 if it is not link-local (fe80::/10; 169.254/16 for IPv4),
-//   - 2 for RoCE v2, 1 for RoCE v1 or IB, 0 for a type that cannot be read,
-// and the highest score wins, the lowest index among equals. Older
+// since perftest commit 57927ab (2026-04). Each non-empty entry scores
+// 100 if its family is the preferred one (IPv4: IPv4-mapped, or perftest's
+// ff0e::ffff:a.b.c.d multicast form; IPv6 with preferIPv6), plus 10 if it
+// is not link-local (fe80::/10; 169.254/16 for IPv4), plus 2 for RoCE v2
+// and 1 for RoCE v1 or IB (0 for a type that cannot be read); the highest
+// score wins, the lowest index among equals. Older
 // perftest (6.06, Debian 12's) has no link-local rule: on a port whose
 // IPv6 GIDs are fe80:: and a global address (and no IPv4 one) it takes
 // the fe80:: entry where this takes the global one (docs/perf.md). ok is
