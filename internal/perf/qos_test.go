@@ -174,3 +174,25 @@ func TestCheckLimitsAllSizes(t *testing.T) {
 		t.Fatalf("no limits: %+v %v", c, err)
 	}
 }
+
+// FuzzParseFlowLabels: --flow_label's parser never panics, and what it
+// accepts is 20-bit labels, one per comma-separated field.
+func FuzzParseFlowLabels(f *testing.F) {
+	for _, s := range []string{"0", "0x12345,77", "1048575", "1048576", "1,,2", "", " 5 , 0x6", "-1", "0xfffff,0x100000"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := ParseFlowLabels(s)
+		if err != nil {
+			return
+		}
+		if len(v) != strings.Count(s, ",")+1 {
+			t.Fatalf("%q -> %v", s, v)
+		}
+		for _, l := range v {
+			if l > maxFlowLabel {
+				t.Fatalf("%q -> %v", s, v)
+			}
+		}
+	})
+}
