@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -362,4 +363,41 @@ func TestVMPerfLimits(t *testing.T) {
 	if after := resShow(t); after != before {
 		t.Errorf("resources leaked:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
+}
+
+// TestVMPerfPKeyIndex: --pkey_index reaches the QP (QUERY_QP) when the
+// port's P_Key table has the entry, and an index beyond the table (its
+// length from sysfs, as ibv_devinfo -v's pkey_tbl_len) is refused in one
+// line before any connection.
+func TestVMPerfPKeyIndex(t *testing.T) {
+	ents, err := os.ReadDir("/sys/class/infiniband/rxe1/ports/1/pkeys")
+	if err != nil || len(ents) == 0 {
+		t.Fatalf("rxe1's P_Key table in sysfs: %v (%d entries)", err, len(ents))
+	}
+	n := len(ents)
+	var o, e bytes.Buffer
+	code := run(context.Background(), []string{"perf", "write", "-d", "rxe1", "-p", "19500", "--pkey_index", strconv.Itoa(n), perfServerIP}, &o, &e)
+	ent := "entries"
+	if n == 1 {
+		ent = "entry"
+	}
+	want := fmt.Sprintf("rdmactl: --pkey_index %d: the P_Key table of rxe1 port 1 has %d %s (0..%d)\n", n, n, ent, n-1)
+	if code != exitFailure || e.String() != want {
+		t.Errorf("--pkey_index %d: exit %d, stderr %q; want exit 1, %q", n, code, e.String(), want)
+	}
+	last := strconv.Itoa(n - 1)
+	sargs := []string{"perf", "write", "-j", "-d", "rxe0", "-n", "100", "-p", "19501"}
+	cargs := []string{"perf", "write", "-j", "-d", "rxe1", "-n", "100", "-p", "19501", "--pkey_index", last, perfServerIP}
+	sout, serr, cout, cerr := runQoSPair("r", "r", sargs, cargs)
+	if serr != nil || cerr != nil {
+		t.Fatalf("server: %v\nclient: %v\n%s\n%s", serr, cerr, sout, cout)
+	}
+	var res perf.Result
+	if err := json.Unmarshal([]byte(cout), &res); err != nil || res.QoS == nil || len(res.QoS.QPs) != 1 {
+		t.Fatalf("client JSON: %v\n%s", err, cout)
+	}
+	if got := res.QoS.QPs[0].PKeyIndex; strconv.Itoa(int(got)) != last {
+		t.Errorf("QUERY_QP pkey_index %d, want %s", got, last)
+	}
+	t.Logf("rxe1 has %d P_Key entries; --pkey_index %s reached the QP", n, last)
 }

@@ -196,5 +196,9 @@ func (s *Session) checkPKeyIndex() error {
 	if i == 0 || s.port.PKeys == 0 || i < s.port.PKeys {
 		return nil
 	}
-	return fmt.Errorf("--pkey_index %d: %s port %d has %d P_Key table entries (0..%d)", i, s.P.Device, s.P.IBPort, s.port.PKeys, s.port.PKeys-1)
+	ent := "entries"
+	if s.port.PKeys == 1 {
+		ent = "entry"
+	}
+	return fmt.Errorf("--pkey_index %d: the P_Key table of %s port %d has %d %s (0..%d)", i, s.P.Device, s.P.IBPort, s.port.PKeys, ent, s.port.PKeys-1)
 }

@@ -125,7 +125,7 @@ func TestSessionPKeyIndexBeyondTable(t *testing.T) {
 	d := &recDevice{fakeDevice: newFakeDevice(newFakeFabric(), 2)}
 	d.port.PKeys = 4
 	_, err := (&Session{P: &cli, Dev: d}).Run(context.Background())
-	if err == nil || err.Error() != "--pkey_index 4: rxe1 port 1 has 4 P_Key table entries (0..3)" {
+	if err == nil || err.Error() != "--pkey_index 4: the P_Key table of rxe1 port 1 has 4 entries (0..3)" {
 		t.Fatalf("client: %v", err)
 	}
 }
