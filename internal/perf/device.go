@@ -74,10 +74,13 @@ type ConnectConfig struct {
 	Timeout      uint8 // -u, 14
 	TrafficClass uint8
 	// The rest of the QoS options (qos.go): the path's flow label and SL
-	// (RTR and UD AHs), the RC retry count (RTS).
+	// (RTR and UD AHs), the RC retry count (RTS). RetryCnt counts only
+	// with RetrySet (0 is a valid count); else perftest's 7, so that a
+	// config built without QoS options keeps perftest's attributes.
 	FlowLabel uint32
 	SL        uint8
-	RetryCnt  uint8 // --retry_count, 7
+	RetryCnt  uint8
+	RetrySet  bool
 }
 
 // QP is one queue pair's data path.

@@ -143,7 +143,11 @@ func (d *verbsDevice) Connect(i int, cfg ConnectConfig) error {
 		DestQPN: cfg.Remote.QPN, RQPSN: cfg.Remote.PSN, MaxDestRdAtomic: rd, MinRNRTimer: 12}); err != nil {
 		return err
 	}
-	return qp.ToRTS(verbs.RTSAttr{SQPSN: cfg.Local.PSN, Timeout: cfg.Timeout, RetryCnt: cfg.RetryCnt, RNRRetry: 7, MaxRdAtomic: remoteRd})
+	retry := uint8(defRetryCount)
+	if cfg.RetrySet {
+		retry = cfg.RetryCnt
+	}
+	return qp.ToRTS(verbs.RTSAttr{SQPSN: cfg.Local.PSN, Timeout: cfg.Timeout, RetryCnt: retry, RNRRetry: 7, MaxRdAtomic: remoteRd})
 }
 
 // pathMTU is the enum of an MTU in bytes (0, which the kernel refuses,

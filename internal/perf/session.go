@@ -390,7 +390,7 @@ func (s *Session) connectQPs() error {
 	for i := range s.my {
 		q := &s.P.QoS
 		cfg := ConnectConfig{MTU: s.mtu, GIDIndex: s.gidIndex, Local: s.my[i], Remote: s.rem[i], QKey: udQKey,
-			Timeout: q.QPTimeout(), TrafficClass: q.TrafficClass(), FlowLabel: q.FlowLabel(i), SL: q.SL, RetryCnt: q.RetryCount()}
+			Timeout: q.QPTimeout(), TrafficClass: q.TrafficClass(), FlowLabel: q.FlowLabel(i), SL: q.SL, RetryCnt: q.RetryCount(), RetrySet: true}
 		if err := s.Dev.Connect(i, cfg); err != nil {
 			return err
 		}
