@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -141,6 +142,33 @@ func runQoSPair(server, client string, sargs, cargs []string) (sout string, serr
 	return sout, serr, cout, cerr
 }
 
+// runQoSPairRetry is runQoSPair for two rdmactl sides whose arguments
+// hold "PORT", tried again (on another port) when a run fails, at most
+// twice: rxe under a loaded TCG host fails a run now and then.
+func runQoSPairRetry(t *testing.T, port int, sargs, cargs []string) (sout, cout string) {
+	t.Helper()
+	sub := func(a []string, p int) []string {
+		out := slices.Clone(a)
+		for i, v := range out {
+			if v == "PORT" {
+				out[i] = strconv.Itoa(p)
+			}
+		}
+		return out
+	}
+	for attempt := 0; ; attempt++ {
+		p := port + 100*attempt
+		sout, serr, cout, cerr := runQoSPair("r", "r", sub(sargs, p), sub(cargs, p))
+		if serr == nil && cerr == nil {
+			return sout, cout
+		}
+		if attempt == 2 {
+			t.Fatalf("server: %v\nclient: %v\n%s\n%s", serr, cerr, sout, cout)
+		}
+		t.Logf("attempt %d failed (server: %v; client: %v); trying again", attempt+1, serr, cerr)
+	}
+}
+
 // qosArgs is one side's command line: rdmactl with -j (its JSON has the
 // kernel's QUERY_QP answer) or perftest, with the QoS options given.
 func qosArgs(who, verb, conn, dev string, port int, qos []string, client bool) []string {
@@ -194,10 +222,12 @@ func TestVMPerfQoSOnWire(t *testing.T) {
 					qosArgs(c.server, c.verb, c.conn, "rxe0", port, qos(stc), false),
 					qosArgs(c.client, c.verb, c.conn, "rxe1", port, qos(ctc), true))
 				seen = capt.snapshot()
-				if !perftestClockFailed(sout + cout) {
+				if !perftestClockFailed(sout+cout) && serr == nil && cerr == nil {
 					break
 				}
-				t.Logf("attempt %d: stock perftest could not calibrate its clock under TCG; trying again", attempt+1)
+				// perftest's clock under TCG (see TestVMPerfInterop), or
+				// a run that failed on a loaded host (on main too).
+				t.Logf("attempt %d failed (server: %v; client: %v); trying again", attempt+1, serr, cerr)
 			}
 			if serr != nil || cerr != nil {
 				t.Fatalf("server: %v\nclient: %v\n--- server\n%s\n--- client\n%s", serr, cerr, sout, cout)
@@ -253,12 +283,9 @@ func TestVMPerfQoSOnWire(t *testing.T) {
 // TestVMPerfFlowLabel: rdmactl's per-QP flow labels (perftest 6.06 has
 // no --flow_label) reach the QPs, in turn, as QUERY_QP reports them.
 func TestVMPerfFlowLabel(t *testing.T) {
-	sargs := []string{"perf", "write", "-j", "-d", "rxe0", "-n", "100", "-q", "3", "-p", "19300"}
-	cargs := []string{"perf", "write", "-j", "-d", "rxe1", "-n", "100", "-q", "3", "-p", "19300", "--flow_label", "0x12345,77", perfServerIP}
-	sout, serr, cout, cerr := runQoSPair("r", "r", sargs, cargs)
-	if serr != nil || cerr != nil {
-		t.Fatalf("server: %v\nclient: %v\n%s\n%s", serr, cerr, sout, cout)
-	}
+	sargs := []string{"perf", "write", "-j", "-d", "rxe0", "-n", "100", "-q", "3", "-p", "PORT"}
+	cargs := []string{"perf", "write", "-j", "-d", "rxe1", "-n", "100", "-q", "3", "-p", "PORT", "--flow_label", "0x12345,77", perfServerIP}
+	_, cout := runQoSPairRetry(t, 19300, sargs, cargs)
 	var res perf.Result
 	if err := json.Unmarshal([]byte(cout), &res); err != nil || res.QoS == nil || len(res.QoS.QPs) != 3 {
 		t.Fatalf("client JSON: %v\n%s", err, cout)
@@ -271,95 +298,107 @@ func TestVMPerfFlowLabel(t *testing.T) {
 }
 
 // runLimited runs an rdmactl pair in-process and returns the client's
-// exit code, stdout and stderr.
+// exit code, stdout and stderr. A run that failed for another reason
+// (rxe under a loaded TCG host now and then fails a run with a
+// completion error, on main too) is tried again, at most twice.
 func runLimited(t *testing.T, port int, common, climits []string) (int, string, string) {
 	t.Helper()
-	sargs := append([]string{"perf"}, common...)
-	sargs = append(sargs, "-d", "rxe0", "-p", strconv.Itoa(port))
-	cargs := append([]string{"perf"}, common...)
-	cargs = append(cargs, "-d", "rxe1", "-p", strconv.Itoa(port))
-	cargs = append(append(cargs, climits...), perfServerIP)
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
-	var wg sync.WaitGroup
-	var serr error
-	var sout string
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		sout, serr = runSide(ctx, sargs)
-	}()
-	time.Sleep(500 * time.Millisecond)
-	var o, e bytes.Buffer
-	code := run(ctx, cargs, &o, &e)
-	wg.Wait()
-	if serr != nil {
-		t.Fatalf("server: %v\n%s", serr, sout)
+	for attempt := 0; ; attempt++ {
+		p := strconv.Itoa(port + 100*attempt)
+		sargs := append([]string{"perf"}, common...)
+		sargs = append(sargs, "-d", "rxe0", "-p", p)
+		cargs := append([]string{"perf"}, common...)
+		cargs = append(cargs, "-d", "rxe1", "-p", p)
+		cargs = append(append(cargs, climits...), perfServerIP)
+		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+		var wg sync.WaitGroup
+		var serr error
+		var sout string
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sout, serr = runSide(ctx, sargs)
+		}()
+		time.Sleep(500 * time.Millisecond)
+		var o, e bytes.Buffer
+		code := run(ctx, cargs, &o, &e)
+		wg.Wait()
+		cancel()
+		if serr == nil && (code == 0 || code == exitPerfThreshold) {
+			return code, o.String(), e.String()
+		}
+		if attempt == 2 {
+			t.Fatalf("%v: server: %v\n%s\nclient: exit %d: %s", climits, serr, sout, code, e.String())
+		}
+		t.Logf("attempt %d: the run itself failed (server: %v; client: exit %d: %s); trying again", attempt+1, serr, code, strings.TrimSpace(e.String()))
 	}
-	return code, o.String(), e.String()
 }
 
-// TestVMPerfLimits: the same run passes with a limit below its figure and
-// exits 7 with one above, saying by how much in one line; the report is
-// printed either way.
+// TestVMPerfLimits: a run passes a limit below its figure and exits 7
+// with one above, saying by how much in one line, with its report
+// printed either way; in the same run one limit passes and another
+// fails. The limits are far from anything rxe under TCG can do (the
+// figures swing tenfold between runs on a loaded host), and each
+// verdict's value must be the row's figure.
 func TestVMPerfLimits(t *testing.T) {
 	before := resShow(t)
 	port := 19400
-	t.Run("bw", func(t *testing.T) {
-		common := []string{"write", "-j", "-n", "300"}
-		code, out, errOut := runLimited(t, port, common, nil)
-		var res perf.Result
-		if code != 0 || json.Unmarshal([]byte(out), &res) != nil || len(res.BW) != 1 {
-			t.Fatalf("exit %d: %s\n%s", code, errOut, out)
-		}
-		avg, rate := res.BW[0].BWAvg, res.BW[0].MsgRate
-		t.Logf("reference run: %.2f MiB/s, %.6f Mpps", avg, rate)
-		for i, c := range []struct {
-			limits []string
-			code   int
-			msg    string
-		}{
-			{[]string{"-w", fmt.Sprint(avg / 10), "-y", fmt.Sprint(rate / 10)}, 0, ""},
-			{[]string{"-w", fmt.Sprint(avg * 100)}, exitPerfThreshold, "is below -w/--limit_bw"},
-			{[]string{"-y", fmt.Sprint(rate * 100)}, exitPerfThreshold, "is below -y/--limit_msgrate"},
-		} {
-			code, out, errOut := runLimited(t, port+1+i, common, c.limits)
+	type verdict struct {
+		name   string
+		passed bool
+	}
+	cases := []struct {
+		name   string
+		common []string
+		limits []string
+		code   int
+		msg    string
+		want   []verdict
+	}{
+		{"bw_pass", []string{"write", "-j", "-n", "300"}, []string{"-w", "0.001"}, 0, "", []verdict{{"bw_avg", true}}},
+		{"bw_fail", []string{"write", "-j", "-n", "300"}, []string{"-w", "1000000"}, exitPerfThreshold,
+			"is below -w/--limit_bw 1000000 by", []verdict{{"bw_avg", false}}},
+		{"bw_pass_msgrate_fail", []string{"write", "-j", "-n", "300"}, []string{"-w", "0.001", "-y", "1000"}, exitPerfThreshold,
+			"is below -y/--limit_msgrate 1000 by", []verdict{{"bw_avg", true}, {"msg_rate", false}}},
+		{"lat_pass", []string{"send", "--lat", "-j", "-n", "300"}, []string{"--limit_lat", "10000000"}, 0, "", []verdict{{"lat_p50", true}}},
+		{"lat_fail", []string{"send", "--lat", "-j", "-n", "300"}, []string{"--limit_lat", "1"}, exitPerfThreshold,
+			"is above --limit_lat 1 by", []verdict{{"lat_p50", false}}},
+		{"lat_p99_fail", []string{"send", "--lat", "-j", "-n", "300"}, []string{"--limit_lat", "1", "--limit_lat_pct", "99"}, exitPerfThreshold,
+			"is above --limit_lat 1 by", []verdict{{"lat_p99", false}}},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errOut := runLimited(t, port+i, c.common, c.limits)
 			var r perf.Result
-			if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.BW) != 1 || len(r.Limits) == 0 {
-				t.Fatalf("%v: exit %d, JSON %v:\n%s", c.limits, code, err, out)
+			if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.BW)+len(r.Lat) != 1 {
+				t.Fatalf("exit %d, JSON %v:\n%s", code, err, out)
 			}
 			if code != c.code || (c.msg != "" && (!strings.Contains(errOut, c.msg) || strings.Count(errOut, "\n") != 1)) || (c.msg == "" && errOut != "") {
-				t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", c.limits, code, errOut, c.code, c.msg)
+				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errOut, c.code, c.msg)
 			}
-			t.Logf("%v: exit %d %s", c.limits, code, strings.TrimSpace(errOut))
-		}
-	})
-	t.Run("lat", func(t *testing.T) {
-		common := []string{"send", "--lat", "-j", "-n", "300"}
-		code, out, errOut := runLimited(t, port+10, common, nil)
-		var res perf.Result
-		if code != 0 || json.Unmarshal([]byte(out), &res) != nil || len(res.Lat) != 1 {
-			t.Fatalf("exit %d: %s\n%s", code, errOut, out)
-		}
-		p50 := res.Lat[0].P50
-		t.Logf("reference run: p50 %.2f usec, p99 %.2f usec", p50, res.Lat[0].P99)
-		for i, c := range []struct {
-			limits []string
-			code   int
-			msg    string
-		}{
-			{[]string{"--limit_lat", fmt.Sprint(p50 * 20)}, 0, ""},
-			{[]string{"--limit_lat", fmt.Sprint(p50 / 20)}, exitPerfThreshold, "lat_p50"},
-			// The p99 is at least the p50, which varies far less under TCG.
-			{[]string{"--limit_lat", fmt.Sprint(p50 / 20), "--limit_lat_pct", "99"}, exitPerfThreshold, "lat_p99 "},
-		} {
-			code, _, errOut := runLimited(t, port+11+i, common, c.limits)
-			if code != c.code || (c.msg != "" && (!strings.Contains(errOut, c.msg) || !strings.Contains(errOut, "is above --limit_lat"))) || (c.msg == "" && errOut != "") {
-				t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", c.limits, code, errOut, c.code, c.msg)
+			if len(r.Limits) != len(c.want) {
+				t.Fatalf("limits %+v, want %+v", r.Limits, c.want)
 			}
-			t.Logf("%v: exit %d %s", c.limits, code, strings.TrimSpace(errOut))
-		}
-	})
+			for j, w := range c.want {
+				l := r.Limits[j]
+				var fig float64
+				switch l.Name {
+				case "bw_avg":
+					fig = r.BW[0].BWAvg
+				case "msg_rate":
+					fig = r.BW[0].MsgRate
+				case "lat_p50":
+					fig = r.Lat[0].P50
+				case "lat_p99":
+					fig = r.Lat[0].P99
+				}
+				if l.Name != w.name || l.Passed != w.passed || l.Value != fig {
+					t.Errorf("verdict %+v; want %s passed=%v on the row's figure %v", l, w.name, w.passed, fig)
+				}
+			}
+			t.Logf("%v: exit %d %s %+v", c.limits, code, strings.TrimSpace(errOut), r.Limits)
+		})
+	}
 	if after := resShow(t); after != before {
 		t.Errorf("resources leaked:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
@@ -386,12 +425,9 @@ func TestVMPerfPKeyIndex(t *testing.T) {
 		t.Errorf("--pkey_index %d: exit %d, stderr %q; want exit 1, %q", n, code, e.String(), want)
 	}
 	last := strconv.Itoa(n - 1)
-	sargs := []string{"perf", "write", "-j", "-d", "rxe0", "-n", "100", "-p", "19501"}
-	cargs := []string{"perf", "write", "-j", "-d", "rxe1", "-n", "100", "-p", "19501", "--pkey_index", last, perfServerIP}
-	sout, serr, cout, cerr := runQoSPair("r", "r", sargs, cargs)
-	if serr != nil || cerr != nil {
-		t.Fatalf("server: %v\nclient: %v\n%s\n%s", serr, cerr, sout, cout)
-	}
+	sargs := []string{"perf", "write", "-j", "-d", "rxe0", "-n", "100", "-p", "PORT"}
+	cargs := []string{"perf", "write", "-j", "-d", "rxe1", "-n", "100", "-p", "PORT", "--pkey_index", last, perfServerIP}
+	_, cout := runQoSPairRetry(t, 19501, sargs, cargs)
 	var res perf.Result
 	if err := json.Unmarshal([]byte(cout), &res); err != nil || res.QoS == nil || len(res.QoS.QPs) != 1 {
 		t.Fatalf("client JSON: %v\n%s", err, cout)
@@ -399,5 +435,5 @@ func TestVMPerfPKeyIndex(t *testing.T) {
 	if got := res.QoS.QPs[0].PKeyIndex; strconv.Itoa(int(got)) != last {
 		t.Errorf("QUERY_QP pkey_index %d, want %s", got, last)
 	}
-	t.Logf("rxe1 has %d P_Key entries; --pkey_index %s reached the QP", n, last)
+	t.Logf("rxe1's P_Key table: %d %s; --pkey_index %s reached the QP", n, ent, last)
 }
