@@ -59,6 +59,8 @@ func TestPerfQoSUsageErrors(t *testing.T) {
 		{[]string{"--limit_lat", "10"}, "--limit_lat applies to latency"},
 		{[]string{"--lat", "--limit_lat", "10", "--limit_lat_pct", "90"}, "--limit_lat_pct 90"},
 		{[]string{"--lat", "--limit_lat_pct", "99"}, "needs --limit_lat"},
+		{[]string{"-R", "--tclass", "104"}, "-R: the RDMA CM sets the data QPs' path"},
+		{[]string{"-R", "-u", "14"}, "-R: the RDMA CM sets the data QPs' path"},
 	} {
 		args := append([]string{"perf", "write"}, c.args...)
 		args = append(args, "10.77.0.1")

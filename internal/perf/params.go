@@ -192,6 +192,9 @@ func (p *Params) Validate() error {
 	if err := p.QoS.validate(); err != nil {
 		return err
 	}
+	if p.RDMACM && p.QoS.given() {
+		return errQoSWithCM
+	}
 	if err := p.Limits.validate(p.Test); err != nil {
 		return err
 	}

@@ -115,6 +115,18 @@ func (q *QoS) validate() error {
 	return nil
 }
 
+// given reports whether any QoS option asks for something other than
+// the defaults (a QoS built in code has TClass and TOS 0, the default).
+func (q *QoS) given() bool {
+	return q.SL != 0 || q.TClass > 0 || q.TOS > 0 || len(q.FlowLabels) > 0 || q.UserTimeout || q.UserRetry || q.PKeyIndex != 0
+}
+
+// errQoSWithCM: with -R the RDMA CM moves the data QPs through INIT, RTR
+// and RTS with the path it resolved (cm_session.go), so the options would
+// be silently lost; refused until they are passed to the CM
+// (RDMA_OPTION_ID_TOS, ACK_TIMEOUT, conn_param.retry_count).
+var errQoSWithCM = errors.New("-R: the RDMA CM sets the data QPs' path and timers; -S, --tclass, -T, --flow_label, -u, --retry_count and --pkey_index are not passed to it yet (run them without -R)")
+
 // ParseFlowLabels parses --flow_label's "fl0,fl1,..." (decimal, or hex
 // with 0x, as perftest's strtol base 0).
 func ParseFlowLabels(s string) ([]uint32, error) {
