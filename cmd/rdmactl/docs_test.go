@@ -31,7 +31,7 @@ func exitStatusSection() gendocs.Section {
 		{exitPermission, "permission denied (EACCES/EPERM), or RLIMIT_MEMLOCK too low"},
 		{exitUnsupported, "the kernel or the device lacks the feature"},
 		{exitPeer, "benchmark peer unreachable, vanished or garbled"},
-		{exitPerfThreshold, "reserved: a perf result outside a given threshold"},
+		{exitPerfThreshold, "a perf result missed a threshold (-w, -y, --limit_lat)"},
 		{exitDoctorFail, "doctor found a FAIL"},
 		{exitInterrupted, "interrupted (SIGINT/SIGTERM)"},
 	}

@@ -12,7 +12,7 @@ import (
 
 // Exit codes of issue 24 (README "Exit codes"; main.go has the others).
 const (
-	exitPerfThreshold = 7 // reserved for perf's result thresholds
+	exitPerfThreshold = 7 // perf missed a threshold (-w, -y, --limit_lat)
 	exitDoctorFail    = 8 // doctor found a FAIL
 )
 

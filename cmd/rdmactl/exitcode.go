@@ -45,6 +45,7 @@ func classify(err error) (int, error) {
 	var (
 		ee     *exitError
 		peer   *perf.PeerError
+		limit  *perf.LimitError
 		kernel *inventory.NetlinkError
 		dest   *inventory.DestNotEmptyError
 		bundle *inventory.BadBundleError
@@ -59,6 +60,9 @@ func classify(err error) (int, error) {
 		return ee.code, ee.err
 	case errors.As(err, &peer):
 		return exitPeer, err
+	// perf -w/-y/--limit_lat: the run finished and missed a threshold.
+	case errors.As(err, &limit):
+		return exitPerfThreshold, err
 	// capture DIR: DIR must be new or empty.
 	case errors.As(err, &dest):
 		return exitUsage, err

@@ -41,6 +41,8 @@ func TestExitStatus(t *testing.T) {
 		{"cobra unknown flag", errors.New("unknown flag: --x"), exitUsage, ""},
 		{"cobra args", errors.New("accepts at most 1 arg(s), received 2"), exitUsage, ""},
 		{"peer", &perf.PeerError{Err: errors.New("peer closed the connection")}, exitPeer, ""},
+		{"perf threshold", fmt.Errorf("write_bw: %w", &perf.LimitError{Check: perf.LimitCheck{Name: "bw_avg", Limit: 20, Value: 15, Unit: "MiB/s"}}),
+			exitPerfThreshold, "write_bw: bw_avg 15.00 MiB/s is below -w/--limit_bw 20 by 5.00 MiB/s (25.0%)"},
 		{"peer wrapping verbs", &perf.PeerError{Err: &verbs.DeviceNotFoundError{Name: "x"}}, exitPeer, ""},
 		{"no netlink", fmt.Errorf("%w: %v", nldev.ErrNoRDMA, syscall.EPROTONOSUPPORT), exitUnsupported, errNoRDMA.Error()},
 		{"no sysfs", sysfs.ErrNoRDMA, exitUnsupported, ""},

@@ -69,8 +69,9 @@ addresses; IPv4 appears as the IPv4-mapped ::ffff:a.b.c.d).
 Empty slots are hidden unless --all. Filters combine (AND); --ipv4 and
 --ipv6 together keep both families. --best keeps, per port, the one entry
 perftest would choose without -x among the remaining ones: IPv4 unless
---ipv6, then RoCE v2 over v1, then the lowest index (perftest has no
-link-local rule, so with --ipv6 it keeps fe80:: before a global address).`,
+--ipv6, then a global address over a link-local one (fe80::, 169.254), then
+RoCE v2 over v1, then the lowest index (perftest's rule since 2026-04; 6.06
+keeps fe80:: before a global IPv6 address).`,
 		Example: `  rdmactl gids
   rdmactl gids rxe0/1 --all
   # the GID index to pass to a benchmark for RoCE v2 over IPv4 on eth0:

@@ -39,7 +39,12 @@ const perfExample = `  # bandwidth, like ib_write_bw: start the server, then the
   rdmactl -j perf send --lat -d rxe1 -s 4K -D 10 10.77.0.1
   # against a stock perftest server
   ib_read_bw -d rxe0 &
-  rdmactl perf read -d rxe1 10.77.0.1`
+  rdmactl perf read -d rxe1 10.77.0.1
+  # lossless RoCE class (DSCP 26: traffic class 104) and SL 3; for CI,
+  # exit 7 when the average is below 9000 MiB/s
+  rdmactl perf write -d rxe1 --tclass 104 -S 3 -w 9000 10.77.0.1
+  # latency gate: exit 7 when the 99th percentile exceeds 25 usec
+  rdmactl perf send --lat -d rxe1 --limit_lat 25 --limit_lat_pct 99 10.77.0.1`
 
 func newPerfCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
@@ -77,6 +82,8 @@ type perfFlags struct {
 	fs       *pflag.FlagSet
 	ops      perfOpsFlags  // perf_ops.go: -A, --use-srq
 	ev       perfEventOpts // perf_events.go
+	// QoS/path options and thresholds (perf_qos.go).
+	qos qosFlags
 }
 
 func perfFlagSet(f *perfFlags, verb perf.Verb) *pflag.FlagSet {
@@ -110,6 +117,7 @@ func perfFlagSet(f *perfFlags, verb perf.Verb) *pflag.FlagSet {
 	fs.StringVar(&p.Bind, "bind", "", "server: listen on this address (default: all)")
 	fs.StringVarP(&f.conn, "connection", "c", "RC", "transport: RC, UC, or UD (send only)")
 	addRDMACMFlag(fs, &f.p)
+	addQoSFlags(fs, f)
 	fs.BoolVarP(&f.json, "json", "j", false, "print JSON instead of perftest's table")
 	fs.BoolVar(&f.pretty, "pretty", false, "indent JSON")
 	fs.Bool("details", false, "accepted for symmetry with other commands")
@@ -155,6 +163,9 @@ func parsePerfArgs(verb perf.Verb, args []string) (*perfFlags, error) {
 	}
 	if f.duration < 0 || f.interval < 0 {
 		return f, usageErrorf("-D and --interval take a positive number of seconds")
+	}
+	if err := applyQoSFlags(f); err != nil {
+		return f, err
 	}
 	p.Duration = time.Duration(f.duration) * time.Second
 	p.Interval = time.Duration(f.interval) * time.Second

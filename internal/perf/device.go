@@ -35,6 +35,9 @@ type PortAttr struct {
 	// VendorPartID is the device's vendor_part_id, which perftest's
 	// defaults depend on (ResolveInline).
 	VendorPartID uint32
+	// PKeys is the port's P_Key table length (0: unknown), which
+	// --pkey_index must stay below.
+	PKeys int
 }
 
 // GIDEntry is one GID table entry.
@@ -65,6 +68,8 @@ type SetupConfig struct {
 	// Events (-e): make the CQs on a completion channel
 	// (Resources.Events).
 	Events bool
+	// PKeyIndex is the QPs' P_Key index (INIT; --pkey_index).
+	PKeyIndex uint16
 }
 
 // ConnectConfig carries the perftest QP attributes (ctx_modify_qp_to_rtr/
@@ -77,6 +82,14 @@ type ConnectConfig struct {
 	QKey         uint32
 	Timeout      uint8 // -u, 14
 	TrafficClass uint8
+	// The rest of the QoS options (qos.go): the path's flow label and SL
+	// (RTR and UD AHs), the RC retry count (RTS). RetryCnt counts only
+	// with RetrySet (0 is a valid count); else perftest's 7, so that a
+	// config built without QoS options keeps perftest's attributes.
+	FlowLabel uint32
+	SL        uint8
+	RetryCnt  uint8
+	RetrySet  bool
 }
 
 // QP is one queue pair's data path.

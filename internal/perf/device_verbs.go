@@ -49,7 +49,7 @@ func (d *verbsDevice) Port() (PortAttr, error) {
 		return PortAttr{}, fmt.Errorf("%s port %d is not ACTIVE (state %d); check 'rdmactl link show'", d.ctx.Device().Name, d.port, pa.State)
 	}
 	// Anything but Ethernet (also "unspecified") is run as InfiniBand.
-	out := PortAttr{LinkLayer: vocab.LinkLayerInfiniBand, ActiveMTU: int(pa.ActiveMTU.Bytes()), LID: pa.LID}
+	out := PortAttr{LinkLayer: vocab.LinkLayerInfiniBand, ActiveMTU: int(pa.ActiveMTU.Bytes()), LID: pa.LID, PKeys: int(pa.PkeyTblLen)}
 	if pa.LinkLayer == vocab.LinkLayerEthernet {
 		out.LinkLayer = vocab.LinkLayerEthernet
 	}
@@ -117,7 +117,7 @@ func (d *verbsDevice) Setup(cfg SetupConfig) (*Resources, error) {
 			res.QPs = append(res.QPs, QP{SendQueue: qp, RecvQueue: qp, QPN: qp.QPN()})
 			continue
 		}
-		if err := qp.ToInit(verbs.InitAttr{Port: d.port, Access: access, QKey: udQKey}); err != nil {
+		if err := qp.ToInit(verbs.InitAttr{Port: d.port, Access: access, QKey: udQKey, PKeyIndex: cfg.PKeyIndex}); err != nil {
 			return nil, err
 		}
 		var rq verbs.RecvQueue = qp
@@ -151,9 +151,12 @@ func (d *verbsDevice) createCQs(cfg SetupConfig) error {
 }
 
 func (d *verbsDevice) av(cfg *ConnectConfig, remote *Dest) verbs.AHAttr {
-	a := verbs.AHAttr{Port: d.port, DLID: remote.LID, HopLimit: 0xff, TrafficClass: cfg.TrafficClass}
+	// As perftest's ctx_modify_qp_to_rtr: the SL always, the GRH's
+	// traffic class and flow label only with a GRH (RoCE, or -x on IB).
+	a := verbs.AHAttr{Port: d.port, DLID: remote.LID, SL: cfg.SL}
 	if cfg.GIDIndex >= 0 {
 		a.IsGlobal, a.DGID, a.SGIDIndex = true, remote.GID, uint8(cfg.GIDIndex)
+		a.HopLimit, a.TrafficClass, a.FlowLabel = 0xff, cfg.TrafficClass, cfg.FlowLabel
 	}
 	return a
 }
@@ -176,7 +179,11 @@ func (d *verbsDevice) Connect(i int, cfg ConnectConfig) error {
 		DestQPN: cfg.Remote.QPN, RQPSN: cfg.Remote.PSN, MaxDestRdAtomic: rd, MinRNRTimer: 12}); err != nil {
 		return err
 	}
-	return qp.ToRTS(verbs.RTSAttr{SQPSN: cfg.Local.PSN, Timeout: cfg.Timeout, RetryCnt: 7, RNRRetry: 7, MaxRdAtomic: remoteRd})
+	retry := uint8(defRetryCount)
+	if cfg.RetrySet {
+		retry = cfg.RetryCnt
+	}
+	return qp.ToRTS(verbs.RTSAttr{SQPSN: cfg.Local.PSN, Timeout: cfg.Timeout, RetryCnt: retry, RNRRetry: 7, MaxRdAtomic: remoteRd})
 }
 
 // pathMTU is the enum of an MTU in bytes (0, which the kernel refuses,
@@ -231,4 +238,17 @@ func (d *verbsDevice) Close() error {
 	}
 	d.ahs, d.qps, d.srq, d.scq, d.rcq, d.ch, d.mr, d.pd, d.buf, d.ctx = nil, nil, nil, nil, nil, nil, nil, nil, nil, nil
 	return errors.Join(errs...)
+}
+
+// QueryQP is QP i's attributes as the kernel reports them (QUERY_QP).
+func (d *verbsDevice) QueryQP(i int) (QPReport, error) {
+	if i < 0 || i >= len(d.qps) {
+		return QPReport{}, errors.New("perf: no such QP")
+	}
+	q, err := d.qps[i].Query()
+	if err != nil {
+		return QPReport{}, err
+	}
+	return QPReport{QPN: d.qps[i].QPN(), State: q.State.String(), TrafficClass: q.Dest.TrafficClass, FlowLabel: q.Dest.FlowLabel,
+		SL: q.Dest.SL, Timeout: q.Timeout, RetryCnt: q.RetryCnt, RNRRetry: q.RNRRetry, PKeyIndex: q.PKeyIndex}, nil
 }

@@ -65,6 +65,14 @@
 //     its loops yield to the scheduler now and then: otherwise the
 //     runtime's preemption every 10 ms moves it between threads, which
 //     shows as millisecond latency outliers on busy CPUs.
+//   - Where perftest versions differ, current perftest is followed
+//     (docs/perf.md): the BW header says MiB/sec (6.06: MB/sec for the
+//     same figures), and the automatic GID choice prefers a global GID
+//     over a link-local one (sysfs.BestGID; 6.06 has no such rule).
+//   - QoS and path options (qos.go) go into the QPs and AHs only, never
+//     onto the exchange; -T works without -R, as --tclass; --retry_count
+//     sets the QP's retry count without -R too. Thresholds (limits.go)
+//     end a run that misses one with a LimitError (exit 7).
 //   - How the loops run is package rtloop's business, the only code that
 //     reaches into the Go runtime: on rxe, detached from the scheduler
 //     (no P runs, so the runtime's monitor thread sleeps instead of

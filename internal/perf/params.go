@@ -131,6 +131,10 @@ type Params struct {
 	// and --use-srq for send tests.
 	Atomic AtomicOp // SYMMETRIC (perf atomic)
 	UseSRQ bool
+	// QoS and path options (qos.go), and the thresholds of a CI run
+	// (limits.go). Neither is exchanged with the peer.
+	QoS    QoS
+	Limits Limits
 }
 
 // Defaults fills unset fields as perftest does for this test.
@@ -214,6 +218,15 @@ func (p *Params) Defaults() {
 // Validate checks the options for consistency, with one line per problem
 // naming the option.
 func (p *Params) Validate() error {
+	if err := p.QoS.validate(); err != nil {
+		return err
+	}
+	if p.RDMACM && p.QoS.given() {
+		return errQoSWithCM
+	}
+	if err := p.Limits.validate(p.Test); err != nil {
+		return err
+	}
 	switch {
 	case p.Conn == UD && p.Verb != VerbSend:
 		return errors.New("-c UD works only with send (RDMA write and read need a connection)")

@@ -12,11 +12,15 @@ import (
 
 const resultLine = "---------------------------------------------------------------------------------------\n"
 
+// bwHeader is the BW table's header as perftest prints it since its
+// commit 1d202bb (2024-03): MiB/sec, the unit the figures always were
+// (2^20 bytes). perftest 6.06 (Debian 12) still says MB/sec for the same
+// numbers; the rows, which scripts read, are identical (docs/perf.md).
 func bwHeader(gbits bool) string {
 	if gbits {
 		return " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n"
 	}
-	return " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
+	return " #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]\n"
 }
 
 const latHeader = " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n"
@@ -183,6 +187,11 @@ type Result struct {
 	// CounterDeltas is --counters': the port's counters that explain a
 	// bad run, each one's change over the run.
 	CounterDeltas []CounterDelta `json:"counter_deltas,omitempty"`
+	// QoS is the QoS options asked for and each QP's attributes as the
+	// kernel reports them back (qos.go); Limits the thresholds' verdicts
+	// (limits.go; absent without -w, -y, --limit_lat).
+	QoS    *QoSReport   `json:"qos,omitempty"`
+	Limits []LimitCheck `json:"limits,omitempty"`
 }
 
 // LatRow is one latency report row.

@@ -138,6 +138,9 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	p.ResolveInline(s.port)
+	if err := s.checkPKeyIndex(); err != nil {
+		return nil, err
+	}
 	if err := s.chooseGID(); err != nil {
 		return nil, err
 	}
@@ -179,7 +182,10 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return &s.result, err
 	}
-	return &s.result, nil
+	// The thresholds judge a finished run only (limits.go).
+	checks, err := checkLimits(&p.Limits, &s.result)
+	s.result.Limits = checks
+	return &s.result, err
 }
 
 func (s *Session) teardown() {
@@ -327,7 +333,8 @@ func (s *Session) setup() error {
 		BufSize: int(size), Type: qt, NumQPs: p.QPs, SendWR: p.TxDepth, RecvWR: recvWR,
 		CQE: max(p.TxDepth, p.RxDepth) * p.QPs, Inline: p.Inline, OutReads: outReads,
 		Atomic: p.Verb == VerbAtomic, SRQ: p.srqSide(),
-		Events: p.UseEvent,
+		Events:    p.UseEvent,
+		PKeyIndex: uint16(p.QoS.PKeyIndex),
 	})
 	if err != nil {
 		return err
@@ -393,7 +400,9 @@ func (s *Session) connectQPs() error {
 	}
 	s.qpsUp = true
 	for i := range s.my {
-		cfg := ConnectConfig{MTU: s.mtu, GIDIndex: s.gidIndex, Local: s.my[i], Remote: s.rem[i], QKey: udQKey, Timeout: 14}
+		q := &s.P.QoS
+		cfg := ConnectConfig{MTU: s.mtu, GIDIndex: s.gidIndex, Local: s.my[i], Remote: s.rem[i], QKey: udQKey,
+			Timeout: q.QPTimeout(), TrafficClass: q.TrafficClass(), FlowLabel: q.FlowLabel(i), SL: q.SL, RetryCnt: q.RetryCount(), RetrySet: true}
 		if err := s.Dev.Connect(i, cfg); err != nil {
 			return err
 		}
@@ -405,7 +414,7 @@ func (s *Session) connectQPs() error {
 			s.ahs = append(s.ahs, ah)
 		}
 	}
-	return nil
+	return s.queryQoS()
 }
 
 // bwReport exchanges the five report fields; use says whether we use the

@@ -209,7 +209,7 @@ func coarseHistogram(samplesNS []int64, h *histogram, div float64) []HistBucket 
 	return out
 }
 
-// BWResult is one bandwidth report row, in the unit of the run (MB/s =
+// BWResult is one bandwidth report row, in the unit of the run (MiB/s =
 // 2^20 bytes per second as perftest, or Gb/s = 10^9 bits).
 type BWResult struct {
 	Size    uint64  `json:"bytes"`

@@ -134,45 +134,46 @@ func (f *FS) GIDTableLen(dev string, port uint32) (int, error) {
 }
 
 // BestGID picks the GID a benchmark uses when the user gives no GID index,
-// as perftest's get_best_gid_index (src/perftest_resources.c) does. It is
-// a pairwise tournament in index order, not a score: the current best
-// starts at the first entry, and each later entry (the rival) replaces it
-//   - if the rival is IPv4 (IPv4-mapped, or perftest's ff0e::ffff:a.b.c.d
-//     multicast form) and the best is not, unless preferIPv6;
-//   - else if the rival is not IPv4 and the best is, when preferIPv6;
-//   - else if both types are known and the rival's is better
-//     (RoCE v2 > RoCE v1 = IB).
-//
-// There is no link-local rule: with preferIPv6 on a port with fe80:: and a
-// global IPv6 GID of the same type, the earlier (fe80::) entry wins, as in
-// perftest. Unlike perftest, empty slots are never candidates (perftest
-// starts at index 0 even when it is empty and, with --ipv6, could move to an
-// empty slot). ok is false when there is no non-empty GID.
+// as perftest's get_best_gid_index (src/perftest_communication.c) does
+// since perftest commit 57927ab (2026-04). Each non-empty entry scores
+// 100 if its family is the preferred one (IPv4: IPv4-mapped, or perftest's
+// ff0e::ffff:a.b.c.d multicast form; IPv6 with preferIPv6), plus 10 if it
+// is not link-local (fe80::/10; 169.254/16 for IPv4), plus 2 for RoCE v2
+// and 1 for RoCE v1 or IB (0 for a type that cannot be read); the highest
+// score wins, the lowest index among equals. Older
+// perftest (6.06, Debian 12's) has no link-local rule: on a port whose
+// IPv6 GIDs are fe80:: and a global address (and no IPv4 one) it takes
+// the fe80:: entry where this takes the global one (docs/perf.md). ok is
+// false when there is no non-empty GID.
 func BestGID(gids []GID, preferIPv6 bool) (best GID, ok bool) {
+	bestScore := -1
 	for _, g := range gids {
 		if g.Empty() {
 			continue
 		}
-		if !ok {
-			best, ok = g, true
-			continue
-		}
-		bestV4, rivalV4 := perftestV4(best), perftestV4(g)
-		switch {
-		case rivalV4 && !bestV4 && !preferIPv6:
-			best = g
-		case !rivalV4 && bestV4 && preferIPv6:
-			best = g
-		default:
-			// perftest's else branch also runs across families when the
-			// preference does not apply (e.g. IPv4 best, IPv6 rival, IPv4
-			// preferred): only the RoCE version decides then.
-			if rank(g) > 0 && rank(best) > 0 && rank(g) > rank(best) {
-				best = g
-			}
+		if sc := gidScore(g, preferIPv6); sc > bestScore {
+			best, bestScore, ok = g, sc, true
 		}
 	}
 	return best, ok
+}
+
+// gidScore is perftest's compute_gid_score.
+func gidScore(g GID, preferIPv6 bool) int {
+	v4 := perftestV4(g)
+	sc := rank(g)
+	if v4 != preferIPv6 {
+		sc += 100
+	}
+	r := g.Raw
+	linkLocal := r[0] == 0xfe && r[1]&0xc0 == 0x80
+	if v4 {
+		linkLocal = r[12] == 169 && r[13] == 254
+	}
+	if !linkLocal {
+		sc += 10
+	}
+	return sc
 }
 
 // perftestV4 is perftest's ipv6_addr_v4mapped: ::ffff:a.b.c.d, or the
@@ -186,7 +187,7 @@ func perftestV4(g GID) bool {
 }
 
 // rank orders GID types as perftest's roce_versions_sorted: v2 above v1/IB;
-// 0 means the type could not be read (perftest then skips the comparison).
+// 0 means the type could not be read (perftest then adds nothing).
 func rank(g GID) int {
 	switch g.Kind {
 	case vocab.GIDTypeRoCEv2:

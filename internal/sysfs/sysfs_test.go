@@ -249,8 +249,9 @@ func TestGIDsMLX5(t *testing.T) {
 	best, _ := BestGID(gids, false)
 	check(t, "best v4", best.Index, uint32(3))
 	best, _ = BestGID(gids, true)
-	// perftest has no link-local rule: fe80:: v2 (1) beats 2001:db8::10 v2 (5).
-	check(t, "best v6", best.Index, uint32(1))
+	// Global over link-local (perftest 57927ab): 2001:db8::10 v2 (5)
+	// beats fe80:: v2 (1), which perftest 6.06 would take.
+	check(t, "best v6", best.Index, uint32(5))
 
 	ib, err := New(mlx5Root).GIDs("mlx5_1", 1)
 	if err != nil {
@@ -263,8 +264,9 @@ func TestGIDsMLX5(t *testing.T) {
 	check(t, "ib best", ok && best.Index == 0, true)
 }
 
-// TestBestGIDTournament pins perftest's pairwise rules, quirks included.
-func TestBestGIDTournament(t *testing.T) {
+// TestBestGIDScore pins perftest's scoring (57927ab): family 100,
+// not link-local 10, RoCE v2 2 / v1 or IB 1; ties keep the lower index.
+func TestBestGIDScore(t *testing.T) {
 	mk := func(idx uint32, addr string, kind vocab.GIDType) GID {
 		raw, ok := parseGID(addr)
 		if !ok {
@@ -273,10 +275,11 @@ func TestBestGIDTournament(t *testing.T) {
 		return GID{Index: idx, Raw: raw, RawOK: true, Kind: kind}
 	}
 	const (
-		ll  = "fe80:0000:0000:0000:0000:0000:0000:0001"
-		v4  = "0000:0000:0000:0000:0000:ffff:0a00:0001"
-		v6  = "2001:0db8:0000:0000:0000:0000:0000:0001"
-		mc4 = "ff0e:0000:0000:0000:0000:ffff:e000:0001"
+		ll   = "fe80:0000:0000:0000:0000:0000:0000:0001"
+		v4   = "0000:0000:0000:0000:0000:ffff:0a00:0001"
+		v4ll = "0000:0000:0000:0000:0000:ffff:a9fe:0001" // 169.254.0.1
+		v6   = "2001:0db8:0000:0000:0000:0000:0000:0001"
+		mc4  = "ff0e:0000:0000:0000:0000:ffff:e000:0001"
 	)
 	for _, c := range []struct {
 		name string
@@ -286,14 +289,18 @@ func TestBestGIDTournament(t *testing.T) {
 	}{
 		{"v4 wins over earlier ll", []GID{mk(0, ll, vocab.GIDTypeRoCEv2), mk(1, v4, vocab.GIDTypeRoCEv1)}, false, 1},
 		{"v2 beats v1 in family", []GID{mk(0, v4, vocab.GIDTypeRoCEv1), mk(1, v4, vocab.GIDTypeRoCEv2)}, false, 1},
-		{"equal type keeps earlier", []GID{mk(0, v4, vocab.GIDTypeRoCEv2), mk(1, v4, vocab.GIDTypeRoCEv2)}, false, 0},
-		// perftest's else branch compares types across families too.
-		{"v6 v2 replaces v4 v1", []GID{mk(0, v4, vocab.GIDTypeRoCEv1), mk(1, v6, vocab.GIDTypeRoCEv2)}, false, 1},
-		{"ipv6 pref leaves v4", []GID{mk(0, v4, vocab.GIDTypeRoCEv2), mk(1, v6, vocab.GIDTypeRoCEv1)}, true, 1},
-		// With --ipv6 a later IPv4 entry still wins on type (perftest quirk).
-		{"ipv6 pref still takes better-typed v4", []GID{mk(0, ll, vocab.GIDTypeRoCEv1), mk(1, v4, vocab.GIDTypeRoCEv2)}, true, 1},
-		{"ipv6 pref keeps equal-typed v6", []GID{mk(0, ll, vocab.GIDTypeRoCEv2), mk(1, v4, vocab.GIDTypeRoCEv2)}, true, 0},
-		{"unknown type never compared", []GID{mk(0, v4, vocab.GIDTypeUnknown), mk(1, v4, vocab.GIDTypeRoCEv2)}, false, 0},
+		{"equal score keeps earlier", []GID{mk(0, v4, vocab.GIDTypeRoCEv2), mk(1, v4, vocab.GIDTypeRoCEv2)}, false, 0},
+		// The family decides before the type (6.06 let a v2 IPv6 entry
+		// replace a v1 IPv4 one).
+		{"v4 v1 beats v6 v2", []GID{mk(0, v4, vocab.GIDTypeRoCEv1), mk(1, v6, vocab.GIDTypeRoCEv2)}, false, 0},
+		{"ipv6 pref takes v6", []GID{mk(0, v4, vocab.GIDTypeRoCEv2), mk(1, v6, vocab.GIDTypeRoCEv1)}, true, 1},
+		{"ipv6 pref: ll v1 over v4 v2", []GID{mk(0, ll, vocab.GIDTypeRoCEv1), mk(1, v4, vocab.GIDTypeRoCEv2)}, true, 0},
+		// The link-local rule (57927ab): global over fe80:: and 169.254.
+		{"ipv6 pref: global over earlier ll", []GID{mk(0, ll, vocab.GIDTypeRoCEv2), mk(1, v6, vocab.GIDTypeRoCEv2)}, true, 1},
+		{"ipv6 only, v4 pref: global over ll", []GID{mk(0, ll, vocab.GIDTypeRoCEv2), mk(1, v6, vocab.GIDTypeRoCEv2)}, false, 1},
+		{"scope over type", []GID{mk(0, ll, vocab.GIDTypeRoCEv2), mk(1, v6, vocab.GIDTypeRoCEv1)}, true, 1},
+		{"v4 over 169.254", []GID{mk(0, v4ll, vocab.GIDTypeRoCEv2), mk(1, v4, vocab.GIDTypeRoCEv2)}, false, 1},
+		{"unknown type scores 0", []GID{mk(0, v4, vocab.GIDTypeUnknown), mk(1, v4, vocab.GIDTypeRoCEv1)}, false, 1},
 		{"multicast-encoded v4 counts as v4", []GID{mk(0, ll, vocab.GIDTypeRoCEv2), mk(1, mc4, vocab.GIDTypeRoCEv1)}, false, 1},
 		{"empty slots skipped", []GID{{Index: 0, RawOK: true}, mk(1, ll, vocab.GIDTypeIB)}, false, 1},
 	} {

@@ -51,3 +51,30 @@ func FuzzParseSysfs(f *testing.F) {
 		}
 	})
 }
+
+// FuzzQueryQPResp: any 128 bytes the kernel writes as a QUERY_QP answer
+// decode without panicking, the path's QoS fields from their offsets.
+func FuzzQueryQPResp(f *testing.F) {
+	// An RC QP in RTS as rxe reports it after 'perf write --tclass 104 -S 3
+	// -u 18 --retry_count 5 --flow_label 0x12345'.
+	seed := make([]byte, 128)
+	copy(seed, []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 77, 0, 1})
+	binary.LittleEndian.PutUint32(seed[16:], 0x12345)
+	seed[24], seed[25], seed[26], seed[27], seed[30], seed[31] = 1, 0xff, 104, 3, 1, 1
+	seed[108], seed[117], seed[118] = 3, 18, 5
+	f.Add(seed)
+	f.Add(make([]byte, 128))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) < 128 {
+			b = append(b, make([]byte, 128-len(b))...)
+		}
+		var r abiQueryQPResp
+		copy(abiBytes(&r), b)
+		q := r.decode()
+		if q.Dest.TrafficClass != b[26] || q.Dest.SL != b[27] || q.Timeout != b[117] || q.RetryCnt != b[118] ||
+			q.Dest.FlowLabel != binary.LittleEndian.Uint32(b[16:]) || q.PKeyIndex != binary.LittleEndian.Uint16(b[104:]) ||
+			q.State != QPState(b[108]) || q.Dest.IsGlobal != (b[30] != 0) {
+			t.Fatalf("decoded %+v from % x", q, b)
+		}
+	})
+}

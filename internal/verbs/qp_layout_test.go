@@ -30,6 +30,8 @@ func TestQPLayoutAgainstC(t *testing.T) {
 		"ib_uverbs_destroy_qp_resp": reflect.TypeFor[abiDestroyQPResp](),
 		"ib_uverbs_qp_dest":         reflect.TypeFor[abiQPDest](),
 		"ib_uverbs_modify_qp":       reflect.TypeFor[abiModifyQP](),
+		"ib_uverbs_query_qp":        reflect.TypeFor[abiQueryQP](),
+		"ib_uverbs_query_qp_resp":   reflect.TypeFor[abiQueryQPResp](),
 		"ib_uverbs_ah_attr":         reflect.TypeFor[abiAHAttr](),
 		"ib_uverbs_global_route":    reflect.TypeFor[abiAHAttr](), // flattened at offset 0
 		"ib_uverbs_create_ah":       reflect.TypeFor[abiCreateAH](),

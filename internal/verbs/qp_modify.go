@@ -199,7 +199,9 @@ type ConnectAttr struct {
 
 	HopLimit     uint8 // default 64
 	TrafficClass uint8
+	FlowLabel    uint32 // 20 bits
 	SL           uint8
+	PKeyIndex    uint16
 	Timeout      uint8 // default 14 (~67 ms)
 	RetryCnt     uint8 // default 7
 	RNRRetry     uint8 // default 7 (infinite)
@@ -234,10 +236,10 @@ func (c *ConnectAttr) withDefaults() ConnectAttr {
 }
 
 func (c *ConnectAttr) stages() (InitAttr, RTRAttr, RTSAttr) {
-	return InitAttr{Port: c.Port, Access: c.Access, QKey: c.QKey},
+	return InitAttr{Port: c.Port, Access: c.Access, QKey: c.QKey, PKeyIndex: c.PKeyIndex},
 		RTRAttr{
 			Dest: AHAttr{Port: c.Port, IsGlobal: c.Global, DGID: c.Remote.GID, SGIDIndex: c.SGIDIndex,
-				HopLimit: c.HopLimit, TrafficClass: c.TrafficClass, DLID: c.Remote.LID, SL: c.SL},
+				HopLimit: c.HopLimit, TrafficClass: c.TrafficClass, FlowLabel: c.FlowLabel, DLID: c.Remote.LID, SL: c.SL},
 			PathMTU: c.PathMTU, DestQPN: c.Remote.QPN, RQPSN: c.Remote.PSN,
 			MaxDestRdAtomic: c.RdAtomic, MinRNRTimer: c.MinRNRTimer,
 		},

@@ -53,6 +53,19 @@ int main(void)
 	F(ib_uverbs_modify_qp, retry_cnt); F(ib_uverbs_modify_qp, rnr_retry); F(ib_uverbs_modify_qp, alt_port_num);
 	F(ib_uverbs_modify_qp, alt_timeout); F(ib_uverbs_modify_qp, reserved);
 
+	S(ib_uverbs_query_qp); F(ib_uverbs_query_qp, response); F(ib_uverbs_query_qp, qp_handle); F(ib_uverbs_query_qp, attr_mask);
+	S(ib_uverbs_query_qp_resp); F(ib_uverbs_query_qp_resp, dest); F(ib_uverbs_query_qp_resp, alt_dest);
+	F(ib_uverbs_query_qp_resp, max_send_wr); F(ib_uverbs_query_qp_resp, max_recv_wr); F(ib_uverbs_query_qp_resp, max_send_sge);
+	F(ib_uverbs_query_qp_resp, max_recv_sge); F(ib_uverbs_query_qp_resp, max_inline_data); F(ib_uverbs_query_qp_resp, qkey);
+	F(ib_uverbs_query_qp_resp, rq_psn); F(ib_uverbs_query_qp_resp, sq_psn); F(ib_uverbs_query_qp_resp, dest_qp_num);
+	F(ib_uverbs_query_qp_resp, qp_access_flags); F(ib_uverbs_query_qp_resp, pkey_index); F(ib_uverbs_query_qp_resp, alt_pkey_index);
+	F(ib_uverbs_query_qp_resp, qp_state); F(ib_uverbs_query_qp_resp, cur_qp_state); F(ib_uverbs_query_qp_resp, path_mtu);
+	F(ib_uverbs_query_qp_resp, path_mig_state); F(ib_uverbs_query_qp_resp, sq_draining); F(ib_uverbs_query_qp_resp, max_rd_atomic);
+	F(ib_uverbs_query_qp_resp, max_dest_rd_atomic); F(ib_uverbs_query_qp_resp, min_rnr_timer); F(ib_uverbs_query_qp_resp, port_num);
+	F(ib_uverbs_query_qp_resp, timeout); F(ib_uverbs_query_qp_resp, retry_cnt); F(ib_uverbs_query_qp_resp, rnr_retry);
+	F(ib_uverbs_query_qp_resp, alt_port_num); F(ib_uverbs_query_qp_resp, alt_timeout); F(ib_uverbs_query_qp_resp, sq_sig_all);
+	F(ib_uverbs_query_qp_resp, reserved);
+
 	S(ib_uverbs_ah_attr); F(ib_uverbs_ah_attr, dlid); F(ib_uverbs_ah_attr, sl); F(ib_uverbs_ah_attr, src_path_bits);
 	F(ib_uverbs_ah_attr, static_rate); F(ib_uverbs_ah_attr, is_global); F(ib_uverbs_ah_attr, port_num);
 	F(ib_uverbs_ah_attr, reserved);
