@@ -1,12 +1,13 @@
 //go:build vmtest
 
-package exporter
+package main
 
 import (
 	"io"
 	"testing"
 	"time"
 
+	"github.com/rdmactl/rdmactl/internal/exporter"
 	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/rdmactl/rdmactl/internal/promtext"
 )
@@ -14,7 +15,7 @@ import (
 // Where a scrape's CPU goes, in-process in the VM (go test -tags vmtest
 // -bench VMScrape -cpuprofile): a served scrape is Collect + Write.
 func BenchmarkVMScrape(b *testing.B) {
-	c := New(Options{
+	c := exporter.New(exporter.Options{
 		Open: func() (*inventory.Source, func(), error) {
 			src, err := inventory.Open("", false)
 			if err != nil {
