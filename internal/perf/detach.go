@@ -426,6 +426,11 @@ func (a *latArgs) histSample(d, t int64) {
 //go:nosplit
 func (a *latArgs) pollEnd(end detachedEnd) detachedEnd {
 	if a.tStop != 0 && end != endStopped && rtloop.Now() >= a.tSampleEnd {
+		if end == endWCErr {
+			// The send's completion came, failed: nothing for drainLat
+			// to wait for (it waited its whole second for nothing).
+			a.inflight = false
+		}
 		return endDone
 	}
 	return end
