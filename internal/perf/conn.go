@@ -210,6 +210,10 @@ func (c *Conn) ioErr(verb, what string, err error) error {
 	return peerErrorf("%s %s with %s: %v", verb, what, c.RemoteAddr(), shortNetErr(err))
 }
 
+// doneRecord is what ctx_close_connection writes after the last key
+// round (doneSize bytes).
+const doneRecord = "done\x00"
+
 // sayDone ends the exchange as ctx_close_connection does: after the last
 // key round each side writes "done\0" and closes. perftest never reads it;
 // we drain the peer's copy briefly so that our close does not reset a
@@ -219,7 +223,7 @@ func (c *Conn) sayDone() {
 		return
 	}
 	_ = c.c.SetWriteDeadline(time.Now().Add(c.StepTimeout))
-	_, _ = c.c.Write([]byte("done\x00"))
+	_, _ = c.c.Write([]byte(doneRecord))
 	_ = c.c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
 	var b [doneSize]byte
 	_, _ = io.ReadFull(c.c, b[:])

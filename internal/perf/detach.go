@@ -205,9 +205,23 @@ type yielder struct {
 //go:nosplit
 func (y *yielder) maybeYield(t int64) {
 	if y.yield && t-y.yielded >= int64(time.Millisecond) {
-		runtime.Gosched()
+		yieldPreemptible()
 		y.yielded = t
 	}
+}
+
+// yieldPreemptible is maybeYield's yield, and also a point where the
+// runtime can stop the loop's goroutine: unlike runtime.Gosched (nosplit,
+// no check), its prologue checks for a pending preemption, which is how a
+// GC asks to scan a goroutine's stack. Without it a GC could scan the loop
+// only in the moment between Gosched and its return, which on busy CPUs it
+// often missed: a runtime.GC beside a spinning loop (two Ps, as two
+// sessions in one test process) took up to 414 ms, and a peer session's
+// prepare waited out the loop's whole -D run (TestGCWhileLoopSpins).
+//
+//go:noinline
+func yieldPreemptible() {
+	runtime.Gosched()
 }
 
 // How a detached loop ended. The loop cannot build errors (that
@@ -412,6 +426,11 @@ func (a *latArgs) histSample(d, t int64) {
 //go:nosplit
 func (a *latArgs) pollEnd(end detachedEnd) detachedEnd {
 	if a.tStop != 0 && end != endStopped && rtloop.Now() >= a.tSampleEnd {
+		if end == endWCErr {
+			// The send's completion came, failed: nothing for drainLat
+			// to wait for (it waited its whole second for nothing).
+			a.inflight = false
+		}
 		return endDone
 	}
 	return end

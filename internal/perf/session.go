@@ -66,6 +66,7 @@ type Session struct {
 	thr      *loopThread // the runners' loop thread (teardown stops it)
 	stop     atomic.Bool
 	peerGone atomic.Bool
+	peerDone atomic.Bool // the peer ended its duration run (watchPeer)
 	result   Result
 	cm       *cmLink // -R: the comm connection and the data QPs' ids
 	cmNote   string  // -R: why -d was not used
@@ -73,6 +74,9 @@ type Session struct {
 	// records once the QPs are up, before the first exchange of the test
 	// sequence, and after it, before teardown.
 	testBefore, testAfter func(res *Resources, my []Dest)
+	// Tests only (session_test.go): called right before each loop, as a
+	// side that starts its clock late.
+	testBeforeLoop func()
 }
 
 // Run executes the benchmark and returns its result. On Ctrl-C (ctx
@@ -789,7 +793,10 @@ func (s *Session) seqLat(ctx context.Context) error {
 	}
 	s.printf("%s", resultLine)
 	if p.Verb == VerbWrite {
-		return nil // ib_write_lat ends without a closing handshake
+		// ib_write_lat ends without a closing handshake; in duration
+		// mode each side stops on its own clock, so wait for the peer's.
+		s.endOwnClock()
+		return nil
 	}
 	if err := s.closeThenCheckAtomic(r, true, false); err != nil {
 		return err
@@ -808,6 +815,36 @@ func (s *Session) closeThenCheckAtomic(r *runner, posted, target bool) error {
 		return nil
 	}
 	return s.checkAtomic(r, posted, target)
+}
+
+// endOwnClock ends a duration write_lat run without releasing anything
+// while the peer may still post into it. Each side stops on its own
+// clock (as perftest's) and ib_write_lat has no closing handshake, so a
+// side that started later by more than the margin was still in its
+// sampling window when the first one tore down its MR and QP, and its
+// next write failed (remote access error, or retries exceeded). So this
+// side, its loop over, says so and waits for the peer to say the same
+// before teardown: "done\0" (to an rdmactl peer, whose watchPeer then
+// ends its loop at once: nothing more will come) and a FIN (shutdown; a
+// perftest peer never reads the socket again, and closes it only when it
+// exits, after destroy_ctx). Both sides write before they read, so two
+// rdmactl sides cannot wait on each other. The wait is bounded by a
+// whole run and a step; Ctrl-C ends it (newConn).
+func (s *Session) endOwnClock() {
+	if s.P.Duration == 0 || s.conn == nil {
+		return
+	}
+	tc, ok := s.conn.c.(*net.TCPConn)
+	if !ok {
+		return // -R: the exchange is not on TCP (cm.go)
+	}
+	_ = tc.SetWriteDeadline(time.Now().Add(s.StepTimeout))
+	if s.conn.peerVer.Rdmactl {
+		_, _ = tc.Write([]byte(doneRecord))
+	}
+	_ = tc.CloseWrite()
+	_ = tc.SetReadDeadline(time.Now().Add(s.P.Duration + s.StepTimeout))
+	_, _ = io.Copy(io.Discard, tc) // to EOF (or a reset)
 }
 
 func (s *Session) latRow(r *runner, sz uint64, div float64) LatRow {
@@ -917,13 +954,16 @@ func (s *Session) settle() {
 func (s *Session) measure(ctx context.Context, r *runner, loop func() error) (BWResult, error) {
 	stopWatch := s.watchPeer()
 	stopProg := s.progress(r)
+	if s.testBeforeLoop != nil {
+		s.testBeforeLoop()
+	}
 	err := loop()
 	s.result.Loop = r.loopMode()
 	if r.ev != nil {
 		s.result.CompEvents = r.ev.events
 	}
 	s.settled = false
-	if errors.Is(err, errDeadline) {
+	if errors.Is(err, errDeadline) || errors.Is(err, errStopped) && s.peerDone.Load() && ctx.Err() == nil {
 		err = nil // duration mode: the peer stopped on its own clock
 	}
 	stopProg()
@@ -984,18 +1024,34 @@ func (s *Session) watchPeer() func() {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
+	// Only a duration write_lat peer that is rdmactl ends its run with
+	// "done\0" while ours may still run (endOwnClock); in other tests
+	// the peer's next record may arrive early and is the exchange's.
+	p := s.P
+	doneCounts := p.Verb == VerbWrite && p.Test == TestLat && p.Duration > 0 && s.conn.peerVer.Rdmactl
 	go func() {
 		defer wg.Done()
-		gone := false
+		gone, finished := false, false
 		// Called whenever the socket turns readable (data, FIN, reset);
 		// returning false waits for the next event. A non-blocking poll
 		// tells a hang-up from data the exchange will read afterwards.
 		_ = rc.Read(func(fd uintptr) bool {
+			if doneCounts && peekDone(fd) {
+				finished = true
+				return true
+			}
 			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLRDHUP}}
 			n, err := unix.Poll(fds, 0)
 			gone = err == nil && n > 0 && fds[0].Revents&(unix.POLLRDHUP|unix.POLLHUP|unix.POLLERR) != 0
 			return gone
 		})
+		if finished {
+			// The peer ended its run on its own clock (endOwnClock) and
+			// answers no more: end ours now, without an error.
+			s.peerDone.Store(true)
+			s.stop.Store(true)
+			return
+		}
 		if !gone {
 			return // stopped: our deadline, or Ctrl-C's (newConn)
 		}
@@ -1016,6 +1072,14 @@ func (s *Session) watchPeer() func() {
 		_ = tc.SetReadDeadline(time.Now()) // ends rc.Read
 		wg.Wait()
 	}
+}
+
+// peekDone says whether the socket's next bytes are the peer's
+// "done\0" (endOwnClock), without taking them.
+func peekDone(fd uintptr) bool {
+	var b [len(doneRecord)]byte
+	n, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+	return err == nil && n == len(b) && string(b[:]) == doneRecord
 }
 
 // progress prints a live line on s.Progress and, with -P.Interval, a
