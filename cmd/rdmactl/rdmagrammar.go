@@ -136,8 +136,6 @@ func translateRdma(args []string) []string {
 // rdmaUnsupported are rdma's options rdmactl does not have; each is
 // refused with its own line rather than cobra's "unknown shorthand".
 var rdmaUnsupported = map[string]string{
-	"r":       "-r (rdma's raw netlink attributes) is not supported: rdmactl -j prints every fact it decodes",
-	"raw":     "--raw (rdma's raw netlink attributes) is not supported: rdmactl -j prints every fact it decodes",
 	"o":       "-o (rdma's one-line output) is not supported: rdmactl -j prints one JSON document",
 	"oneline": "--oneline (rdma's one-line output) is not supported: rdmactl -j prints one JSON document",
 	"b":       "-b (rdma's batch file) is not supported: run rdmactl once per line",
