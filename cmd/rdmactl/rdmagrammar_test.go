@@ -20,6 +20,12 @@ var rdmaLines = []struct{ rdma, rdmactl string }{
 	{"-jp dev", "-jp dev show"},
 	{"-d dev", "-d dev show"},
 	{"dev se rxe0 name rxe9", "dev set rxe0 name rxe9"},
+	{"d se rxe0 na rxe9", "dev set rxe0 name rxe9"},
+	{"dev set rxe0 n rxe9", "dev set rxe0 name rxe9"}, // name comes before netns
+	{"dev set rxe0 ne ns1", "dev set rxe0 netns ns1"},
+	{"dev set rxe0 a o", "dev set rxe0 adaptive-moderation on"},
+	{"dev set rxe0 adaptive of", "dev set rxe0 adaptive-moderation off"},
+	{"dev set rxe0 x y", "dev set rxe0 x y"}, // rdmactl's to refuse
 	// link
 	{"link", "link"}, // rdmactl's bare link already is link show
 	{"l", "link show"},
