@@ -163,15 +163,14 @@ func runResRaw(a *app, obj, dev, linkFlag string, set []string) error {
 	return tbl.render()
 }
 
-// rawRefusal explains the kernel's refusal of a raw dump: EINVAL is a
-// driver without one (rdma -r fails with the same "Invalid argument"),
-// EOPNOTSUPP a kernel without the command. Both are exit 5.
+// rawRefusal explains the kernel's refusal of a raw dump, exit 5. The
+// kernel answers EINVAL both for a driver without raw dumps (on its first
+// object; rdma -r fails with the same "Invalid argument") and for a
+// command it does not know (RDMA netlink checks the op against its table:
+// 6.1 has no SRQ raw dump), so the line names both.
 func rawRefusal(obj string, err error) error {
-	switch {
-	case errors.Is(err, syscall.EINVAL):
-		return withCode(exitUnsupported, fmt.Errorf("res %s -r: %w: the device's driver has no raw dump of %s objects (rdma -r is refused the same way; mlx5 has them, rxe and siw do not)", obj, err, obj))
-	case errors.Is(err, syscall.EOPNOTSUPP):
-		return withCode(exitUnsupported, fmt.Errorf("res %s -r: %w: this kernel has no raw dump of %s objects (QP, CQ and MR since Linux 5.9, SRQ in later kernels)", obj, err, obj))
+	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.EOPNOTSUPP) {
+		return withCode(exitUnsupported, fmt.Errorf("res %s -r: %w: no raw dump of %s objects here: the device's driver has none (mlx5 has them, rxe and siw do not), or the kernel lacks the command (QP, CQ, MR since Linux 5.9; SRQ after 6.1); rdma -r is refused the same way", obj, err, obj))
 	}
 	return err
 }

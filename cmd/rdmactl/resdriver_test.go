@@ -91,7 +91,7 @@ func TestRawJSONAndRefusal(t *testing.T) {
 	kerr := func(en syscall.Errno) error {
 		return fmt.Errorf("rxe0: %w", &nldev.KernelError{Op: "RES_QP_GET_RAW", Errno: en})
 	}
-	for en, want := range map[syscall.Errno]string{syscall.EINVAL: "driver has no raw dump of qp", syscall.EOPNOTSUPP: "kernel has no raw dump of qp"} {
+	for en, want := range map[syscall.Errno]string{syscall.EINVAL: "no raw dump of qp objects here", syscall.EOPNOTSUPP: "no raw dump of qp objects here"} {
 		code, msg := exitStatus(rawRefusal("qp", kerr(en)))
 		if code != exitUnsupported || !strings.Contains(msg, want) || !strings.Contains(msg, en.Error()) || strings.Contains(msg, "\n") {
 			t.Errorf("%v: exit %d %q", en, code, msg)

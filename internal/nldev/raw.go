@@ -14,7 +14,8 @@ import (
 // fill_res_*_entry_raw have them (mlx5; hns and bnxt_re on newer kernels);
 // for any other driver the kernel fails the dump with EINVAL as soon as it
 // meets an object (an empty list is no error). QP, CQ and MR raw commands
-// came with Linux 5.9, SRQ's later: a kernel without one answers EOPNOTSUPP.
+// came with Linux 5.9, SRQ's after 6.1: a kernel without the command
+// answers EINVAL too (RDMA netlink's check of the op; seen on 6.1).
 
 // RAW commands (enum rdma_nldev_command).
 const (
