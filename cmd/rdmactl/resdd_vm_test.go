@@ -65,6 +65,23 @@ func TestVMResDriverDetails(t *testing.T) {
 			t.Logf("-dd res show %s: %d driver attributes in both", obj.name, len(r))
 		}
 	}
+	// dev and link: the kernel sends no driver tables there, -dd is -d
+	// in both tools.
+	for _, c := range []struct {
+		words []string
+		keys  []string
+	}{{[]string{"dev", "show"}, []string{"ifname"}}, {[]string{"link", "show"}, []string{"ifname", "port"}}} {
+		theirs := byKey(rdmaJSONList(t, append([]string{"-dd"}, c.words...)), c.keys...)
+		ours := byKey(ourList(t, append([]string{"-dd", "-j"}, c.words...)...), c.keys...)
+		if len(theirs) == 0 || len(theirs) != len(ours) {
+			t.Errorf("-dd %v: rdma %d objects, ours %d", c.words, len(theirs), len(ours))
+		}
+		for k, r := range theirs {
+			if ours[k] != nil {
+				sameKeys(t, fmt.Sprintf("-dd %v %s", c.words, k), r, ours[k])
+			}
+		}
+	}
 	out, errs, code := runCmd(t, "-dd", "res", "cq")
 	if code != 0 || !strings.Contains(strings.SplitN(out, "\n", 2)[0], "DRIVER") {
 		t.Errorf("-dd res cq: exit %d %q, table %q: want a DRIVER column", code, errs, out)
