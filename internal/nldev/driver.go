@@ -90,7 +90,7 @@ func (d DriverAttr) Text() string {
 // decodeDriver reads the DRIVER table of one resource entry; nil when the
 // entry has none.
 func decodeDriver(e attrs) []DriverAttr {
-	tbl, ok := e.m[attrDriver]
+	tbl, ok := e.get(attrDriver)
 	if !ok {
 		return nil
 	}

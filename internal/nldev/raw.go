@@ -91,7 +91,7 @@ func decodeRaw(m []byte, table, entry uint16) []RawEntry {
 	}
 	var out []RawEntry
 	for _, e := range a.entries(table, entry) {
-		b, ok := e.m[attrResRaw]
+		b, ok := e.get(attrResRaw)
 		if !ok {
 			continue
 		}
