@@ -31,7 +31,7 @@ RUN ?=
 VMFLAGS ?=
 # make vmtest KERNEL=6.12  (default: "6.1 6.12", one VM boot each)
 KERNEL ?=
-VMTEST_TIMEOUT ?= 600
+VMTEST_TIMEOUT ?= 1200
 export PKG RUN VMFLAGS VMTEST_TIMEOUT GO KERNEL
 # make fuzz FUZZTIME=1m
 FUZZTIME ?= 20s

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -16,10 +17,28 @@ import (
 
 // options are the global flags, shared by every command.
 type options struct {
-	json      bool
-	pretty    bool
-	details   bool
-	sysfsRoot string
+	json          bool
+	pretty        bool
+	details       bool
+	driverDetails bool // -dd, as rdma: details plus the driver's own (res)
+	raw           bool // -r, as rdma: raw resource dumps (res only)
+	sysfsRoot     string
+}
+
+// detailsFlag is -d/--details: a bool that, given twice (-dd, -d -d), also
+// sets driverDetails, as rdma's -dd does.
+type detailsFlag struct{ o *options }
+
+func (f detailsFlag) String() string { return strconv.FormatBool(f.o != nil && f.o.details) }
+func (f detailsFlag) Type() string   { return "bool" }
+func (f detailsFlag) Set(s string) error {
+	on, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	f.o.driverDetails = on && f.o.details
+	f.o.details = on
+	return nil
 }
 
 // app is what every command gets: global options and where to write.
@@ -78,8 +97,17 @@ It is one static binary that talks to the kernel directly: RDMA netlink,
 	pf := root.PersistentFlags()
 	pf.BoolVarP(&a.opts.json, "json", "j", false, "print JSON instead of a table")
 	pf.BoolVarP(&a.opts.pretty, "pretty", "p", false, "indent JSON output (implies nothing without -j)")
-	pf.BoolVarP(&a.opts.details, "details", "d", false, "print more details")
+	pf.VarPF(detailsFlag{&a.opts}, "details", "d", "print more details; twice (-dd) adds the driver's own details of resources, as rdma -dd").NoOptDefVal = "true"
+	pf.BoolVarP(&a.opts.raw, "raw", "r", false, "res qp|cq|mr|srq: the driver's raw image of each object, as rdma -r")
 	pf.StringVar(&a.opts.sysfsRoot, "sysfs-root", "", "read a capture (rdmactl capture: a directory or .tar.gz bundle) at `PATH` instead of the live /sys and netlink")
+	// -r is global as in rdma (where it goes before the object), but only
+	// res has raw dumps.
+	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
+		if a.opts.raw && c.Name() != "res" {
+			return usageErrorf("-r (raw) applies to res qp, cq, mr and srq only, not to '%s'", c.CommandPath())
+		}
+		return nil
+	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErrorf("%v (see '%s --help')", err, c.CommandPath())
 	})

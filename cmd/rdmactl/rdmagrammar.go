@@ -24,6 +24,7 @@ var rdmaTop = []string{"help", "dev", "link", "resource", "system", "statistic",
 // The per-object tables of dev.c, link.c, res.c, sys.c and stat.c.
 var (
 	rdmaDevCmds      = []string{"add", "delete", "show", "list", "set", "help"}
+	rdmaDevSetParams = []string{"name", "netns", "adaptive-moderation"}
 	rdmaLinkCmds     = []string{"add", "delete", "show", "list", "help"}
 	rdmaResCmds      = []string{"show", "set", "list", "help"}
 	rdmaResObjs      = []string{"qp", "cm_id", "cq", "mr", "pd", "ctx", "srq", "frmr_pools"}
@@ -136,8 +137,6 @@ func translateRdma(args []string) []string {
 // rdmaUnsupported are rdma's options rdmactl does not have; each is
 // refused with its own line rather than cobra's "unknown shorthand".
 var rdmaUnsupported = map[string]string{
-	"r":       "-r (rdma's raw netlink attributes) is not supported: rdmactl -j prints every fact it decodes",
-	"raw":     "--raw (rdma's raw netlink attributes) is not supported: rdmactl -j prints every fact it decodes",
 	"o":       "-o (rdma's one-line output) is not supported: rdmactl -j prints one JSON document",
 	"oneline": "--oneline (rdma's one-line output) is not supported: rdmactl -j prints one JSON document",
 	"b":       "-b (rdma's batch file) is not supported: run rdmactl once per line",
@@ -215,11 +214,33 @@ func grDev(tail []string) []string {
 	case "show", "list":
 		return append([]string{"dev", "show"}, tail[1:]...)
 	case "set":
-		return append([]string{"dev", "set"}, tail[1:]...)
+		return append([]string{"dev", "set"}, grDevSet(tail[1:])...)
 	case "query", "hca-caps":
 		return append([]string{"dev"}, tail...)
 	}
 	return append([]string{"dev"}, tail...)
+}
+
+// grDevSet spells out "DEV PARAM VALUE" of rdma dev set: PARAM by
+// dev.c's table (name, netns, adaptive-moderation: "n" is name, "ne"
+// netns), adaptive-moderation's value by its own (on, off: "o" is on).
+// Words rdma would not match are left for rdmactl to refuse.
+func grDevSet(args []string) []string {
+	out := append([]string{}, args...)
+	if len(out) < 2 || out[1] == "" {
+		return out
+	}
+	p, ok := rdmaMatch(out[1], rdmaDevSetParams)
+	if !ok {
+		return out
+	}
+	out[1] = p
+	if p == "adaptive-moderation" && len(out) > 2 && out[2] != "" {
+		if v, ok := rdmaMatch(out[2], []string{"on", "off"}); ok {
+			out[2] = v
+		}
+	}
+	return out
 }
 
 func grLink(tail []string) []string {

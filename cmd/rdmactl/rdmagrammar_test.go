@@ -20,6 +20,12 @@ var rdmaLines = []struct{ rdma, rdmactl string }{
 	{"-jp dev", "-jp dev show"},
 	{"-d dev", "-d dev show"},
 	{"dev se rxe0 name rxe9", "dev set rxe0 name rxe9"},
+	{"d se rxe0 na rxe9", "dev set rxe0 name rxe9"},
+	{"dev set rxe0 n rxe9", "dev set rxe0 name rxe9"}, // name comes before netns
+	{"dev set rxe0 ne ns1", "dev set rxe0 netns ns1"},
+	{"dev set rxe0 a o", "dev set rxe0 adaptive-moderation on"},
+	{"dev set rxe0 adaptive of", "dev set rxe0 adaptive-moderation off"},
+	{"dev set rxe0 x y", "dev set rxe0 x y"}, // rdmactl's to refuse
 	// link
 	{"link", "link"}, // rdmactl's bare link already is link show
 	{"l", "link show"},
@@ -205,10 +211,26 @@ func TestResFilterBadInput(t *testing.T) {
 }
 
 func TestRdmaOptionsRefused(t *testing.T) {
-	for _, l := range []string{"-r dev", "-jr res", "--raw link", "-o dev", "-b cmds.txt", "-V", "--sysfs-root /x -r link"} {
+	for _, l := range []string{"-o dev", "-b cmds.txt", "-V"} {
 		_, stderr, code := runCmd(t, strings.Fields(l)...)
 		if code != exitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "not supported") && !strings.Contains(stderr, "version") {
 			t.Errorf("%s: exit %d, stderr %q", l, code, stderr)
+		}
+	}
+	// -r is rdma's raw dump: res qp, cq, mr, srq only, and without filters
+	// other than the device and link.
+	for l, want := range map[string]string{
+		"-r dev":                  "applies to res",
+		"--raw link":              "applies to res",
+		"--sysfs-root /x -r link": "applies to res",
+		"-jr res":                 "needs an object",
+		"-r res show pd":          "qp, cq, mr and srq only",
+		"-r res show qp lqpn 3":   "no fields to filter on",
+		"res cq -r --users 1":     "no fields to filter on",
+	} {
+		_, stderr, code := runCmd(t, strings.Fields(l)...)
+		if code != exitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit 2 and %q", l, code, stderr, want)
 		}
 	}
 	// options after the command word are rdmactl's to judge

@@ -52,6 +52,7 @@ type resQPJSON struct {
 	LQPN         *uint32 `json:"lqpn,omitempty"`
 	RQPN         *uint32 `json:"rqpn,omitempty"`
 	Type         string  `json:"type,omitempty"`
+	Subtype      string  `json:"subtype,omitempty"` // a driver QP's kind (type DRIVER)
 	State        string  `json:"state,omitempty"`
 	RQPSN        *uint32 `json:"rq_psn,omitempty"`
 	SQPSN        *uint32 `json:"sq_psn,omitempty"`
@@ -134,9 +135,19 @@ type resFlags struct {
 // resNumFilters and resNameFilters are rdma's res filters rdmactl has, as
 // --KEY flags (and as "KEY VALUE" after "res show OBJECT", rdmagrammar.go).
 var (
-	resNumFilters  = []string{"pid", "lqpn", "rqpn", "pdn", "cqn", "mrn", "ctxn", "srqn", "cm-idn", "sq-psn", "rq-psn", "rkey", "lkey"}
-	resNameFilters = []string{"state", "type", "qp-type", "path-mig-state", "poll-ctx", "ps"}
+	resNumFilters = []string{"pid", "lqpn", "rqpn", "pdn", "cqn", "mrn", "ctxn", "srqn", "cm-idn", "sq-psn", "rq-psn", "rkey", "lkey",
+		"users", "mrlen", "src-port", "dst-port"}
+	resNameFilters = []string{"state", "type", "qp-type", "path-mig-state", "poll-ctx", "ps", "src-addr", "dst-addr"}
 )
+
+// resIgnoredFilters are in rdma's cm_id filter table, but rdma never
+// applies them (res-cmid.c has no check for them: every CM ID passes) and
+// the kernel reports neither per CM ID. rdmactl refuses them rather than
+// print everything as if it had filtered.
+var resIgnoredFilters = map[string]string{
+	"dev-type":       "the kernel reports no device type per CM ID (rdma accepts dev-type and filters nothing)",
+	"transport-type": "the kernel reports no transport type per CM ID (rdma accepts transport-type and filters nothing)",
+}
 
 func newResCmd(a *app) *cobra.Command {
 	var fl resFlags
@@ -154,14 +165,28 @@ ranges ("1-3,7"): --pid, --lqpn, --rqpn, --pdn, --cqn, --mrn, --ctxn, --srqn,
 --cm-idn, --sq-psn, --rq-psn, --rkey, --lkey; names ("rts,init", any case):
 --state, --type, --qp-type, --path-mig-state, --poll-ctx, --ps. Each applies
 to the objects that have the field, as in rdma; an object the kernel did
-not report the field for is left out. rdma's spelling works too:
-'rdmactl res show qp link rxe0/1 lqpn 5-9'. --qpn N is --lqpn N.`,
+not report the field for is left out. Also --users (cq, pd), --mrlen (mr),
+--src-addr, --dst-addr (addresses, as "10.0.0.1,10.0.0.2"), --src-port,
+--dst-port (cm_id). rdma's spelling works too:
+'rdmactl res show qp link rxe0/1 lqpn 5-9'. --qpn N is --lqpn N.
+
+-dd (rdma's driver details) adds what the device's driver reports about
+each object (mlx5, hns, bnxt_re... do; rxe and siw report nothing): a
+DRIVER column, and drv_KEY keys in JSON.
+
+-r/--raw (rdma -r) dumps qp, cq, mr or srq as the driver's own binary image
+(the hardware context): hex in the table, "data" as a list of byte values
+in JSON. Only drivers with raw dumps (mlx5, and hns, bnxt_re on newer
+kernels) have them; for others the kernel refuses (exit 5). Filters do not
+apply to raw objects, except DEV and --link.`,
 		Example: `  rdmactl res
   rdmactl res qp rxe0
   rdmactl -j res qp --pid 1234
   rdmactl res qp --link rxe0/1 --lqpn 5-9 --state rts
   rdmactl res show qp link rxe0/1 lqpn 5-9
-  rdmactl res cq mlx5_0`,
+  rdmactl res cq mlx5_0
+  rdmactl -dd -j res qp mlx5_0
+  rdmactl -r res qp mlx5_0`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
 			obj, dev := "", ""
@@ -179,7 +204,7 @@ not report the field for is left out. rdma's spelling works too:
 			}
 			var set []string
 			c.Flags().Visit(func(f *pflag.Flag) {
-				if f.Name == "qpn" || f.Name == "link" || fl.match[f.Name] != nil {
+				if f.Name == "qpn" || f.Name == "link" || fl.match[f.Name] != nil || resIgnoredFilters[f.Name] != "" {
 					set = append(set, f.Name)
 				}
 			})
@@ -190,6 +215,12 @@ not report the field for is left out. rdma's spelling works too:
 				if !resFilterApplies(obj, k) {
 					return usageErrorf("--%s does not apply to %s (rdma has no such filter for it)", k, obj)
 				}
+				if why := resIgnoredFilters[k]; why != "" {
+					return usageErrorf("--%s: %s", k, why)
+				}
+			}
+			if a.opts.raw {
+				return runResRaw(a, obj, dev, fl.link, set)
 			}
 			if !c.Flags().Changed("qpn") {
 				fl.qpn = -1
@@ -222,6 +253,9 @@ not report the field for is left out. rdma's spelling works too:
 	}
 	for _, k := range resNameFilters {
 		fl.match[k] = c.Flags().String(k, "", "only objects whose "+k+" is one of `NAMES` (comma-separated, any case)")
+	}
+	for _, k := range []string{"dev-type", "transport-type"} {
+		c.Flags().String(k, "", "refused: rdma accepts it for cm_id but filters nothing")
 	}
 	return c
 }
@@ -278,6 +312,8 @@ func runRes(a *app, obj, dev string, fl *resFlags, match inventory.ResMatch) err
 		return err
 	}
 	defer closeSrc()
+	src.SetDriverDetails(a.opts.driverDetails)
+	dd := a.opts.driverDetails
 	f := inventory.ResFilter{Dev: dev}
 	if fl.qpn >= 0 {
 		if fl.qpn > math.MaxUint32 {
@@ -308,64 +344,64 @@ func runRes(a *app, obj, dev string, fl *resFlags, match inventory.ResMatch) err
 		if err != nil {
 			return err
 		}
-		tbl = newTable(a.stdout, "LINK", "LQPN", "RQPN", "TYPE", "STATE", "RQ_PSN", "SQ_PSN", "PATH_MIG", "PDN", "PID", "COMM")
+		tbl = newTable(a.stdout, resHeader(dd, "LINK", "LQPN", "RQPN", "TYPE", "STATE", "RQ_PSN", "SQ_PSN", "PATH_MIG", "PDN", "PID", "COMM")...)
 		for _, q := range qps {
 			if !match.QP(q) {
 				continue
 			}
-			r := resQPJSON{resHeadJSON: head(q.ResHead), Port: q.Port, LQPN: q.LQPN, RQPN: q.RQPN, Type: q.Type, State: q.State,
+			r := resQPJSON{resHeadJSON: head(q.ResHead), Port: q.Port, LQPN: q.LQPN, RQPN: q.RQPN, Type: q.Type, Subtype: q.Subtype, State: q.State,
 				RQPSN: q.RQPSN, SQPSN: q.SQPSN, PathMigState: q.PathMigState, PDN: q.PDN, resOwnerJSON: owner(q.Owner)}
-			rows = append(rows, r)
-			tbl.row(link(q.ResHead, q.Port), optU32(r.LQPN), optU32(r.RQPN), r.Type, r.State, optU32(r.RQPSN), optU32(r.SQPSN), r.PathMigState, optU32(r.PDN), optU32(r.PID), commText(q.Owner))
+			rows = append(rows, withDriver(dd, r, q.Driver))
+			tbl.row(resCells(dd, q.Driver, link(q.ResHead, q.Port), optU32(r.LQPN), optU32(r.RQPN), r.Type, r.State, optU32(r.RQPSN), optU32(r.SQPSN), r.PathMigState, optU32(r.PDN), optU32(r.PID), commText(q.Owner))...)
 		}
 	case "cq":
 		cqs, err := src.CQs(f)
 		if err != nil {
 			return err
 		}
-		tbl = newTable(a.stdout, "DEV", "CQN", "CQE", "USERS", "POLL_CTX", "ADAPTIVE_MOD", "CTXN", "PID", "COMM")
+		tbl = newTable(a.stdout, resHeader(dd, "DEV", "CQN", "CQE", "USERS", "POLL_CTX", "ADAPTIVE_MOD", "CTXN", "PID", "COMM")...)
 		for _, q := range cqs {
 			if !match.CQ(q) {
 				continue
 			}
 			r := resCQJSON{resHeadJSON: head(q.ResHead), CQN: q.CQN, CQE: q.CQE, Users: q.Users, PollCtx: q.PollCtx, DIM: q.DIM, CtxN: q.CtxN, resOwnerJSON: owner(q.Owner)}
-			rows = append(rows, r)
-			tbl.row(q.Dev, optU32(r.CQN), optU32(r.CQE), optU64(r.Users), r.PollCtx, onOff(r.DIM), optU32(r.CtxN), optU32(r.PID), commText(q.Owner))
+			rows = append(rows, withDriver(dd, r, q.Driver))
+			tbl.row(resCells(dd, q.Driver, q.Dev, optU32(r.CQN), optU32(r.CQE), optU64(r.Users), r.PollCtx, onOff(r.DIM), optU32(r.CtxN), optU32(r.PID), commText(q.Owner))...)
 		}
 	case "mr":
 		mrs, err := src.MRs(f)
 		if err != nil {
 			return err
 		}
-		tbl = newTable(a.stdout, "DEV", "MRN", "RKEY", "LKEY", "IOVA", "MRLEN", "PDN", "PID", "COMM")
+		tbl = newTable(a.stdout, resHeader(dd, "DEV", "MRN", "RKEY", "LKEY", "IOVA", "MRLEN", "PDN", "PID", "COMM")...)
 		for _, m := range mrs {
 			if !match.MR(m) {
 				continue
 			}
 			r := resMRJSON{resHeadJSON: head(m.ResHead), MRN: m.MRN, RKey: m.RKey, LKey: m.LKey, IOVA: m.IOVA, MRLen: m.Len, PDN: m.PDN, CtxN: m.CtxN, resOwnerJSON: owner(m.Owner)}
-			rows = append(rows, r)
-			tbl.row(m.Dev, optU32(r.MRN), hex32(r.RKey), hex32(r.LKey), hex64(r.IOVA), optU64(r.MRLen), optU32(r.PDN), optU32(r.PID), commText(m.Owner))
+			rows = append(rows, withDriver(dd, r, m.Driver))
+			tbl.row(resCells(dd, m.Driver, m.Dev, optU32(r.MRN), hex32(r.RKey), hex32(r.LKey), hex64(r.IOVA), optU64(r.MRLen), optU32(r.PDN), optU32(r.PID), commText(m.Owner))...)
 		}
 	case "pd":
 		pds, err := src.PDs(f)
 		if err != nil {
 			return err
 		}
-		tbl = newTable(a.stdout, "DEV", "PDN", "LOCAL_DMA_LKEY", "USERS", "UNSAFE_GLOBAL_RKEY", "CTXN", "PID", "COMM")
+		tbl = newTable(a.stdout, resHeader(dd, "DEV", "PDN", "LOCAL_DMA_LKEY", "USERS", "UNSAFE_GLOBAL_RKEY", "CTXN", "PID", "COMM")...)
 		for _, p := range pds {
 			if !match.PD(p) {
 				continue
 			}
 			r := resPDJSON{resHeadJSON: head(p.ResHead), PDN: p.PDN, LocalDMALKey: p.LocalDMALKey, Users: p.Users, UnsafeGlobalRKey: p.UnsafeGlobalRKey, CtxN: p.CtxN, resOwnerJSON: owner(p.Owner)}
-			rows = append(rows, r)
-			tbl.row(p.Dev, optU32(r.PDN), hex32(r.LocalDMALKey), optU64(r.Users), hex32(r.UnsafeGlobalRKey), optU32(r.CtxN), optU32(r.PID), commText(p.Owner))
+			rows = append(rows, withDriver(dd, r, p.Driver))
+			tbl.row(resCells(dd, p.Driver, p.Dev, optU32(r.PDN), hex32(r.LocalDMALKey), optU64(r.Users), hex32(r.UnsafeGlobalRKey), optU32(r.CtxN), optU32(r.PID), commText(p.Owner))...)
 		}
 	case "cm_id":
 		ids, err := src.CMIDs(f)
 		if err != nil {
 			return err
 		}
-		tbl = newTable(a.stdout, "LINK", "CM_IDN", "LQPN", "QP_TYPE", "STATE", "PS", "SRC_ADDR", "DST_ADDR", "PID", "COMM")
+		tbl = newTable(a.stdout, resHeader(dd, "LINK", "CM_IDN", "LQPN", "QP_TYPE", "STATE", "PS", "SRC_ADDR", "DST_ADDR", "PID", "COMM")...)
 		for _, m := range ids {
 			if !match.CMID(m) {
 				continue
@@ -377,29 +413,29 @@ func runRes(a *app, obj, dev string, fl *resFlags, match inventory.ResMatch) err
 			if m.DstAddr.IsValid() {
 				r.DstAddr = m.DstAddr.String()
 			}
-			rows = append(rows, r)
-			tbl.row(link(m.ResHead, m.Port), optU32(r.CMIDN), optU32(r.LQPN), r.QPType, r.State, r.PS, r.SrcAddr, r.DstAddr, optU32(r.PID), commText(m.Owner))
+			rows = append(rows, withDriver(dd, r, m.Driver))
+			tbl.row(resCells(dd, m.Driver, link(m.ResHead, m.Port), optU32(r.CMIDN), optU32(r.LQPN), r.QPType, r.State, r.PS, r.SrcAddr, r.DstAddr, optU32(r.PID), commText(m.Owner))...)
 		}
 	case "ctx":
 		ctxs, err := src.Contexts(f)
 		if err != nil {
 			return err
 		}
-		tbl = newTable(a.stdout, "DEV", "CTXN", "PID", "COMM")
+		tbl = newTable(a.stdout, resHeader(dd, "DEV", "CTXN", "PID", "COMM")...)
 		for _, x := range ctxs {
 			if !match.Ctx(x) {
 				continue
 			}
 			r := resCtxJSON{resHeadJSON: head(x.ResHead), CtxN: x.CtxN, resOwnerJSON: owner(x.Owner)}
-			rows = append(rows, r)
-			tbl.row(x.Dev, optU32(r.CtxN), optU32(r.PID), commText(x.Owner))
+			rows = append(rows, withDriver(dd, r, x.Driver))
+			tbl.row(resCells(dd, x.Driver, x.Dev, optU32(r.CtxN), optU32(r.PID), commText(x.Owner))...)
 		}
 	case "srq":
 		srqs, err := src.SRQs(f)
 		if err != nil {
 			return err
 		}
-		tbl = newTable(a.stdout, "DEV", "SRQN", "TYPE", "LQPN", "PDN", "CQN", "PID", "COMM")
+		tbl = newTable(a.stdout, resHeader(dd, "DEV", "SRQN", "TYPE", "LQPN", "PDN", "CQN", "PID", "COMM")...)
 		for _, s := range srqs {
 			if !match.SRQ(s) {
 				continue
@@ -412,8 +448,8 @@ func runRes(a *app, obj, dev string, fl *resFlags, match inventory.ResMatch) err
 					r.LQPN = append(r.LQPN, fmt.Sprintf("%d-%d", q.Min, q.Max))
 				}
 			}
-			rows = append(rows, r)
-			tbl.row(s.Dev, optU32(r.SRQN), r.Type, strings.Join(r.LQPN, ","), optU32(r.PDN), optU32(r.CQN), optU32(r.PID), commText(s.Owner))
+			rows = append(rows, withDriver(dd, r, s.Driver))
+			tbl.row(resCells(dd, s.Driver, s.Dev, optU32(r.SRQN), r.Type, strings.Join(r.LQPN, ","), optU32(r.PDN), optU32(r.CQN), optU32(r.PID), commText(s.Owner))...)
 		}
 	}
 	if a.opts.json {

@@ -333,6 +333,12 @@ var writeOps = map[string]bool{"0x1402": true, "0x1403": true, "0x1404": true, "
 // sent, its exit code and its stderr.
 func traced(t *testing.T, argv ...string) ([]nlRequest, int, string) {
 	t.Helper()
+	return tracedOps(t, writeOps, argv...)
+}
+
+// tracedOps is traced for the NLDEV commands in ops.
+func tracedOps(t *testing.T, ops map[string]bool, argv ...string) ([]nlRequest, int, string) {
+	t.Helper()
 	log := filepath.Join(t.TempDir(), "strace")
 	cmd := exec.Command("strace", append([]string{"-f", "-qq", "-e", "trace=sendto,sendmsg", "-xx", "-s", "65535", "-o", log}, argv...)...)
 	var e bytes.Buffer
@@ -351,7 +357,7 @@ func traced(t *testing.T, argv ...string) ([]nlRequest, int, string) {
 	}
 	var out []nlRequest
 	for _, m := range straceMsg.FindAllStringSubmatch(string(b), -1) {
-		if !writeOps[m[1]] {
+		if !ops[m[1]] {
 			continue
 		}
 		var attrs []byte

@@ -2,6 +2,7 @@ package inventory
 
 import (
 	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 )
@@ -70,7 +71,7 @@ func (rs Ranges) Has(n uint32) bool {
 // ResMatch is a set of rdma filters; a nil or empty field matches all.
 type ResMatch struct {
 	Port  *uint32           // link DEV/PORT: QPs and CM IDs of this port
-	Nums  map[string]Ranges // lqpn, rqpn, pdn, cqn, mrn, ctxn, srqn, cm-idn, pid
+	Nums  map[string]Ranges // lqpn, rqpn, pdn, cqn, mrn, ctxn, srqn, cm-idn, pid, users, mrlen, src-port, dst-port
 	Names map[string][]string
 }
 
@@ -100,6 +101,27 @@ func (m ResMatch) num(key string, v *uint32) bool {
 	return !ok || (v != nil && rs.Has(*v))
 }
 
+// num64 matches a 64-bit field (users, mrlen) against 32-bit ranges: a
+// value past 2^32-1 is in none (rdma truncates it to 32 bits first).
+func (m ResMatch) num64(key string, v *uint64) bool {
+	rs, ok := m.Nums[key]
+	return !ok || (v != nil && *v <= 0xffffffff && rs.Has(uint32(*v)))
+}
+
+// addr matches a CM ID's address and port: KEY-addr by the address as
+// inet_ntop writes it, KEY-port by number. An ID without that address
+// (not yet bound or resolved) is left out by either.
+func (m ResMatch) addr(key string, a netip.AddrPort) bool {
+	var text string
+	var port *uint32
+	if a.IsValid() {
+		text = a.Addr().String()
+		p := uint32(a.Port())
+		port = &p
+	}
+	return m.name(key+"-addr", text) && m.num(key+"-port", port)
+}
+
 func (m ResMatch) name(key, v string) bool {
 	ns, ok := m.Names[key]
 	if !ok {
@@ -127,22 +149,25 @@ func (m ResMatch) QP(q QP) bool {
 // CMID says whether m keeps c.
 func (m ResMatch) CMID(c CMID) bool {
 	return m.port(c.Port) && m.num("pid", c.PID) && m.num("lqpn", c.LQPN) && m.num("cm-idn", c.CMIDN) &&
-		m.name("qp-type", c.QPType) && m.name("state", c.State) && m.name("ps", c.PS)
+		m.name("qp-type", c.QPType) && m.name("state", c.State) && m.name("ps", c.PS) &&
+		m.addr("src", c.SrcAddr) && m.addr("dst", c.DstAddr)
 }
 
 // CQ says whether m keeps c.
 func (m ResMatch) CQ(c CQ) bool {
-	return m.num("pid", c.PID) && m.num("cqn", c.CQN) && m.num("ctxn", c.CtxN) && m.name("poll-ctx", c.PollCtx)
+	return m.num("pid", c.PID) && m.num("cqn", c.CQN) && m.num("ctxn", c.CtxN) && m.name("poll-ctx", c.PollCtx) &&
+		m.num64("users", c.Users)
 }
 
 // MR says whether m keeps r.
 func (m ResMatch) MR(r MR) bool {
-	return m.num("pid", r.PID) && m.num("mrn", r.MRN) && m.num("pdn", r.PDN) && m.num("rkey", r.RKey) && m.num("lkey", r.LKey)
+	return m.num("pid", r.PID) && m.num("mrn", r.MRN) && m.num("pdn", r.PDN) && m.num("rkey", r.RKey) && m.num("lkey", r.LKey) &&
+		m.num64("mrlen", r.Len)
 }
 
 // PD says whether m keeps p.
 func (m ResMatch) PD(p PD) bool {
-	return m.num("pid", p.PID) && m.num("pdn", p.PDN) && m.num("ctxn", p.CtxN)
+	return m.num("pid", p.PID) && m.num("pdn", p.PDN) && m.num("ctxn", p.CtxN) && m.num64("users", p.Users)
 }
 
 // Ctx says whether m keeps x.

@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"net/netip"
 	"testing"
 
 	"github.com/rdmactl/rdmactl/internal/nldev"
@@ -111,5 +112,54 @@ func TestResMatch(t *testing.T) {
 	}
 	if err := m.SetNum("cqn", "x"); err == nil {
 		t.Error("cqn x accepted")
+	}
+}
+
+// TestResMatchNewFilters: users and mrlen (64-bit fields against 32-bit
+// ranges), and the CM ID address filters: src-addr/dst-addr by the address
+// text, src-port/dst-port by number; an ID without the address is left out.
+func TestResMatchNewFilters(t *testing.T) {
+	u64 := func(v uint64) *uint64 { return &v }
+	keep := func(set func(m *ResMatch), ok func(m ResMatch) bool) bool {
+		var m ResMatch
+		set(&m)
+		return ok(m)
+	}
+	num := func(k, v string) func(m *ResMatch) { return func(m *ResMatch) { _ = m.SetNum(k, v) } }
+	names := func(k, v string) func(m *ResMatch) { return func(m *ResMatch) { m.SetNames(k, v) } }
+	cq := CQ{Users: u64(2)}
+	pd := PD{Users: u64(1)}
+	mr := MR{Len: u64(4096)}
+	big := MR{Len: u64(1<<32 + 4096)}
+	bound := CMID{SrcAddr: netip.MustParseAddrPort("10.77.0.1:7174")}
+	conn := CMID{SrcAddr: netip.MustParseAddrPort("10.77.0.2:43670"), DstAddr: netip.MustParseAddrPort("10.77.0.1:7174")}
+	v6 := CMID{SrcAddr: netip.MustParseAddrPort("[fe80::1]:7174")}
+	cases := []struct {
+		name string
+		got  bool
+		want bool
+	}{
+		{"cq users 1-3", keep(num("users", "1-3"), func(m ResMatch) bool { return m.CQ(cq) }), true},
+		{"cq users 5", keep(num("users", "5"), func(m ResMatch) bool { return m.CQ(cq) }), false},
+		{"pd users 1", keep(num("users", "1"), func(m ResMatch) bool { return m.PD(pd) }), true},
+		{"pd users 0", keep(num("users", "0"), func(m ResMatch) bool { return m.PD(pd) }), false},
+		{"mr mrlen 4096", keep(num("mrlen", "4096"), func(m ResMatch) bool { return m.MR(mr) }), true},
+		{"mr mrlen 0-100", keep(num("mrlen", "0-100"), func(m ResMatch) bool { return m.MR(mr) }), false},
+		{"mr of 4 GiB+ mrlen 4096", keep(num("mrlen", "4096"), func(m ResMatch) bool { return m.MR(big) }), false},
+		{"src-addr of a bound id", keep(names("src-addr", "10.77.0.1"), func(m ResMatch) bool { return m.CMID(bound) }), true},
+		{"src-addr list", keep(names("src-addr", "10.0.0.9,10.77.0.2"), func(m ResMatch) bool { return m.CMID(conn) }), true},
+		{"src-addr other", keep(names("src-addr", "10.77.0.9"), func(m ResMatch) bool { return m.CMID(bound) }), false},
+		{"src-port", keep(num("src-port", "7000-7200"), func(m ResMatch) bool { return m.CMID(bound) }), true},
+		{"src-port other", keep(num("src-port", "7175"), func(m ResMatch) bool { return m.CMID(bound) }), false},
+		{"dst-addr", keep(names("dst-addr", "10.77.0.1"), func(m ResMatch) bool { return m.CMID(conn) }), true},
+		{"dst-addr of an id without one", keep(names("dst-addr", "10.77.0.1"), func(m ResMatch) bool { return m.CMID(bound) }), false},
+		{"dst-port of an id without one", keep(num("dst-port", "0-65535"), func(m ResMatch) bool { return m.CMID(bound) }), false},
+		{"dst-port", keep(num("dst-port", "7174"), func(m ResMatch) bool { return m.CMID(conn) }), true},
+		{"ipv6 src-addr", keep(names("src-addr", "FE80::1"), func(m ResMatch) bool { return m.CMID(v6) }), true},
+	}
+	for _, c := range cases {
+		if c.got != c.want {
+			t.Errorf("%s: kept %v, want %v", c.name, c.got, c.want)
+		}
 	}
 }

@@ -46,11 +46,13 @@ type Owner struct {
 	Kernel bool
 }
 
-// ResHead is what every resource carries: its device and owner.
+// ResHead is what every resource carries: its device and owner, and the
+// driver's own details (rdma -dd; none on rxe and siw).
 type ResHead struct {
 	DevIndex uint32
 	Dev      string
 	Owner
+	Driver []nldev.DriverAttr
 }
 
 // QP is one queue pair. Pointers are nil and strings "" when the kernel
@@ -66,6 +68,7 @@ type QP struct {
 	SQPSN        *uint32
 	PathMigState string // "MIGRATED", "REARM", "ARMED"
 	PDN          *uint32
+	Subtype      string // a driver QP's kind (Type "DRIVER")
 }
 
 // CQ is one completion queue.
@@ -269,7 +272,7 @@ func (s *Source) procRoot() string {
 }
 
 func (s *Source) head(h nldev.ResHead) ResHead {
-	return ResHead{DevIndex: h.DevIndex, Dev: h.DevName, Owner: s.owner(h.Owner)}
+	return ResHead{DevIndex: h.DevIndex, Dev: h.DevName, Owner: s.owner(h.Owner), Driver: h.Driver}
 }
 
 func name8(v *uint8, f func(uint8) string) string {
@@ -325,7 +328,8 @@ func (s *Source) QPs(f ResFilter) ([]QP, error) {
 			}
 			out = append(out, QP{ResHead: h, Port: q.Port, LQPN: q.LQPN, RQPN: q.RQPN,
 				Type: name8(q.Type, nldev.QPTypeName), State: name8(q.State, nldev.QPStateName),
-				RQPSN: q.RQPSN, SQPSN: q.SQPSN, PathMigState: name8(q.PathMigState, nldev.PathMigStateName), PDN: q.PDN})
+				RQPSN: q.RQPSN, SQPSN: q.SQPSN, PathMigState: name8(q.PathMigState, nldev.PathMigStateName), PDN: q.PDN,
+				Subtype: q.Subtype})
 		}
 		return err
 	})

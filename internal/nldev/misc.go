@@ -176,7 +176,11 @@ func decodeSummary(b []byte) Summary {
 
 // ResourceSummary counts the resources of every device (one dump).
 func (c *Client) ResourceSummary() ([]Summary, error) {
-	msgs, err := c.do(cmdResGet, true, nil)
+	var e encoder
+	if c.driverDetails {
+		e.u8(attrDriverDetails, 1) // counts include the driver's own objects (6.9+)
+	}
+	msgs, err := c.do(cmdResGet, true, e.b)
 	if err != nil {
 		return nil, err
 	}

@@ -142,8 +142,15 @@ var ErrNoRDMA = errors.New("this kernel has no RDMA netlink (NETLINK_RDMA socket
 // Client talks NLDEV over one netlink socket. It is not safe for
 // concurrent use.
 type Client struct {
-	c *netlink.Conn
+	c             *netlink.Conn
+	driverDetails bool // resource dumps ask for driver details (SetDriverDetails)
 }
+
+// SetDriverDetails makes resource dumps ask for the driver's details, as
+// rdma -dd does (RDMA_NLDEV_ATTR_DRIVER_DETAILS): kernels from 6.9 on then
+// also list objects only the driver knows. The DRIVER tables themselves
+// come whether asked or not.
+func (c *Client) SetDriverDetails(on bool) { c.driverDetails = on }
 
 // Dial opens a NETLINK_RDMA socket. A kernel without RDMA gives an error
 // matching ErrNoRDMA.
@@ -177,6 +184,8 @@ var opNames = map[uint16]string{
 	cmdResQPGet: "RES_QP_GET", cmdResCMIDGet: "RES_CM_ID_GET", cmdResCQGet: "RES_CQ_GET",
 	cmdResMRGet: "RES_MR_GET", cmdResPDGet: "RES_PD_GET", cmdGetChardev: "GET_CHARDEV",
 	cmdStatGet: "STAT_GET", cmdResCtxGet: "RES_CTX_GET", cmdResSRQGet: "RES_SRQ_GET",
+	cmdResQPGetRaw: "RES_QP_GET_RAW", cmdResCQGetRaw: "RES_CQ_GET_RAW", cmdResMRGetRaw: "RES_MR_GET_RAW",
+	cmdResSRQGetRaw: "RES_SRQ_GET_RAW",
 }
 
 // do sends one request and returns the attribute payloads of the answers.

@@ -23,6 +23,9 @@ type ResHead struct {
 	DevIndex uint32
 	DevName  string
 	Owner
+	// Driver is the entry's driver details (rdma -dd), in the kernel's
+	// order; nil when the driver reports none (rxe, siw).
+	Driver []DriverAttr
 }
 
 // QP is one entry of RES_QP_GET. Fields the kernel omits (rqpn, rq_psn,
@@ -38,6 +41,7 @@ type QP struct {
 	SQPSN        *uint32
 	PathMigState *uint8
 	PDN          *uint32
+	Subtype      string // a driver QP's (Type 0xff) kind, as its driver names it
 }
 
 // CQ is one entry of RES_CQ_GET.
@@ -127,6 +131,11 @@ func (c *Client) resDump(op, table, entry uint16, fn func(h ResHead, a attrs)) e
 func (c *Client) resDumpOf(devs []Device, op, table, entry uint16, fn func(h ResHead, a attrs)) error {
 	for _, d := range devs {
 		var e encoder
+		if c.driverDetails {
+			// As rdma -dd: the kernel (6.9+) then lists the driver's
+			// own objects too; older kernels ignore the attribute.
+			e.u8(attrDriverDetails, 1)
+		}
 		e.u32(attrDevIndex, d.Index)
 		msgs, err := c.do(op, true, e.b)
 		if err != nil {
@@ -148,6 +157,7 @@ func decodeRes(m []byte, table, entry uint16, fn func(h ResHead, a attrs)) {
 	for _, e := range a.entries(table, entry) {
 		hh := h
 		hh.Owner = decodeOwner(e)
+		hh.Driver = decodeDriver(e)
 		fn(hh, e)
 	}
 }
@@ -155,7 +165,8 @@ func decodeRes(m []byte, table, entry uint16, fn func(h ResHead, a attrs)) {
 func decodeQP(h ResHead, e attrs) QP {
 	return QP{ResHead: h, Port: e.u32(attrPortIndex), LQPN: e.u32(attrResLQPN), RQPN: e.u32(attrResRQPN),
 		Type: e.u8(attrResType), State: e.u8(attrResState), RQPSN: e.u32(attrResRQPSN),
-		SQPSN: e.u32(attrResSQPSN), PathMigState: e.u8(attrResPathMigState), PDN: e.u32(attrResPDN)}
+		SQPSN: e.u32(attrResSQPSN), PathMigState: e.u8(attrResPathMigState), PDN: e.u32(attrResPDN),
+		Subtype: e.str(attrResSubtype)}
 }
 
 func decodeCQ(h ResHead, e attrs) CQ {
