@@ -22,7 +22,7 @@ type perfEventOpts struct {
 
 func perfEventFlags(fs *pflag.FlagSet, f *perfFlags) {
 	p := &f.p
-	fs.BoolVarP(&p.UseEvent, "events", "e", false, "wait for completions on a completion channel instead of polling (rxe)")
+	fs.BoolVarP(&p.UseEvent, "events", "e", false, "wait for completions on a completion channel instead of polling (rxe; mlx5 checked to the ABI only)")
 	fs.BoolVar(&p.RunInfinitely, "run_infinitely", false, "bw: run -D periods (default 5 s), a row each, until Ctrl-C (both sides)")
 	fs.StringVarP(&f.ev.counterList, "report-counters", "W", "", "print the change of these port counter files after each row, as perftest (e.g. counters/port_xmit_data,hw_counters/rcvd_seq_err)")
 	fs.BoolVar(&p.CounterDeltas, "counters", false, "report the port's retransmission, sequence, congestion, RNR, error and discard counters' change over the run")

@@ -27,11 +27,11 @@ import (
 //
 // Arm and Wait are the data path: //go:nosplit, no allocation, no
 // pointer stores, errors preallocated, so that perf's loops can call them
-// detached from the scheduler (detached.go). Arm is a write() of a
-// prebuilt REQ_NOTIFY_CQ command: rxe's req_notify is that command (the
-// kernel sets the CQ's notify flag). mlx5 arms in user space (the CQ's
-// doorbell record and the UAR's CQ doorbell, mlx5dv.h), which this
-// package does not implement yet: CreateCQOn refuses it.
+// detached from the scheduler (detached.go). On rxe Arm is a write() of
+// a prebuilt REQ_NOTIFY_CQ command: rxe's req_notify is that command
+// (the kernel sets the CQ's notify flag). mlx5 arms in user space, the
+// CQ's doorbell record and the UAR's CQ doorbell (mlx5_cqarm.go), with the
+// events Wait counted for the CQ as its arm sequence number.
 
 // struct ib_uverbs_create_comp_channel (8 B).
 type abiCreateCompChannel struct {
@@ -119,13 +119,10 @@ func (c *Context) CreateCompChannel() (*CompChannel, error) {
 // FD is the channel's file descriptor (-1 once closed).
 func (ch *CompChannel) FD() int { return ch.fd }
 
-// take hands out the next slot for a CQ whose provider is pc.
-func (ch *CompChannel) take(pc providerContext) (int, error) {
+// take hands out the next slot for a CQ.
+func (ch *CompChannel) take() (int, error) {
 	if ch == nil {
 		return -1, nil
-	}
-	if _, ok := pc.(*rxeContext); !ok {
-		return 0, fmt.Errorf("%s: completion events (-e) are implemented for rxe only: arming an mlx5 CQ goes through its doorbell record and UAR, not done yet: %w", ch.ctx.dev.Name, ErrUnsupported)
 	}
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
@@ -139,9 +136,11 @@ func (ch *CompChannel) take(pc providerContext) (int, error) {
 	return ch.next - 1, nil
 }
 
-// attach makes the event state of a CQ created in slot.
-func (ch *CompChannel) attach(slot int, cmdFD int, handle uint32) *cqEvents {
+// attach makes the event state of a CQ created in slot, whose provider
+// queue is p (an *mlx5CQ is armed through its doorbells).
+func (ch *CompChannel) attach(slot int, cmdFD int, handle uint32, p providerCQ) *cqEvents {
 	e := &cqEvents{ch: ch, st: ch.st, slot: slot, fd: cmdFD}
+	e.mlx5, _ = p.(*mlx5CQ)
 	hdr := uvCmdHdr{Command: cmdReqNotifyCQ, InWords: uint16((8 + unsafe.Sizeof(abiReqNotifyCQ{})) / 4)}
 	req := abiReqNotifyCQ{CQHandle: handle}
 	copy(e.cmd[:8], bytesOf(&hdr))
@@ -154,7 +153,7 @@ func (ch *CompChannel) attach(slot int, cmdFD int, handle uint32) *cqEvents {
 }
 
 // CreateCQOn creates a CQ as CreateCQ does, whose completion events go
-// to ch once armed (CQ.Arm). rxe only (see the top of this file).
+// to ch once armed (CQ.Arm).
 func (c *Context) CreateCQOn(cqe int, ch *CompChannel) (*CQ, error) {
 	if ch == nil {
 		return nil, errors.New("verbs: CreateCQOn needs a completion channel")
@@ -163,13 +162,15 @@ func (c *Context) CreateCQOn(cqe int, ch *CompChannel) (*CQ, error) {
 }
 
 // cqEvents is a CQ's side of its channel: the prebuilt REQ_NOTIFY_CQ
-// command and the slot its events are counted in.
+// command (or the mlx5 CQ armed in user space) and the slot its events
+// are counted in.
 type cqEvents struct {
 	ch     *CompChannel
 	st     *chanState
 	slot   int
 	fd     int      // the uverbs command fd
 	cmd    [16]byte // cmd_hdr + ib_uverbs_req_notify_cq
+	mlx5   *mlx5CQ  // non-nil: arm through its doorbells, not cmd
 	armErr chanError
 	// reported is DESTROY_CQ's comp_events_reported, once closed.
 	reported uint32
@@ -182,7 +183,9 @@ var errNoChannel = errors.New("verbs: CQ has no completion channel (create it wi
 // Arm requests an event for the CQ's next completion (REQ_NOTIFY_CQ,
 // solicited_only 0) unless it is armed already: did says whether it
 // armed now. A completion that arrived before the arming raises no
-// event, so poll the CQ once more after arming and before waiting.
+// event, so poll the CQ once more after arming and before waiting. On
+// mlx5 call it from the goroutine that polls the CQ (the arm word
+// carries the consumer index).
 //
 //go:nosplit
 func (cq *CQ) Arm() (did bool, err error) {
@@ -190,8 +193,18 @@ func (cq *CQ) Arm() (did bool, err error) {
 	if e == nil {
 		return false, errNoChannel
 	}
+	if e.closed {
+		return false, ErrClosed // an mlx5 CQ's doorbell record is unmapped
+	}
 	if e.st.armed[e.slot] {
 		return false, nil
+	}
+	if e.mlx5 != nil {
+		// arm_sn: the events read for this CQ (rdma-core's
+		// mlx5_cq_event once per ibv_get_cq_event).
+		e.mlx5.arm(uint32(e.st.events[e.slot]), false)
+		e.st.armed[e.slot] = true
+		return true, nil
 	}
 	_, _, errno := unix.RawSyscall(unix.SYS_WRITE, uintptr(e.fd), uintptr(unsafe.Pointer(&e.cmd[0])), uintptr(len(e.cmd)))
 	if errno != 0 {

@@ -78,7 +78,7 @@ func TestArmCommand(t *testing.T) {
 	}
 	defer unix.Close(p[0])
 	ch.live = 0
-	cq := &CQ{ev: ch.attach(3, p[1], 0x1234)}
+	cq := &CQ{ev: ch.attach(3, p[1], 0x1234, nil)}
 	for i, want := range []bool{true, false} {
 		did, err := cq.Arm()
 		if err != nil || did != want {

@@ -33,7 +33,7 @@ func (c *Context) createCQ(cqe int, ch *CompChannel) (*CQ, error) {
 		return nil, err
 	}
 	req := &cqRequest{Device: c.dev.Name, CQE: cqe}
-	slot, err := ch.take(pc)
+	slot, err := ch.take()
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func (c *Context) createCQ(cqe int, ch *CompChannel) (*CQ, error) {
 	}
 	cq := &CQ{ctx: c, handle: handle, cqe: int(req.ActualCQE), prov: p}
 	if ch != nil {
-		cq.ev = ch.attach(slot, c.fd, handle)
+		cq.ev = ch.attach(slot, c.fd, handle, p)
 	}
 	cq.key = c.addChild(cq.Close)
 	return cq, nil

@@ -29,7 +29,9 @@ import (
 // Restrictions of this first version: RC and UC QPs (UD needs an address
 // vector in every WQE, built from CREATE_AH's mlx5 response: not done), one
 // SGE per WR, no BlueFlame (the 8-byte doorbell only, as rdma-core with
-// MLX5_SHUT_UP_BF=1), 64-byte CQEs, busy polling (no CQ arming).
+// MLX5_SHUT_UP_BF=1), 64-byte CQEs. CQs are polled, and armed for
+// completion events through their doorbell record and UAR
+// (mlx5_cqarm.go).
 //
 // Queues are not locked, as with rxe: one goroutine at a time per send
 // queue, receive queue and CQ.
@@ -190,6 +192,8 @@ type mlx5CQ struct {
 	mu        sync.Mutex
 	lastQP    int
 	err       QueueError
+	// armReg is the CQ doorbell in the UAR (mlx5_cqarm.go).
+	armReg unsafe.Pointer
 }
 
 // mlx5MaxGoneQPs bounds how many closed QPs a CQ remembers.
@@ -204,6 +208,9 @@ func (c *mlx5Context) createCQ(req *cqRequest, exec execFunc) (providerCQ, error
 	if err != nil {
 		return nil, err
 	}
+	cq.armReg = c.cqDoorbell()
+	// No UAR page index (flags 0): the kernel arms the CQ through the
+	// first static UAR, cqDoorbell's.
 	cmd := mlx5CreateCQ{BufAddr: addr(cq.buf), DBAddr: addr(cq.dbr), CQESize: mlx5CQESize}
 	var resp mlx5CreateCQResp
 	// The core sends ncqe-1; the kernel rounds cqe+1 up to ncqe again.

@@ -99,6 +99,8 @@ var mlx5Consts = map[string]int64{
 	"MLX5_OPCODE_ATOMIC_CS": mlx5OpAtomicCS, "MLX5_OPCODE_ATOMIC_FA": mlx5OpAtomicFA,
 	"IBV_WR_ATOMIC_CMP_AND_SWP": int64(OpAtomicCmpSwap), "IBV_WR_ATOMIC_FETCH_AND_ADD": int64(OpAtomicFetchAdd),
 	"IBV_WC_COMP_SWAP": int64(WCCompSwap), "IBV_WC_FETCH_ADD": int64(WCFetchAdd),
+	// CQ arming (mlx5_cqarm.go)
+	"MLX5_CQ_DOORBELL": mlx5CQDoorbell, "MLX5_CQ_DB_REQ_NOT_SOL": mlx5CQDBReqNotSol, "MLX5_CQ_DB_REQ_NOT": mlx5CQDBReqNot,
 	// SRQ (mlx5_srq.go)
 	"mlx5_wqe_srq_next_seg.size": mlx5SRQNextSeg, "mlx5_wqe_srq_next_seg.next_wqe_index": mlx5SRQNextIndex,
 }

@@ -17,6 +17,11 @@
  *   golden rwqe     reads receive WRs ("stride length lkey addr") and writes
  *                   each receive WQE as rdma-core's mlx5_post_recv builds it
  *                   (mlx5dv_set_data_seg, MLX5_INVALID_LKEY terminator).
+ *   golden cqarm    reads "arm_sn cons_index cqn solicited" lines and writes,
+ *                   per line, what rdma-core's mlx5_arm_cq leaves behind:
+ *                   the CQ's 8-byte doorbell record (consumer index word as
+ *                   poll left it, then the arm word) and the first 64 bytes
+ *                   of the UAR page (the 64-bit doorbell at MLX5_CQ_DOORBELL).
  *
  * wqe input: first line "sq_wqe_cnt qpn cur_post"; then one WR per line:
  * "ibv_wr_opcode ibv_send_flags imm lkey addr length raddr rkey sigall seed"
@@ -193,6 +198,7 @@ static int layout(void)
 	E(MLX5_IB_OBJECT_DEVX); E(MLX5_IB_METHOD_DEVX_OTHER); E(MLX5_IB_ATTR_DEVX_OTHER_CMD_IN);
 	E(MLX5_IB_ATTR_DEVX_OTHER_CMD_OUT); E(MLX5_IB_ALLOC_UCTX_DEVX); E(MLX5_LIB_CAP_4K_UAR);
 	E(MLX5_IB_MMAP_REGULAR_PAGE); E(RDMA_DRIVER_MLX5);
+	E(MLX5_CQ_DOORBELL); E(MLX5_CQ_DB_REQ_NOT_SOL); E(MLX5_CQ_DB_REQ_NOT);
 	return 0;
 }
 
@@ -344,6 +350,42 @@ static int rwqe(void)
 	return 0;
 }
 
+/* The arm of rdma-core's providers/mlx5/cq.c (mlx5_arm_cq), from mlx5dv.h's
+ * MLX5_CQ_DB_REQ_NOT(_SOL) and MLX5_CQ_DOORBELL. The doorbell record's word
+ * indices (MLX5_CQ_SET_CI 0, MLX5_CQ_ARM_DB 1) are in rdma-core's private
+ * mlx5.h, not in mlx5dv.h; mmio_write64_be stores the big-endian value as
+ * it is. */
+static int cqarm(void)
+{
+	unsigned sn, ci, cqn, sol;
+	while (scanf("%u %u %u %u", &sn, &ci, &cqn, &sol) == 4) {
+		struct mlx5dv_cq cq;
+		__be32 dbrec[2];
+		uint8_t uar[64];
+		memset(&cq, 0, sizeof(cq));
+		memset(uar, 0, sizeof(uar));
+		cq.dbrec = dbrec;
+		cq.cq_uar = uar;
+		cq.cqn = cqn;
+		cq.dbrec[0] = htobe32(ci & 0xffffff); /* update_cons_index */
+		cq.dbrec[1] = 0;
+
+		uint32_t s = sn & 3;
+		uint32_t c = ci & 0xffffff;
+		uint32_t cmd = sol ? MLX5_CQ_DB_REQ_NOT_SOL : MLX5_CQ_DB_REQ_NOT;
+		uint64_t doorbell = s << 28 | cmd | c;
+		doorbell <<= 32;
+		doorbell |= cq.cqn;
+		cq.dbrec[1] = htobe32(s << 28 | cmd | c);
+		uint64_t be = htobe64(doorbell);
+		memcpy((uint8_t *)cq.cq_uar + MLX5_CQ_DOORBELL, &be, sizeof(be));
+
+		fwrite(dbrec, 1, sizeof(dbrec), stdout);
+		fwrite(uar, 1, sizeof(uar), stdout);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "layout"))
@@ -354,6 +396,8 @@ int main(int argc, char **argv)
 		return cqe();
 	if (argc == 2 && !strcmp(argv[1], "rwqe"))
 		return rwqe();
-	fprintf(stderr, "usage: golden layout|wqe|cqe|rwqe\n");
+	if (argc == 2 && !strcmp(argv[1], "cqarm"))
+		return cqarm();
+	fprintf(stderr, "usage: golden layout|wqe|cqe|rwqe|cqarm\n");
 	return 2;
 }
