@@ -69,10 +69,17 @@ func TestVMPerfRDMACMBytes(t *testing.T) {
 				src, dst = srv, cli
 				srcOff, dstOff = dstOff, srcOff
 			}
-			var got []byte
+			var got, sent []byte
 			src.testBefore = func(res *Resources, my []Dest) {
 				o := srcOff(res, my)
 				copy(res.Buf[o:o+size], pattern)
+			}
+			// What the source held when the run ended is what went out: a
+			// send test overwrites it with srqPattern (srq.go), which an
+			// rdmactl receiver checks.
+			src.testAfter = func(res *Resources, my []Dest) {
+				o := srcOff(res, my)
+				sent = append([]byte(nil), res.Buf[o:o+size]...)
 			}
 			dst.testBefore = func(res *Resources, my []Dest) {
 				o := dstOff(res, my)
@@ -99,14 +106,21 @@ func TestVMPerfRDMACMBytes(t *testing.T) {
 			if serr != nil || cerr != nil {
 				t.Fatalf("server: %v; client: %v", serr, cerr)
 			}
-			if !bytes.Equal(got, pattern) {
+			want := pattern
+			if verb == VerbSend {
+				want = sent
+				if len(sent) != size || bytes.Equal(sent, make([]byte, size)) {
+					t.Fatalf("the sender's source area after the run: %d bytes, all zero or missing", len(sent))
+				}
+			}
+			if !bytes.Equal(got, want) {
 				n := 0
 				for k := range got {
-					if k < len(pattern) && got[k] != pattern[k] {
+					if k < len(want) && got[k] != want[k] {
 						n++
 					}
 				}
-				t.Fatalf("%d of %d bytes differ (got %d bytes)", n, size, len(got))
+				t.Fatalf("%d of %d bytes differ from what the source sent (got %d bytes)", n, size, len(got))
 			}
 			t.Logf("%s: %d bytes verified over -R", verb, size)
 		})
