@@ -11,11 +11,18 @@ import (
 	"github.com/rdmactl/rdmactl/internal/perf"
 )
 
-// TestVMPerfRDMACMQoS: with -R, -T is the TOS byte of every RoCE v2
-// packet of the data QPs in both directions (the CM puts the active
-// side's TOS in the path it sends in the REQ, which the passive side's
-// QP takes), and --retry_count and -u reach rdmactl's QPs as QUERY_QP
-// reports them; against rdmactl and perftest 6.06's -R -T in both roles.
+// TestVMPerfRDMACMQoS: with -R, the client's -T becomes the traffic class
+// of both sides' data QPs (the CM puts the active side's TOS in the path
+// it sends in the REQ, which the passive side's QP takes: a server
+// without -T gets it too), and --retry_count and -u reach rdmactl's QPs,
+// as QUERY_QP reports them; against rdmactl and perftest 6.06's -R -T in
+// both roles.
+//
+// The wire: in this VM the CM resolves 10.77.0.1 to rxe0 on both sides
+// (vm/README.md, Limits), and rxe loops a QP's packets to a QP of its own
+// device back in the kernel, so no RoCE v2 packet of an -R run crosses
+// the veth. The capture runs anyway and checks every packet it does see;
+// with none, the test says so in its log and QUERY_QP is the evidence.
 func TestVMPerfRDMACMQoS(t *testing.T) {
 	before := resShow(t)
 	const (
@@ -23,10 +30,20 @@ func TestVMPerfRDMACMQoS(t *testing.T) {
 		tos      = 106 // DSCP 26 + ECT(0)
 		tmo, r   = 18, 5
 	)
-	for i, c := range []struct{ server, client string }{{"r", "r"}, {"p", "r"}, {"r", "p"}} {
-		t.Run(fmt.Sprintf("server_%s_client_%s", c.server, c.client), func(t *testing.T) {
-			qos := func(who string) []string {
-				a := []string{"-R", "-T", strconv.Itoa(tos), "--retry_count", strconv.Itoa(r)}
+	for i, c := range []struct {
+		server, client string
+		serverT        bool
+	}{{"r", "r", true}, {"p", "r", true}, {"r", "p", true}, {"r", "r", false}, {"r", "p", false}} {
+		name := fmt.Sprintf("server_%s_client_%s", c.server, c.client)
+		if !c.serverT {
+			name += "/server_without_T"
+		}
+		t.Run(name, func(t *testing.T) {
+			qos := func(who string, withT bool) []string {
+				a := []string{"-R", "--retry_count", strconv.Itoa(r)}
+				if withT {
+					a = append(a, "-T", strconv.Itoa(tos))
+				}
 				if who == "r" {
 					a = append(a, "-u", strconv.Itoa(tmo)) // perftest takes no -u with -R
 				}
@@ -39,8 +56,8 @@ func TestVMPerfRDMACMQoS(t *testing.T) {
 				port := 19500 + 10*i + attempt
 				capt := captureRoCE(t, "vrxe0")
 				sout, serr, cout, cerr = runQoSPair(c.server, c.client,
-					qosArgs(c.server, "write", "RC", "rxe0", port, qos(c.server), false),
-					qosArgs(c.client, "write", "RC", "rxe1", port, qos(c.client), true))
+					qosArgs(c.server, "write", "RC", "rxe0", port, qos(c.server, c.serverT), false),
+					qosArgs(c.client, "write", "RC", "rxe1", port, qos(c.client, true), true))
 				seen = capt.snapshot()
 				if !perftestClockFailed(sout+cout) && serr == nil && cerr == nil {
 					break
@@ -51,9 +68,12 @@ func TestVMPerfRDMACMQoS(t *testing.T) {
 				t.Fatalf("server: %v\nclient: %v\n--- server\n%s\n--- client\n%s", serr, cerr, sout, cout)
 			}
 			t.Logf("RoCE v2 packets by direction and TOS: %v", seen)
+			if len(seen) == 0 {
+				t.Log("no RoCE v2 packet crossed vrxe0: the CM ran the pair rxe0 to rxe0, looped back in the kernel; QUERY_QP below is the evidence")
+			}
 			for _, dir := range []string{cli + ">" + srv, srv + ">" + cli} {
 				got := seen[dir]
-				if got[tos] == 0 {
+				if len(seen) != 0 && got[tos] == 0 {
 					t.Errorf("%s: no RoCE v2 packet with TOS %#x (%v)", dir, tos, got)
 				}
 				// At TOS 0 go the CM's MADs (QP1) and the exchange's
