@@ -160,6 +160,11 @@ func (q *QoS) cm() cmQoS {
 	if q.TClass >= 0 {
 		c.TOS = q.TClass // validate made them agree
 	}
+	if q.TClass == 0 && q.TOS == 0 {
+		// The zero QoS of a Params built in code: leave the CM's
+		// default TOS (configfs default_roce_tos) alone.
+		c.TOS = -1
+	}
 	if q.UserTimeout {
 		c.AckTimeout = int(q.Timeout)
 	}

@@ -206,6 +206,8 @@ func TestQoSWithCM(t *testing.T) {
 		want cmQoS
 	}{
 		{NoQoS(), cmQoS{TOS: -1, AckTimeout: -1, Retry: 7}},
+		{QoS{}, cmQoS{TOS: -1, AckTimeout: -1, Retry: 7}},
+		{QoS{TClass: -1, TOS: 0}, cmQoS{TOS: 0, AckTimeout: -1, Retry: 7}},
 		{QoS{TClass: -1, TOS: 106}, cmQoS{TOS: 106, AckTimeout: -1, Retry: 7}},
 		{QoS{TClass: 106, TOS: 106}, cmQoS{TOS: 106, AckTimeout: -1, Retry: 7}},
 		{QoS{TClass: -1, TOS: -1, Timeout: 0, UserTimeout: true, RetryCnt: 3, UserRetry: true}, cmQoS{TOS: -1, AckTimeout: 0, Retry: 3}},
