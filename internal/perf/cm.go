@@ -109,7 +109,8 @@ type cmLink struct {
 	qp    *verbs.QP
 	peer  netip.AddrPort
 	local netip.AddrPort
-	rdl   atomic.Int64 // read deadline, unix ns; 0: none (newConn's goroutine sets it too)
+	src   netip.AddrPort // the client's --bind: the source the CM resolves from (zero: the route's)
+	rdl   atomic.Int64   // read deadline, unix ns; 0: none (newConn's goroutine sets it too)
 	wdl   atomic.Int64
 	gone  bool // the peer disconnected the comm connection
 	ctx   context.Context
@@ -314,7 +315,7 @@ var errCMOption = errors.New("the RDMA CM refused the option")
 // between them (perftest's rdma_cm_address_handler), so that the route
 // carries it as its traffic class.
 func (l *cmLink) resolve(ctx context.Context, id *rdmacm.ID, dst netip.AddrPort, tos int) error {
-	if err := id.ResolveAddr(netip.AddrPort{}, dst, cmTimeout); err != nil {
+	if err := id.ResolveAddr(l.src, dst, cmTimeout); err != nil {
 		return fmt.Errorf("%s has no RDMA route from this host (%w)", dst.Addr(), err)
 	}
 	ev, err := l.wait(ctx, id, time.Now().Add(2*cmTimeout))
@@ -361,10 +362,17 @@ func cmServerAddr(host string, port int) (netip.AddrPort, error) {
 
 // dialCM connects the comm QP to the server, retrying a refused connection
 // until timeout (the TCP dial does the same).
-func dialCM(ctx context.Context, host string, port int, timeout time.Duration, resolve func(rdmacm.Route) (verbs.Device, error)) (*cmLink, error) {
+// bind, when not empty, is the source address (the client's --bind).
+func dialCM(ctx context.Context, host, bind string, port int, timeout time.Duration, resolve func(rdmacm.Route) (verbs.Device, error)) (*cmLink, error) {
 	dst, err := cmServerAddr(host, port)
 	if err != nil {
 		return nil, &PeerError{Err: err}
+	}
+	var src netip.AddrPort
+	if bind != "" {
+		if src, err = cmBindAddr(bind, 0); err != nil {
+			return nil, err
+		}
 	}
 	ch, err := rdmacm.Open()
 	if err != nil {
@@ -372,7 +380,7 @@ func dialCM(ctx context.Context, host string, port int, timeout time.Duration, r
 	}
 	deadline := time.Now().Add(timeout)
 	for {
-		l := &cmLink{ch: ch, ctx: ctx, peer: dst}
+		l := &cmLink{ch: ch, ctx: ctx, peer: dst, src: src}
 		err := l.dialOnce(ctx, dst, deadline, resolve)
 		if err == nil {
 			return l, nil

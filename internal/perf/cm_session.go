@@ -37,7 +37,7 @@ func (s *Session) connectCM(ctx context.Context) error {
 		}
 		l, err = listenCM(ctx, p.Bind, p.Port, s.CMDevice)
 	} else {
-		l, err = dialCM(ctx, p.Host, p.Port, s.DialTimeout, s.CMDevice)
+		l, err = dialCM(ctx, p.Host, p.Bind, p.Port, s.DialTimeout, s.CMDevice)
 	}
 	if err != nil {
 		return err
