@@ -114,7 +114,7 @@ func perfFlagSet(f *perfFlags, verb perf.Verb) *pflag.FlagSet {
 	fs.BoolVarP(&p.Unsorted, "report-unsorted", "U", false, "print every latency sample in the order taken, as perftest's -U (JSON: unsorted_usec)")
 	fs.StringVar(&f.loop, "loop", "", "how the measurement loops run: detached (off the Go scheduler, on rxe), plain (a locked thread), auto (default: $"+rtloop.EnvVar+", else detached where it works)")
 	fs.IntVarP(&p.Port, "port", "p", 18515, "TCP port of the exchange")
-	fs.StringVar(&p.Bind, "bind", "", "server: listen on this address (default: all)")
+	fs.StringVar(&p.Bind, "bind", "", "server: listen on this address (default: all); client with -R: the source address the RDMA CM resolves from")
 	fs.StringVarP(&f.conn, "connection", "c", "RC", "transport: RC, UC, or UD (send only)")
 	addRDMACMFlag(fs, &f.p)
 	addQoSFlags(fs, f)

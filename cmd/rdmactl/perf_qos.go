@@ -21,7 +21,7 @@ func addQoSFlags(fs *pflag.FlagSet, f *perfFlags) {
 	q, l := &f.p.QoS, &f.p.Limits
 	fs.Uint8VarP(&q.SL, "sl", "S", 0, "service level 0..15 (InfiniBand LRH; not carried by RoCE without VLANs)")
 	fs.IntVar(&f.qos.tclass, "tclass", 0, "GRH traffic class 0..255 (RoCE v2: the IP DSCP<<2|ECN byte, e.g. 104 = DSCP 26)")
-	fs.IntVarP(&f.qos.tos, "tos", "T", 0, "type of service 0..255 (perftest: with -R only); here the same as --tclass, not yet with -R")
+	fs.IntVarP(&f.qos.tos, "tos", "T", 0, "type of service 0..255: with -R the CM's RDMA_OPTION_ID_TOS (as perftest), without it the same as --tclass")
 	fs.StringVar(&f.qos.flowLabel, "flow_label", "", "GRH flow labels (20 bits), one per QP in turn: FL0,FL1,...")
 	fs.Uint8VarP(&q.Timeout, "qp-timeout", "u", 14, "RC retransmit timeout 0..31: 4.096 usec * 2^N (0: none)")
 	fs.Uint8Var(&q.RetryCnt, "retry_count", 7, "RC transport retries 0..7")

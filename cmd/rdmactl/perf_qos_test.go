@@ -59,8 +59,9 @@ func TestPerfQoSUsageErrors(t *testing.T) {
 		{[]string{"--limit_lat", "10"}, "--limit_lat applies to latency"},
 		{[]string{"--lat", "--limit_lat", "10", "--limit_lat_pct", "90"}, "--limit_lat_pct 90"},
 		{[]string{"--lat", "--limit_lat_pct", "99"}, "needs --limit_lat"},
-		{[]string{"-R", "--tclass", "104"}, "-R: the RDMA CM sets the data QPs' path"},
-		{[]string{"-R", "-u", "14"}, "-R: the RDMA CM sets the data QPs' path"},
+		{[]string{"-R", "--tclass", "104"}, "--tclass (use -T) not supported with -R"},
+		{[]string{"-R", "-S", "3"}, "-S not supported with -R"},
+		{[]string{"-R", "--flow_label", "5", "--pkey_index", "1"}, "--flow_label, --pkey_index not supported with -R"},
 	} {
 		args := append([]string{"perf", "write"}, c.args...)
 		args = append(args, "10.77.0.1")

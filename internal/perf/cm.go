@@ -109,7 +109,8 @@ type cmLink struct {
 	qp    *verbs.QP
 	peer  netip.AddrPort
 	local netip.AddrPort
-	rdl   atomic.Int64 // read deadline, unix ns; 0: none (newConn's goroutine sets it too)
+	src   netip.AddrPort // the client's --bind: the source the CM resolves from (zero: the route's)
+	rdl   atomic.Int64   // read deadline, unix ns; 0: none (newConn's goroutine sets it too)
 	wdl   atomic.Int64
 	gone  bool // the peer disconnected the comm connection
 	ctx   context.Context
@@ -236,8 +237,10 @@ func modifyFromCM(a rdmacm.QPAttr) (verbs.ModifyAttr, verbs.QPAttrMask) {
 // activeConnect runs the active side of one connection for qp on id, whose
 // route is resolved: CONNECT, then on CONNECT_RESPONSE the QP to RTR and
 // RTS and the RTU (librdmacm: rdma_connect, ucma_process_conn_resp).
-func (l *cmLink) activeConnect(ctx context.Context, id *rdmacm.ID, qp *verbs.QP, rd uint8, deadline time.Time) (rtr, rts rdmacm.QPAttr, err error) {
-	if err = id.Connect(rdmacm.ConnParam{QPNum: qp.QPN(), ResponderResources: rd, InitiatorDepth: rd, RetryCount: 7, RNRRetryCount: 7}); err != nil {
+// retry is the connection parameters' retry and RNR retry counts
+// (perftest: both --retry_count).
+func (l *cmLink) activeConnect(ctx context.Context, id *rdmacm.ID, qp *verbs.QP, rd, retry uint8, deadline time.Time) (rtr, rts rdmacm.QPAttr, err error) {
+	if err = id.Connect(rdmacm.ConnParam{QPNum: qp.QPN(), ResponderResources: rd, InitiatorDepth: rd, RetryCount: retry, RNRRetryCount: retry}); err != nil {
 		return
 	}
 	ev, err := l.wait(ctx, id, deadline)
@@ -263,7 +266,7 @@ func (l *cmLink) activeConnect(ctx context.Context, id *rdmacm.ID, qp *verbs.QP,
 
 // passiveAccept accepts the request on id for qp (in INIT): RTR and RTS
 // with our READ depth, then ACCEPT (librdmacm's rdma_accept).
-func passiveAccept(id *rdmacm.ID, qp *verbs.QP, rd uint8) (rtr, rts rdmacm.QPAttr, err error) {
+func passiveAccept(id *rdmacm.ID, qp *verbs.QP, rd, retry uint8) (rtr, rts rdmacm.QPAttr, err error) {
 	if _, err = cmModify(id, qp, rdmacm.StateInit, -1); err != nil {
 		return
 	}
@@ -273,7 +276,7 @@ func passiveAccept(id *rdmacm.ID, qp *verbs.QP, rd uint8) (rtr, rts rdmacm.QPAtt
 	if rts, err = cmModify(id, qp, rdmacm.StateRTS, int(rd)); err != nil {
 		return
 	}
-	err = id.Accept(rdmacm.ConnParam{QPNum: qp.QPN(), ResponderResources: rd, InitiatorDepth: rd, RetryCount: 7, RNRRetryCount: 7})
+	err = id.Accept(rdmacm.ConnParam{QPNum: qp.QPN(), ResponderResources: rd, InitiatorDepth: rd, RetryCount: retry, RNRRetryCount: retry})
 	return
 }
 
@@ -305,9 +308,14 @@ func (l *cmLink) wait(ctx context.Context, id *rdmacm.ID, deadline time.Time) (r
 	}
 }
 
-// resolve runs ADDR and ROUTE resolution of dst on id.
-func (l *cmLink) resolve(ctx context.Context, id *rdmacm.ID, dst netip.AddrPort) error {
-	if err := id.ResolveAddr(netip.AddrPort{}, dst, cmTimeout); err != nil {
+// errCMOption marks a failed SET_OPTION: a local refusal, not the peer's.
+var errCMOption = errors.New("the RDMA CM refused the option")
+
+// resolve runs ADDR and ROUTE resolution of dst on id; tos >= 0 is set
+// between them (perftest's rdma_cm_address_handler), so that the route
+// carries it as its traffic class.
+func (l *cmLink) resolve(ctx context.Context, id *rdmacm.ID, dst netip.AddrPort, tos int) error {
+	if err := id.ResolveAddr(l.src, dst, cmTimeout); err != nil {
 		return fmt.Errorf("%s has no RDMA route from this host (%w)", dst.Addr(), err)
 	}
 	ev, err := l.wait(ctx, id, time.Now().Add(2*cmTimeout))
@@ -316,6 +324,11 @@ func (l *cmLink) resolve(ctx context.Context, id *rdmacm.ID, dst netip.AddrPort)
 	}
 	if ev.Type != rdmacm.EventAddrResolved || ev.Status != 0 {
 		return fmt.Errorf("%s has no RDMA route from this host: %w", dst.Addr(), ev.Err())
+	}
+	if tos >= 0 {
+		if err := id.SetTOS(uint8(tos)); err != nil {
+			return fmt.Errorf("-T %d: %w: %w", tos, errCMOption, err)
+		}
 	}
 	if err := id.ResolveRoute(cmTimeout); err != nil {
 		return err
@@ -349,10 +362,17 @@ func cmServerAddr(host string, port int) (netip.AddrPort, error) {
 
 // dialCM connects the comm QP to the server, retrying a refused connection
 // until timeout (the TCP dial does the same).
-func dialCM(ctx context.Context, host string, port int, timeout time.Duration, resolve func(rdmacm.Route) (verbs.Device, error)) (*cmLink, error) {
+// bind, when not empty, is the source address (the client's --bind).
+func dialCM(ctx context.Context, host, bind string, port int, timeout time.Duration, resolve func(rdmacm.Route) (verbs.Device, error)) (*cmLink, error) {
 	dst, err := cmServerAddr(host, port)
 	if err != nil {
 		return nil, &PeerError{Err: err}
+	}
+	var src netip.AddrPort
+	if bind != "" {
+		if src, err = cmBindAddr(bind, 0); err != nil {
+			return nil, err
+		}
 	}
 	ch, err := rdmacm.Open()
 	if err != nil {
@@ -360,7 +380,7 @@ func dialCM(ctx context.Context, host string, port int, timeout time.Duration, r
 	}
 	deadline := time.Now().Add(timeout)
 	for {
-		l := &cmLink{ch: ch, ctx: ctx, peer: dst}
+		l := &cmLink{ch: ch, ctx: ctx, peer: dst, src: src}
 		err := l.dialOnce(ctx, dst, deadline, resolve)
 		if err == nil {
 			return l, nil
@@ -399,14 +419,14 @@ func (l *cmLink) dialOnce(ctx context.Context, dst netip.AddrPort, deadline time
 	if l.id, err = l.ch.CreateID(rdmacm.PSTCP); err != nil {
 		return err
 	}
-	if err := l.resolve(ctx, l.id, dst); err != nil {
+	if err := l.resolve(ctx, l.id, dst, -1); err != nil {
 		return &PeerError{Err: err}
 	}
 	if err := l.open(l.id, resolve); err != nil {
 		return err
 	}
 	l.local = l.route.Src
-	_, _, err = l.activeConnect(ctx, l.id, l.qp, 0, deadline.Add(5*time.Second))
+	_, _, err = l.activeConnect(ctx, l.id, l.qp, 0, 7, deadline.Add(5*time.Second))
 	return err
 }
 
@@ -422,7 +442,7 @@ func listenCM(ctx context.Context, bind string, port int, resolve func(rdmacm.Ro
 	if err != nil {
 		return nil, err
 	}
-	lid, err := listenOn(ch, ap, 1)
+	lid, err := listenOn(ch, ap, 1, -1)
 	if err != nil {
 		_ = ch.Close()
 		return nil, err
@@ -441,7 +461,7 @@ func listenCM(ctx context.Context, bind string, port int, resolve func(rdmacm.Ro
 		return nil, err
 	}
 	l.local, l.peer = l.route.Src, l.route.Dst
-	if _, _, err := passiveAccept(l.id, l.qp, 0); err != nil {
+	if _, _, err := passiveAccept(l.id, l.qp, 0, 7); err != nil {
 		l.closeLink(true)
 		return nil, err
 	}
@@ -459,10 +479,18 @@ func cmBindAddr(bind string, port int) (netip.AddrPort, error) {
 	return netip.AddrPortFrom(a.Unmap(), uint16(port)), nil
 }
 
-func listenOn(ch *rdmacm.Channel, ap netip.AddrPort, backlog int) (*rdmacm.ID, error) {
+// listenOn listens on ap; tos >= 0 is set before LISTEN, as librdmacm
+// orders it (the kernel copies it to the per-device listeners).
+func listenOn(ch *rdmacm.Channel, ap netip.AddrPort, backlog, tos int) (*rdmacm.ID, error) {
 	lid, err := ch.CreateID(rdmacm.PSTCP)
 	if err != nil {
 		return nil, err
+	}
+	if tos >= 0 {
+		if err := lid.SetTOS(uint8(tos)); err != nil {
+			_ = lid.Destroy()
+			return nil, err
+		}
 	}
 	if err := lid.Bind(ap); err != nil {
 		_ = lid.Destroy()

@@ -37,7 +37,7 @@ func (s *Session) connectCM(ctx context.Context) error {
 		}
 		l, err = listenCM(ctx, p.Bind, p.Port, s.CMDevice)
 	} else {
-		l, err = dialCM(ctx, p.Host, p.Port, s.DialTimeout, s.CMDevice)
+		l, err = dialCM(ctx, p.Host, p.Bind, p.Port, s.DialTimeout, s.CMDevice)
 	}
 	if err != nil {
 		return err
@@ -99,7 +99,7 @@ func (s *Session) connectDataCM(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if lid, err = listenOn(l.ch, ap, p.QPs); err != nil {
+		if lid, err = listenOn(l.ch, ap, p.QPs, p.QoS.cm().TOS); err != nil {
 			return err
 		}
 		defer func() { _ = lid.Destroy() }()
@@ -134,7 +134,7 @@ func (s *Session) dialDataQP(ctx context.Context, qp *verbs.QP, rd uint8) (rtr, 
 			return
 		}
 		if err = s.prepareDataQP(ctx, id, qp, false); err == nil {
-			rtr, rts, err = l.activeConnect(ctx, id, qp, rd, time.Now().Add(s.StepTimeout))
+			rtr, rts, err = l.activeConnect(ctx, id, qp, rd, s.P.QoS.cm().Retry, time.Now().Add(s.StepTimeout))
 		}
 		if err == nil {
 			l.data = append(l.data, id)
@@ -164,7 +164,7 @@ func (s *Session) acceptDataQP(ctx context.Context, lid *rdmacm.ID, qp *verbs.QP
 	}
 	id := l.ch.Adopt(ev, lid)
 	if err = s.prepareDataQP(ctx, id, qp, true); err == nil {
-		rtr, rts, err = passiveAccept(id, qp, rd)
+		rtr, rts, err = passiveAccept(id, qp, rd, s.P.QoS.cm().Retry)
 	}
 	if err != nil {
 		_ = id.Reject()
@@ -182,10 +182,20 @@ func (s *Session) acceptDataQP(ctx context.Context, lid *rdmacm.ID, qp *verbs.QP
 // checks that it is the comm connection's device, and moves the QP to
 // INIT (librdmacm's rdma_create_qp).
 func (s *Session) prepareDataQP(ctx context.Context, id *rdmacm.ID, qp *verbs.QP, server bool) error {
-	l := s.cm
+	l, q := s.cm, s.P.QoS.cm()
 	if !server {
-		if err := l.resolve(ctx, id, l.peer); err != nil {
+		if err := l.resolve(ctx, id, l.peer, q.TOS); err != nil {
+			if errors.Is(err, errCMOption) {
+				return err // ours, not the peer's
+			}
 			return &PeerError{Err: err}
+		}
+	}
+	// -u: the ACK timeout the CM puts in the RTS attributes (perftest has
+	// no way to pass -u with -R); set on each side's own id.
+	if q.AckTimeout >= 0 {
+		if err := id.SetAckTimeout(uint8(q.AckTimeout)); err != nil {
+			return fmt.Errorf("-u %d: %w", q.AckTimeout, err)
 		}
 	}
 	r, err := id.QueryRoute()

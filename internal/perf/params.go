@@ -221,8 +221,10 @@ func (p *Params) Validate() error {
 	if err := p.QoS.validate(); err != nil {
 		return err
 	}
-	if p.RDMACM && p.QoS.given() {
-		return errQoSWithCM
+	if p.RDMACM {
+		if err := p.QoS.validateCM(); err != nil {
+			return err
+		}
 	}
 	if err := p.Limits.validate(p.Test); err != nil {
 		return err

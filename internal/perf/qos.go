@@ -121,11 +121,55 @@ func (q *QoS) given() bool {
 	return q.SL != 0 || q.TClass > 0 || q.TOS > 0 || len(q.FlowLabels) > 0 || q.UserTimeout || q.UserRetry || q.PKeyIndex != 0
 }
 
-// errQoSWithCM: with -R the RDMA CM moves the data QPs through INIT, RTR
-// and RTS with the path it resolved (cm_session.go), so the options would
-// be silently lost; refused until they are passed to the CM
-// (RDMA_OPTION_ID_TOS, ACK_TIMEOUT, conn_param.retry_count).
-var errQoSWithCM = errors.New("-R: the RDMA CM sets the data QPs' path and timers; -S, --tclass, -T, --flow_label, -u, --retry_count and --pkey_index are not passed to it yet (run them without -R)")
+// validateCM refuses, with -R, the options the RDMA CM cannot carry: the
+// CM moves the data QPs through INIT, RTR and RTS with the path it
+// resolved (cm_session.go), and perftest ignores these there. -T (the
+// path's TOS), -u (RDMA_OPTION_ID_ACK_TIMEOUT) and --retry_count (the
+// connection parameters) are applied (cmQoS).
+func (q *QoS) validateCM() error {
+	var bad []string
+	if q.SL != 0 {
+		bad = append(bad, "-S")
+	}
+	if q.TClass >= 0 && q.TOS < 0 {
+		bad = append(bad, "--tclass (use -T)")
+	}
+	if len(q.FlowLabels) > 0 {
+		bad = append(bad, "--flow_label")
+	}
+	if q.PKeyIndex != 0 {
+		bad = append(bad, "--pkey_index")
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return fmt.Errorf("-R: the RDMA CM chooses the path's SL, flow label and P_Key (perftest ignores them with -R): %s not supported with -R; -T, -u and --retry_count are", strings.Join(bad, ", "))
+}
+
+// cmQoS is what the CM path applies of the QoS options: TOS (-1: none)
+// set on the ids, the ACK timeout (-1: the CM's own), and the connection
+// parameters' retry counts (perftest: both --retry_count, default 7).
+type cmQoS struct {
+	TOS        int
+	AckTimeout int
+	Retry      uint8
+}
+
+func (q *QoS) cm() cmQoS {
+	c := cmQoS{TOS: q.TOS, AckTimeout: -1, Retry: q.RetryCount()}
+	if q.TClass >= 0 {
+		c.TOS = q.TClass // validate made them agree
+	}
+	if q.TClass == 0 && q.TOS == 0 {
+		// The zero QoS of a Params built in code: leave the CM's
+		// default TOS (configfs default_roce_tos) alone.
+		c.TOS = -1
+	}
+	if q.UserTimeout {
+		c.AckTimeout = int(q.Timeout)
+	}
+	return c
+}
 
 // ParseFlowLabels parses --flow_label's "fl0,fl1,..." (decimal, or hex
 // with 0x, as perftest's strtol base 0).

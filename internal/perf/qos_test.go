@@ -196,3 +196,41 @@ func FuzzParseFlowLabels(f *testing.F) {
 		}
 	})
 }
+
+// TestQoSWithCM: with -R, what the CM carries is accepted and mapped
+// (-T or an agreeing --tclass to the TOS, -u to the ACK timeout,
+// --retry_count to both retry counts), the rest refused in one line.
+func TestQoSWithCM(t *testing.T) {
+	ok := []struct {
+		q    QoS
+		want cmQoS
+	}{
+		{NoQoS(), cmQoS{TOS: -1, AckTimeout: -1, Retry: 7}},
+		{QoS{}, cmQoS{TOS: -1, AckTimeout: -1, Retry: 7}},
+		{QoS{TClass: -1, TOS: 0}, cmQoS{TOS: 0, AckTimeout: -1, Retry: 7}},
+		{QoS{TClass: -1, TOS: 106}, cmQoS{TOS: 106, AckTimeout: -1, Retry: 7}},
+		{QoS{TClass: 106, TOS: 106}, cmQoS{TOS: 106, AckTimeout: -1, Retry: 7}},
+		{QoS{TClass: -1, TOS: -1, Timeout: 0, UserTimeout: true, RetryCnt: 3, UserRetry: true}, cmQoS{TOS: -1, AckTimeout: 0, Retry: 3}},
+	}
+	for _, c := range ok {
+		if err := c.q.validateCM(); err != nil {
+			t.Errorf("%+v: %v", c.q, err)
+		}
+		if got := c.q.cm(); got != c.want {
+			t.Errorf("%+v: cm() %+v, want %+v", c.q, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		q    QoS
+		want string
+	}{
+		{QoS{SL: 3, TClass: -1, TOS: -1}, "-S not supported with -R"},
+		{QoS{TClass: 104, TOS: -1}, "--tclass (use -T) not supported"},
+		{QoS{TClass: -1, TOS: -1, FlowLabels: []uint32{1}, PKeyIndex: 1}, "--flow_label, --pkey_index not supported"},
+	} {
+		err := c.q.validateCM()
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%+v: %v, want one line with %q", c.q, err, c.want)
+		}
+	}
+}

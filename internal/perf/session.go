@@ -397,6 +397,9 @@ func (s *Session) keys() error {
 func (s *Session) connectQPs() error {
 	if s.P.RDMACM {
 		s.qpsUp = true // the CM moved them to RTS (perftest skips the GID check too)
+		if s.P.QoS.given() {
+			return s.queryQoS() // what -T, -u, --retry_count made of the QPs
+		}
 		return nil
 	}
 	if s.withGID && isIPv4Mapped(s.my[0].GID) != isIPv4Mapped(s.rem[0].GID) {

@@ -111,6 +111,11 @@ func bytesOf[T any](v *T) []byte {
 func (c *Channel) exec(op uint32, req []byte, respField int, resp []byte) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.execLocked(op, req, respField, resp)
+}
+
+// execLocked is exec with mu held.
+func (c *Channel) execLocked(op uint32, req []byte, respField int, resp []byte) error {
 	if c.mem == nil {
 		return os.ErrClosed
 	}
@@ -492,4 +497,56 @@ func decodeQPAttr(r *uverbsQPAttr) QPAttr {
 		AH: AHAttr{DGID: a.GRH.DGID, FlowLabel: a.GRH.FlowLabel, SGIDIndex: a.GRH.SGIDIndex, HopLimit: a.GRH.HopLimit,
 			TrafficClass: a.GRH.TrafficClass, DLID: a.DLID, SL: a.SL, SrcPathBits: a.SrcPathBits,
 			StaticRate: a.StaticRate, IsGlobal: a.IsGlobal != 0, Port: a.PortNum}}
+}
+
+// Option levels and names of SET_OPTION (rdma_user_cm.h).
+const (
+	optLevelID      = 0 // RDMA_OPTION_ID
+	optIDTOS        = 0 // RDMA_OPTION_ID_TOS: u8
+	optIDAckTimeout = 3 // RDMA_OPTION_ID_ACK_TIMEOUT: u8
+)
+
+// setOptionU8 sets a one-byte option of the id (SET_OPTION; librdmacm's
+// rdma_set_option). The value goes by address, so it is put in the
+// command buffer's response half, which the runtime never moves.
+func (id *ID) setOptionU8(name uint32, v uint8) error {
+	c := id.ch
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mem == nil {
+		return os.ErrClosed
+	}
+	val := &c.mem[respOff]
+	*val = v
+	req := setOption{OptVal: uint64(uintptr(unsafe.Pointer(val))), ID: id.Handle, Level: optLevelID, OptName: name, OptLen: 1}
+	return c.execLocked(cmdSetOption, bytesOf(&req), -1, nil)
+}
+
+// SetTOS sets the id's type of service (RDMA_OPTION_ID_TOS): on RoCE the
+// traffic class of the path the CM resolves, so it must come before
+// RESOLVE_ROUTE (active side) or LISTEN (passive side), as librdmacm's
+// users order it.
+func (id *ID) SetTOS(tos uint8) error {
+	if err := id.setOptionU8(optIDTOS, tos); err != nil {
+		return fmt.Errorf("rdma_cm SET_OPTION TOS %d: %w", tos, err)
+	}
+	return nil
+}
+
+// ErrNoAckTimeout says the kernel has no RDMA_OPTION_ID_ACK_TIMEOUT
+// (before Linux 4.18 SET_OPTION answers ENOPROTOOPT, some EINVAL).
+var ErrNoAckTimeout = errors.New("this kernel's RDMA CM cannot set the ACK timeout (RDMA_OPTION_ID_ACK_TIMEOUT, Linux 4.18+)")
+
+// SetAckTimeout sets the QP's local ACK timeout exponent the CM puts in
+// its RTS attributes (RDMA_OPTION_ID_ACK_TIMEOUT; 4.096 us * 2^t), on an
+// RC id before INIT_QP_ATTR for RTS.
+func (id *ID) SetAckTimeout(t uint8) error {
+	err := id.setOptionU8(optIDAckTimeout, t)
+	if errors.Is(err, unix.ENOPROTOOPT) || errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("rdma_cm SET_OPTION ACK_TIMEOUT %d: %w (%v)", t, ErrNoAckTimeout, err)
+	}
+	if err != nil {
+		return fmt.Errorf("rdma_cm SET_OPTION ACK_TIMEOUT %d: %w", t, err)
+	}
+	return nil
 }
