@@ -42,9 +42,9 @@ type Device struct {
 type DeviceOptions struct {
 	Chardev bool // the uverbs char device (GET_CHARDEV live)
 	Sysfs   bool // driver, PCI address
-	// Board: board id, HCA type, hardware revision. Drivers without them
-	// (rxe, siw, most VFs' drivers do have them) cost a failed lookup each:
-	// at 128 rxe devices 3 of dev show's 5 sysfs calls per device.
+	// Board: board id, HCA type, hardware revision. A driver without them
+	// (rxe, siw) costs a failed lookup each: at 128 rxe devices 3 of dev
+	// show's 5 sysfs calls per device.
 	Board   bool
 	Details bool // also NUMA node and node description
 }

@@ -3,7 +3,6 @@ package nldev
 import (
 	"errors"
 	"fmt"
-	"os"
 	"syscall"
 
 	"github.com/mdlayher/netlink"
@@ -49,8 +48,8 @@ func execute(c *netlink.Conn, typ, flags uint16, attrs []byte) ([]netlink.Messag
 		Header: netlink.Header{Type: netlink.HeaderType(typ), Flags: netlink.HeaderFlags(flags)},
 		Data:   attrs,
 	})
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		return nil, fmt.Errorf("no answer from the kernel within %v", recvTimeout)
+	if err != nil {
+		return nil, timeoutErr(err)
 	}
-	return msgs, err
+	return msgs, nil
 }
