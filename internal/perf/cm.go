@@ -234,13 +234,35 @@ func modifyFromCM(a rdmacm.QPAttr) (verbs.ModifyAttr, verbs.QPAttrMask) {
 	return m, verbs.QPAttrMask(a.Mask & legacyMask)
 }
 
+// cmConn is what a data or comm QP's connection parameters carry
+// (perftest's conn_param in rdma_cm_route_handler and
+// rdma_cm_connection_request_handler).
+type cmConn struct {
+	// rd is the responder resources and initiator depth: -o (or the
+	// device's max_qp_rd_atom) for READ and atomics, 0 otherwise. The
+	// kernel's CM gives the passive QP remote READ and ATOMIC access only
+	// when the REQ's initiator depth is not 0 (cm_init_qp_init_attr), and
+	// each side's max_rd_atomic / max_dest_rd_atomic come from it.
+	rd uint8
+	// retry is the retry and RNR retry count (perftest: both
+	// --retry_count).
+	retry uint8
+	// srq says the QP receives through an SRQ: the conn_param's srq flag,
+	// as librdmacm sets it from the QP (!!id->qp->srq).
+	srq bool
+}
+
+func (c cmConn) param(qp *verbs.QP) rdmacm.ConnParam {
+	return rdmacm.ConnParam{QPNum: qp.QPN(), ResponderResources: c.rd, InitiatorDepth: c.rd,
+		RetryCount: c.retry, RNRRetryCount: c.retry, SRQ: c.srq}
+}
+
 // activeConnect runs the active side of one connection for qp on id, whose
-// route is resolved: CONNECT, then on CONNECT_RESPONSE the QP to RTR and
-// RTS and the RTU (librdmacm: rdma_connect, ucma_process_conn_resp).
-// retry is the connection parameters' retry and RNR retry counts
-// (perftest: both --retry_count).
-func (l *cmLink) activeConnect(ctx context.Context, id *rdmacm.ID, qp *verbs.QP, rd, retry uint8, deadline time.Time) (rtr, rts rdmacm.QPAttr, err error) {
-	if err = id.Connect(rdmacm.ConnParam{QPNum: qp.QPN(), ResponderResources: rd, InitiatorDepth: rd, RetryCount: retry, RNRRetryCount: retry}); err != nil {
+// route is resolved: CONNECT, then on CONNECT_RESPONSE the QP to INIT
+// again (the access flags now follow the REP's depth), RTR and RTS, and
+// the RTU (librdmacm: rdma_connect, ucma_process_conn_resp).
+func (l *cmLink) activeConnect(ctx context.Context, id *rdmacm.ID, qp *verbs.QP, c cmConn, deadline time.Time) (rtr, rts rdmacm.QPAttr, err error) {
+	if err = id.Connect(c.param(qp)); err != nil {
 		return
 	}
 	ev, err := l.wait(ctx, id, deadline)
@@ -266,17 +288,17 @@ func (l *cmLink) activeConnect(ctx context.Context, id *rdmacm.ID, qp *verbs.QP,
 
 // passiveAccept accepts the request on id for qp (in INIT): RTR and RTS
 // with our READ depth, then ACCEPT (librdmacm's rdma_accept).
-func passiveAccept(id *rdmacm.ID, qp *verbs.QP, rd, retry uint8) (rtr, rts rdmacm.QPAttr, err error) {
+func passiveAccept(id *rdmacm.ID, qp *verbs.QP, c cmConn) (rtr, rts rdmacm.QPAttr, err error) {
 	if _, err = cmModify(id, qp, rdmacm.StateInit, -1); err != nil {
 		return
 	}
-	if rtr, err = cmModify(id, qp, rdmacm.StateRTR, int(rd)); err != nil {
+	if rtr, err = cmModify(id, qp, rdmacm.StateRTR, int(c.rd)); err != nil {
 		return
 	}
-	if rts, err = cmModify(id, qp, rdmacm.StateRTS, int(rd)); err != nil {
+	if rts, err = cmModify(id, qp, rdmacm.StateRTS, int(c.rd)); err != nil {
 		return
 	}
-	err = id.Accept(rdmacm.ConnParam{QPNum: qp.QPN(), ResponderResources: rd, InitiatorDepth: rd, RetryCount: retry, RNRRetryCount: retry})
+	err = id.Accept(c.param(qp))
 	return
 }
 
@@ -426,7 +448,7 @@ func (l *cmLink) dialOnce(ctx context.Context, dst netip.AddrPort, deadline time
 		return err
 	}
 	l.local = l.route.Src
-	_, _, err = l.activeConnect(ctx, l.id, l.qp, 0, 7, deadline.Add(5*time.Second))
+	_, _, err = l.activeConnect(ctx, l.id, l.qp, cmConn{retry: 7}, deadline.Add(5*time.Second))
 	return err
 }
 
@@ -461,7 +483,7 @@ func listenCM(ctx context.Context, bind string, port int, resolve func(rdmacm.Ro
 		return nil, err
 	}
 	l.local, l.peer = l.route.Src, l.route.Dst
-	if _, _, err := passiveAccept(l.id, l.qp, 0, 7); err != nil {
+	if _, _, err := passiveAccept(l.id, l.qp, cmConn{retry: 7}); err != nil {
 		l.closeLink(true)
 		return nil, err
 	}

@@ -87,10 +87,7 @@ const (
 func (s *Session) connectDataCM(ctx context.Context) error {
 	p, l := s.P, s.cm
 	cd := s.Dev.(cmDevice)
-	rd := uint8(0)
-	if p.Verb == VerbRead {
-		rd = uint8(min(int(s.my[0].OutReads), 255))
-	}
+	c := dataConnCM(p, s.my[0].OutReads)
 	var lid *rdmacm.ID
 	if p.Server {
 		// Listen before the sync, so that a client never finds the port
@@ -112,9 +109,9 @@ func (s *Session) connectDataCM(ctx context.Context) error {
 		var rtr, rts rdmacm.QPAttr
 		var err error
 		if p.Server {
-			rtr, rts, err = s.acceptDataQP(ctx, lid, qp, rd)
+			rtr, rts, err = s.acceptDataQP(ctx, lid, qp, c)
 		} else {
-			rtr, rts, err = s.dialDataQP(ctx, qp, rd)
+			rtr, rts, err = s.dialDataQP(ctx, qp, c)
 		}
 		if err != nil {
 			return fmt.Errorf("QP %d over RDMA CM: %w", i, err)
@@ -126,7 +123,20 @@ func (s *Session) connectDataCM(ctx context.Context) error {
 	return s.cmSync("the sync after the RDMA CM connection")
 }
 
-func (s *Session) dialDataQP(ctx context.Context, qp *verbs.QP, rd uint8) (rtr, rts rdmacm.QPAttr, err error) {
+// dataConnCM is the data QPs' connection parameters. READ and the
+// atomics need responder resources on the target and an initiator depth
+// on the poster: both are the depth -o (or the device) gave, as perftest
+// sets them for READ || ATOMIC; other tests 0. The srq flag is set where
+// this side's QPs receive through an SRQ.
+func dataConnCM(p *Params, outReads uint16) cmConn {
+	c := cmConn{retry: p.QoS.cm().Retry, srq: p.srqSide()}
+	if p.Verb.isReadLike() {
+		c.rd = uint8(min(int(outReads), 255))
+	}
+	return c
+}
+
+func (s *Session) dialDataQP(ctx context.Context, qp *verbs.QP, c cmConn) (rtr, rts rdmacm.QPAttr, err error) {
 	l := s.cm
 	for try := 1; ; try++ {
 		var id *rdmacm.ID
@@ -134,7 +144,7 @@ func (s *Session) dialDataQP(ctx context.Context, qp *verbs.QP, rd uint8) (rtr, 
 			return
 		}
 		if err = s.prepareDataQP(ctx, id, qp, false); err == nil {
-			rtr, rts, err = l.activeConnect(ctx, id, qp, rd, s.P.QoS.cm().Retry, time.Now().Add(s.StepTimeout))
+			rtr, rts, err = l.activeConnect(ctx, id, qp, c, time.Now().Add(s.StepTimeout))
 		}
 		if err == nil {
 			l.data = append(l.data, id)
@@ -153,7 +163,7 @@ func (s *Session) dialDataQP(ctx context.Context, qp *verbs.QP, rd uint8) (rtr, 
 	}
 }
 
-func (s *Session) acceptDataQP(ctx context.Context, lid *rdmacm.ID, qp *verbs.QP, rd uint8) (rtr, rts rdmacm.QPAttr, err error) {
+func (s *Session) acceptDataQP(ctx context.Context, lid *rdmacm.ID, qp *verbs.QP, c cmConn) (rtr, rts rdmacm.QPAttr, err error) {
 	l := s.cm
 	ev, err := l.wait(ctx, lid, time.Now().Add(s.StepTimeout))
 	if errors.Is(err, rdmacm.ErrTimeout) {
@@ -164,7 +174,7 @@ func (s *Session) acceptDataQP(ctx context.Context, lid *rdmacm.ID, qp *verbs.QP
 	}
 	id := l.ch.Adopt(ev, lid)
 	if err = s.prepareDataQP(ctx, id, qp, true); err == nil {
-		rtr, rts, err = passiveAccept(id, qp, rd, s.P.QoS.cm().Retry)
+		rtr, rts, err = passiveAccept(id, qp, c)
 	}
 	if err != nil {
 		_ = id.Reject()

@@ -89,3 +89,33 @@ func TestModifyFromCM(t *testing.T) {
 		t.Fatalf("attrs %+v", m)
 	}
 }
+
+// TestDataConnCM: the data QPs' connection parameters carry the READ
+// depth for READ and the atomics (without it the kernel's CM gives the
+// target QP no remote atomic access and no responder resources), 0 for
+// the rest, and the srq flag on a side that receives through an SRQ, as
+// perftest and librdmacm set them.
+func TestDataConnCM(t *testing.T) {
+	for _, c := range []struct {
+		p    Params
+		want cmConn
+	}{
+		{Params{Verb: VerbRead}, cmConn{rd: 16, retry: 7}},
+		{Params{Verb: VerbAtomic}, cmConn{rd: 16, retry: 7}},
+		{Params{Verb: VerbWrite}, cmConn{retry: 7}},
+		{Params{Verb: VerbSend, UseSRQ: true, Server: true}, cmConn{retry: 7, srq: true}},
+		{Params{Verb: VerbSend, UseSRQ: true}, cmConn{retry: 7}}, // a bw client only sends: no SRQ
+		{Params{Verb: VerbSend, UseSRQ: true, Test: TestLat}, cmConn{retry: 7, srq: true}},
+		{Params{Verb: VerbAtomic, QoS: QoS{RetryCnt: 3, UserRetry: true}}, cmConn{rd: 16, retry: 3}},
+	} {
+		c.p.RDMACM = true
+		c.p.Host = "x"
+		c.p.Defaults()
+		if got := dataConnCM(&c.p, 16); got != c.want {
+			t.Errorf("%s %s srq=%t server=%t: %+v, want %+v", c.p.Verb, c.p.Test, c.p.UseSRQ, c.p.Server, got, c.want)
+		}
+	}
+	if got := dataConnCM(&Params{Verb: VerbRead}, 300); got.rd != 255 {
+		t.Errorf("depth 300 became %d, want 255 (one byte on the wire)", got.rd)
+	}
+}

@@ -113,16 +113,15 @@ func (d *verbsDevice) Setup(cfg SetupConfig) (*Resources, error) {
 			return nil, err
 		}
 		d.qps = append(d.qps, qp)
-		if d.cm {
-			res.QPs = append(res.QPs, QP{SendQueue: qp, RecvQueue: qp, QPN: qp.QPN()})
-			continue
-		}
-		if err := qp.ToInit(verbs.InitAttr{Port: d.port, Access: access, QKey: udQKey, PKeyIndex: cfg.PKeyIndex}); err != nil {
-			return nil, err
+		// With -R the CM moves the QP from RESET (its access flags too).
+		if !d.cm {
+			if err := qp.ToInit(verbs.InitAttr{Port: d.port, Access: access, QKey: udQKey, PKeyIndex: cfg.PKeyIndex}); err != nil {
+				return nil, err
+			}
 		}
 		var rq verbs.RecvQueue = qp
 		if d.srq != nil {
-			rq = d.srq
+			rq = d.srq // a QP on an SRQ has no receive queue of its own
 		}
 		res.QPs = append(res.QPs, QP{SendQueue: qp, RecvQueue: rq, QPN: qp.QPN()})
 	}

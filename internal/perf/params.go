@@ -244,13 +244,6 @@ func (p *Params) Validate() error {
 		return errors.New("--use-srq applies to send tests only (as perftest)")
 	case p.UseSRQ && p.Conn == UD:
 		return errors.New("--use-srq: this data path has SRQ for RC and UC QPs only")
-	// Over the RDMA CM both stalled in the VM (the atomics waited for
-	// responder resources, the SRQ's receives never completed): refused
-	// until the CM path carries them.
-	case p.RDMACM && p.Verb == VerbAtomic:
-		return errors.New("-R: atomics over the RDMA CM are not supported yet; run perf atomic without -R")
-	case p.RDMACM && p.UseSRQ:
-		return errors.New("-R: --use-srq over the RDMA CM is not supported yet; run without one of them")
 	case p.Size < 1 || p.Size > maxMsgSize:
 		return fmt.Errorf("-s %d: message size must be 1..%d", p.Size, maxMsgSize)
 	case p.Duration == 0 && p.Iters < 5:

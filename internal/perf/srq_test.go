@@ -95,7 +95,7 @@ func TestSRQParams(t *testing.T) {
 	}{
 		{Params{Verb: VerbWrite, UseSRQ: true}, "--use-srq applies to send tests only"},
 		{Params{Verb: VerbSend, Conn: UD, UseSRQ: true}, "RC and UC QPs only"},
-		{Params{Verb: VerbSend, UseSRQ: true, RDMACM: true}, "--use-srq over the RDMA CM is not supported yet"},
+		{Params{Verb: VerbSend, UseSRQ: true, RDMACM: true}, ""}, // -R: the QPs are created on the SRQ, the CM told so
 		{Params{Verb: VerbSend, UseSRQ: true}, ""},
 	} {
 		c.p.Host = "x"
