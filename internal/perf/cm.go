@@ -627,17 +627,34 @@ var errPeerGoneCM = fmt.Errorf("peer disconnected: %w", io.EOF)
 // DISCONNECTED (or DEVICE_REMOVAL) of the comm id.
 func (l *cmLink) checkEvents() {
 	for {
-		ev, err := l.ch.WaitEvent(context.Background(), time.Now())
-		if err != nil {
+		ev, ok, err := l.ch.PollEvent()
+		if err != nil || !ok {
 			return
 		}
-		switch {
-		case ev.ID == l.id.Handle && (ev.Type == rdmacm.EventDisconnected || ev.Type == rdmacm.EventDeviceRemoval):
-			l.gone = true
-		case ev.ID != l.id.Handle:
-			l.pending = append(l.pending, ev)
+		l.noteEvent(ev, false)
+	}
+}
+
+// noteEvent files ev: the end of the comm connection (or, with data,
+// of a data QP's) sets gone and is reported; another id's event is kept
+// for wait. A peer whose process dies loses its ids, and the kernel
+// disconnects their connections (a DREQ): the event is DISCONNECTED.
+func (l *cmLink) noteEvent(ev rdmacm.Event, data bool) (ended bool) {
+	end := ev.Type == rdmacm.EventDisconnected || ev.Type == rdmacm.EventDeviceRemoval
+	if ev.ID == l.id.Handle {
+		l.gone = l.gone || end
+		return end
+	}
+	if data && end {
+		for _, id := range l.data {
+			if ev.ID == id.Handle {
+				l.gone = true
+				return true
+			}
 		}
 	}
+	l.pending = append(l.pending, ev)
+	return false
 }
 
 // Close ends the data connections and the comm connection (QPs to ERR,

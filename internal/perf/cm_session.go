@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/rdmactl/rdmactl/internal/rdmacm"
@@ -218,4 +219,44 @@ func (s *Session) prepareDataQP(ctx context.Context, id *rdmacm.ID, qp *verbs.QP
 	}
 	_, err = cmModify(id, qp, rdmacm.StateInit, -1)
 	return err
+}
+
+// watchPeerCM is watchPeer with -R: a peer that ends during the run (its
+// process died: the kernel destroyed its ids and disconnected them) shows
+// as a DISCONNECTED of the comm id or a data QP's id. The goroutine waits
+// in GET_EVENT through Go's poller (no thread sleeps in a system call),
+// as watchPeer waits on the socket; other events are kept for later.
+func (s *Session) watchPeerCM() func() {
+	l := s.cm
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			ev, err := l.ch.WaitEvent(ctx, time.Time{})
+			if err != nil {
+				return // stopped, or the channel failed (the next exchange says so)
+			}
+			if !l.noteEvent(ev, true) {
+				continue
+			}
+			// As watchPeer: the loop may be about to end on its own.
+			s.peerGone.Store(true)
+			t := time.NewTimer(time.Second)
+			defer t.Stop()
+			select {
+			case <-done:
+			case <-t.C:
+				s.stop.Store(true)
+			}
+			return
+		}
+	}()
+	return func() {
+		close(done)
+		cancel()
+		wg.Wait()
+	}
 }

@@ -1014,6 +1014,9 @@ func (s *Session) bwResult(r *runner) BWResult {
 // made the runtime move the benchmark loop to another thread through a
 // futex wake-up, which showed as millisecond latency outliers under load.
 func (s *Session) watchPeer() func() {
+	if s.cm != nil {
+		return s.watchPeerCM()
+	}
 	tc, ok := s.conn.c.(*net.TCPConn)
 	if !ok {
 		return func() {}

@@ -429,6 +429,44 @@ func (c *Channel) WaitEvent(ctx context.Context, deadline time.Time) (Event, err
 	return DecodeEvent(r)
 }
 
+// PollEvent takes the next queued event without waiting; ok is false
+// when none is queued (GET_EVENT on the non-blocking fd: EAGAIN).
+// WaitEvent cannot do that: with a deadline already passed Go's poller
+// fails the read before the kernel is asked, so it never returns a
+// queued event.
+func (c *Channel) PollEvent() (ev Event, ok bool, err error) {
+	c.emu.Lock()
+	defer c.emu.Unlock()
+	if c.mem == nil {
+		return Event{}, false, os.ErrClosed
+	}
+	if err := c.f.SetReadDeadline(time.Time{}); err != nil {
+		return Event{}, false, err
+	}
+	hdr := cmdHdr{Cmd: cmdGetEvent, In: uint16(unsafe.Sizeof(getEvent{})), Out: uint16(eventRespSize)}
+	b := c.mem[evCmdOff : evCmdOff+8+int(hdr.In)]
+	r := c.mem[evResOff : evResOff+eventRespSize]
+	copy(b, bytesOf(&hdr))
+	binary.LittleEndian.PutUint64(b[8:], uint64(uintptr(unsafe.Pointer(&r[0]))))
+	var werr error
+	err = c.rc.Read(func(fd uintptr) bool {
+		clear(r)
+		_, werr = unix.Write(int(fd), b)
+		return true // one attempt
+	})
+	if err == nil {
+		err = werr
+	}
+	if errors.Is(err, unix.EAGAIN) {
+		return Event{}, false, nil
+	}
+	if err != nil {
+		return Event{}, false, fmt.Errorf("rdma_cm GET_EVENT: %w", err)
+	}
+	ev, err = DecodeEvent(r)
+	return ev, err == nil, err
+}
+
 // ErrTimeout is WaitEvent's error when the deadline passed.
 var ErrTimeout = errors.New("rdma_cm: no event before the deadline")
 

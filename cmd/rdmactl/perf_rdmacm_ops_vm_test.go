@@ -1,0 +1,219 @@
+//go:build vmtest
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rdmactl/rdmactl/internal/perf"
+)
+
+// -R with perf atomic, --use-srq and -e through the command line
+// (internal/perf's TestVMPerfRDMACMOps checks memory, CQ event counts and
+// perftest interop in both roles; here the flags, the JSON and the
+// fault path of the binary's code).
+
+// TestVMPerfRDMACMOpsCLI: the three options with -R, rdmactl against
+// rdmactl in-process, JSON: connected by the CM, and each side's own
+// check passed (the target word, the SRQ's messages and payload, the
+// receiver's completion events); the text header says SRQ and events.
+func TestVMPerfRDMACMOpsCLI(t *testing.T) {
+	before, beforeCM := resShow(t), resShowCM(t)
+	for i, tc := range []struct {
+		name  string
+		args  []string
+		check func(t *testing.T, who string, r *perf.Result)
+	}{
+		{"atomic", []string{"atomic", "-A", "FETCH_AND_ADD"}, func(t *testing.T, who string, r *perf.Result) {
+			a := r.Atomic
+			if a == nil || !a.OK {
+				t.Fatalf("%s: atomic check %+v", who, a)
+			}
+			if who == "server" && (len(a.Target) != 1 || a.Target[0] != 100) {
+				t.Fatalf("server: target words %v, want [100]", a.Target)
+			}
+			if who == "client" && (len(a.After) != 1 || a.After[0] != 100 || a.Fetched[0] != 99) {
+				t.Fatalf("client: peer's word after %v, last returned %v; want 100, 99", a.After, a.Fetched)
+			}
+		}},
+		{"srq", []string{"send", "--use-srq", "-q", "2", "-s", "1024"}, func(t *testing.T, who string, r *perf.Result) {
+			if who == "client" {
+				return // a bw sender has no SRQ
+			}
+			if c := r.SRQ; c == nil || len(c.Received) != 2 || c.Received[0]+c.Received[1] != 200 || !c.PayloadChecked || !c.PayloadOK {
+				t.Fatalf("server: SRQ check %v, want 200 messages, payload checked and ok", c)
+			}
+		}},
+		{"events", []string{"send", "-e", "-s", "4096"}, func(t *testing.T, who string, r *perf.Result) {
+			if who == "server" && r.CompEvents == 0 {
+				t.Fatal("server: -e, but comp_events 0: the receiver never waited on its channel")
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			port := strconv.Itoa(19700 + i)
+			args := func(client bool) []string {
+				a := append([]string{"perf"}, tc.args[0], "-R", "-j", "-n", "100", "-p", port)
+				a = append(a, tc.args[1:]...)
+				if client {
+					a = append(a, perfServerIP)
+				}
+				return a
+			}
+			var wg sync.WaitGroup
+			var sout, serr string
+			var scode int
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sout, serr, scode = runCmd(t, args(false)...)
+			}()
+			time.Sleep(500 * time.Millisecond)
+			cout, cerr, ccode := runCmd(t, args(true)...)
+			wg.Wait()
+			if scode != 0 || ccode != 0 {
+				t.Fatalf("server exit %d %q, client exit %d %q", scode, serr, ccode, cerr)
+			}
+			for who, out := range map[string]string{"server": sout, "client": cout} {
+				var r perf.Result
+				if err := json.Unmarshal([]byte(out), &r); err != nil {
+					t.Fatalf("%s: %v\n%s", who, err, out)
+				}
+				if !r.Info.RDMACM {
+					t.Fatalf("%s: JSON does not say rdma_cm\n%s", who, out)
+				}
+				tc.check(t, who, &r)
+			}
+		})
+	}
+	// The header, as perftest's: SRQ on, events on.
+	t.Run("header", func(t *testing.T) {
+		var wg sync.WaitGroup
+		var sout string
+		var scode int
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sout, _, scode = runCmd(t, "perf", "send", "-R", "--use-srq", "-e", "-n", "100", "-p", "19710")
+		}()
+		time.Sleep(500 * time.Millisecond)
+		_, cerr, ccode := runCmd(t, "perf", "send", "-R", "--use-srq", "-e", "-n", "100", "-p", "19710", perfServerIP)
+		wg.Wait()
+		if scode != 0 || ccode != 0 {
+			t.Fatalf("server exit %d, client exit %d %q\n%s", scode, ccode, cerr, sout)
+		}
+		if headerField(sout, "Data ex. method") != "rdma_cm" || !strings.Contains(sout, "Using SRQ      : ON") {
+			t.Fatalf("server header:\n%s", sout)
+		}
+	})
+	if after := resShow(t); after != before {
+		t.Fatalf("rdma res show changed:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	if after := resShowCM(t); after != beforeCM {
+		t.Fatalf("rdma res show cm_id changed:\nbefore:\n%s\nafter:\n%s", beforeCM, after)
+	}
+}
+
+// TestVMPerfRDMACMOpsPeerKilled: with -R and each of the three options, a
+// perftest peer killed mid-run (SIGKILL: its CM ids and QPs die with it)
+// makes rdmactl, in either role, end within seconds with exit 6 and one
+// line on stderr; afterwards 'rdma res show' and 'rdma res show cm_id'
+// are as before.
+func TestVMPerfRDMACMOpsPeerKilled(t *testing.T) {
+	before, beforeCM := resShow(t), resShowCM(t)
+	soleSession = true
+	defer func() { soleSession = false }()
+	port := 19720
+	// perftest refuses -D with -e ("Duration mode doesn't work with
+	// events"): that run is iterations that outlast the test.
+	long := []string{"-D", "60"}
+	for _, tc := range []struct {
+		name     string
+		rdmactl  []string
+		perftest []string
+		length   []string
+	}{
+		{"atomic", []string{"atomic"}, []string{"ib_atomic_bw"}, long},
+		{"srq", []string{"send", "--use-srq"}, []string{"ib_send_bw", "--use-srq"}, long},
+		{"events", []string{"send", "-e"}, []string{"ib_send_bw", "-e"}, []string{"-n", "1000000"}},
+	} {
+		for _, rdmactlServer := range []bool{true, false} {
+			port++
+			name := tc.name + "/rdmactl-client"
+			if rdmactlServer {
+				name = tc.name + "/rdmactl-server"
+			}
+			p := strconv.Itoa(port)
+			t.Run(name, func(t *testing.T) {
+				ra := append([]string{"perf"}, tc.rdmactl...)
+				ra = append(append(ra, "-R", "-p", p), tc.length...)
+				pa := append(append(append([]string(nil), tc.perftest[1:]...), "-R", "-p", p), tc.length...)
+				if rdmactlServer {
+					pa = append(pa, perfServerIP)
+				} else {
+					ra = append(ra, perfServerIP)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+				defer cancel()
+				var code int
+				var stdout, stderr string
+				done := make(chan struct{})
+				peer := exec.CommandContext(ctx, tc.perftest[0], pa...)
+				startPeer := func() {
+					if err := peer.Start(); err != nil {
+						t.Fatalf("%s: %v", tc.perftest[0], err)
+					}
+				}
+				if !rdmactlServer {
+					startPeer()
+					time.Sleep(1500 * time.Millisecond)
+				}
+				go func() {
+					defer close(done)
+					stdout, stderr, code = runCmd(t, ra...)
+				}()
+				if rdmactlServer {
+					time.Sleep(1500 * time.Millisecond) // perftest's comm connect does not retry
+					startPeer()
+				}
+				time.Sleep(6 * time.Second) // connected, and a few seconds into the run
+				select {
+				case <-done:
+					_ = peer.Process.Kill()
+					_ = peer.Wait()
+					t.Fatalf("rdmactl ended before the peer was killed: exit %d, %q\n%s", code, stderr, stdout)
+				default:
+				}
+				_ = peer.Process.Kill()
+				_ = peer.Wait()
+				killed := time.Now()
+				select {
+				case <-done:
+				case <-time.After(30 * time.Second):
+					t.Fatalf("rdmactl still running 30 s after its peer was killed")
+				}
+				took := time.Since(killed)
+				if code != exitPeer || strings.Count(stderr, "\n") != 1 || took > 5*time.Second {
+					t.Fatalf("exit %d after %v, stderr %q; want %d, one line, within 5 s\n%s", code, took, stderr, exitPeer, stdout)
+				}
+				if !strings.Contains(stdout, "rdma_cm") {
+					t.Fatalf("the run did not get to its header before the kill:\n%s", stdout)
+				}
+				t.Logf("exit %d %v after the kill: %s", code, took.Round(time.Millisecond), strings.TrimSpace(stderr))
+			})
+		}
+	}
+	if after := resShow(t); after != before {
+		t.Fatalf("rdma res show changed:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	if after := resShowCM(t); after != beforeCM {
+		t.Fatalf("rdma res show cm_id changed:\nbefore:\n%s\nafter:\n%s", beforeCM, after)
+	}
+}
