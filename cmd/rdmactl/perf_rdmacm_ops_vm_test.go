@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -122,7 +123,8 @@ func TestVMPerfRDMACMOpsCLI(t *testing.T) {
 }
 
 // TestVMPerfRDMACMOpsPeerKilled: with -R and each of the three options, a
-// perftest peer killed mid-run (SIGKILL: its CM ids and QPs die with it)
+// perftest peer (or an rdmactl process, as client) killed mid-run
+// (SIGKILL: its CM ids and QPs die with it)
 // makes rdmactl, in either role, end within seconds with exit 6 and one
 // line on stderr; afterwards 'rdma res show' and 'rdma res show cm_id'
 // are as before.
@@ -144,17 +146,29 @@ func TestVMPerfRDMACMOpsPeerKilled(t *testing.T) {
 		{"srq", []string{"send", "--use-srq"}, []string{"ib_send_bw", "--use-srq"}, long},
 		{"events", []string{"send", "-e"}, []string{"ib_send_bw", "-e"}, []string{"-n", "1000000"}},
 	} {
-		for _, rdmactlServer := range []bool{true, false} {
+		for _, mode := range []struct {
+			rdmactlServer bool
+			peer          string
+		}{{true, "perftest"}, {false, "perftest"}, {true, "rdmactl"}} {
+			rdmactlServer := mode.rdmactlServer
 			port++
-			name := tc.name + "/rdmactl-client"
+			name := tc.name + "/rdmactl-client-" + mode.peer + "-server-killed"
 			if rdmactlServer {
-				name = tc.name + "/rdmactl-server"
+				name = tc.name + "/rdmactl-server-" + mode.peer + "-client-killed"
 			}
 			p := strconv.Itoa(port)
 			t.Run(name, func(t *testing.T) {
 				ra := append([]string{"perf"}, tc.rdmactl...)
 				ra = append(append(ra, "-R", "-p", p), tc.length...)
+				pcmd := tc.perftest[0]
 				pa := append(append(append([]string(nil), tc.perftest[1:]...), "-R", "-p", p), tc.length...)
+				if mode.peer == "rdmactl" {
+					// The binary, so that the kill is a process's death.
+					if pcmd = os.Getenv("RDMACTL_BIN"); pcmd == "" {
+						t.Fatal("RDMACTL_BIN is not set (vm/suite.sh sets it)")
+					}
+					pa = append([]string(nil), ra...)
+				}
 				if rdmactlServer {
 					pa = append(pa, perfServerIP)
 				} else {
@@ -165,10 +179,10 @@ func TestVMPerfRDMACMOpsPeerKilled(t *testing.T) {
 				var code int
 				var stdout, stderr string
 				done := make(chan struct{})
-				peer := exec.CommandContext(ctx, tc.perftest[0], pa...)
+				peer := exec.CommandContext(ctx, pcmd, pa...)
 				startPeer := func() {
 					if err := peer.Start(); err != nil {
-						t.Fatalf("%s: %v", tc.perftest[0], err)
+						t.Fatalf("%s: %v", pcmd, err)
 					}
 				}
 				if !rdmactlServer {
