@@ -3,13 +3,10 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/rdmactl/rdmactl/internal/perf"
 )
@@ -25,7 +22,7 @@ import (
 // all equal. Both print perftest's rows; rdma res show is unchanged
 // afterwards.
 func TestVMPerfAtomic(t *testing.T) {
-	before := resShow(t)
+	resUnchanged(t, false)
 	const iters = 100
 	port := 19300
 	for _, kind := range []string{"bw", "lat"} {
@@ -36,18 +33,11 @@ func TestVMPerfAtomic(t *testing.T) {
 				port++
 				p := port
 				t.Run(fmt.Sprintf("%s_%s/%s", kind, op, pr.name), func(t *testing.T) {
-					var sout, cout string
-					var serr, cerr error
-					for attempt := 0; attempt < 3; attempt++ {
-						sout, serr, cout, cerr = runAtomicPair(kind, op, pr.server, pr.client, p+1000*attempt, iters)
-						if !perftestClockFailed(sout + cout) {
-							break
-						}
-						t.Logf("attempt %d: stock perftest could not calibrate its clock under TCG; trying again", attempt+1)
-					}
-					if serr != nil || cerr != nil {
-						t.Fatalf("server: %v\nclient: %v\n--- server output\n%s\n--- client output\n%s", serr, cerr, sout, cout)
-					}
+					r := retryPair(t, p, 1000, func(port int) ([]string, []string) {
+						return atomicArgs(kind, op, pr.server, port, iters, false), atomicArgs(kind, op, pr.client, port, iters, true)
+					}, pairOpts{}, perftestClock)
+					r.mustPass(t)
+					sout, cout := r.sout, r.cout
 					var wantTarget uint64
 					if op == "FETCH_AND_ADD" {
 						wantTarget = iters
@@ -109,44 +99,15 @@ func TestVMPerfAtomic(t *testing.T) {
 			}
 		}
 	}
-	if after := resShow(t); after != before {
-		t.Fatalf("rdma res show changed:\nbefore:\n%s\nafter:\n%s", before, after)
-	}
 }
 
-// runAtomicPair runs one atomic test's server on rxe0 and client on rxe1,
-// each "r" (rdmactl in-process, JSON) or "p" (ib_atomic_<kind>).
-func runAtomicPair(kind, op, server, client string, port, iters int) (sout string, serr error, cout string, cerr error) {
-	argv := func(who, dev string, isClient bool) []string {
-		var a []string
-		if who == "r" {
-			a = []string{"perf", "atomic", "-j"}
-			if kind == "lat" {
-				a = append(a, "--lat")
-			}
-		} else {
-			a = []string{"ib_atomic_" + kind}
-		}
-		a = append(a, "-d", dev, "-A", op, "-n", strconv.Itoa(iters), "-p", strconv.Itoa(port))
-		if isClient {
-			a = append(a, perfServerIP)
-		}
-		return a
+// atomicArgs is one side of an atomic test, server on rxe0 or client
+// on rxe1: "r" (rdmactl, JSON) or "p" (ib_atomic_<kind>).
+func atomicArgs(kind, op, who string, port, iters int, client bool) []string {
+	a := []string{"-d", "rxe0", "-A", op, "-n", strconv.Itoa(iters), "-p", strconv.Itoa(port)}
+	if client {
+		a[1] = "rxe1"
+		a = append(a, perfServerIP)
 	}
-	if server != client {
-		soleSession = true
-		defer func() { soleSession = false }()
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		sout, serr = runSide(ctx, argv(server, "rxe0", false))
-	}()
-	time.Sleep(1500 * time.Millisecond) // perftest clients do not retry
-	cout, cerr = runSide(ctx, argv(client, "rxe1", true))
-	wg.Wait()
-	return sout, serr, cout, cerr
+	return perfCmd(who, "atomic", kind, []string{"-j"}, a...)
 }

@@ -25,7 +25,7 @@ import (
 // --bind 10.77.0.2 resolves from rxe1: its packets cross the bridge, and
 // every RoCE v2 data packet in both directions must carry -T's byte.
 func TestVMPerfRDMACMQoS(t *testing.T) {
-	before := resShow(t)
+	resUnchanged(t, false)
 	const (
 		cli, srv = "10.77.0.2", perfServerIP
 		tos      = 106 // DSCP 26 + ECT(0)
@@ -54,24 +54,12 @@ func TestVMPerfRDMACMQoS(t *testing.T) {
 				}
 				return a
 			}
-			var sout, cout string
-			var serr, cerr error
-			var seen map[string]map[byte]int
-			for attempt := 0; attempt < 3; attempt++ {
-				port := 19500 + 10*i + attempt
-				capt := captureRoCE(t, "vrxe0")
-				sout, serr, cout, cerr = runQoSPair(c.server, c.client,
-					qosArgs(c.server, "write", "RC", "rxe0", port, qos(c.server, c.serverT), false),
-					qosArgs(c.client, "write", "RC", "rxe1", port, append(qos(c.client, true), bindArg(c.bind, cli)...), true))
-				seen = capt.snapshot()
-				if !perftestClockFailed(sout+cout) && serr == nil && cerr == nil {
-					break
-				}
-				t.Logf("attempt %d failed (server: %v; client: %v); trying again", attempt+1, serr, cerr)
-			}
-			if serr != nil || cerr != nil {
-				t.Fatalf("server: %v\nclient: %v\n--- server\n%s\n--- client\n%s", serr, cerr, sout, cout)
-			}
+			seen, res := capturedPair(t, 19500+10*i, func(port int) ([]string, []string) {
+				return qosArgs(c.server, "write", "RC", "rxe0", port, qos(c.server, c.serverT), false),
+					qosArgs(c.client, "write", "RC", "rxe1", port, append(qos(c.client, true), bindArg(c.bind, cli)...), true)
+			})
+			res.mustPass(t)
+			sout, cout := res.sout, res.cout
 			t.Logf("RoCE v2 packets by direction and TOS: %v", seen)
 			if c.bind && len(seen) == 0 {
 				t.Fatal("client bound to 10.77.0.2: no RoCE v2 packet crossed vrxe0")
@@ -112,9 +100,6 @@ func TestVMPerfRDMACMQoS(t *testing.T) {
 				}
 			}
 		})
-	}
-	if after := resShow(t); after != before {
-		t.Errorf("resources leaked:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
 }
 

@@ -4,13 +4,12 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,7 +23,7 @@ import (
 // perftest refuses it for write) and against rdmactl -e; rdmactl's JSON
 // says its loops waited for completion events.
 func TestVMPerfEvents(t *testing.T) {
-	before := resShow(t)
+	resUnchanged(t, false)
 	pairs := []struct{ name, server, client string }{{"rdmactl-rdmactl", "r", "r"}, {"rdmactl-client-perftest-server", "p", "r"}, {"perftest-client-rdmactl-server", "r", "p"}}
 	tests := []struct{ verb, kind string }{{"write", "bw"}, {"send", "bw"}, {"read", "bw"}, {"send", "lat"}, {"write", "lat"}, {"read", "lat"}}
 	port := 19100
@@ -49,13 +48,9 @@ func TestVMPerfEvents(t *testing.T) {
 				continue
 			}
 			t.Run(fmt.Sprintf("%s_%s/%s", tc.verb, tc.kind, pr.name), func(t *testing.T) {
-				var sout, cout string
-				var serr, cerr error
-				for attempt := 0; attempt < 3; attempt++ {
-					sout, serr, cout, cerr = runPerfPair(tc.verb, tc.kind, "RC", []string{"-e"}, pr.server, pr.client, p+1000*attempt)
-					if perftestClockFailed(sout + cout) {
-						t.Logf("attempt %d: stock perftest could not calibrate its clock under TCG; trying again", attempt+1)
-						continue
+				r := retryPerfPair(t, tc.verb, tc.kind, "RC", []string{"-e"}, pr.server, pr.client, p, func(r pairOut) string {
+					if why := perftestClock(r); why != "" {
+						return why
 					}
 					// perftest 6.06 puts both CQs on one channel and can
 					// take the send CQ's event while it waits for a
@@ -64,15 +59,13 @@ func TestVMPerfEvents(t *testing.T) {
 					// completion channels for send and receive", in
 					// 23.07): our side then reports the stall. Only a
 					// perftest peer may hang so; try again.
-					if tc.kind == "lat" && (pr.server == "p" || pr.client == "p") && strings.Contains(sout+cout, "no completion for") {
-						t.Logf("attempt %d: perftest -e hung on its single completion channel (perftest 2209cf8); trying again", attempt+1)
-						continue
+					if tc.kind == "lat" && (pr.server == "p" || pr.client == "p") && strings.Contains(r.sout+r.cout, "no completion for") {
+						return "perftest -e hung on its single completion channel (perftest 2209cf8)"
 					}
-					break
-				}
-				if serr != nil || cerr != nil {
-					t.Fatalf("server: %v\nclient: %v\n--- server output\n%s\n--- client output\n%s", serr, cerr, sout, cout)
-				}
+					return ""
+				})
+				r.mustPass(t)
+				cout := r.cout
 				crows := parsePerfRows(t, "client", cout)
 				if crows[0].iters != 100 || len(crows[0].vals) == 0 {
 					t.Fatalf("client row %+v", crows[0])
@@ -122,9 +115,6 @@ func TestVMPerfEvents(t *testing.T) {
 			}
 		})
 	}
-	if after := resShow(t); after != before {
-		t.Fatalf("rdma res show changed:\nbefore:\n%s\nafter:\n%s", before, after)
-	}
 }
 
 // TestVMPerfRunInfinitely: the binary with --run_infinitely prints a row
@@ -132,79 +122,209 @@ func TestVMPerfEvents(t *testing.T) {
 // stderr and exit 130; its peer ends by itself (exit 0), and the kernel
 // holds no resource of either afterwards.
 func TestVMPerfRunInfinitely(t *testing.T) {
-	bin := os.Getenv("RDMACTL_BIN")
-	if bin == "" {
-		t.Fatal("RDMACTL_BIN is not set (vm/suite.sh sets it)")
-	}
-	before := resShow(t)
+	resUnchanged(t, false)
 	for i, verb := range []string{"write", "send"} {
 		t.Run(verb, func(t *testing.T) {
-			port := strconv.Itoa(19400 + i)
-			args := func(dev string, peer ...string) []string {
-				return append([]string{"perf", verb, "-d", dev, "-p", port, "-s", "4096", "--run_infinitely", "-D", "2"}, peer...)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-			defer cancel()
-			srv := exec.CommandContext(ctx, bin, args("rxe0")...)
-			var sout, serrb bytes.Buffer
-			srv.Stdout, srv.Stderr = &sout, &serrb
-			if err := srv.Start(); err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(1500 * time.Millisecond)
-			cli := exec.CommandContext(ctx, bin, args("rxe1", perfServerIP)...)
-			var cout, cerrb bytes.Buffer
-			cli.Stdout, cli.Stderr = &cout, &cerrb
-			if err := cli.Start(); err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(9 * time.Second) // four periods of 2 s, and the setup
-			if err := cli.Process.Signal(syscall.SIGINT); err != nil {
-				t.Fatal(err)
-			}
-			cerr := cli.Wait()
-			serr := srv.Wait()
-			code := cli.ProcessState.ExitCode()
-			crows := parsePerfRows(t, "client", cout.String())
-			if code != exitInterrupted || strings.Count(cerrb.String(), "\n") != 1 || !strings.Contains(cerrb.String(), "interrupted") {
-				t.Fatalf("client: exit %d (%v), stderr %q, want %d and one line", code, cerr, cerrb.String(), exitInterrupted)
-			}
-			if len(crows) < 3 || !strings.Contains(cout.String(), "User stopped traffic") {
-				t.Fatalf("client printed %d rows (want a row per 2 s period, at least 3):\n%s", len(crows), cout.String())
-			}
-			// Each row is one period. Under a loaded host rxe can stall
-			// for a whole 2 s period (seen on 6.12: a row of zeros
-			// between rows of 1.2-2.5 MB/s), so at least two periods must
-			// have moved data, not every one.
-			moving := 0
-			for _, r := range crows {
-				if r.bytes != 4096 {
-					t.Fatalf("client row %+v\n%s", r, cout.String())
-				}
-				if r.iters > 0 && r.vals[1] > 0 {
-					moving++
-				}
-			}
-			if moving < 2 {
-				t.Fatalf("only %d of %d periods moved data:\n%s", moving, len(crows), cout.String())
-			}
-			if serr != nil || serrb.Len() != 0 {
-				t.Fatalf("server: %v, stderr %q\n%s", serr, serrb.String(), sout.String())
-			}
-			if verb == "send" {
-				if srows := parsePerfRows(t, "server", sout.String()); len(srows) < 2 {
-					t.Fatalf("send server printed %d rows, want one per period:\n%s", len(srows), sout.String())
-				}
-			}
-			if !strings.Contains(sout.String(), "closed") {
-				t.Fatalf("server did not say that the client ended the run:\n%s", sout.String())
-			}
-			t.Logf("client: %d rows, exit %d: %s", len(crows), code, strings.TrimSpace(cerrb.String()))
+			r := runInfinitePair(t, verb, "r", "r", 19400+i)
+			r.checkClient(t)
+			r.checkRdmactlServer(t)
 		})
 	}
-	if after := resShow(t); after != before {
-		t.Fatalf("rdma res show changed:\nbefore:\n%s\nafter:\n%s", before, after)
+}
+
+// infRun is one --run_infinitely pair of processes (-s 4096 -D 2), ended
+// as a user ends it: SIGINT to the client about 11 s after it started.
+type infRun struct {
+	verb, server, client string // "r" rdmactl's binary, "p" perftest
+	srv, cli             *side
+	cliOut, srvOut       *stampedLines
+	sigint               time.Time
+	srvEnd               string // "running", or how the server ended by itself
+	traffic              uint64 // rxe0's rcvd_pkts over the run
+}
+
+const infPeriod = 2 * time.Second
+
+// runInfinitePair runs the pair and ends it: the client by SIGINT, the
+// server by itself within 8 s of that or, if it still runs then (as
+// perftest's send server does), by SIGINT too.
+func runInfinitePair(t *testing.T, verb, server, client string, port int) *infRun {
+	t.Helper()
+	resUnchanged(t, false)
+	bin := rdmactlBin(t)
+	r := &infRun{verb: verb, server: server, client: client, cliOut: &stampedLines{}, srvOut: &stampedLines{}}
+	start := func(who, name, dev string, out *stampedLines, peer ...string) *side {
+		a := append([]string{"-d", dev, "-p", strconv.Itoa(port), "-s", "4096", "--run_infinitely", "-D", strconv.Itoa(int(infPeriod / time.Second))}, peer...)
+		argv := perfCmd(who, verb, "bw", nil, a...)
+		exe := bin
+		if who == "p" {
+			// Line-buffered: perftest's periodic rows come from a
+			// thread's printf, lost in a pipe's buffer when a signal
+			// ends it.
+			exe, argv = "stdbuf", append([]string{"-oL"}, argv...)
+		}
+		return startSideTo(t, exe, name, argv, out)
 	}
+	before := statLink(t, "rxe0/1")["rcvd_pkts"]
+	r.srv = start(server, "server", "rxe0", r.srvOut)
+	time.Sleep(1500 * time.Millisecond) // perftest clients do not retry
+	r.cli = start(client, "client", "rxe1", r.cliOut, perfServerIP)
+	time.Sleep(11 * time.Second) // about four periods after a perftest peer's start
+	r.sigint = time.Now()
+	if err := r.cli.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if !r.cli.wait(20 * time.Second) {
+		t.Fatalf("client still running 20 s after SIGINT:\n%s\n%s", r.cliOut, &r.cli.stderr)
+	}
+	r.srvEnd = "running"
+	if r.srv.wait(8 * time.Second) {
+		r.srvEnd = r.srv.status()
+	} else {
+		_ = r.srv.cmd.Process.Signal(syscall.SIGINT)
+		if !r.srv.wait(20 * time.Second) {
+			t.Fatalf("server still running 20 s after SIGINT:\n%s\n%s", r.srvOut, &r.srv.stderr)
+		}
+	}
+	r.traffic = statLink(t, "rxe0/1")["rcvd_pkts"] - before
+	t.Logf("client %s, server %s; rxe0 received %d packets; client stderr %q, server stderr %q",
+		r.cli.status(), r.srvEnd, r.traffic, strings.TrimSpace(r.cli.stderr.String()), strings.TrimSpace(r.srv.stderr.String()))
+	if r.traffic < 1000 {
+		t.Errorf("rxe0 received %d packets over the run: no traffic", r.traffic)
+	}
+	return r
+}
+
+// checkClient: an rdmactl client's rows, SIGINT's exit and message.
+func (r *infRun) checkClient(t *testing.T) {
+	t.Helper()
+	out := r.cliOut.String()
+	if st := r.cli.status(); st != fmt.Sprintf("exit %d", exitInterrupted) || strings.Count(r.cli.stderr.String(), "\n") != 1 || !strings.Contains(r.cli.stderr.String(), "interrupted") {
+		t.Errorf("client: %s, stderr %q, want exit %d and one line", st, r.cli.stderr.String(), exitInterrupted)
+	}
+	if !strings.Contains(out, "User stopped traffic") {
+		t.Errorf("client did not say \" User stopped traffic\":\n%s", out)
+	}
+	r.checkRows(t, "client", r.cliOut, r.sigint)
+}
+
+// checkRdmactlServer: an rdmactl server ends by itself when the client
+// is gone, exit 0 and nothing on stderr, saying so; a send server prints
+// its own rows.
+func (r *infRun) checkRdmactlServer(t *testing.T) {
+	t.Helper()
+	out := r.srvOut.String()
+	if r.srvEnd != "exit 0" || r.srv.stderr.Len() != 0 {
+		t.Errorf("server: %s, stderr %q; want exit 0 by itself, nothing on stderr\n%s", r.srvEnd, r.srv.stderr.String(), out)
+	}
+	if !strings.Contains(out, "closed") {
+		t.Errorf("server did not say that the client ended the run:\n%s", out)
+	}
+	if r.verb == "send" {
+		r.checkRows(t, "server", r.srvOut, r.sigint)
+	}
+}
+
+// checkRows: rdmactl's rows, a row per period since the first: their
+// count fits the time from the first row to the end (SIGINT, give or
+// take the partial period's row), each 4096-byte messages, at least two
+// with data and none negative. Under a loaded host rxe can stall for a
+// whole 2 s period (seen on 6.12: a row of zeros between rows of
+// 1.2-2.5 MB/s), so not every period must move data.
+func (r *infRun) checkRows(t *testing.T, who string, out *stampedLines, end time.Time) {
+	t.Helper()
+	rows := parsePerfRows(t, who, out.String())
+	times := out.rowTimes()
+	if len(times) != len(rows) || len(rows) < 3 {
+		t.Fatalf("%s printed %d rows (%d stamped), want a row per 2 s period, at least 3:\n%s", who, len(rows), len(times), out)
+	}
+	// After the first row, one row per whole period until the end, and
+	// the partial period's (the client's; a server sees the end later).
+	span := end.Sub(times[0])
+	full := int(span / infPeriod)
+	if n := len(rows) - 1; n < full-1 || n > full+2 {
+		t.Errorf("%s: %d rows in the %v after its first: want %d periods of %v, give or take one\n%s", who, n, span.Round(time.Millisecond), full, infPeriod, out)
+	}
+	moving := 0
+	for _, row := range rows {
+		if row.bytes != 4096 || !finite(row.vals) || row.vals[0] < 0 || row.vals[1] < 0 {
+			t.Fatalf("%s row %+v\n%s", who, row, out)
+		}
+		if row.iters > 0 && row.vals[1] > 0 {
+			moving++
+		}
+	}
+	if moving < 2 {
+		t.Errorf("%s: only %d of %d periods moved data:\n%s", who, moving, len(rows), out)
+	}
+	t.Logf("%s: %d rows over %v, %d with data", who, len(rows), span.Round(time.Millisecond), moving)
+}
+
+// stampedLines is an output that records when each line arrived.
+type stampedLines struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	lines []stampedLine
+	part  []byte
+}
+
+type stampedLine struct {
+	at   time.Time
+	text string
+}
+
+func (w *stampedLines) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := time.Now()
+	w.buf.Write(p)
+	w.part = append(w.part, p...)
+	for {
+		i := bytes.IndexByte(w.part, '\n')
+		if i < 0 {
+			break
+		}
+		w.lines = append(w.lines, stampedLine{now, string(w.part[:i])})
+		w.part = w.part[i+1:]
+	}
+	return len(p), nil
+}
+
+func (w *stampedLines) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// rowTimes: when each result row arrived (rows as parsePerfRows finds
+// them).
+func (w *stampedLines) rowTimes() []time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var ts []time.Time
+	in := false
+	for _, l := range w.lines {
+		switch {
+		case strings.HasPrefix(l.text, " #bytes"):
+			in = true
+		case strings.HasPrefix(l.text, "---"):
+			in = false
+		case in && isRowLine(l.text):
+			ts = append(ts, l.at)
+		}
+	}
+	return ts
+}
+
+// isRowLine: a line of at least four fields, the first two counts.
+func isRowLine(l string) bool {
+	f := strings.Fields(l)
+	if len(f) < 4 {
+		return false
+	}
+	_, err1 := strconv.ParseUint(f[0], 10, 64)
+	_, err2 := strconv.ParseUint(f[1], 10, 64)
+	return err1 == nil && err2 == nil
 }
 
 // statLink is 'rdma -j statistic show link DEV/1' as name -> value.

@@ -121,30 +121,9 @@ func (c *roceCapture) snapshot() map[string]map[byte]int {
 	return c.seen
 }
 
-// runQoSPair runs a server on rxe0 and a client on rxe1, each rdmactl
-// ("r", in-process) or perftest ("p"), with arguments of their own.
-func runQoSPair(server, client string, sargs, cargs []string) (sout string, serr error, cout string, cerr error) {
-	if server != client {
-		soleSession = true
-		defer func() { soleSession = false }()
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		sout, serr = runSide(ctx, sargs)
-	}()
-	time.Sleep(1500 * time.Millisecond) // perftest clients do not retry
-	cout, cerr = runSide(ctx, cargs)
-	wg.Wait()
-	return sout, serr, cout, cerr
-}
-
-// runQoSPairRetry is runQoSPair for two rdmactl sides whose arguments
-// hold "PORT", tried again (on another port) when a run fails, at most
-// twice: rxe under a loaded TCG host fails a run now and then.
+// runQoSPairRetry runs two rdmactl sides whose arguments hold "PORT",
+// tried again (on another port) when a run fails, at most twice: rxe
+// under a loaded TCG host fails a run now and then.
 func runQoSPairRetry(t *testing.T, port int, sargs, cargs []string) (sout, cout string) {
 	t.Helper()
 	sub := func(a []string, p int) []string {
@@ -156,17 +135,9 @@ func runQoSPairRetry(t *testing.T, port int, sargs, cargs []string) (sout, cout 
 		}
 		return out
 	}
-	for attempt := 0; ; attempt++ {
-		p := port + 100*attempt
-		sout, serr, cout, cerr := runQoSPair("r", "r", sub(sargs, p), sub(cargs, p))
-		if serr == nil && cerr == nil {
-			return sout, cout
-		}
-		if attempt == 2 {
-			t.Fatalf("server: %v\nclient: %v\n%s\n%s", serr, cerr, sout, cout)
-		}
-		t.Logf("attempt %d failed (server: %v; client: %v); trying again", attempt+1, serr, cerr)
-	}
+	r := retryPair(t, port, 100, func(p int) ([]string, []string) { return sub(sargs, p), sub(cargs, p) }, pairOpts{}, orFailed(noReason))
+	r.mustPass(t)
+	return r.sout, r.cout
 }
 
 // qosArgs is one side's command line: rdmactl with -j (its JSON has the
@@ -189,13 +160,29 @@ func qosArgs(who, verb, conn, dev string, port int, qos []string, client bool) [
 	return a
 }
 
+// capturedPair runs the pair mk builds, tried again as retryPair does
+// on perftest's clock or a failed run, with the RoCE v2 packets on
+// vrxe0 counted for the last attempt.
+func capturedPair(t *testing.T, port int, mk func(port int) ([]string, []string)) (map[string]map[byte]int, pairOut) {
+	t.Helper()
+	var capt *roceCapture
+	r := retryPair(t, port, 1, func(p int) ([]string, []string) {
+		if capt != nil {
+			capt.stop()
+		}
+		capt = captureRoCE(t, "vrxe0")
+		return mk(p)
+	}, pairOpts{}, orFailed(perftestClock))
+	return capt.snapshot(), r
+}
+
 // TestVMPerfQoSOnWire: each side's --tclass is the TOS byte of every
 // RoCE v2 packet it sends (requests from the client, ACKs from the
 // server), whoever the peer is; -S, -u and --retry_count are what the
 // kernel reports for rdmactl's QPs (QUERY_QP), except the SL, which rxe
 // does not keep (verbs' TestVMQueryQP).
 func TestVMPerfQoSOnWire(t *testing.T) {
-	before := resShow(t)
+	resUnchanged(t, false)
 	const (
 		cli, srv   = "10.77.0.2", perfServerIP
 		ctc, stc   = 106, 184 // DSCP 26 + ECT(0); DSCP 46 (EF)
@@ -209,29 +196,16 @@ func TestVMPerfQoSOnWire(t *testing.T) {
 	for i, c := range cases {
 		name := fmt.Sprintf("%s_%s/server_%s_client_%s", c.verb, c.conn, c.server, c.client)
 		t.Run(name, func(t *testing.T) {
-			var sout, cout string
-			var serr, cerr error
-			var seen map[string]map[byte]int
-			for attempt := 0; attempt < 3; attempt++ {
-				port := 19100 + 10*i + attempt
-				qos := func(tcl int) []string {
-					return []string{"--tclass", strconv.Itoa(tcl), "-S", strconv.Itoa(sl), "-u", strconv.Itoa(tmo), "--retry_count", strconv.Itoa(r)}
-				}
-				capt := captureRoCE(t, "vrxe0")
-				sout, serr, cout, cerr = runQoSPair(c.server, c.client,
-					qosArgs(c.server, c.verb, c.conn, "rxe0", port, qos(stc), false),
-					qosArgs(c.client, c.verb, c.conn, "rxe1", port, qos(ctc), true))
-				seen = capt.snapshot()
-				if !perftestClockFailed(sout+cout) && serr == nil && cerr == nil {
-					break
-				}
-				// perftest's clock under TCG (see TestVMPerfInterop), or
-				// a run that failed on a loaded host (on main too).
-				t.Logf("attempt %d failed (server: %v; client: %v); trying again", attempt+1, serr, cerr)
+			qos := func(tcl int) []string {
+				return []string{"--tclass", strconv.Itoa(tcl), "-S", strconv.Itoa(sl), "-u", strconv.Itoa(tmo), "--retry_count", strconv.Itoa(r)}
 			}
-			if serr != nil || cerr != nil {
-				t.Fatalf("server: %v\nclient: %v\n--- server\n%s\n--- client\n%s", serr, cerr, sout, cout)
-			}
+			// perftest's clock under TCG, or a run that failed on a
+			// loaded host (on main too): the capture starts again too.
+			seen, res := capturedPair(t, 19100+10*i, func(port int) ([]string, []string) {
+				return qosArgs(c.server, c.verb, c.conn, "rxe0", port, qos(stc), false), qosArgs(c.client, c.verb, c.conn, "rxe1", port, qos(ctc), true)
+			})
+			res.mustPass(t)
+			sout, cout := res.sout, res.cout
 			t.Logf("RoCE v2 packets by direction and TOS: %v", seen)
 			check := func(dir string, want byte) {
 				got := seen[dir]
@@ -275,9 +249,6 @@ func TestVMPerfQoSOnWire(t *testing.T) {
 			}
 		})
 	}
-	if after := resShow(t); after != before {
-		t.Errorf("resources leaked:\nbefore:\n%s\nafter:\n%s", before, after)
-	}
 }
 
 // TestVMPerfFlowLabel: rdmactl's per-QP flow labels (perftest 6.06 has
@@ -303,35 +274,23 @@ func TestVMPerfFlowLabel(t *testing.T) {
 // completion error, on main too) is tried again, at most twice.
 func runLimited(t *testing.T, port int, common, climits []string) (int, string, string) {
 	t.Helper()
-	for attempt := 0; ; attempt++ {
-		p := strconv.Itoa(port + 100*attempt)
-		sargs := append([]string{"perf"}, common...)
-		sargs = append(sargs, "-d", "rxe0", "-p", p)
-		cargs := append([]string{"perf"}, common...)
-		cargs = append(cargs, "-d", "rxe1", "-p", p)
-		cargs = append(append(cargs, climits...), perfServerIP)
-		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-		var wg sync.WaitGroup
-		var serr error
-		var sout string
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sout, serr = runSide(ctx, sargs)
-		}()
-		time.Sleep(500 * time.Millisecond)
-		var o, e bytes.Buffer
-		code := run(ctx, cargs, &o, &e)
-		wg.Wait()
-		cancel()
-		if serr == nil && (code == 0 || code == exitPerfThreshold) {
-			return code, o.String(), e.String()
-		}
-		if attempt == 2 {
-			t.Fatalf("%v: server: %v\n%s\nclient: exit %d: %s", climits, serr, sout, code, e.String())
-		}
-		t.Logf("attempt %d: the run itself failed (server: %v; client: exit %d: %s); trying again", attempt+1, serr, code, strings.TrimSpace(e.String()))
+	mk := func(p int) ([]string, []string) {
+		ps := strconv.Itoa(p)
+		sargs := append(append([]string{"perf"}, common...), "-d", "rxe0", "-p", ps)
+		cargs := append(append([]string{"perf"}, common...), "-d", "rxe1", "-p", ps)
+		return sargs, append(append(cargs, climits...), perfServerIP)
 	}
+	again := func(r pairOut) string {
+		if r.serr == nil && (r.ccode == 0 || r.ccode == exitPerfThreshold) {
+			return ""
+		}
+		return fmt.Sprintf("the run itself failed (server: %v; client: exit %d: %s)", r.serr, r.ccode, strings.TrimSpace(r.cstderr))
+	}
+	r := retryPair(t, port, 100, mk, pairOpts{delay: 500 * time.Millisecond}, again)
+	if why := again(r); why != "" {
+		t.Fatalf("%v: %s\n%s", climits, why, r.sout)
+	}
+	return r.ccode, r.cstdout, r.cstderr
 }
 
 // TestVMPerfLimits: a run passes a limit below its figure and exits 7
@@ -341,7 +300,7 @@ func runLimited(t *testing.T, port int, common, climits []string) (int, string, 
 // figures swing tenfold between runs on a loaded host), and each
 // verdict's value must be the row's figure.
 func TestVMPerfLimits(t *testing.T) {
-	before := resShow(t)
+	resUnchanged(t, false)
 	port := 19400
 	type verdict struct {
 		name   string
@@ -398,9 +357,6 @@ func TestVMPerfLimits(t *testing.T) {
 			}
 			t.Logf("%v: exit %d %s %+v", c.limits, code, strings.TrimSpace(errOut), r.Limits)
 		})
-	}
-	if after := resShow(t); after != before {
-		t.Errorf("resources leaked:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
 }
 

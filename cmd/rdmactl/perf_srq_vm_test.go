@@ -3,13 +3,10 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/rdmactl/rdmactl/internal/perf"
 )
@@ -22,7 +19,7 @@ import (
 // (perftest sends random bytes). rdma res show is unchanged afterwards
 // (the SRQ is destroyed with the rest).
 func TestVMPerfSRQ(t *testing.T) {
-	before := resShow(t)
+	resUnchanged(t, false)
 	const iters = 200
 	port := 19500
 	for _, tc := range []struct {
@@ -39,18 +36,11 @@ func TestVMPerfSRQ(t *testing.T) {
 			port++
 			p := port
 			t.Run(fmt.Sprintf("%s%v/%s", tc.kind, tc.extra, pr.name), func(t *testing.T) {
-				var sout, cout string
-				var serr, cerr error
-				for attempt := 0; attempt < 3; attempt++ {
-					sout, serr, cout, cerr = runSRQPair(tc.kind, tc.extra, pr.server, pr.client, p+1000*attempt, iters)
-					if !perftestClockFailed(sout + cout) {
-						break
-					}
-					t.Logf("attempt %d: stock perftest could not calibrate its clock under TCG; trying again", attempt+1)
-				}
-				if serr != nil || cerr != nil {
-					t.Fatalf("server: %v\nclient: %v\n--- server output\n%s\n--- client output\n%s", serr, cerr, sout, cout)
-				}
+				r := retryPair(t, p, 1000, func(port int) ([]string, []string) {
+					return srqArgs(tc.kind, tc.extra, pr.server, port, iters, false), srqArgs(tc.kind, tc.extra, pr.client, port, iters, true)
+				}, pairOpts{}, perftestClock)
+				r.mustPass(t)
+				sout, cout := r.sout, r.cout
 				bidir := len(tc.extra) > 0 && tc.extra[0] == "-b"
 				qps := uint64(1)
 				if tc.extra[0] == "-q" {
@@ -94,46 +84,16 @@ func TestVMPerfSRQ(t *testing.T) {
 			})
 		}
 	}
-	if after := resShow(t); after != before {
-		t.Fatalf("rdma res show changed:\nbefore:\n%s\nafter:\n%s", before, after)
-	}
 }
 
-// runSRQPair runs a send test with --use-srq on both sides: server on
-// rxe0, client on rxe1, each "r" (rdmactl in-process, JSON) or "p"
-// (ib_send_<kind>).
-func runSRQPair(kind string, extra []string, server, client string, port, iters int) (sout string, serr error, cout string, cerr error) {
-	argv := func(who, dev string, isClient bool) []string {
-		var a []string
-		if who == "r" {
-			a = []string{"perf", "send", "-j"}
-			if kind == "lat" {
-				a = append(a, "--lat")
-			}
-		} else {
-			a = []string{"ib_send_" + kind}
-		}
-		a = append(a, "-d", dev, "--use-srq", "-n", strconv.Itoa(iters), "-p", strconv.Itoa(port))
-		a = append(a, extra...)
-		if isClient {
-			a = append(a, perfServerIP)
-		}
-		return a
+// srqArgs is one side of a send test with --use-srq, server on rxe0 or
+// client on rxe1: "r" (rdmactl, JSON) or "p" (ib_send_<kind>).
+func srqArgs(kind string, extra []string, who string, port, iters int, client bool) []string {
+	a := []string{"-d", "rxe0", "--use-srq", "-n", strconv.Itoa(iters), "-p", strconv.Itoa(port)}
+	a = append(a, extra...)
+	if client {
+		a[1] = "rxe1"
+		a = append(a, perfServerIP)
 	}
-	if server != client {
-		soleSession = true
-		defer func() { soleSession = false }()
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		sout, serr = runSide(ctx, argv(server, "rxe0", false))
-	}()
-	time.Sleep(1500 * time.Millisecond) // perftest clients do not retry
-	cout, cerr = runSide(ctx, argv(client, "rxe1", true))
-	wg.Wait()
-	return sout, serr, cout, cerr
+	return perfCmd(who, "send", kind, []string{"-j"}, a...)
 }

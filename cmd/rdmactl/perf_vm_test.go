@@ -33,8 +33,7 @@ type perfRow struct {
 	vals         []float64
 }
 
-// parsePerfRows finds the rows under the "#bytes" header, as a script
-// parsing perftest output would.
+// finite: no NaN or infinity (perftest's clock failed under TCG).
 func finite(vs []float64) bool {
 	for _, v := range vs {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -44,6 +43,19 @@ func finite(vs []float64) bool {
 	return true
 }
 
+// agreeingRows is the first row of each side, which must agree on the
+// message size and the iterations.
+func agreeingRows(t *testing.T, sout, cout string) (s, c perfRow) {
+	t.Helper()
+	s, c = parsePerfRows(t, "server", sout)[0], parsePerfRows(t, "client", cout)[0]
+	if s.bytes != c.bytes || s.iters != c.iters {
+		t.Fatalf("rows disagree: server %+v client %+v", s, c)
+	}
+	return s, c
+}
+
+// parsePerfRows finds the rows under the "#bytes" header, as a script
+// parsing perftest output would.
 func parsePerfRows(t *testing.T, who, out string) []perfRow {
 	t.Helper()
 	var rows []perfRow
@@ -99,32 +111,8 @@ func headerField(out, name string) string {
 	return ""
 }
 
-// side runs either rdmactl in-process (args start with "perf") or a
-// perftest binary.
-func runSide(ctx context.Context, args []string) (string, error) {
-	if args[0] == "perf" {
-		var o, e bytes.Buffer
-		code := run(ctx, args, &o, &e)
-		if code != 0 {
-			return o.String() + e.String(), fmt.Errorf("rdmactl exit %d: %s", code, strings.TrimSpace(e.String()))
-		}
-		return o.String(), nil
-	}
-	out, err := exec.CommandContext(ctx, args[0], args[1:]...).CombinedOutput()
-	return string(out), err
-}
-
-func resShow(t *testing.T) string {
-	t.Helper()
-	out, err := exec.Command("rdma", "res", "show").Output()
-	if err != nil {
-		t.Fatalf("rdma res show: %v (the VM must provide it)", err)
-	}
-	return string(out)
-}
-
 func TestVMPerfInterop(t *testing.T) {
-	before := resShow(t)
+	resUnchanged(t, false)
 	type pair struct{ name, server, client string } // "r" rdmactl, "p" perftest
 	pairs := []pair{{"rdmactl-rdmactl", "r", "r"}, {"rdmactl-client-perftest-server", "p", "r"}, {"perftest-client-rdmactl-server", "r", "p"}}
 	type test struct {
@@ -151,24 +139,12 @@ func TestVMPerfInterop(t *testing.T) {
 			name := fmt.Sprintf("%s_%s_%s%s/%s", tc.verb, tc.kind, tc.conn, suffix, pr.name)
 			p := port
 			t.Run(name, func(t *testing.T) {
-				var sout, cout string
-				var serr, cerr error
-				// Stock perftest sometimes gives up before the run: its
-				// CPU-frequency regression (get_clock.c) fails under TCG
-				// ("Correlation coefficient r^2 ... < 0.9 / Can't produce a
-				// report") and it exits 1, so our side sees the peer vanish.
-				// That is perftest's clock, not the exchange under test:
-				// try the pair again, at most twice, on a fresh TCP port.
-				for attempt := 0; attempt < 3; attempt++ {
-					sout, serr, cout, cerr = runPerfPair(tc.verb, tc.kind, tc.conn, tc.extra, pr.server, pr.client, p+1000*attempt)
-					if !perftestClockFailed(sout + cout) {
-						break
-					}
-					t.Logf("attempt %d: stock perftest could not calibrate its clock under TCG; trying again", attempt+1)
-				}
-				if serr != nil || cerr != nil {
-					t.Fatalf("server: %v\nclient: %v\n--- server output\n%s\n--- client output\n%s", serr, cerr, sout, cout)
-				}
+				// Stock perftest sometimes gives up before the run (its
+				// clock under TCG) and exits 1, so our side sees the peer
+				// vanish: try the pair again, at most twice.
+				r := retryPerfPair(t, tc.verb, tc.kind, tc.conn, tc.extra, pr.server, pr.client, p, perftestClock)
+				r.mustPass(t)
+				sout, cout := r.sout, r.cout
 				// Both sides chose the same inline size (perftest's
 				// per-device default; 0 on rxe, which it does not know).
 				if si, ci := headerField(sout, "Max inline data"), headerField(cout, "Max inline data"); si != ci || (si == "" && tc.verb != "read") {
@@ -182,11 +158,7 @@ func TestVMPerfInterop(t *testing.T) {
 					}
 					return
 				}
-				srows, crows := parsePerfRows(t, "server", sout), parsePerfRows(t, "client", cout)
-				s, c := srows[0], crows[0]
-				if s.bytes != c.bytes || s.iters != c.iters {
-					t.Fatalf("rows disagree: server %+v client %+v", s, c)
-				}
+				s, c := agreeingRows(t, sout, cout)
 				switch {
 				case tc.kind == "bw" && (tc.verb != "send" || bidir):
 					// The server prints the client's report, or (-b) each
@@ -290,15 +262,12 @@ func TestVMPerfInterop(t *testing.T) {
 			})
 		}
 	}
-	if after := resShow(t); after != before {
-		t.Fatalf("rdma res show changed:\nbefore:\n%s\nafter:\n%s", before, after)
-	}
 }
 
 // TestVMPerfPeerErrors: a client without a server, and a server whose
 // client disagrees on the size, fail with exitPeer and one line, quickly.
 func TestVMPerfPeerErrors(t *testing.T) {
-	before := resShow(t)
+	resUnchanged(t, false)
 	start := time.Now()
 	_, stderr, code := runCmd(t, "perf", "write", "-d", "rxe1", "-p", "18700", perfServerIP)
 	if code != exitPeer || strings.Count(stderr, "\n") != 1 || time.Since(start) > 20*time.Second {
@@ -330,15 +299,12 @@ func TestVMPerfPeerErrors(t *testing.T) {
 	if scode != exitPeer || !strings.Contains(sstderr, "4096") {
 		t.Fatalf("perftest size mismatch: server %d %q", scode, sstderr)
 	}
-	if after := resShow(t); after != before {
-		t.Fatalf("rdma res show changed:\nbefore:\n%s\nafter:\n%s", before, after)
-	}
 }
 
 // A perftest client killed mid-run: our server, alone in its process as
 // in the binary, names the peer within seconds and leaves no resources.
 func TestVMPerfPeerKilled(t *testing.T) {
-	before := resShow(t)
+	resUnchanged(t, false)
 	soleSession = true
 	defer func() { soleSession = false }()
 	for i, kind := range []string{"bw", "lat"} {
@@ -374,25 +340,14 @@ func TestVMPerfPeerKilled(t *testing.T) {
 		}
 		t.Logf("%s: exit %d %v after the kill: %s", kind, code, took.Round(time.Millisecond), strings.TrimSpace(stderr))
 	}
-	if after := resShow(t); after != before {
-		t.Fatalf("rdma res show changed:\nbefore:\n%s\nafter:\n%s", before, after)
-	}
 }
 
-// perftestClockFailed reports whether stock perftest gave up on its
-// cycle-counter calibration (src/get_clock.c) instead of running.
-func perftestClockFailed(out string) bool {
-	return strings.Contains(out, "Can't produce a report") || strings.Contains(out, "Correlation coefficient")
-}
-
-// runPerfPair runs one server (on rxe0) and one client (on rxe1) of a test,
-// each "r" (rdmactl, in-process) or "p" (stock perftest), on TCP port p.
 // TestVMPerfBidirDuration: with -b and -D, ib_send_bw exchanges no
 // reports; each side counts what it sent and received in its own window
 // (run_iter_bi), so both print about the same figure, the sum of both
 // directions. rdmactl must print that too, not its sending half.
 func TestVMPerfBidirDuration(t *testing.T) {
-	before := resShow(t)
+	resUnchanged(t, false)
 	pairs := []struct{ name, server, client string }{{"rdmactl-client-perftest-server", "p", "r"}, {"perftest-client-rdmactl-server", "r", "p"}}
 	for i, pr := range pairs {
 		t.Run(pr.name, func(t *testing.T) {
@@ -428,12 +383,28 @@ func TestVMPerfBidirDuration(t *testing.T) {
 			}
 		})
 	}
-	if after := resShow(t); after != before {
-		t.Fatalf("rdma res show changed:\n%s\n%s", before, after)
-	}
 }
 
+// runPerfPair runs one server (on rxe0) and one client (on rxe1) of a
+// test, each "r" (rdmactl, in-process) or "p" (stock perftest), on TCP
+// port p, with -n 100 unless extra has -D.
 func runPerfPair(verb, kind, conn string, extra []string, server, client string, p int) (sout string, serr error, cout string, cerr error) {
+	r := runPair(perfPairArgs(verb, kind, conn, extra, server, client, p))
+	return r.sout, r.serr, r.cout, r.cerr
+}
+
+// retryPerfPair is runPerfPair through retryPair, on ports p, p+1000
+// and p+2000.
+func retryPerfPair(t *testing.T, verb, kind, conn string, extra []string, server, client string, p int, again func(pairOut) string) pairOut {
+	t.Helper()
+	return retryPair(t, p, 1000, func(port int) ([]string, []string) {
+		s, c, _ := perfPairArgs(verb, kind, conn, extra, server, client, port)
+		return s, c
+	}, pairOpts{}, again)
+}
+
+// perfPairArgs are runPerfPair's two command lines.
+func perfPairArgs(verb, kind, conn string, extra []string, server, client string, p int) (sargs, cargs []string, o pairOpts) {
 	common := []string{"-n", "100", "-p", strconv.Itoa(p)}
 	if slices.Contains(extra, "-D") {
 		common = common[2:]
@@ -442,40 +413,9 @@ func runPerfPair(verb, kind, conn string, extra []string, server, client string,
 		common = append(common, "-c", conn)
 	}
 	common = append(common, extra...)
-	argv := func(who, dev string, isClient bool) []string {
-		var a []string
-		if who == "r" {
-			a = []string{"perf", verb}
-			if kind == "lat" {
-				a = append(a, "--lat")
-			}
-		} else {
-			a = []string{"ib_" + verb + "_" + kind}
-		}
-		a = append(a, "-d", dev)
-		a = append(a, common...)
-		if isClient {
-			a = append(a, perfServerIP)
-		}
-		return a
-	}
-	if server != client {
-		// One rdmactl in the process, as in the binary (main sets it).
-		soleSession = true
-		defer func() { soleSession = false }()
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		sout, serr = runSide(ctx, argv(server, "rxe0", false))
-	}()
-	time.Sleep(1500 * time.Millisecond) // perftest clients do not retry
-	cout, cerr = runSide(ctx, argv(client, "rxe1", true))
-	wg.Wait()
-	return sout, serr, cout, cerr
+	sargs = perfCmd(server, verb, kind, nil, append([]string{"-d", "rxe0"}, common...)...)
+	cargs = perfCmd(client, verb, kind, nil, append(append([]string{"-d", "rxe1"}, common...), perfServerIP)...)
+	return sargs, cargs, pairOpts{}
 }
 
 // TestVMPerfLoopMode: the binary's JSON says which loop ran, and both

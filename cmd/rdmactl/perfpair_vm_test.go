@@ -1,0 +1,382 @@
+//go:build vmtest
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The perf VM tests' one way of running a server and a client: server on
+// rxe0 (10.77.0.1), client on rxe1, each either rdmactl in this process
+// (an argv starting with "perf") or an executable (stock perftest), and
+// the checks every such test makes around it (rdma res show unchanged,
+// perftest's clock trouble under TCG tried again). A test builds the two
+// command lines; runPair runs them.
+
+// perfCmd is one side's command line: rdmactl ("r": perf VERB, --lat for
+// kind "lat", then rOnly, the options perftest lacks such as -j) or
+// stock perftest ("p": ib_VERB_KIND), then args.
+func perfCmd(who, verb, kind string, rOnly []string, args ...string) []string {
+	if who == "p" {
+		return append([]string{"ib_" + verb + "_" + kind}, args...)
+	}
+	a := []string{"perf", verb}
+	if kind == "lat" {
+		a = append(a, "--lat")
+	}
+	a = append(a, rOnly...)
+	return append(a, args...)
+}
+
+// pairOut is what a pair printed and how each side ended: out is
+// stdout, for a failed rdmactl stdout then stderr, for perftest both.
+type pairOut struct {
+	sout, cout string
+	serr, cerr error
+	// An rdmactl client's exit code, stdout and stderr apart.
+	ccode            int
+	cstdout, cstderr string
+}
+
+// pairOpts tunes runPair; the zero value is what most tests want.
+type pairOpts struct {
+	// delay before the client starts: perftest clients do not retry
+	// their connect (1.5 s if zero).
+	delay time.Duration
+	// timeout for the whole pair (120 s if zero).
+	timeout time.Duration
+}
+
+// runPair runs sargs as the server, then (after the delay) cargs as the
+// client, and waits for both. An rdmactl side's error is its exit code
+// and stderr ("rdmactl exit N: ..."), its output stdout then stderr.
+func runPair(sargs, cargs []string, o pairOpts) pairOut {
+	if o.delay == 0 {
+		o.delay = 1500 * time.Millisecond
+	}
+	if o.timeout == 0 {
+		o.timeout = 120 * time.Second
+	}
+	if (sargs[0] == "perf") != (cargs[0] == "perf") {
+		// One rdmactl in the process, as in the binary (main sets it).
+		soleSession = true
+		defer func() { soleSession = false }()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
+	defer cancel()
+	var r pairOut
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s := runSide(ctx, sargs)
+		r.sout, r.serr = s.out, s.err
+	}()
+	time.Sleep(o.delay)
+	c := runSide(ctx, cargs)
+	r.cout, r.cerr, r.ccode, r.cstdout, r.cstderr = c.out, c.err, c.code, c.stdout, c.stderr
+	wg.Wait()
+	return r
+}
+
+// sideOut is how one side ended: out is its stdout, for a failed
+// rdmactl stdout then stderr, for perftest both; err says how it failed
+// ("rdmactl exit N: ..."). For rdmactl, also its exit code, stdout and
+// stderr apart.
+type sideOut struct {
+	out            string
+	err            error
+	code           int
+	stdout, stderr string
+}
+
+// runSide runs rdmactl in-process (args start with "perf") or an
+// executable.
+func runSide(ctx context.Context, args []string) sideOut {
+	if args[0] == "perf" {
+		var o, e bytes.Buffer
+		code := run(ctx, args, &o, &e)
+		r := sideOut{out: o.String(), code: code, stdout: o.String(), stderr: e.String()}
+		if code != 0 {
+			r.out += e.String()
+			r.err = fmt.Errorf("rdmactl exit %d: %s", code, strings.TrimSpace(e.String()))
+		}
+		return r
+	}
+	b, err := exec.CommandContext(ctx, args[0], args[1:]...).CombinedOutput()
+	return sideOut{out: string(b), err: err}
+}
+
+// retryPair runs the pair mk builds for a port up to three times, on
+// port, port+step and port+2*step, while again names a reason to try
+// once more (a fresh port: the last run's may still be in TIME_WAIT).
+// Its usual reason is perftestClock.
+func retryPair(t *testing.T, port, step int, mk func(port int) (sargs, cargs []string), o pairOpts, again func(pairOut) string) pairOut {
+	t.Helper()
+	var r pairOut
+	for attempt := 0; attempt < 3; attempt++ {
+		s, c := mk(port + step*attempt)
+		r = runPair(s, c, o)
+		why := again(r)
+		if why == "" {
+			break
+		}
+		t.Logf("attempt %d: %s; trying again", attempt+1, why)
+	}
+	return r
+}
+
+// perftestClock is retryPair's usual reason: stock perftest sometimes
+// gives up before the run, its CPU-frequency regression (get_clock.c)
+// failing under TCG ("Correlation coefficient r^2 ... < 0.9 / Can't
+// produce a report"); that is perftest's clock, not what is tested.
+func perftestClock(r pairOut) string {
+	if perftestClockFailed(r.sout + r.cout) {
+		return "stock perftest could not calibrate its clock under TCG"
+	}
+	return ""
+}
+
+// noReason never tries again (for orFailed).
+func noReason(pairOut) string { return "" }
+
+// orFailed is again plus any failed run: rxe under a loaded TCG host
+// fails a run now and then (on main too).
+func orFailed(again func(pairOut) string) func(pairOut) string {
+	return func(r pairOut) string {
+		if why := again(r); why != "" {
+			return why
+		}
+		if r.serr != nil || r.cerr != nil {
+			return fmt.Sprintf("the run failed (server: %v; client: %v)", r.serr, r.cerr)
+		}
+		return ""
+	}
+}
+
+// mustPass fails the test if either side failed, with both outputs.
+func (r pairOut) mustPass(t *testing.T) {
+	t.Helper()
+	if r.serr != nil || r.cerr != nil {
+		t.Fatalf("server: %v\nclient: %v\n--- server output\n%s\n--- client output\n%s", r.serr, r.cerr, r.sout, r.cout)
+	}
+}
+
+// perftestClockFailed reports whether stock perftest gave up on its
+// cycle-counter calibration (src/get_clock.c) instead of running.
+func perftestClockFailed(out string) bool {
+	return strings.Contains(out, "Can't produce a report") || strings.Contains(out, "Correlation coefficient")
+}
+
+func resShow(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("rdma", "res", "show").Output()
+	if err != nil {
+		t.Fatalf("rdma res show: %v (the VM must provide it)", err)
+	}
+	return string(out)
+}
+
+func resShowCM(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("rdma", "res", "show", "cm_id").CombinedOutput()
+	if err != nil {
+		t.Fatalf("rdma res show cm_id: %v: %s", err, out)
+	}
+	return string(out)
+}
+
+// resUnchanged takes 'rdma res show' (and with cm, 'rdma res show
+// cm_id') now and fails the test if it differs once the test and its
+// subtests are over: nothing of a run may stay in the kernel.
+func resUnchanged(t *testing.T, cm bool) {
+	t.Helper()
+	before := resShow(t)
+	var beforeCM string
+	if cm {
+		beforeCM = resShowCM(t)
+	}
+	t.Cleanup(func() {
+		if after := resShow(t); after != before {
+			t.Errorf("rdma res show changed:\nbefore:\n%s\nafter:\n%s", before, after)
+		}
+		if !cm {
+			return
+		}
+		if after := resShowCM(t); after != beforeCM {
+			t.Errorf("rdma res show cm_id changed:\nbefore:\n%s\nafter:\n%s", beforeCM, after)
+		}
+	})
+}
+
+// rdmactlBin is the binary under test, for tests that signal a process.
+func rdmactlBin(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("RDMACTL_BIN")
+	if bin == "" {
+		t.Fatal("RDMACTL_BIN is not set (vm/suite.sh sets it)")
+	}
+	return bin
+}
+
+// side is one process of a perf pair (rdmactl's binary or perftest).
+type side struct {
+	name           string
+	cmd            *exec.Cmd
+	stdout, stderr bytes.Buffer
+	once           sync.Once
+	done           chan struct{} // closed when Wait returned, once wait was called
+	err            error         // Wait's, once done is closed
+}
+
+// startSide starts bin with args; a test that ends before the process
+// does kills it, so that no process outlives its test. Wait for it with
+// its wait method or, only, with cmd.Wait.
+func startSide(t *testing.T, bin, name string, args []string) *side {
+	t.Helper()
+	return startSideTo(t, bin, name, args, nil)
+}
+
+// startSideTo is startSide with stdout going to out instead (if not nil).
+func startSideTo(t *testing.T, bin, name string, args []string, out io.Writer) *side {
+	t.Helper()
+	sd := &side{name: name, cmd: exec.Command(bin, args...)}
+	sd.cmd.Stdout, sd.cmd.Stderr = &sd.stdout, &sd.stderr
+	if out != nil {
+		sd.cmd.Stdout = out
+	}
+	if err := sd.cmd.Start(); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		if sd.done != nil {
+			select {
+			case <-sd.done:
+			default:
+				_ = sd.cmd.Process.Kill()
+				<-sd.done
+			}
+			return
+		}
+		if sd.cmd.ProcessState == nil {
+			_ = sd.cmd.Process.Kill()
+			_ = sd.cmd.Wait()
+		}
+	})
+	return sd
+}
+
+// wait waits at most d for the process to end; false if it still runs.
+func (sd *side) wait(d time.Duration) bool {
+	sd.once.Do(func() {
+		sd.done = make(chan struct{})
+		go func() {
+			sd.err = sd.cmd.Wait()
+			close(sd.done)
+		}()
+	})
+	select {
+	case <-sd.done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// status says how an ended process ended: "exit N" or "signal NAME".
+func (sd *side) status() string {
+	ws := sd.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if ws.Signaled() {
+		return "signal " + unixSignalName(ws.Signal())
+	}
+	return fmt.Sprintf("exit %d", ws.ExitStatus())
+}
+
+func unixSignalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGKILL:
+		return "SIGKILL"
+	}
+	return s.String()
+}
+
+// mustEndWithOneLine waits up to limit for sd to end on its own and
+// fails unless it exited (no signal) non-zero with one "rdmactl: " line
+// on stderr; since is when its trouble began, for the log.
+func (sd *side) mustEndWithOneLine(t *testing.T, limit time.Duration, since time.Time) {
+	t.Helper()
+	if !sd.wait(limit) {
+		_ = sd.cmd.Process.Signal(syscall.SIGQUIT)
+		sd.wait(time.Minute)
+		t.Fatalf("%s still running %v after the link went down:\n%s", sd.name, limit, &sd.stderr)
+	}
+	var ee *exec.ExitError
+	if !errors.As(sd.err, &ee) {
+		t.Fatalf("%s: exit %v after the link went down, want an error exit\nstdout:\n%s\nstderr:\n%s", sd.name, sd.err, &sd.stdout, &sd.stderr)
+	}
+	ws := ee.Sys().(syscall.WaitStatus)
+	msg := strings.TrimSpace(sd.stderr.String())
+	if ws.Signaled() || strings.Contains(msg, "panic") || strings.Contains(msg, "SIGSEGV") || strings.Count(msg, "\n") != 0 || !strings.HasPrefix(msg, "rdmactl: ") {
+		t.Fatalf("%s: %v after %v, want an exit with one line on stderr; stderr:\n%s", sd.name, sd.err, time.Since(since).Round(time.Millisecond), msg)
+	}
+	t.Logf("%s: exit %d after %v: %s", sd.name, ws.ExitStatus(), time.Since(since).Round(time.Millisecond), msg)
+}
+
+// linkDownMidRun runs each args (perf's arguments, ending in "-D N") as
+// a binary pair on ports from port, takes the client's netdev down a few
+// seconds into the run, and requires both processes to end on their own
+// with one line on stderr, never a signal; the link comes back before
+// the next case.
+func linkDownMidRun(t *testing.T, port int, cases [][]string) {
+	bin := rdmactlBin(t)
+	resUnchanged(t, false)
+	for i, args := range cases {
+		name := strings.Join(args[:len(args)-2], "_")
+		t.Run(name, func(t *testing.T) {
+			p := []string{"-p", fmt.Sprint(port + i)}
+			srv := startSide(t, bin, "server", append(append([]string{"perf"}, args...), append(p, "-d", "rxe0")...))
+			time.Sleep(time.Second)
+			cli := startSide(t, bin, "client", append(append([]string{"perf"}, args...), append(p, "-d", "rxe1", perfServerIP)...))
+			time.Sleep(3 * time.Second)
+			if out, err := exec.Command("ip", "link", "set", "vrxe1", "down").CombinedOutput(); err != nil {
+				t.Fatalf("ip link set vrxe1 down: %v %s", err, out)
+			}
+			down := time.Now()
+			defer restoreLink(t, "vrxe1", "rxe1")
+			for _, sd := range []*side{cli, srv} {
+				sd.mustEndWithOneLine(t, 60*time.Second, down)
+			}
+		})
+	}
+}
+
+// restoreLink brings netdev back up and waits until the RDMA device's
+// port is ACTIVE again, so that later tests find the VM as it was.
+func restoreLink(t *testing.T, netdev, ibdev string) {
+	t.Helper()
+	if out, err := exec.Command("ip", "link", "set", netdev, "up").CombinedOutput(); err != nil {
+		t.Fatalf("ip link set %s up: %v %s", netdev, err, out)
+	}
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		out, _ := exec.Command("rdma", "link", "show", ibdev+"/1").Output()
+		if strings.Contains(string(out), "state ACTIVE") {
+			return
+		}
+	}
+	t.Fatalf("%s/1 not ACTIVE 30 s after %s came back up", ibdev, netdev)
+}
