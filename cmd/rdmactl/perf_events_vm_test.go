@@ -132,6 +132,53 @@ func TestVMPerfRunInfinitely(t *testing.T) {
 	}
 }
 
+// TestVMPerfRunInfinitelyInterop: --run_infinitely against perftest 6.06
+// in both roles, write and send. perftest's own pair is run first, in
+// the same VM, as the reference for how perftest's side ends (6.06's
+// loops never end by themselves: its client dies of the SIGINT, its
+// write server then fails its closing handshake and exits 1, and its
+// send server keeps printing empty periods until it is stopped too);
+// perftest's side must end the same way against rdmactl. rdmactl's side
+// prints a row per period, ends on SIGINT with exit 130 and one line (a
+// client) or by itself with exit 0 (a server), and 'rdma res show' is
+// as before each run.
+func TestVMPerfRunInfinitelyInterop(t *testing.T) {
+	port := 19410
+	for _, verb := range []string{"write", "send"} {
+		t.Run(verb, func(t *testing.T) {
+			port += 10
+			var ref *infRun
+			t.Run("perftest-perftest", func(t *testing.T) {
+				ref = runInfinitePair(t, verb, "p", "p", port)
+				t.Logf("perftest client: %s; perftest server: %s", ref.cli.status(), ref.srvEnd)
+			})
+			if ref == nil || t.Failed() {
+				t.Fatal("no perftest reference")
+			}
+			t.Run("rdmactl-client-perftest-server", func(t *testing.T) {
+				r := runInfinitePair(t, verb, "p", "r", port+1)
+				r.checkClient(t)
+				if r.srvEnd != ref.srvEnd {
+					t.Errorf("perftest server against rdmactl: %s; against perftest: %s\n%s\n%s", r.srvEnd, ref.srvEnd, &r.srv.stdout, &r.srv.stderr)
+				}
+				if verb == "send" {
+					// perftest's receiver counts what rdmactl sent.
+					if n := r.srvMoving(); n < 2 {
+						t.Errorf("perftest send server: %d periods with data, want 2 or more:\n%s", n, &r.srv.stdout)
+					}
+				}
+			})
+			t.Run("perftest-client-rdmactl-server", func(t *testing.T) {
+				r := runInfinitePair(t, verb, "r", "p", port+2)
+				if got, want := r.cli.status(), ref.cli.status(); got != want {
+					t.Errorf("perftest client against rdmactl: %s; against perftest: %s", got, want)
+				}
+				r.checkRdmactlServer(t)
+			})
+		})
+	}
+}
+
 // infRun is one --run_infinitely pair of processes (-s 4096 -D 2), ended
 // as a user ends it: SIGINT to the client about 11 s after it started.
 type infRun struct {
@@ -258,6 +305,19 @@ func (r *infRun) checkRows(t *testing.T, who string, out *stampedLines, end time
 		t.Errorf("%s: only %d of %d periods moved data:\n%s", who, moving, len(rows), out)
 	}
 	t.Logf("%s: %d rows over %v, %d with data", who, len(rows), span.Round(time.Millisecond), moving)
+}
+
+// srvMoving is the count of a perftest send server's rows with data.
+func (r *infRun) srvMoving() int {
+	n := 0
+	for _, l := range strings.Split(r.srvOut.String(), "\n") {
+		if f := strings.Fields(l); isRowLine(l) && len(f) >= 4 {
+			if v, err := strconv.ParseFloat(f[3], 64); err == nil && v > 0 {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // stampedLines is an output that records when each line arrived.
