@@ -14,7 +14,11 @@ import (
 // TestVMPerfRDMACMQoS: with -R, the client's -T becomes the traffic class
 // of both sides' data QPs (the CM puts the active side's TOS in the path
 // it sends in the REQ, which the passive side's QP takes: a server
-// without -T gets it too), and --retry_count and -u reach rdmactl's QPs,
+// without -T gets it too, and so does a server whose -T differs: the
+// passive side's QP is the REQ's path, whatever TOS its listening id
+// has; perftest 6.06 sets its -T only on the active side's ids, in
+// rdma_cm_address_handler, so its server's -T changes nothing at all),
+// and --retry_count and -u reach rdmactl's QPs,
 // as QUERY_QP reports them; against rdmactl and perftest 6.06's -R -T in
 // both roles.
 //
@@ -29,25 +33,31 @@ func TestVMPerfRDMACMQoS(t *testing.T) {
 	const (
 		cli, srv = "10.77.0.2", perfServerIP
 		tos      = 106 // DSCP 26 + ECT(0)
+		other    = 184 // DSCP 46 (EF): a server's -T other than the client's
 		tmo, r   = 18, 5
 	)
 	for i, c := range []struct {
 		server, client string
-		serverT, bind  bool
-	}{{"r", "r", true, false}, {"p", "r", true, false}, {"r", "p", true, false}, {"r", "r", false, false}, {"r", "p", false, false},
-		{"r", "r", true, true}, {"p", "r", true, true}, {"r", "r", false, true}} {
+		serverT        int // the server's -T: tos, other, or none (0)
+		bind           bool
+	}{{"r", "r", tos, false}, {"p", "r", tos, false}, {"r", "p", tos, false}, {"r", "r", 0, false}, {"r", "p", 0, false},
+		{"r", "r", tos, true}, {"p", "r", tos, true}, {"r", "r", 0, true},
+		{"r", "r", other, false}, {"p", "r", other, false}, {"r", "p", other, false}, {"r", "r", other, true}, {"p", "r", other, true}} {
 		name := fmt.Sprintf("server_%s_client_%s", c.server, c.client)
-		if !c.serverT {
+		switch c.serverT {
+		case 0:
 			name += "/server_without_T"
+		case other:
+			name += "/server_T_differs"
 		}
 		if c.bind {
 			name += "/client_bound_to_rxe1"
 		}
 		t.Run(name, func(t *testing.T) {
-			qos := func(who string, withT bool) []string {
+			qos := func(who string, t int) []string {
 				a := []string{"-R", "--retry_count", strconv.Itoa(r)}
-				if withT {
-					a = append(a, "-T", strconv.Itoa(tos))
+				if t != 0 {
+					a = append(a, "-T", strconv.Itoa(t))
 				}
 				if who == "r" {
 					a = append(a, "-u", strconv.Itoa(tmo)) // perftest takes no -u with -R
@@ -56,7 +66,7 @@ func TestVMPerfRDMACMQoS(t *testing.T) {
 			}
 			seen, res := capturedPair(t, 19500+10*i, func(port int) ([]string, []string) {
 				return qosArgs(c.server, "write", "RC", "rxe0", port, qos(c.server, c.serverT), false),
-					qosArgs(c.client, "write", "RC", "rxe1", port, append(qos(c.client, true), bindArg(c.bind, cli)...), true)
+					qosArgs(c.client, "write", "RC", "rxe1", port, append(qos(c.client, tos), bindArg(c.bind, cli)...), true)
 			})
 			res.mustPass(t)
 			sout, cout := res.sout, res.cout
@@ -98,6 +108,7 @@ func TestVMPerfRDMACMQoS(t *testing.T) {
 				if a.State != "RTS" || a.TrafficClass != tos || a.Timeout != tmo || a.RetryCnt != r || a.RNRRetry != r {
 					t.Errorf("QUERY_QP %+v: want RTS, tclass %d, timeout %d, retry_cnt %d, rnr_retry %d", a, tos, tmo, r, r)
 				}
+				t.Logf("rdmactl's QP: -T %d asked, QUERY_QP traffic class %d", res.QoS.TrafficClass, a.TrafficClass)
 			}
 		})
 	}
