@@ -230,11 +230,7 @@ func TestVMDoctorBreakAndRepair(t *testing.T) {
 
 func doctorBin(t *testing.T) string {
 	t.Helper()
-	bin := os.Getenv("RDMACTL_BIN")
-	if bin == "" {
-		t.Fatal("RDMACTL_BIN is not set (make vmtest sets it)")
-	}
-	return bin
+	return rdmactlBin(t)
 }
 
 // doctorAsNobody runs the rdmactl binary as uid/gid 65534 without capabilities
