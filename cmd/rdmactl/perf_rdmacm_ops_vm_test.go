@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,7 +25,7 @@ import (
 // check passed (the target word, the SRQ's messages and payload, the
 // receiver's completion events); the text header says SRQ and events.
 func TestVMPerfRDMACMOpsCLI(t *testing.T) {
-	before, beforeCM := resShow(t), resShowCM(t)
+	resUnchanged(t, true)
 	for i, tc := range []struct {
 		name  string
 		args  []string
@@ -68,20 +67,9 @@ func TestVMPerfRDMACMOpsCLI(t *testing.T) {
 				}
 				return a
 			}
-			var wg sync.WaitGroup
-			var sout, serr string
-			var scode int
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				sout, serr, scode = runCmd(t, args(false)...)
-			}()
-			time.Sleep(500 * time.Millisecond)
-			cout, cerr, ccode := runCmd(t, args(true)...)
-			wg.Wait()
-			if scode != 0 || ccode != 0 {
-				t.Fatalf("server exit %d %q, client exit %d %q", scode, serr, ccode, cerr)
-			}
+			r := runPair(args(false), args(true), pairOpts{delay: 500 * time.Millisecond})
+			r.mustPass(t)
+			sout, cout := r.sout, r.cout
 			for who, out := range map[string]string{"server": sout, "client": cout} {
 				var r perf.Result
 				if err := json.Unmarshal([]byte(out), &r); err != nil {
@@ -96,30 +84,14 @@ func TestVMPerfRDMACMOpsCLI(t *testing.T) {
 	}
 	// The header, as perftest's: SRQ on, events on.
 	t.Run("header", func(t *testing.T) {
-		var wg sync.WaitGroup
-		var sout string
-		var scode int
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sout, _, scode = runCmd(t, "perf", "send", "-R", "--use-srq", "-e", "-n", "100", "-p", "19710")
-		}()
-		time.Sleep(500 * time.Millisecond)
-		_, cerr, ccode := runCmd(t, "perf", "send", "-R", "--use-srq", "-e", "-n", "100", "-p", "19710", perfServerIP)
-		wg.Wait()
-		if scode != 0 || ccode != 0 {
-			t.Fatalf("server exit %d, client exit %d %q\n%s", scode, ccode, cerr, sout)
-		}
+		a := []string{"perf", "send", "-R", "--use-srq", "-e", "-n", "100", "-p", "19710"}
+		r := runPair(a, append(a, perfServerIP), pairOpts{delay: 500 * time.Millisecond})
+		r.mustPass(t)
+		sout := r.sout
 		if headerField(sout, "Data ex. method") != "rdma_cm" || !strings.Contains(sout, "Using SRQ      : ON") {
 			t.Fatalf("server header:\n%s", sout)
 		}
 	})
-	if after := resShow(t); after != before {
-		t.Fatalf("rdma res show changed:\nbefore:\n%s\nafter:\n%s", before, after)
-	}
-	if after := resShowCM(t); after != beforeCM {
-		t.Fatalf("rdma res show cm_id changed:\nbefore:\n%s\nafter:\n%s", beforeCM, after)
-	}
 }
 
 // TestVMPerfRDMACMOpsPeerKilled: with -R and each of the three options, a
