@@ -31,8 +31,11 @@ RUN ?=
 VMFLAGS ?=
 # make vmtest KERNEL=6.12  (default: "6.1 6.12", one VM boot each)
 KERNEL ?=
+# Seconds per test binary, and without a line of output from one before its
+# goroutines are dumped and it is killed (vm/README.md).
 VMTEST_TIMEOUT ?= 1200
-export PKG RUN VMFLAGS VMTEST_TIMEOUT GO KERNEL
+VMTEST_STALL ?= 300
+export PKG RUN VMFLAGS VMTEST_TIMEOUT VMTEST_STALL GO KERNEL
 # make fuzz FUZZTIME=1m
 FUZZTIME ?= 20s
 
@@ -99,4 +102,4 @@ bench-exporter: build ## CPU time of one exporter scrape vs one rdmactl counters
 	vm/run --rxe $(or $(RXE),64) -- env N=$(or $(N),20) scripts/bench-exporter.sh bin/rdmactl
 
 soak-exporter: build ## 10,000 scrapes of the live exporter in the VM: fds, goroutines, RSS, heap before/after [SOAK_N=10000 KERNEL=6.1]
-	RDMACTL_SOAK_N=$(or $(SOAK_N),10000) VMTEST_TIMEOUT=3600 KERNEL=$(or $(KERNEL),6.1) PKG=./cmd/rdmactl RUN='^TestVMExporterSoak$$' vm/vmtest
+	RDMACTL_SOAK_N=$(or $(SOAK_N),10000) VMTEST_TIMEOUT=3600 VMTEST_STALL=0 KERNEL=$(or $(KERNEL),6.1) PKG=./cmd/rdmactl RUN='^TestVMExporterSoak$$' vm/vmtest

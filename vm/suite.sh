@@ -3,14 +3,17 @@
 #
 # Runs every test binary DIR/<package dir>.test with -test.v in its package
 # directory (so testdata/ is found), one after the other, each under a
-# timeout, then prints a summary. Each binary runs RUN if given, else only
-# the tests of its vmtest files (DIR/<package dir>.run, from vm/vmtest). A binary fails when it exits non-zero,
-# times out, prints "--- SKIP" (kernel tests must never pass by skipping),
-# or leaves RDMA resources behind or the links changed (`rdma res show`,
-# `rdma link show` differ afterwards: the next package would see them).
+# timeout and a watchdog for silence (below), then prints a summary. Each
+# binary runs RUN if given, else only the tests of its vmtest files
+# (DIR/<package dir>.run, from vm/vmtest). A binary fails when it exits
+# non-zero, times out, falls silent, prints "--- SKIP" (kernel tests must
+# never pass by skipping), or leaves RDMA resources behind or the links
+# changed (`rdma res show`, `rdma link show` differ afterwards: the next
+# package would see them).
 #
 # Environment: RUN (-test.run), VMTEST_TIMEOUT (seconds per binary),
-# VMTEST_BUILD_FAILED (packages that did not build, for the summary).
+# VMTEST_STALL (seconds without output, 0: off), VMTEST_BUILD_FAILED
+# (packages that did not build, for the summary).
 set -uo pipefail
 
 [ "${RDMACTL_VM:-}" = 1 ] || { echo "suite.sh: run me inside the VM (make vmtest)" >&2; exit 2; }
@@ -24,6 +27,53 @@ export RDMACTL_VM=1
 
 mapfile -t bins < <(cd "$DIR" && find . -name '*.test' | sed 's|^\./||' | LC_ALL=C sort)
 args=(-test.v -test.count=1 "-test.timeout=${PER}s")
+# A hung test is named, and its goroutines dumped, well before vm/run's
+# own timeout kills the VM (which would leave nothing to read):
+#   - -test.timeout=PER: Go's own panic, with every goroutine's stack;
+#   - STALL seconds without a line of output (VMTEST_STALL, 0: off): a test
+#     that waits on something that never comes, found minutes before PER;
+#   - PER+30 s: the backstop, for a binary whose timer cannot fire (every
+#     P busy in loops that do not yield).
+# The last two print the binary's processes (kernel stacks of the blocked
+# ones) and the VM's RDMA and link state, then send SIGQUIT, on which the
+# Go runtime prints every goroutine (GOTRACEBACK=crash: also those running
+# on other threads) and exits; SIGKILL 15 s later if it has not.
+STALL=${VMTEST_STALL:-300}
+[[ $STALL =~ ^[0-9]+$ ]] || { echo "suite.sh: VMTEST_STALL must be seconds" >&2; exit 2; }
+
+# last_test LOG: the test the binary started last (its "=== RUN" line).
+last_test() { grep -aE '^=== (RUN|CONT) ' "$1" | tail -n1 | awk '{ print $3 }'; }
+
+# group_pids PGID: the processes of a process group.
+# comm, the second field of /proc/PID/stat, may hold spaces and
+# parentheses: the fields are counted after its last ")". Zombies left out.
+group_pids() {
+	cat /proc/[0-9]*/stat 2>/dev/null |
+		awk -v g="$1" '{ pid = $1; sub(/^.*\) /, ""); if ($3 == g && $1 != "Z") print pid }'
+}
+
+# dump_state PGID: the group's processes, each thread's state and kernel
+# stack when blocked in the kernel (D), and the VM's RDMA and link state.
+dump_state() {
+	local p t st
+	echo "--- processes of the test binary (process group $1): pid state time command; threads in D with kernel stacks"
+	for p in $(group_pids "$1"); do
+		[ -r "/proc/$p/cmdline" ] || continue
+		printf '%s %s %ss %s\n' "$p" "$(awk '{ sub(/^.*\) /, ""); print $1 }' "/proc/$p/stat" 2>/dev/null)" \
+			"$(ps -o etimes= -p "$p" 2>/dev/null | tr -d ' ')" "$(tr '\0' ' ' <"/proc/$p/cmdline" | cut -c1-200)"
+		for t in /proc/"$p"/task/*; do
+			st=$(awk '{ sub(/^.*\) /, ""); print $1 }' "$t/stat" 2>/dev/null)
+			[ "$st" = D ] || continue
+			echo "  thread ${t##*/} in D, wchan $(cat "$t/wchan" 2>/dev/null):"
+			sed 's/^/    /' "$t/stack" 2>/dev/null
+		done
+	done
+	echo "--- rdma res show qp; rdma link show; tc qdisc show (netem left behind?)"
+	timeout 10 rdma res show qp 2>&1
+	timeout 10 rdma link show 2>&1
+	timeout 10 tc qdisc show 2>&1 | grep -v 'noqueue'
+	echo "--- goroutines (SIGQUIT)"
+}
 
 summary=()
 failed=0
@@ -35,23 +85,73 @@ for b in "${bins[@]}"; do
 	# RUN, or the package's vmtest tests (vm/vmtest lists them in .run).
 	run=${RUN:-}
 	if [ -z "$run" ] && [ -s "$ROOT/$DIR/$pkg.run" ]; then run="^($(cat "$ROOT/$DIR/$pkg.run"))\$"; fi
-	before=$(rdma res show 2>&1; rdma link show 2>&1)
+	before=$(timeout 60 rdma res show 2>&1; timeout 60 rdma link show 2>&1)
 	echo "=== package $pkg"
 	t=$(date +%s)
-	# -test.timeout makes Go print the stuck goroutines; timeout(1) is the
-	# backstop if the binary is wedged in the kernel.
-	(cd "$ROOT/$pkg" && timeout -k 10 $((PER + 30)) "$ROOT/$DIR/$b" "${args[@]}" ${run:+"-test.run=$run"}) 2>&1 | tee "$log"
-	rc=${PIPESTATUS[0]}
+	# In a session of its own (setsid, no fork: the subshell leads no
+	# group), so that its process group is its pid: what it started can be
+	# found and ended with it. Its output goes through tee (fd 3) to this
+	# script's stdout, which the host streams, to the log, and to a copy in
+	# the guest's own /tmp whose size tells that output came. (Not the log's
+	# size: on 6.12, 9p with cache=mmap keeps writes to a file held open in
+	# the page cache for up to 30 s and stat asks the host, so the size lags
+	# and a killed VM loses the tail of the log.)
+	: >"$log"
+	mirror=$(mktemp)
+	exec 3> >(exec tee -a "$log" "$mirror")
+	teepid=$!
+	(exec 3>&- && cd "$ROOT/$pkg" && GOTRACEBACK=crash exec setsid "$ROOT/$DIR/$b" "${args[@]}" ${run:+"-test.run=$run"}) </dev/null >&3 2>&1 &
+	pid=$!
+	hung=""
+	size=0 t0=$SECONDS t_out=$SECONDS
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 1
+		n=$(stat -c %s "$mirror" 2>/dev/null || echo 0)
+		[ "$n" = "$size" ] || size=$n t_out=$SECONDS
+		if [ "$STALL" -gt 0 ] && [ $((SECONDS - t_out)) -ge "$STALL" ]; then
+			hung="no output for ${STALL}s"
+		elif [ $((SECONDS - t0)) -ge $((PER + 30)) ]; then
+			hung="still running $((PER + 30))s after it started (-test.timeout=${PER}s did not fire)"
+		fi
+		[ -z "$hung" ] && continue
+		{
+			echo "suite.sh: $pkg: $hung; last test started: $(last_test "$mirror")"
+			dump_state "$pid"
+		} >&3 2>&1
+		kill -QUIT "$pid" 2>/dev/null
+		for _ in $(seq 15); do kill -0 "$pid" 2>/dev/null && sleep 1; done
+		kill -KILL "$pid" 2>/dev/null
+		break
+	done
+	wait "$pid"
+	rc=$?
 	secs=$(($(date +%s) - t))
-	after=$(rdma res show 2>&1; rdma link show 2>&1)
-	npass=$(grep -cE '^ *--- PASS' "$log")
-	nfail=$(grep -cE '^ *--- FAIL' "$log")
-	nskip=$(grep -cE '^ *--- SKIP' "$log")
+	after=$(timeout 60 rdma res show 2>&1; timeout 60 rdma link show 2>&1)
+	# What it started and left running (the test's cleanups did not end it)
+	# would hold RDMA resources and stall the next package: name and end it.
+	left=$(group_pids "$pid")
+	if [ -n "$left" ]; then
+		echo "suite.sh: $pkg left processes running (killed now):"
+		for p in $left; do echo "    $p $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-200)"; done
+		kill -KILL -- -"$pid" 2>/dev/null
+	fi >&3
+	# tee ends when the last writer is gone; one that escaped the group
+	# (a daemon holding the binary's output) does not hold this script.
+	exec 3>&-
+	for _ in $(seq 10); do kill -0 "$teepid" 2>/dev/null && sleep 1; done
+	kill "$teepid" 2>/dev/null
+	wait "$teepid"
+	rm -f "$mirror"
+	npass=$(grep -acE '^ *--- PASS' "$log")
+	nfail=$(grep -acE '^ *--- FAIL' "$log")
+	nskip=$(grep -acE '^ *--- SKIP' "$log")
 	passed_tests=$((passed_tests + npass))
 	status=ok
 	why=""
-	if [ "$rc" = 124 ] || [ "$rc" = 137 ] || grep -q '^panic: test timed out' "$log"; then
-		status=FAIL why="timed out after ${PER}s"
+	if [ -n "$hung" ]; then
+		status=FAIL why="$hung, in $(last_test "$log")"
+	elif [ "$rc" = 124 ] || [ "$rc" = 137 ] || grep -aq '^panic: test timed out' "$log"; then
+		status=FAIL why="timed out after ${PER}s, in $(last_test "$log")"
 	elif [ "$rc" != 0 ]; then
 		status=FAIL why="exit $rc"
 	elif [ "$nskip" -gt 0 ]; then
@@ -59,6 +159,7 @@ for b in "${bins[@]}"; do
 	elif [ "$npass" = 0 ]; then
 		status=none why="no test ran"
 	fi
+	[ "$status" = FAIL ] && [ -n "$left" ] && why="$why; left processes running"
 	if [ "$before" != "$after" ]; then
 		echo "suite.sh: $pkg left RDMA resources or links changed:"
 		diff <(echo "$before") <(echo "$after") | sed 's/^/    /'
@@ -68,7 +169,7 @@ for b in "${bins[@]}"; do
 	[ "$status" = FAIL ] && failed=$((failed + 1))
 	summary+=("$(printf '%-5s %-28s %5ss  pass %-3d fail %-3d skip %-3d %s' "$status" "$pkg" "$secs" "$npass" "$nfail" "$nskip" "$why")")
 	# Name the failed and skipped top-level tests, so the summary says what to rerun.
-	bad=$(grep -E '^--- (FAIL|SKIP)' "$log" | awk '{ print $3 }' | paste -sd' ')
+	bad=$(grep -aE '^--- (FAIL|SKIP)' "$log" | awk '{ print $3 }' | paste -sd' ')
 	[ -n "$bad" ] && summary+=("      $bad")
 done
 for p in ${VMTEST_BUILD_FAILED:-}; do
