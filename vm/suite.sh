@@ -28,7 +28,7 @@ export RDMACTL_VM=1
 mapfile -t bins < <(cd "$DIR" && find . -name '*.test' | sed 's|^\./||' | LC_ALL=C sort)
 args=(-test.v -test.count=1 "-test.timeout=${PER}s")
 # A hung test is named, and its goroutines dumped, well before vm/run's
-# own timeout kills the VM (which would leave nothing to read):
+# own timeout kills the VM (which names no test and dumps no goroutine):
 #   - -test.timeout=PER: Go's own panic, with every goroutine's stack;
 #   - STALL seconds without a line of output (VMTEST_STALL, 0: off): a test
 #     that waits on something that never comes, found minutes before PER;
