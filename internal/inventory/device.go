@@ -72,8 +72,8 @@ func (s *Source) Devices(name string, o DeviceOptions) ([]Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Device, 0, len(devs))
-	for _, d := range devs {
+	out := make([]Device, len(devs))
+	for i, d := range devs {
 		idx := d.Index
 		r := Device{Index: &idx, Name: d.Name, FW: d.FW, Protocol: d.Protocol, DIM: d.DIM, Caps: d.Caps, NumPorts: d.NumPorts}
 		if d.NodeType != nil {
@@ -85,16 +85,23 @@ func (s *Source) Devices(name string, o DeviceOptions) ([]Device, error) {
 		if d.SysImageGUID != nil {
 			r.SysImageGUID = vocab.GUID(*d.SysImageGUID).String()
 		}
-		if o.Chardev {
+		out[i] = r
+	}
+	// The sysfs facts are read by fanout workers while this goroutine asks
+	// GET_CHARDEV on the source's socket; the two fill different fields.
+	wait := func() {}
+	if o.Sysfs || o.Board || o.Details {
+		wait = fanout(len(out), func(i int) { s.deviceSysfs(&out[i], o) })
+	}
+	if o.Chardev {
+		for i, d := range devs {
 			if ch := s.chardevOf(d.Index); ch != nil {
+				r := &out[i]
 				r.Uverbs, r.UverbsMajor, r.UverbsMinor, r.UverbsABI, r.DriverID = ch.Name, ch.Major, ch.Minor, ch.ABI, ch.DriverID
 			}
 		}
-		if o.Sysfs || o.Board || o.Details {
-			s.deviceSysfs(&r, o)
-		}
-		out = append(out, r)
 	}
+	wait()
 	return out, nil
 }
 

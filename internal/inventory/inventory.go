@@ -53,11 +53,12 @@ type Source struct {
 	ifnames map[uint32]string
 	mtus    map[uint32]uint32 // netdev MTUs by ifindex (port.go)
 	mtusOK  bool
-	res     resState // resources.go
-	sys     sysState // system.go
-	dump    *NLDump  // offline: a bundle's NLDEV dumps (bundle.go), or nil
-	origin  string   // offline: the bundle file unpacked into fs's root
-	cleanup func()   // removes the unpacked bundle (Close)
+	rates   map[portKey]string // sysfs port rates read ahead (port.go)
+	res     resState           // resources.go
+	sys     sysState           // system.go
+	dump    *NLDump            // offline: a bundle's NLDEV dumps (bundle.go), or nil
+	origin  string             // offline: the bundle file unpacked into fs's root
+	cleanup func()             // removes the unpacked bundle (Close)
 }
 
 // Live is the running system: nl for RDMA netlink and /sys.

@@ -52,7 +52,11 @@ func (s *Source) Ports(dev string, port uint32, o PortOptions) ([]Port, error) {
 	if s.Offline() {
 		return s.sysfsPorts(dev, port)
 	}
+	// The sysfs reads and the rtnetlink dump of the ports' facts that NLDEV
+	// lacks start before the per-device NLDEV port dumps and overlap them.
+	files := s.prefetchPortFiles(dev, port, o)
 	refs, err := s.Targets(dev, port)
+	files.wait()
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +71,7 @@ func (s *Source) Ports(dev string, port uint32, o PortOptions) ([]Port, error) {
 		ps, _ := s.nlPorts(d.Index)
 		for _, p := range ps {
 			if p.Port == r.Port {
-				out = append(out, s.livePort(d, p, o.NetlinkOnly))
+				out = append(out, s.livePort(d, p, o.NetlinkOnly, o.VerbsMTU))
 			}
 		}
 	}
@@ -79,8 +83,9 @@ func (s *Source) Ports(dev string, port uint32, o PortOptions) ([]Port, error) {
 
 // livePort merges the netlink port with the few sysfs files netlink lacks
 // (rate; link_layer on kernels without the device protocol) and, on
-// Ethernet, the netdev's MTU.
-func (s *Source) livePort(d nldev.Device, p nldev.Port, nlOnly bool) Port {
+// Ethernet, the netdev's MTU (with verbsMTU, only where the device does
+// not answer: verbsMTU's fallback).
+func (s *Source) livePort(d nldev.Device, p nldev.Port, nlOnly, verbsMTU bool) Port {
 	idx := d.Index
 	r := Port{DevIndex: &idx, Dev: d.Name, Port: p.Port, LID: p.LID, SMLID: p.SMLID, Caps: p.Caps,
 		Netdev: p.NetdevName, NetdevIndex: p.NetdevIndex}
@@ -101,10 +106,10 @@ func (s *Source) livePort(d nldev.Device, p nldev.Port, nlOnly bool) Port {
 	if nlOnly {
 		return r
 	}
-	if rt, ok := vocab.ParseRate(s.portAttr(d.Name, p.Port, "rate")); ok {
+	if rt, ok := vocab.ParseRate(s.portRate(d.Name, p.Port)); ok {
 		r.RateGbps, r.Width, r.Speed = &rt.Gbps, rt.Width, rt.Speed
 	}
-	if r.LinkLayer == "Ethernet" && p.NetdevName != "" {
+	if r.LinkLayer == "Ethernet" && p.NetdevName != "" && !verbsMTU {
 		if m, ok := s.netdevMTU(p.NetdevName, p.NetdevIndex); ok {
 			if v := RoCEMTU(m); v != 0 {
 				r.ActiveMTU = &v
@@ -144,41 +149,149 @@ func (s *Source) linkLayer(d nldev.Device, port uint32) string {
 	return s.portAttr(d.Name, port, "link_layer")
 }
 
-// verbsMTU opens each device once and asks QUERY_PORT for its ports.
+// verbsMTU asks each device (a uverbs context each, QUERY_PORT per port)
+// for its ports' active and max MTU, devices in parallel (fanout); an
+// Ethernet port the device does not answer for gets its netdev's MTU.
 func (s *Source) verbsMTU(ports []Port) {
-	var ctx *verbs.Context
-	cur := ""
-	defer func() {
-		if ctx != nil {
-			ctx.Close()
+	type group struct {
+		dev        verbs.Device
+		start, end int // ports[start:end] are the device's
+	}
+	var groups []group
+	for i := 0; i < len(ports); {
+		j := i
+		for j < len(ports) && ports[j].Dev == ports[i].Dev {
+			j++
 		}
-	}()
+		if d, err := s.VerbsDevice(ports[i].Dev); err == nil {
+			groups = append(groups, group{d, i, j})
+		}
+		i = j
+	}
+	fanout(len(groups), func(g int) {
+		ctx, err := verbs.OpenDevice(groups[g].dev, verbs.Options{})
+		if err != nil {
+			return
+		}
+		defer ctx.Close()
+		for i := groups[g].start; i < groups[g].end; i++ {
+			r := &ports[i]
+			pa, err := ctx.QueryPort(uint8(r.Port))
+			if err != nil {
+				continue
+			}
+			if v := pa.ActiveMTU.Bytes(); v != 0 {
+				r.ActiveMTU = &v
+			}
+			if v := pa.MaxMTU.Bytes(); v != 0 {
+				r.MaxMTU = &v
+			}
+		}
+	})()
 	for i := range ports {
 		r := &ports[i]
-		if r.Dev != cur {
-			if ctx != nil {
-				ctx.Close()
-				ctx = nil
+		if r.ActiveMTU == nil && r.LinkLayer == "Ethernet" && r.Netdev != "" {
+			if m, ok := s.netdevMTU(r.Netdev, r.NetdevIndex); ok {
+				if v := RoCEMTU(m); v != 0 {
+					r.ActiveMTU = &v
+				}
 			}
-			cur = r.Dev
-			if d, err := s.VerbsDevice(r.Dev); err == nil {
-				ctx, _ = verbs.OpenDevice(d, verbs.Options{})
-			}
-		}
-		if ctx == nil {
-			continue
-		}
-		pa, err := ctx.QueryPort(uint8(r.Port))
-		if err != nil {
-			continue
-		}
-		if v := pa.ActiveMTU.Bytes(); v != 0 {
-			r.ActiveMTU = &v
-		}
-		if v := pa.MaxMTU.Bytes(); v != 0 {
-			r.MaxMTU = &v
 		}
 	}
+}
+
+// portFiles is a prefetch of the live ports' sysfs rate files and the
+// netdevs' MTUs (one rtnetlink dump), read by fanout workers while the
+// caller dumps the ports over NLDEV.
+type portFiles struct {
+	s     *Source
+	keys  []portKey
+	rates []string
+	mtus  map[uint32]uint32
+	dump  bool // mtus holds the rtnetlink dump's answer
+	done  func()
+}
+
+type portKey struct {
+	dev  string
+	port uint32
+}
+
+// prefetchPortFiles starts reading the rate of every port of dev (all
+// devices for ""), or of dev/port, as the device dump numbers them, and,
+// where a RoCE or iWARP device (or one of unknown protocol) is among
+// them on the live /sys, the rtnetlink dump of the netdev MTUs. Nothing
+// is read for o.NetlinkOnly, and nothing here fails: what the prefetch
+// did not cover (a port the NLDEV port dump numbers otherwise, a netdev
+// the dump lacks) livePort reads the plain way.
+func (s *Source) prefetchPortFiles(dev string, port uint32, o PortOptions) *portFiles {
+	f := &portFiles{s: s, done: func() {}}
+	if o.NetlinkOnly {
+		return f
+	}
+	all, err := s.nlDevices()
+	if err != nil {
+		return f
+	}
+	devs, err := selectDevs(all, dev)
+	if err != nil {
+		return f
+	}
+	needMTU := false
+	for _, d := range devs {
+		if d.NumPorts == nil {
+			continue
+		}
+		for p := uint32(1); p <= *d.NumPorts; p++ {
+			if port == 0 || p == port {
+				f.keys = append(f.keys, portKey{d.Name, p})
+			}
+		}
+		switch d.Protocol {
+		case "ib", "opa":
+		default:
+			needMTU = true
+		}
+	}
+	f.rates = make([]string, len(f.keys))
+	// Item 0 is the rtnetlink dump (when wanted), the rest one rate file each.
+	first := 0
+	if needMTU && !o.VerbsMTU && !s.mtusOK && s.fs.Root() == "/sys" {
+		first = 1
+	}
+	f.done = fanout(first+len(f.keys), func(i int) {
+		if i < first {
+			f.mtus, _ = rtnl.LinkMTUs()
+			f.dump = true
+			return
+		}
+		k := f.keys[i-first]
+		f.rates[i-first] = s.portAttr(k.dev, k.port, "rate")
+	})
+	return f
+}
+
+// wait waits for the prefetch and hands its results to the source.
+func (f *portFiles) wait() {
+	f.done()
+	s := f.s
+	if f.dump {
+		s.mtus, s.mtusOK = f.mtus, true
+	}
+	if len(f.keys) > 0 && s.rates == nil {
+		s.rates = make(map[portKey]string, len(f.keys))
+	}
+	for i, k := range f.keys {
+		s.rates[k] = f.rates[i]
+	}
+}
+
+// portRate is the port's sysfs rate, from the prefetch where it has it.
+func (s *Source) portRate(dev string, port uint32) string {
+	if v, ok := s.rates[portKey{dev, port}]; ok {
+		return v
+	}
+	return s.portAttr(dev, port, "rate")
 }
 
 func (s *Source) sysfsPorts(dev string, port uint32) ([]Port, error) {
