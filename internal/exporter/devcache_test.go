@@ -4,16 +4,20 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/rdmactl/rdmactl/internal/nldev"
 )
 
-// fakeNL lists devices as netlink would; nothing else is asked by devices().
-type fakeNL struct{ devs []nldev.Device }
+// fakeNL lists devices, and ports where given, as netlink would.
+type fakeNL struct {
+	devs  []nldev.Device
+	ports map[uint32][]nldev.Port
+}
 
 func (f *fakeNL) Devices() ([]nldev.Device, error)               { return f.devs, nil }
-func (f *fakeNL) PortsOf(uint32) ([]nldev.Port, error)           { return nil, nil }
+func (f *fakeNL) PortsOf(i uint32) ([]nldev.Port, error)         { return f.ports[i], nil }
 func (f *fakeNL) Chardev(uint32, string) (*nldev.Chardev, error) { return nil, os.ErrNotExist }
 func (f *fakeNL) System() (*nldev.System, error)                 { return nil, os.ErrNotExist }
 func (f *fakeNL) PortStatistics(uint32, uint32) ([]nldev.Counter, error) {
@@ -60,5 +64,53 @@ func TestDeviceFactsReadOncePerRegistration(t *testing.T) {
 	snap()
 	if len(dc) != 1 {
 		t.Errorf("cache holds %d devices after one left, want 1", len(dc))
+	}
+}
+
+// A counter directory a device registration lacks is looked for once: the
+// next snapshots skip it, until the device registers anew (a new index).
+func TestAbsentCounterDirsOncePerRegistration(t *testing.T) {
+	root := t.TempDir()
+	if err := os.CopyFS(root, os.DirFS(mlx5Tree)); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "class/infiniband/mlx5_0/hw_counters") // the device's: the fixture has none
+	nl := &fakeNL{devs: []nldev.Device{{Index: 1, Name: "mlx5_0"}},
+		ports: map[uint32][]nldev.Port{1: {{Port: 1}}, 3: {{Port: 1}}}}
+	var gc gidCache
+	var dc devCache
+	ad := inventory.AbsentDirs{}
+	metric, _ := CounterMetric(inventory.SrcHWCounters, "test_events", 0)
+	has := func() bool {
+		t.Helper()
+		snap, err := take(inventory.LiveWith(nl, root), Options{GIDInterval: time.Hour}, &gc, &dc, ad)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range snap.Metrics() {
+			if m.Desc.Name() == metric {
+				return true
+			}
+		}
+		return false
+	}
+	if has() || len(ad) != 1 {
+		t.Fatalf("first snapshot: %s present or %d absent directories recorded, want absent and 1 (%v)", metric, len(ad), ad)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "test_events"), []byte("7\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if has() {
+		t.Errorf("same registration: %s read, want its directory skipped as absent", metric)
+	}
+	nl.devs[0].Index = 3 // re-registered
+	if !has() {
+		t.Errorf("new registration: %s missing, want the directory read again", metric)
+	}
+	if len(ad) != 0 {
+		t.Errorf("after re-registration: %d absent directories remembered (%v), want 0", len(ad), ad)
 	}
 }

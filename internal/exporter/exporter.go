@@ -49,6 +49,7 @@ type Collector struct {
 	failures uint64        // gathers that failed
 	gids     gidCache      // used by the one running gather only
 	devs     devCache      // likewise
+	absent   inventory.AbsentDirs
 }
 
 // New returns a Collector.
@@ -59,7 +60,7 @@ func New(o Options) *Collector {
 	if o.QPLimit <= 0 {
 		o.QPLimit = DefaultQPLimit
 	}
-	return &Collector{opts: o}
+	return &Collector{opts: o, absent: inventory.AbsentDirs{}}
 }
 
 var (
@@ -165,7 +166,7 @@ func (c *Collector) take() (*Snapshot, error) {
 		return nil, err
 	}
 	defer release()
-	return take(src, c.opts, &c.gids, &c.devs)
+	return take(src, c.opts, &c.gids, &c.devs, c.absent)
 }
 
 func b2f(b bool) float64 {

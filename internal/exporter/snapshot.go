@@ -69,7 +69,7 @@ var (
 // Take reads one snapshot from src. Only a failed device list fails it;
 // a device or port that vanishes halfway, or a counter set that cannot be
 // read, loses its series and counts as a read error.
-func Take(src *inventory.Source, o Options) (*Snapshot, error) { return take(src, o, nil, nil) }
+func Take(src *inventory.Source, o Options) (*Snapshot, error) { return take(src, o, nil, nil, nil) }
 
 // devCache keeps each live device's sysfs facts (driver, PCI address,
 // board id, HCA type, hardware revision) between snapshots: they change
@@ -124,12 +124,22 @@ type gidCache struct {
 	n  map[string][2]int // "dev/port" -> populated entries, slots
 }
 
-func take(src *inventory.Source, o Options, gc *gidCache, dc *devCache) (*Snapshot, error) {
+// take is Take with what a Collector keeps between snapshots (each may
+// be nil): GID figures, device facts, and the counter directories known
+// missing (ad needs dc, whose devices it follows).
+func take(src *inventory.Source, o Options, gc *gidCache, dc *devCache, ad inventory.AbsentDirs) (*Snapshot, error) {
 	start := time.Now()
 	s := &Snapshot{at: start}
 	devs, err := devices(src, dc)
 	if err != nil {
 		return nil, err
+	}
+	if ad != nil && dc != nil && !src.Offline() {
+		ad.Keep(func(index uint32, dev string) bool {
+			_, ok := (*dc)[devKey{index, dev}]
+			return ok
+		})
+		src.UseAbsentDirs(ad)
 	}
 	netns := src.NetnsMode()
 	for _, d := range devs {

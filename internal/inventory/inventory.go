@@ -54,6 +54,7 @@ type Source struct {
 	mtus    map[uint32]uint32 // netdev MTUs by ifindex (port.go)
 	mtusOK  bool
 	rates   map[portKey]string // sysfs port rates read ahead (port.go)
+	absent  AbsentDirs         // counter directories known missing (counters.go)
 	res     resState           // resources.go
 	sys     sysState           // system.go
 	dump    *NLDump            // offline: a bundle's NLDEV dumps (bundle.go), or nil

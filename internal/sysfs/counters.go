@@ -1,6 +1,8 @@
 package sysfs
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,7 +27,8 @@ func (f *FS) Counters(dev string, port uint32) ([]Counter, error) {
 	if err := f.checkPort(dev, port); err != nil {
 		return nil, err
 	}
-	return readCounterDir(filepath.Join(f.portDir(dev, port), "counters")), nil
+	cs, _ := readCounterDir(filepath.Join(f.portDir(dev, port), "counters"))
+	return cs, nil
 }
 
 // HWCounters reads hw_counters/ of a port, or of the device itself when
@@ -46,15 +49,17 @@ func (f *FS) HWCounters(dev string, port uint32) ([]Counter, error) {
 		}
 		dir = filepath.Join(f.portDir(dev, port), "hw_counters")
 	}
-	return hwCounters(dir), nil
+	cs, _ := hwCounters(dir)
+	return cs, nil
 }
 
 // KnownPortCounters is Counters and HWCounters (port 0: the device's) of a
 // port the caller already knows exists, such as one the kernel listed over
 // netlink: without the stat of the device and port directories that tell
 // an unknown name from a missing directory (for counters at 128 rxe ports,
-// 3 of the 5 sysfs calls per port). A missing directory is an empty list.
-func (f *FS) KnownPortCounters(dev string, port uint32, hw bool) []Counter {
+// 3 of the 5 sysfs calls per port). A missing directory is an empty list
+// with absent true.
+func (f *FS) KnownPortCounters(dev string, port uint32, hw bool) (cs []Counter, absent bool) {
 	dir := f.devDir(dev)
 	if port != 0 {
 		dir = f.portDir(dev, port)
@@ -63,14 +68,14 @@ func (f *FS) KnownPortCounters(dev string, port uint32, hw bool) []Counter {
 		return hwCounters(filepath.Join(dir, "hw_counters"))
 	}
 	if port == 0 {
-		return nil
+		return nil, false
 	}
 	return readCounterDir(filepath.Join(dir, "counters"))
 }
 
-func hwCounters(dir string) []Counter {
-	cs := readCounterDir(dir)
-	return slices.DeleteFunc(cs, func(c Counter) bool { return c.Name == "lifespan" })
+func hwCounters(dir string) ([]Counter, bool) {
+	cs, absent := readCounterDir(dir)
+	return slices.DeleteFunc(cs, func(c Counter) bool { return c.Name == "lifespan" }), absent
 }
 
 // HWCountersLifespan is hw_counters/lifespan in milliseconds (how long the
@@ -85,9 +90,14 @@ func (f *FS) HWCountersLifespan(dev string, port uint32) *uint32 {
 	return v
 }
 
-func readCounterDir(dir string) []Counter {
-	ents, _ := os.ReadDir(dir)
-	cs := make([]Counter, 0, len(ents))
+// readCounterDir reads every counter file of dir; absent is true when dir
+// does not exist (not when it cannot be read for another reason).
+func readCounterDir(dir string) (cs []Counter, absent bool) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return []Counter{}, true
+	}
+	cs = make([]Counter, 0, len(ents))
 	for _, e := range ents {
 		if e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
@@ -101,5 +111,5 @@ func readCounterDir(dir string) []Counter {
 		}
 	}
 	slices.SortFunc(cs, func(a, b Counter) int { return strings.Compare(a.Name, b.Name) })
-	return cs
+	return cs, false
 }

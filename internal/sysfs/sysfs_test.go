@@ -508,7 +508,7 @@ func TestKnownPortCountersMatchChecked(t *testing.T) {
 		port uint32
 		hw   bool
 	}{{1, false}, {1, true}, {0, true}, {0, false}} {
-		got := f.KnownPortCounters("mlx5_0", c.port, c.hw)
+		got, absent := f.KnownPortCounters("mlx5_0", c.port, c.hw)
 		var want []Counter
 		var err error
 		switch {
@@ -523,8 +523,12 @@ func TestKnownPortCountersMatchChecked(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("port %d hw %v: %v, checked %v", c.port, c.hw, got, want)
 		}
+		// The fixture's mlx5_0 has port 1's directories, not the device's.
+		if wantAbsent := c.port == 0 && c.hw; absent != wantAbsent {
+			t.Errorf("port %d hw %v: absent %v, want %v", c.port, c.hw, absent, wantAbsent)
+		}
 	}
-	if cs := f.KnownPortCounters("gone0", 1, true); len(cs) != 0 {
-		t.Errorf("a device gone since netlink listed it: %v, want none", cs)
+	if cs, absent := f.KnownPortCounters("gone0", 1, true); len(cs) != 0 || !absent {
+		t.Errorf("a device gone since netlink listed it: %v, absent %v; want none, absent", cs, absent)
 	}
 }
