@@ -242,15 +242,7 @@ func (s *Session) watchPeerCM() func() {
 			if !l.noteEvent(ev, true) {
 				continue
 			}
-			// As watchPeer: the loop may be about to end on its own.
-			s.peerGone.Store(true)
-			t := time.NewTimer(time.Second)
-			defer t.Stop()
-			select {
-			case <-done:
-			case <-t.C:
-				s.stop.Store(true)
-			}
+			s.peerLeft(done) // as watchPeer: the loop may be about to end on its own
 			return
 		}
 	}()

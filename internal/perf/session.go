@@ -1061,22 +1061,27 @@ func (s *Session) watchPeer() func() {
 		if !gone {
 			return // stopped: our deadline, or Ctrl-C's (newConn)
 		}
-		// A peer that finished its last iteration may close a moment
-		// before our loop sees its last completion (ib_write_lat has no
-		// closing handshake): give the loop a second to end on its own.
-		s.peerGone.Store(true)
-		t := time.NewTimer(time.Second)
-		defer t.Stop()
-		select {
-		case <-done:
-		case <-t.C:
-			s.stop.Store(true)
-		}
+		s.peerLeft(done)
 	}()
 	return func() {
 		close(done)
 		_ = tc.SetReadDeadline(time.Now()) // ends rc.Read
 		wg.Wait()
+	}
+}
+
+// peerLeft marks the peer gone and stops the loop unless it ends on its
+// own within a second (done closed): a peer that finished its last
+// iteration may close a moment before our loop sees its last completion
+// (ib_write_lat has no closing handshake).
+func (s *Session) peerLeft(done <-chan struct{}) {
+	s.peerGone.Store(true)
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		s.stop.Store(true)
 	}
 }
 

@@ -403,11 +403,7 @@ func (c *Channel) WaitEvent(ctx context.Context, deadline time.Time) (Event, err
 	}
 	stop := context.AfterFunc(ctx, func() { _ = c.f.SetReadDeadline(time.Unix(1, 0)) })
 	defer stop()
-	hdr := cmdHdr{Cmd: cmdGetEvent, In: uint16(unsafe.Sizeof(getEvent{})), Out: uint16(eventRespSize)}
-	b := c.mem[evCmdOff : evCmdOff+8+int(hdr.In)]
-	r := c.mem[evResOff : evResOff+eventRespSize]
-	copy(b, bytesOf(&hdr))
-	binary.LittleEndian.PutUint64(b[8:], uint64(uintptr(unsafe.Pointer(&r[0]))))
+	b, r := c.getEventCmd()
 	var werr error
 	err := c.rc.Read(func(fd uintptr) bool {
 		clear(r)
@@ -429,6 +425,18 @@ func (c *Channel) WaitEvent(ctx context.Context, deadline time.Time) (Event, err
 	return DecodeEvent(r)
 }
 
+// getEventCmd writes a GET_EVENT command into the channel's memory: b
+// is the command to write to the fd, r the response the kernel fills.
+// emu is held.
+func (c *Channel) getEventCmd() (b, r []byte) {
+	hdr := cmdHdr{Cmd: cmdGetEvent, In: uint16(unsafe.Sizeof(getEvent{})), Out: uint16(eventRespSize)}
+	b = c.mem[evCmdOff : evCmdOff+8+int(hdr.In)]
+	r = c.mem[evResOff : evResOff+eventRespSize]
+	copy(b, bytesOf(&hdr))
+	binary.LittleEndian.PutUint64(b[8:], uint64(uintptr(unsafe.Pointer(&r[0]))))
+	return b, r
+}
+
 // PollEvent takes the next queued event without waiting; ok is false
 // when none is queued (GET_EVENT on the non-blocking fd: EAGAIN).
 // WaitEvent cannot do that: with a deadline already passed Go's poller
@@ -443,11 +451,7 @@ func (c *Channel) PollEvent() (ev Event, ok bool, err error) {
 	if err := c.f.SetReadDeadline(time.Time{}); err != nil {
 		return Event{}, false, err
 	}
-	hdr := cmdHdr{Cmd: cmdGetEvent, In: uint16(unsafe.Sizeof(getEvent{})), Out: uint16(eventRespSize)}
-	b := c.mem[evCmdOff : evCmdOff+8+int(hdr.In)]
-	r := c.mem[evResOff : evResOff+eventRespSize]
-	copy(b, bytesOf(&hdr))
-	binary.LittleEndian.PutUint64(b[8:], uint64(uintptr(unsafe.Pointer(&r[0]))))
+	b, r := c.getEventCmd()
 	var werr error
 	err = c.rc.Read(func(fd uintptr) bool {
 		clear(r)

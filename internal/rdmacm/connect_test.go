@@ -3,11 +3,8 @@ package rdmacm
 import (
 	"encoding/binary"
 	"io"
-	"os"
 	"testing"
 	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 // TestConnParamCommands checks the bytes CONNECT and ACCEPT write (a pipe
@@ -16,22 +13,7 @@ import (
 // resources, initiator depth, the srq flag), at the offsets of struct
 // rdma_ucm_conn_param (TestLayout checks them against the header).
 func TestConnParamCommands(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
-	rc, err := w.SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mem, err := unix.Mmap(-1, 0, memSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = unix.Munmap(mem) }()
-	c := &Channel{f: w, rc: rc, mem: mem}
+	c, r := pipeChannel(t)
 	id := &ID{ch: c, Handle: 0x2a, UID: 0x1122334455667788}
 	p := ConnParam{QPNum: 0x123456, ResponderResources: 16, InitiatorDepth: 15, RetryCount: 6, RNRRetryCount: 5, SRQ: true}
 	var cp connParam

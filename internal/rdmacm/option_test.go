@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"testing"
 	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 // TestOptionConstants checks SET_OPTION's command, level and names
@@ -58,22 +56,8 @@ func TestOptionConstants(t *testing.T) {
 // in for the rdma_cm fd): the header, the struct, and an optval address
 // that holds the one-byte value.
 func TestSetOptionCommand(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
-	rc, err := w.SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mem, err := unix.Mmap(-1, 0, memSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &Channel{f: w, rc: rc, mem: mem}
-	defer func() { _ = unix.Munmap(mem) }()
+	c, r := pipeChannel(t)
+	mem := c.mem
 	id := &ID{ch: c, Handle: 0x1234}
 	for _, tc := range []struct {
 		set  func() error

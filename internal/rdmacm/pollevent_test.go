@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
-	"os"
 	"testing"
 	"time"
 	"unsafe"
@@ -20,22 +19,7 @@ import (
 // fails the read first), which is why a non-blocking look needs
 // PollEvent.
 func TestPollEvent(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
-	rc, err := w.SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mem, err := unix.Mmap(-1, 0, memSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = unix.Munmap(mem) }()
-	c := &Channel{f: w, rc: rc, mem: mem}
+	c, r := pipeChannel(t)
 
 	if _, err := c.WaitEvent(context.Background(), time.Now()); !errors.Is(err, ErrTimeout) {
 		t.Fatalf("WaitEvent with a past deadline: %v, want ErrTimeout", err)
@@ -52,7 +36,7 @@ func TestPollEvent(t *testing.T) {
 
 	// Fill the pipe: no room is EAGAIN, which PollEvent reports as no
 	// event, at once.
-	fd := int(w.Fd())
+	fd := int(c.f.Fd())
 	if err := unix.SetNonblock(fd, true); err != nil {
 		t.Fatal(err)
 	}
