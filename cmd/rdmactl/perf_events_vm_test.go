@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -158,7 +159,7 @@ func TestVMPerfRunInfinitelyInterop(t *testing.T) {
 			t.Run("rdmactl-client-perftest-server", func(t *testing.T) {
 				r := runInfinitePair(t, verb, "p", "r", port+1)
 				r.checkClient(t)
-				if r.srvEnd != ref.srvEnd {
+				if r.srvEnd != ref.srvEnd && !(verb == "send" && slices.Contains(perftestSendServerEnds, r.srvEnd)) {
 					t.Errorf("perftest server against rdmactl: %s; against perftest: %s\n%s\n%s", r.srvEnd, ref.srvEnd, &r.srv.stdout, &r.srv.stderr)
 				}
 				if verb == "send" {
@@ -178,6 +179,12 @@ func TestVMPerfRunInfinitelyInterop(t *testing.T) {
 		})
 	}
 }
+
+// perftestSendServerEnds are the ends perftest 6.06's send server has
+// shown when its perftest client died of SIGINT: still running (usually)
+// or exit 1 (once, in CI on 6.1): a race inside perftest. Against rdmactl
+// its end must be one of them; the write server's is always exit 1.
+var perftestSendServerEnds = []string{"running", "exit 1"}
 
 // infRun is one --run_infinitely pair of processes (-s 4096 -D 2), ended
 // as a user ends it: SIGINT to the client about 11 s after it started.

@@ -88,6 +88,8 @@ func TestVMPerfRDMACMOps(t *testing.T) {
 			perftest: []string{"ib_send_bw", "--use-srq", "-e", "-q", "2", "-s", "1024"}},
 	}
 	port := 19600
+	var waits waitTally
+	defer waits.check(t)
 	for _, c := range cases {
 		if c.rdmactl {
 			t.Logf("%s: against rdmactl only: %s", c.name, c.why)
@@ -115,7 +117,7 @@ func TestVMPerfRDMACMOps(t *testing.T) {
 				if pout != "" {
 					checkPerftestRow(t, c, pair, pout)
 				}
-				checkCMOps(t, c, srv, cli)
+				checkCMOps(t, c, srv, cli, &waits)
 			})
 		}
 	}
@@ -253,7 +255,7 @@ func checkPerftestRow(t *testing.T, c cmOpsCase, pair, out string) {
 	t.Fatalf("perftest printed no result row:\n%s", out)
 }
 
-func checkCMOps(t *testing.T, c cmOpsCase, srv, cli *cmProbe) {
+func checkCMOps(t *testing.T, c cmOpsCase, srv, cli *cmProbe, w *waitTally) {
 	t.Helper()
 	for _, pr := range []*cmProbe{srv, cli} {
 		if pr != nil && !pr.hooksOK {
@@ -271,7 +273,7 @@ func checkCMOps(t *testing.T, c cmOpsCase, srv, cli *cmProbe) {
 	}
 	for _, pr := range []*cmProbe{srv, cli} {
 		if pr != nil && pr.s.P.UseEvent {
-			checkCMEvents(t, c, pr)
+			checkCMEvents(t, c, pr, w)
 		}
 	}
 }
@@ -401,9 +403,24 @@ func checkCMBytes(t *testing.T, c cmOpsCase, srv, cli *cmProbe) {
 	t.Logf("%d area(s) x %d bytes: target = source", checked, size)
 }
 
+// waitTally counts the -e runs whose loop waits for its peer: how many
+// waited on the completion channel, and which found every completion
+// already there.
+type waitTally struct {
+	waited int
+	missed []string
+}
+
+func (w *waitTally) check(t *testing.T) {
+	t.Helper()
+	if len(w.missed) > 0 && w.waited == 0 {
+		t.Errorf("-e: no run waited on its completion channel (%v)", w.missed)
+	}
+}
+
 // checkCMEvents: the events read on each CQ are the kernel's count, and a
 // side whose loop waits for its peer waited.
-func checkCMEvents(t *testing.T, c cmOpsCase, pr *cmProbe) {
+func checkCMEvents(t *testing.T, c cmOpsCase, pr *cmProbe, w *waitTally) {
 	t.Helper()
 	who := pr.s.result.Role
 	if len(pr.cqs) != 2 || len(pr.evRead) != 2 {
@@ -423,9 +440,17 @@ func checkCMEvents(t *testing.T, c cmOpsCase, pr *cmProbe) {
 	// peer; a loop that waits only for its own completions may find them
 	// there already on rxe (docs/perf-events.md). Write and read servers
 	// run no loop.
-	waits := c.verb == VerbSend && (pr.s.P.Server || c.test == TestLat)
-	if waits && total == 0 {
-		t.Fatalf("%s: -e, but its loop never waited for a completion event", who)
+	// Whether one run waits is timing: a receiver that starts polling
+	// after a short run's sender finished finds every completion there
+	// (seen in CI on 6.1 under load). So each such run is counted, and the
+	// test requires that some did wait (waitTally.check).
+	if c.verb == VerbSend && (pr.s.P.Server || c.test == TestLat) {
+		if total == 0 {
+			w.missed = append(w.missed, c.name+"/"+who)
+			t.Logf("%s: -e, but every completion was there when its loop polled: no wait this run", who)
+		} else {
+			w.waited++
+		}
 	}
 	t.Logf("%s: events read send CQ %d recv CQ %d = DESTROY_CQ's %v", who, pr.evRead[0], pr.evRead[1], pr.evKern)
 }
