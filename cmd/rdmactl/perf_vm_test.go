@@ -326,15 +326,7 @@ func TestVMPerfPeerKilled(t *testing.T) {
 			t.Fatalf("ib_write_%s: %v", kind, err)
 		}
 		time.Sleep(5 * time.Second)
-		_ = peer.Process.Kill()
-		_ = peer.Wait()
-		killed := time.Now()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			t.Fatalf("%s: server still running 30 s after its peer was killed", kind)
-		}
-		took := time.Since(killed)
+		took := killPeer(t, peer, done, kind+": server")
 		if code != exitPeer || strings.Count(stderr, "\n") != 1 || took > 5*time.Second {
 			t.Fatalf("%s: server exit %d after %v, stderr %q", kind, code, took, stderr)
 		}

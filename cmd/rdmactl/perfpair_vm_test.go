@@ -380,3 +380,19 @@ func restoreLink(t *testing.T, netdev, ibdev string) {
 	}
 	t.Fatalf("%s/1 not ACTIVE 30 s after %s came back up", ibdev, netdev)
 }
+
+// killPeer kills peer and waits for the rdmactl run under test to end
+// (done closed), failing the test if it still runs 30 s later (who names
+// it); it returns how long rdmactl took after the kill.
+func killPeer(t *testing.T, peer *exec.Cmd, done <-chan struct{}, who string) time.Duration {
+	t.Helper()
+	_ = peer.Process.Kill()
+	_ = peer.Wait()
+	killed := time.Now()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s still running 30 s after its peer was killed", who)
+	}
+	return time.Since(killed)
+}
