@@ -96,13 +96,25 @@ func choose(want Mode, env string) (Mode, string) {
 // symbol means, the loops fall back to Plain rather than measure with it.
 // (entersyscallblock and exitsyscall cannot be probed without risking a
 // fatal error; they are the ones x/sys itself links to.)
+//
+// Each nanotime read is bracketed by two time.Now reads, so a thread
+// preempted between reads widens the window instead of failing the probe
+// (an unbracketed comparison failed once in CI's loaded VM, and the run
+// silently went plain).
 func probe() error {
-	t0, n0 := time.Now(), nanotime()
-	for time.Since(t0) < 200*time.Microsecond {
+	a0, n0, b0 := time.Now(), nanotime(), time.Now()
+	for time.Since(b0) < 200*time.Microsecond {
 	}
-	dt, dn := time.Since(t0), time.Duration(nanotime()-n0)
-	if dn <= 0 || dn < dt/2 || dn > 2*dt+time.Millisecond {
-		return fmt.Errorf("runtime.nanotime advanced %v while time.Since saw %v", dn, dt)
+	a1, n1, b1 := time.Now(), nanotime(), time.Now()
+	return clockAgrees(time.Duration(n1-n0), a1.Sub(b0), b1.Sub(a0))
+}
+
+// clockAgrees: the runtime clock's advance dn between two bracketed reads
+// lies between the brackets' inner span lo and outer span hi (both are
+// the same clock's readings, so no slack is needed beyond a microsecond).
+func clockAgrees(dn, lo, hi time.Duration) error {
+	if dn <= 0 || dn < lo-time.Microsecond || dn > hi+time.Microsecond {
+		return fmt.Errorf("runtime.nanotime advanced %v while time.Now saw between %v and %v", dn, lo, hi)
 	}
 	return nil
 }

@@ -35,6 +35,31 @@ func TestChoose(t *testing.T) {
 	}
 }
 
+// TestClockAgrees: a wide bracket (a preempted probe) passes, a runtime
+// clock outside the bracket or standing still fails.
+func TestClockAgrees(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		dn, lo, hi time.Duration
+		ok         bool
+	}{
+		{ms, ms, ms, true},
+		{ms, ms / 2, 30 * ms, true}, // preempted between the reads
+		{30 * ms, ms / 2, 30 * ms, true},
+		{0, 0, ms, false},
+		{31 * ms, ms, 30 * ms, false},
+		{ms / 4, ms / 2, ms, false},
+		{time.Duration(time.Now().UnixNano()), ms, ms, false}, // wall-clock nanoseconds
+	} {
+		if err := clockAgrees(c.dn, c.lo, c.hi); (err == nil) != c.ok {
+			t.Errorf("clockAgrees(%v, %v, %v) = %v, want ok=%v", c.dn, c.lo, c.hi, err, c.ok)
+		}
+	}
+	if err := probe(); err != nil {
+		t.Error(err)
+	}
+}
+
 // TestSelectFromEnv: RDMACTL_PERF_LOOP selects the mode of a process
 // (a child each), the clock follows it, and a later Select does not
 // change it.
