@@ -37,52 +37,73 @@ type CounterSet struct {
 // or on a kernel or port without NLDEV statistics. That is one request per
 // port instead of a file per counter (about 30 on rxe, 100 on mlx5).
 func (s *Source) Counters(refs []PortRef, only []string) ([]CounterSet, error) {
+	// Ports in parallel (nlFanout: each worker its own socket for
+	// STAT_GET), results kept in refs' order.
+	devFirst := make([]bool, len(refs))
+	seen := map[string]bool{}
+	for i, r := range refs {
+		devFirst[i], seen[r.Dev] = !seen[r.Dev], true
+	}
+	sets := make([][]CounterSet, len(refs))
+	errs := make([]error, len(refs))
+	s.nlFanout(len(refs), func(nl NL, i int) {
+		sets[i], errs[i] = s.portCounters(nl, refs[i], devFirst[i], only)
+	})
+	var out []CounterSet
+	for i := range refs {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		out = append(out, sets[i]...)
+	}
+	return out, nil
+}
+
+// portCounters is Counters for one port, with the device's own
+// hw_counters before it where devFirst.
+func (s *Source) portCounters(nlc NL, r PortRef, devFirst bool, only []string) ([]CounterSet, error) {
 	want := func(src string) bool { return only == nil || slices.Contains(only, src) }
 	var out []CounterSet
-	seen := map[string]bool{}
-	for _, r := range refs {
-		if !seen[r.Dev] && want(SrcHWCounters) {
-			seen[r.Dev] = true
-			cs, err := s.readCounters(r, 0, true)
-			if err != nil {
-				return nil, err
+	if devFirst && want(SrcHWCounters) {
+		cs, err := s.readCounters(r, 0, true)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, CounterSet{Dev: r.Dev, Source: SrcHWCounters, Counters: cs})
+	}
+	if want(SrcCounters) {
+		cs, err := s.readCounters(r, r.Port, false)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, CounterSet{Dev: r.Dev, Port: r.Port, Source: SrcCounters, Counters: cs})
+	}
+	var nl *CounterSet
+	if want(SrcNetlink) && s.Offline() {
+		nl = s.dumpStatistics(r) // a bundle's NLDEV statistics, or nil
+	}
+	if want(SrcNetlink) && !s.Offline() && r.Index != nil {
+		set := CounterSet{Dev: r.Dev, Port: r.Port, Source: SrcNetlink}
+		ns, err := nlc.PortStatistics(*r.Index, r.Port)
+		if err != nil {
+			set.Err = err
+		} else {
+			for _, c := range ns {
+				set.Counters = append(set.Counters, sysfs.Counter{Name: c.Name, Value: c.Value})
 			}
-			out = append(out, CounterSet{Dev: r.Dev, Source: SrcHWCounters, Counters: cs})
+			slices.SortFunc(set.Counters, func(x, y sysfs.Counter) int { return strings.Compare(x.Name, y.Name) })
 		}
-		if want(SrcCounters) {
-			cs, err := s.readCounters(r, r.Port, false)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, CounterSet{Dev: r.Dev, Port: r.Port, Source: SrcCounters, Counters: cs})
+		nl = &set
+	}
+	if want(SrcHWCounters) && (only != nil || nl == nil || nl.Err != nil) {
+		cs, err := s.readCounters(r, r.Port, true)
+		if err != nil {
+			return nil, err
 		}
-		var nl *CounterSet
-		if want(SrcNetlink) && s.Offline() {
-			nl = s.dumpStatistics(r) // a bundle's NLDEV statistics, or nil
-		}
-		if want(SrcNetlink) && !s.Offline() && r.Index != nil {
-			set := CounterSet{Dev: r.Dev, Port: r.Port, Source: SrcNetlink}
-			ns, err := s.nl.PortStatistics(*r.Index, r.Port)
-			if err != nil {
-				set.Err = err
-			} else {
-				for _, c := range ns {
-					set.Counters = append(set.Counters, sysfs.Counter{Name: c.Name, Value: c.Value})
-				}
-				slices.SortFunc(set.Counters, func(x, y sysfs.Counter) int { return strings.Compare(x.Name, y.Name) })
-			}
-			nl = &set
-		}
-		if want(SrcHWCounters) && (only != nil || nl == nil || nl.Err != nil) {
-			cs, err := s.readCounters(r, r.Port, true)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, CounterSet{Dev: r.Dev, Port: r.Port, Source: SrcHWCounters, Counters: cs})
-		}
-		if nl != nil {
-			out = append(out, *nl)
-		}
+		out = append(out, CounterSet{Dev: r.Dev, Port: r.Port, Source: SrcHWCounters, Counters: cs})
+	}
+	if nl != nil {
+		out = append(out, *nl)
 	}
 	return out, nil
 }
@@ -94,12 +115,17 @@ func (s *Source) Counters(refs []PortRef, only []string) ([]CounterSet, error) {
 func (s *Source) readCounters(r PortRef, port uint32, hw bool) ([]sysfs.Counter, error) {
 	if !s.Offline() && r.Index != nil {
 		k := absentDir{*r.Index, r.Dev, port, hw}
-		if _, ok := s.absent[k]; ok {
+		s.absentMu.Lock()
+		_, known := s.absent[k]
+		s.absentMu.Unlock()
+		if known {
 			return []sysfs.Counter{}, nil
 		}
 		cs, absent := s.fs.KnownPortCounters(r.Dev, port, hw)
 		if absent && s.absent != nil {
+			s.absentMu.Lock()
 			s.absent[k] = struct{}{}
+			s.absentMu.Unlock()
 		}
 		return cs, nil
 	}

@@ -87,21 +87,26 @@ func (s *Source) Devices(name string, o DeviceOptions) ([]Device, error) {
 		}
 		out[i] = r
 	}
-	// The sysfs facts are read by fanout workers while this goroutine asks
-	// GET_CHARDEV on the source's socket; the two fill different fields.
-	wait := func() {}
-	if o.Sysfs || o.Board || o.Details {
-		wait = fanout(len(out), func(i int) { s.deviceSysfs(&out[i], o) })
+	// Devices in parallel: each one's GET_CHARDEV (on the worker's own
+	// socket, nlFanout) and its sysfs facts; the two fill different fields.
+	sysfsToo := o.Sysfs || o.Board || o.Details
+	if !o.Chardev {
+		if sysfsToo {
+			fanout(len(out), func(i int) { s.deviceSysfs(&out[i], o) })()
+		}
+		return out, nil
 	}
-	if o.Chardev {
-		for i, d := range devs {
-			if ch := s.chardevOf(d.Index); ch != nil {
-				r := &out[i]
-				r.Uverbs, r.UverbsMajor, r.UverbsMinor, r.UverbsABI, r.DriverID = ch.Name, ch.Major, ch.Minor, ch.ABI, ch.DriverID
-			}
+	var also func(i int)
+	if sysfsToo {
+		also = func(i int) { s.deviceSysfs(&out[i], o) }
+	}
+	s.prefetchChardevs(devs, also)
+	for i, d := range devs {
+		if ch := s.chardevOf(d.Index); ch != nil {
+			r := &out[i]
+			r.Uverbs, r.UverbsMajor, r.UverbsMinor, r.UverbsABI, r.DriverID = ch.Name, ch.Major, ch.Minor, ch.ABI, ch.DriverID
 		}
 	}
-	wait()
 	return out, nil
 }
 

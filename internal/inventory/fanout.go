@@ -3,6 +3,8 @@ package inventory
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/rdmactl/rdmactl/internal/nldev"
 )
 
 // fanoutWorkers bounds the goroutines of one fanout. The work is sysfs
@@ -22,10 +24,12 @@ func fanout(n int, f func(i int)) (wait func()) {
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
+	var p workerPanic
 	for w := 0; w < min(n, fanoutWorkers); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer p.catch()
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= n {
@@ -35,5 +39,91 @@ func fanout(n int, f func(i int)) (wait func()) {
 			}
 		}()
 	}
-	return wg.Wait
+	return func() {
+		wg.Wait()
+		p.raise()
+	}
+}
+
+// workerPanic carries a worker's panic (a decoder's bug) to the goroutine
+// that waits for the workers, so that whoever recovers there (the
+// exporter's gathering) sees it, as it would without workers.
+type workerPanic struct {
+	mu  sync.Mutex
+	val any
+	set bool
+}
+
+func (p *workerPanic) catch() {
+	if r := recover(); r != nil {
+		p.mu.Lock()
+		if !p.set {
+			p.val, p.set = r, true
+		}
+		p.mu.Unlock()
+	}
+}
+
+func (p *workerPanic) raise() {
+	if p.set {
+		panic(p.val)
+	}
+}
+
+// forker is an NLDEV client that can open another socket like its own
+// (*nldev.Client from nldev.Dial); an nltest fake cannot.
+type forker interface {
+	Fork() (*nldev.Client, error)
+}
+
+// devicesPerNLWorker: a worker with its own NLDEV socket (a few syscalls
+// to open and close) is started for at least this many devices' requests.
+const devicesPerNLWorker = 4
+
+// nlFanout runs f(nl, i) for i in [0, n), each call with an NLDEV client
+// that no other running call uses: the source's own on the first worker,
+// a forked socket on each other, up to fanoutWorkers; it returns when all
+// have returned and closes the forks. NLDEV requests of different devices
+// are independent in the kernel (on mlx5 a port query is a firmware
+// command), so at 128 devices the per-device dumps overlap instead of
+// queueing behind each other as rdma's do. Few devices, a client that
+// cannot fork (tests' fakes) or a fork that fails: fewer workers, down to
+// the plain loop on the source's socket.
+func (s *Source) nlFanout(n int, f func(nl NL, i int)) {
+	conns := []NL{s.nl}
+	if fk, ok := s.nl.(forker); ok {
+		for len(conns) < min(fanoutWorkers, n/devicesPerNLWorker) {
+			c, err := fk.Fork()
+			if err != nil {
+				break
+			}
+			defer c.Close()
+			conns = append(conns, c)
+		}
+	}
+	if len(conns) == 1 {
+		for i := 0; i < n; i++ {
+			f(s.nl, i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var p workerPanic
+	for _, nl := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer p.catch()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				f(nl, i)
+			}
+		}()
+	}
+	wg.Wait()
+	p.raise()
 }

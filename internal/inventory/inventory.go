@@ -7,8 +7,9 @@
 // and read nothing themselves.
 //
 // Each fact is gathered once per run and only when asked for: the live
-// source makes one NLDEV device dump and one port dump per device over one
-// socket, asks GET_CHARDEV once per device, reads only the sysfs files of
+// source makes one NLDEV device dump, one port dump per device and asks
+// GET_CHARDEV once per device (the per-device requests on up to four
+// sockets in parallel, fanout.go), reads only the sysfs files of
 // the facts the caller wants, and reads GID tables with one uverbs
 // QUERY_GID_TABLE per device where the kernel has it. The cost therefore
 // grows linearly with the number of devices (issue 21: hosts with 64-256
@@ -23,6 +24,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/rdmactl/rdmactl/internal/nldev"
 	"github.com/rdmactl/rdmactl/internal/sysfs"
@@ -55,11 +57,13 @@ type Source struct {
 	mtusOK  bool
 	rates   map[portKey]string // sysfs port rates read ahead (port.go)
 	absent  AbsentDirs         // counter directories known missing (counters.go)
-	res     resState           // resources.go
-	sys     sysState           // system.go
-	dump    *NLDump            // offline: a bundle's NLDEV dumps (bundle.go), or nil
-	origin  string             // offline: the bundle file unpacked into fs's root
-	cleanup func()             // removes the unpacked bundle (Close)
+	// absentMu guards absent (Counters reads ports in parallel).
+	absentMu sync.Mutex
+	res      resState // resources.go
+	sys      sysState // system.go
+	dump     *NLDump  // offline: a bundle's NLDEV dumps (bundle.go), or nil
+	origin   string   // offline: the bundle file unpacked into fs's root
+	cleanup  func()   // removes the unpacked bundle (Close)
 }
 
 // Live is the running system: nl for RDMA netlink and /sys.
@@ -110,6 +114,42 @@ func (s *Source) nlPorts(idx uint32) ([]nldev.Port, error) {
 	return ps, nil
 }
 
+// prefetchNLPorts dumps the ports of the devices not asked yet, devices
+// in parallel (nlFanout). A dump that fails is left for nlPorts to ask
+// again and report.
+func (s *Source) prefetchNLPorts(devs []nldev.Device) {
+	var todo []nldev.Device
+	for _, d := range devs {
+		if _, ok := s.ports[d.Index]; !ok {
+			todo = append(todo, d)
+		}
+	}
+	if len(todo) < 2 {
+		return
+	}
+	ports := make([][]nldev.Port, len(todo))
+	got := make([]bool, len(todo))
+	s.nlFanout(len(todo), func(nl NL, i int) {
+		var err error
+		ports[i], err = nl.PortsOf(todo[i].Index)
+		got[i] = err == nil
+	})
+	s.cachePorts(todo, ports, got)
+}
+
+// cachePorts keeps the port dumps that succeeded (got[i]) of devs.
+func (s *Source) cachePorts(devs []nldev.Device, ports [][]nldev.Port, got []bool) {
+	for i, d := range devs {
+		if !got[i] {
+			continue
+		}
+		if s.ports == nil {
+			s.ports = map[uint32][]nldev.Port{}
+		}
+		s.ports[d.Index] = ports[i]
+	}
+}
+
 // selectDevs picks the named device (all for ""), or a *NotFoundError.
 func selectDevs(devs []nldev.Device, name string) ([]nldev.Device, error) {
 	if name == "" {
@@ -144,6 +184,7 @@ func (s *Source) Targets(dev string, port uint32) ([]PortRef, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.prefetchNLPorts(devs)
 	var out []PortRef
 	for _, d := range devs {
 		ps, err := s.nlPorts(d.Index)
@@ -274,6 +315,7 @@ func (s *Source) loadVerbs() error {
 			if _, err := verbs.CheckABI(); err != nil {
 				return err
 			}
+			s.prefetchChardevs(devs, nil)
 			complete := true
 			for _, d := range devs {
 				ch := s.chardevOf(d.Index)
@@ -305,13 +347,56 @@ func (s *Source) chardevOf(idx uint32) *nldev.Chardev {
 	if ch, ok := s.chardev[idx]; ok {
 		return ch
 	}
-	ch, err := s.nl.Chardev(idx, "uverbs")
-	if err != nil {
-		ch = nil
+	ch := askChardev(s.nl, idx)
+	s.keepChardev(idx, ch)
+	return ch
+}
+
+// prefetchChardevs asks GET_CHARDEV of the devices not asked yet,
+// devices in parallel (nlFanout), and runs also(i) for each device i in
+// the same worker (nil: nothing).
+func (s *Source) prefetchChardevs(devs []nldev.Device, also func(i int)) {
+	todo := 0
+	for _, d := range devs {
+		if _, ok := s.chardev[d.Index]; !ok {
+			todo++
+		}
 	}
+	if todo == 0 {
+		if also != nil {
+			fanout(len(devs), also)()
+		}
+		return
+	}
+	chs := make([]*nldev.Chardev, len(devs))
+	asked := make([]bool, len(devs))
+	s.nlFanout(len(devs), func(nl NL, i int) {
+		if _, ok := s.chardev[devs[i].Index]; !ok {
+			chs[i], asked[i] = askChardev(nl, devs[i].Index), true
+		}
+		if also != nil {
+			also(i)
+		}
+	})
+	for i, d := range devs {
+		if asked[i] {
+			s.keepChardev(d.Index, chs[i])
+		}
+	}
+}
+
+// askChardev is the device's uverbs char device, nil if nl has none.
+func askChardev(nl NL, idx uint32) *nldev.Chardev {
+	ch, err := nl.Chardev(idx, "uverbs")
+	if err != nil {
+		return nil
+	}
+	return ch
+}
+
+func (s *Source) keepChardev(idx uint32, ch *nldev.Chardev) {
 	if s.chardev == nil {
 		s.chardev = map[uint32]*nldev.Chardev{}
 	}
 	s.chardev[idx] = ch
-	return ch
 }

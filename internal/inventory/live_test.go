@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -88,6 +90,7 @@ type kdev struct {
 // ports, resources, statistics, system settings. It counts requests by
 // op, and can make a device vanish right after the first device dump.
 type kernel struct {
+	mu     sync.Mutex // forked clients (forkingNL) ask in parallel
 	t      *testing.T
 	devs   []kdev
 	reqs   map[uint16]int
@@ -129,6 +132,8 @@ func (k *kernel) client() *nldev.Client {
 }
 
 func (k *kernel) handle(reqs []netlink.Message) ([]netlink.Message, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	t := k.t
 	req := reqs[0]
 	op := uint16(req.Header.Type) & 0x3ff
@@ -442,6 +447,89 @@ func TestLiveDevicesPortsTargets(t *testing.T) {
 	}
 }
 
+// forkingNL is the kernel's client that can fork more, like a client
+// from nldev.Dial, for the parallel per-device requests (nlFanout).
+type forkingNL struct {
+	*nldev.Client
+	k     *kernel
+	forks *atomic.Int32
+}
+
+func (f forkingNL) Fork() (*nldev.Client, error) {
+	f.forks.Add(1)
+	return nldev.NewClient(nltest.Dial(f.k.handle)), nil
+}
+
+// mk40 is a kernel of 40 devices: 1 or 2 ports, every third InfiniBand,
+// dev5 without uverbs, dev7 vanishing after the device dump.
+func mk40(t *testing.T) *kernel {
+	k := &kernel{t: t, vanish: "dev7", vErrno: syscall.ENODEV}
+	for i := 0; i < 40; i++ {
+		k.devs = append(k.devs, kdev{idx: uint32(i), name: "dev" + itoa(i), ports: 1 + i%2, ib: i%3 == 0, nouv: i == 5})
+	}
+	return k
+}
+
+// TestLiveParallelPerDevice: at 40 devices (one vanishing after the device
+// dump) the per-device requests run on forked sockets and give what one
+// socket gives, with as many requests.
+func TestLiveParallelPerDevice(t *testing.T) {
+	mk := func() *kernel { return mk40(t) }
+	type result struct {
+		devs  []Device
+		ports []Port
+		refs  []PortRef
+		cs    []CounterSet
+		reqs  map[uint16]int
+	}
+	run := func(fork bool) result {
+		k := mk()
+		k.reqs = map[uint16]int{}
+		var forks atomic.Int32
+		client := func() NL {
+			c := nldev.NewClient(nltest.Dial(k.handle))
+			if fork {
+				return forkingNL{c, k, &forks}
+			}
+			return c
+		}
+		src := LiveWith(client(), rxeTree)
+		var r result
+		var err error
+		if r.devs, err = src.Devices("", DeviceOptions{Chardev: true, Sysfs: true}); err != nil {
+			t.Fatal(err)
+		}
+		if r.ports, err = src.Ports("", 0, PortOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if r.refs, err = Live(client()).Targets("", 0); err != nil {
+			t.Fatal(err)
+		}
+		if r.cs, err = src.Counters(r.refs, nil); err != nil {
+			t.Fatal(err)
+		}
+		// Devices, Ports, Targets (a new source), Counters: 3 forks each.
+		if fork && forks.Load() != 12 {
+			t.Errorf("%d forks, want 12", forks.Load())
+		}
+		r.reqs = k.reqs
+		return r
+	}
+	seq, par := run(false), run(true)
+	if len(seq.ports) != 58 || len(par.devs) != 40 || par.devs[5].Uverbs != "" || par.devs[6].Uverbs != "uverbs6" {
+		t.Errorf("%d ports, devices %+v", len(seq.ports), par.devs)
+	}
+	if len(seq.cs) != 58*2+39 || seq.cs[2].Source != SrcNetlink || len(seq.cs[2].Counters) != 3 {
+		t.Errorf("%d counter sets, the first three %+v", len(seq.cs), seq.cs[:3])
+	}
+	if !reflect.DeepEqual(seq.devs, par.devs) || !reflect.DeepEqual(seq.ports, par.ports) || !reflect.DeepEqual(seq.refs, par.refs) || !reflect.DeepEqual(seq.cs, par.cs) {
+		t.Errorf("parallel differs:\n%+v\n%+v", seq.ports, par.ports)
+	}
+	if seq.reqs[cmdPortGet] != par.reqs[cmdPortGet] || seq.reqs[cmdGetChardev] != par.reqs[cmdGetChardev] || seq.reqs[cmdStatGet] != 58 || par.reqs[cmdStatGet] != 58 {
+		t.Errorf("requests: one socket %v, forks %v", seq.reqs, par.reqs)
+	}
+}
+
 func TestLiveCountersNetlink(t *testing.T) {
 	k := twoRoCE(t)
 	src := liveSource(t, k)
@@ -717,5 +805,33 @@ func TestLiveSystem(t *testing.T) {
 	}
 	if _, err := Captured(rxeTree).System(); !errors.Is(err, ErrNeedsLive) {
 		t.Errorf("offline: %v", err)
+	}
+}
+
+// TestFanoutPanic: a worker's panic reaches the goroutine that waits, after
+// every worker has stopped.
+func TestFanoutPanic(t *testing.T) {
+	var ran atomic.Int32
+	catch := func(run func()) (r any) {
+		defer func() { r = recover() }()
+		run()
+		return nil
+	}
+	work := func(i int) {
+		ran.Add(1)
+		if i == 5 {
+			panic("decoder bug")
+		}
+	}
+	if r := catch(func() { fanout(20, work)() }); r != "decoder bug" || ran.Load() != 20 {
+		t.Errorf("fanout: recovered %v after %d calls", r, ran.Load())
+	}
+	ran.Store(0)
+	k := mk40(t)
+	k.reqs = map[uint16]int{}
+	var forks atomic.Int32
+	src := Live(forkingNL{nldev.NewClient(nltest.Dial(k.handle)), k, &forks})
+	if r := catch(func() { src.nlFanout(20, func(_ NL, i int) { work(i) }) }); r != "decoder bug" || ran.Load() != 20 || forks.Load() != 3 {
+		t.Errorf("nlFanout: recovered %v after %d calls, %d forks", r, ran.Load(), forks.Load())
 	}
 }

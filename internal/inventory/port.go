@@ -52,11 +52,8 @@ func (s *Source) Ports(dev string, port uint32, o PortOptions) ([]Port, error) {
 	if s.Offline() {
 		return s.sysfsPorts(dev, port)
 	}
-	// The sysfs reads and the rtnetlink dump of the ports' facts that NLDEV
-	// lacks start before the per-device NLDEV port dumps and overlap them.
-	files := s.prefetchPortFiles(dev, port, o)
+	s.prefetchPorts(dev, port, o)
 	refs, err := s.Targets(dev, port)
-	files.wait()
 	if err != nil {
 		return nil, err
 	}
@@ -200,89 +197,76 @@ func (s *Source) verbsMTU(ports []Port) {
 	}
 }
 
-// portFiles is a prefetch of the live ports' sysfs rate files and the
-// netdevs' MTUs (one rtnetlink dump), read by fanout workers while the
-// caller dumps the ports over NLDEV.
-type portFiles struct {
-	s     *Source
-	keys  []portKey
-	rates []string
-	mtus  map[uint32]uint32
-	dump  bool // mtus holds the rtnetlink dump's answer
-	done  func()
-}
-
 type portKey struct {
 	dev  string
 	port uint32
 }
 
-// prefetchPortFiles starts reading the rate of every port of dev (all
-// devices for ""), or of dev/port, as the device dump numbers them, and,
-// where a RoCE or iWARP device (or one of unknown protocol) is among
-// them on the live /sys, the rtnetlink dump of the netdev MTUs. Nothing
-// is read for o.NetlinkOnly, and nothing here fails: what the prefetch
-// did not cover (a port the NLDEV port dump numbers otherwise, a netdev
-// the dump lacks) livePort reads the plain way.
-func (s *Source) prefetchPortFiles(dev string, port uint32, o PortOptions) *portFiles {
-	f := &portFiles{s: s, done: func() {}}
-	if o.NetlinkOnly {
-		return f
-	}
+// prefetchPorts gathers ahead what Ports needs of every port of dev (all
+// devices for ""), or of dev/port, as the device dump numbers them: each
+// device's NLDEV port dump and its ports' sysfs rate files, devices in
+// parallel (nlFanout), and, where a RoCE or iWARP device (or one of
+// unknown protocol) is among them on the live /sys, the rtnetlink dump of
+// the netdev MTUs alongside. Nothing here fails: what it did not get (a
+// dump that failed, a port the NLDEV port dump numbers otherwise, a
+// netdev the rtnetlink dump lacks) Targets and livePort ask the plain
+// way, with their errors.
+func (s *Source) prefetchPorts(dev string, port uint32, o PortOptions) {
 	all, err := s.nlDevices()
 	if err != nil {
-		return f
+		return
 	}
 	devs, err := selectDevs(all, dev)
 	if err != nil {
-		return f
+		return
 	}
 	needMTU := false
 	for _, d := range devs {
-		if d.NumPorts == nil {
-			continue
-		}
-		for p := uint32(1); p <= *d.NumPorts; p++ {
-			if port == 0 || p == port {
-				f.keys = append(f.keys, portKey{d.Name, p})
-			}
-		}
 		switch d.Protocol {
 		case "ib", "opa":
 		default:
 			needMTU = true
 		}
 	}
-	f.rates = make([]string, len(f.keys))
-	// Item 0 is the rtnetlink dump (when wanted), the rest one rate file each.
-	first := 0
-	if needMTU && !o.VerbsMTU && !s.mtusOK && s.fs.Root() == "/sys" {
-		first = 1
+	var mtus map[uint32]uint32
+	var mtuWait func()
+	if needMTU && !o.NetlinkOnly && !o.VerbsMTU && !s.mtusOK && s.fs.Root() == "/sys" {
+		mtuWait = fanout(1, func(int) { mtus, _ = rtnl.LinkMTUs() })
 	}
-	f.done = fanout(first+len(f.keys), func(i int) {
-		if i < first {
-			f.mtus, _ = rtnl.LinkMTUs()
-			f.dump = true
+	ports := make([][]nldev.Port, len(devs))
+	got := make([]bool, len(devs))
+	rates := make([][]string, len(devs))
+	s.nlFanout(len(devs), func(nl NL, i int) {
+		d := devs[i]
+		if _, ok := s.ports[d.Index]; !ok {
+			var err error
+			ports[i], err = nl.PortsOf(d.Index)
+			got[i] = err == nil
+		}
+		if o.NetlinkOnly || d.NumPorts == nil {
 			return
 		}
-		k := f.keys[i-first]
-		f.rates[i-first] = s.portAttr(k.dev, k.port, "rate")
+		for p := uint32(1); p <= *d.NumPorts; p++ {
+			if port == 0 || p == port {
+				rates[i] = append(rates[i], s.portAttr(d.Name, p, "rate"))
+			}
+		}
 	})
-	return f
-}
-
-// wait waits for the prefetch and hands its results to the source.
-func (f *portFiles) wait() {
-	f.done()
-	s := f.s
-	if f.dump {
-		s.mtus, s.mtusOK = f.mtus, true
+	s.cachePorts(devs, ports, got)
+	for i, d := range devs {
+		for j, p := 0, uint32(1); j < len(rates[i]); p++ {
+			if port == 0 || p == port {
+				if s.rates == nil {
+					s.rates = make(map[portKey]string)
+				}
+				s.rates[portKey{d.Name, p}] = rates[i][j]
+				j++
+			}
+		}
 	}
-	if len(f.keys) > 0 && s.rates == nil {
-		s.rates = make(map[portKey]string, len(f.keys))
-	}
-	for i, k := range f.keys {
-		s.rates[k] = f.rates[i]
+	if mtuWait != nil {
+		mtuWait()
+		s.mtus, s.mtusOK = mtus, true
 	}
 }
 

@@ -144,6 +144,7 @@ var ErrNoRDMA = errors.New("this kernel has no RDMA netlink (NETLINK_RDMA socket
 type Client struct {
 	c             *netlink.Conn
 	driverDetails bool // resource dumps ask for driver details (SetDriverDetails)
+	dialed        bool // made by Dial, so Fork can open another like it
 }
 
 // SetDriverDetails makes resource dumps ask for the driver's details, as
@@ -159,7 +160,25 @@ func Dial() (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{c: c}, nil
+	return &Client{c: c, dialed: true}, nil
+}
+
+// ErrNoFork: Fork of a client over a connection the caller supplied.
+var ErrNoFork = errors.New("nldev: Fork needs a client made by Dial")
+
+// Fork opens another socket like c's, for requests in parallel with c's
+// (a Client serves one goroutine). Only a client made by Dial can: one
+// over a caller's connection (NewClient, nltest fakes) gives ErrNoFork.
+func (c *Client) Fork() (*Client, error) {
+	if !c.dialed {
+		return nil, ErrNoFork
+	}
+	n, err := Dial()
+	if err != nil {
+		return nil, err
+	}
+	n.driverDetails = c.driverDetails
+	return n, nil
 }
 
 // NewClient talks NLDEV over c: a socket the caller opened, or an nltest
