@@ -132,7 +132,7 @@ saturated). Ports that appear or vanish meanwhile are said on a line.`,
 				if err != nil {
 					return err
 				}
-				return watchCounters(c.Context(), a, arg, &fl, iv)
+				return watchCounters(watching(c), a, arg, &fl, iv)
 			}
 			rows, err := collectCounters(a, arg, &fl)
 			if err != nil {

@@ -44,7 +44,9 @@ func exitStatusSection() gendocs.Section {
 
 func generateDocs(t *testing.T) map[string][]byte {
 	t.Helper()
-	root := newRootCmd(&app{stdout: io.Discard, stderr: io.Discard})
+	a := &app{stdout: io.Discard, stderr: io.Discard}
+	root := newRootCmd(a)
+	a.expandHelp()
 	files, err := gendocs.Generate(root, gendocs.Options{
 		Manual:      "rdmactl Manual",
 		Source:      "rdmactl",

@@ -75,7 +75,7 @@ were left out).`,
 			if fl.once {
 				return exportOnce(a, col)
 			}
-			return serveExporter(c.Context(), a, col, &fl)
+			return serveExporter(watching(c), a, col, &fl)
 		},
 	}
 	f := c.Flags()

@@ -53,7 +53,7 @@ whichever source saw it.`,
 					return usageErrorf("--poll %s: want an interval from 10ms to 24h, such as --poll 1s", poll)
 				}
 			}
-			return runMonitor(c.Context(), a, iv)
+			return runMonitor(watching(c), a, iv)
 		},
 	}
 	c.Flags().StringVar(&poll, "poll", "", "also compare the inventory every `INTERVAL` (500ms, 2s...): port state, and everything on kernels without events")

@@ -190,16 +190,9 @@ func parsePerfArgs(verb perf.Verb, args []string) (*perfFlags, error) {
 
 func newPerfVerbCmd(a *app, verb perf.Verb) *cobra.Command {
 	name := verb.String()
-	f := &perfFlags{}
-	usage := perfFlagSet(f, verb).FlagUsages()
-	return &cobra.Command{
-		Use:   name + " [flags] [SERVER]",
-		Short: fmt.Sprintf("RDMA %s bandwidth or latency (ib_%s_bw, ib_%s_lat)", strings.ToUpper(name), name, name),
-		Long: fmt.Sprintf(`Without SERVER, wait for one client (like 'ib_%[1]s_bw -d DEV'); with SERVER,
-connect to it and run. Either side may be perftest's ib_%[1]s_bw/_lat.
-
-Flags (perftest's letters; here -d is the device and -p the TCP port):
-%[2]s`, name, usage),
+	c := &cobra.Command{
+		Use:                name + " [flags] [SERVER]",
+		Short:              fmt.Sprintf("RDMA %s bandwidth or latency (ib_%s_bw, ib_%s_lat)", strings.ToUpper(name), name, name),
 		Example:            perfExample,
 		DisableFlagParsing: true,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -217,9 +210,17 @@ Flags (perftest's letters; here -d is the device and -p the TCP port):
 			if pf.pretty {
 				a.opts.pretty = true
 			}
-			return runPerf(c.Context(), a, &pf.p)
+			return runPerf(watching(c), a, &pf.p)
 		},
 	}
+	a.lazyLong(c, func() string {
+		return fmt.Sprintf(`Without SERVER, wait for one client (like 'ib_%[1]s_bw -d DEV'); with SERVER,
+connect to it and run. Either side may be perftest's ib_%[1]s_bw/_lat.
+
+Flags (perftest's letters; here -d is the device and -p the TCP port):
+%[2]s`, name, perfFlagSet(&perfFlags{}, verb).FlagUsages())
+	})
+	return c
 }
 
 func runPerf(ctx context.Context, a *app, p *perf.Params) error {

@@ -88,14 +88,14 @@ are followed; counter wraps and resets are handled as in counters --watch.`,
 			view := top.View{SortCol: col}
 			switch {
 			case a.opts.json:
-				return topSnapshot(c.Context(), a, s, iv)
+				return topSnapshot(watching(c), a, s, iv)
 			case fl.batch:
-				return topBatch(c.Context(), a, s, view, iv, fl.frames)
+				return topBatch(watching(c), a, s, view, iv, fl.frames)
 			}
 			if !isTerminal(a.stdout) || !isTerminal(os.Stdin) {
 				return usageErrorf("top needs a terminal: use -b for text frames or -j for a JSON snapshot")
 			}
-			return runTopUI(c.Context(), a, s, view, iv, fl.frames)
+			return runTopUI(watching(c), a, s, view, iv, fl.frames)
 		},
 	}
 	f := c.Flags()

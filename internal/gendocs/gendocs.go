@@ -237,6 +237,10 @@ func writeMan(b *bytes.Buffer, c *cobra.Command, o Options) {
 	fmt.Fprintf(b, "%s \\- %s\n", esc(page), esc(c.Short))
 
 	b.WriteString(".SH SYNOPSIS\n.nf\n")
+	// UseLine's "[flags]" counts the parents' persistent flags only once
+	// they are merged into c, which cobra does before it runs or helps a
+	// command, and InheritedFlags does here.
+	c.InheritedFlags()
 	if c.Runnable() {
 		fmt.Fprintf(b, "\\fB%s\\fP%s\n", esc(c.CommandPath()), esc(strings.TrimPrefix(c.UseLine(), c.CommandPath())))
 	}

@@ -29,7 +29,7 @@ func dialConn(events bool) (*netlink.Conn, error) {
 	if events {
 		c, err = netlink.Dial(familyRDMA, &netlink.Config{MessageBufferSize: nlsock.RecvBufSize})
 	} else {
-		c, err = nlsock.Dial(familyRDMA)
+		c, err = nlsock.Dial(familyRDMA, nlsock.SmallRecv)
 	}
 	if err != nil {
 		if errors.Is(err, syscall.EPROTONOSUPPORT) || errors.Is(err, syscall.EAFNOSUPPORT) {

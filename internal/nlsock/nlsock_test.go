@@ -62,6 +62,27 @@ func TestBlockingSockReceivesEachMessageOfADatagram(t *testing.T) {
 	}
 }
 
+// TestBlockingSockTruncatedIsAnError: a datagram longer than the receive
+// length (SmallRecv) is an error naming the length, never a cut answer;
+// one of exactly SmallRecv bytes is whole.
+func TestBlockingSockTruncatedIsAnError(t *testing.T) {
+	s, peer := pairSock(t)
+	s.buf = make([]byte, SmallRecv)
+	whole := rawMsg(0x1401, 0, 1, make([]byte, SmallRecv-16))
+	if _, err := unix.Write(peer, whole); err != nil {
+		t.Fatal(err)
+	}
+	if msgs, err := s.Receive(); err != nil || len(msgs) != 1 || len(msgs[0].Data) != SmallRecv-16 {
+		t.Fatalf("a datagram of SmallRecv bytes: %d messages, %v", len(msgs), err)
+	}
+	if _, err := unix.Write(peer, rawMsg(0x1401, 0, 2, make([]byte, SmallRecv))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Receive(); err == nil || err.Error() != "netlink datagram larger than the 7872-byte receive buffer" {
+		t.Fatalf("got %v", err)
+	}
+}
+
 func TestBlockingSockSilentKernelIsADeadline(t *testing.T) {
 	s, _ := pairSock(t)
 	if _, err := s.Receive(); !errors.Is(err, os.ErrDeadlineExceeded) {

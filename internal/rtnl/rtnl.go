@@ -25,7 +25,7 @@ const rtextFilterSkipStats = 1 << 3
 // active MTU derives from its netdev's: at 128 ports this is one request
 // instead of 128 sysfs files.
 func LinkMTUs() (map[uint32]uint32, error) {
-	c, err := nlsock.Dial(unix.NETLINK_ROUTE)
+	c, err := nlsock.Dial(unix.NETLINK_ROUTE, nlsock.RecvBufSize) // its dumps may ask a larger min_dump_alloc
 	if err != nil {
 		return nil, fmt.Errorf("open NETLINK_ROUTE socket: %w", err)
 	}
