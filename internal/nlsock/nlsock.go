@@ -65,6 +65,24 @@ const RecvTimeout = 10 * time.Second
 // options do not (use netlink.Dial for those). recvLen is the largest
 // datagram it reads (SmallRecv or RecvBufSize); a larger one is an error.
 func Dial(family, recvLen int) (*netlink.Conn, error) {
+	s, err := Open(family, recvLen)
+	if err != nil {
+		return nil, err
+	}
+	return netlink.NewConn(s.s, s.pid), nil
+}
+
+// Socket is the same blocking socket without netlink.Conn, for a caller
+// that reads the answers in place (rtnl's link dump: hundreds of messages
+// of which it wants one attribute each).
+type Socket struct {
+	s   *blockingSock
+	pid uint32
+	seq uint32
+}
+
+// Open opens and binds a netlink socket of family; recvLen as for Dial.
+func Open(family, recvLen int) (*Socket, error) {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, family)
 	if err != nil {
 		return nil, os.NewSyscallError("socket", err)
@@ -88,8 +106,32 @@ func Dial(family, recvLen int) (*netlink.Conn, error) {
 		unix.Close(fd)
 		return nil, errors.New("getsockname: not a netlink address")
 	}
-	return netlink.NewConn(&blockingSock{fd: fd, buf: make([]byte, recvLen)}, nsa.Pid), nil
+	return &Socket{s: &blockingSock{fd: fd, buf: make([]byte, recvLen)}, pid: nsa.Pid}, nil
 }
+
+// Request sends one request of type typ with flags and payload and
+// returns its sequence number (answers carry it, and the socket's PID).
+func (s *Socket) Request(typ, flags uint16, payload []byte) (seq uint32, err error) {
+	s.seq++
+	b := make([]byte, 16, 16+len(payload))
+	binary.NativeEndian.PutUint32(b, uint32(16+len(payload)))
+	binary.NativeEndian.PutUint16(b[4:], typ)
+	binary.NativeEndian.PutUint16(b[6:], flags)
+	binary.NativeEndian.PutUint32(b[8:], s.seq)
+	binary.NativeEndian.PutUint32(b[12:], s.pid)
+	return s.seq, s.s.send(append(b, payload...))
+}
+
+// Recv reads one datagram; the bytes are valid until the next Recv. A
+// silent kernel is os.ErrDeadlineExceeded, a datagram longer than the
+// receive length an error.
+func (s *Socket) Recv() ([]byte, error) { return s.s.recv() }
+
+// PID is the socket's netlink port ID, which answers carry.
+func (s *Socket) PID() uint32 { return s.pid }
+
+// Close closes the socket.
+func (s *Socket) Close() error { return s.s.Close() }
 
 func (s *blockingSock) Close() error { return unix.Close(s.fd) }
 
@@ -106,6 +148,10 @@ func (s *blockingSock) SendMessages(ms []netlink.Message) error {
 		}
 		b = append(b, mb...)
 	}
+	return s.send(b)
+}
+
+func (s *blockingSock) send(b []byte) error {
 	for {
 		err := unix.Sendto(s.fd, b, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK})
 		if err != unix.EINTR {
@@ -128,28 +174,12 @@ func (s *blockingSock) Receive() ([]netlink.Message, error) {
 // ReceiveIter reads one datagram and yields its messages.
 func (s *blockingSock) ReceiveIter() iter.Seq2[netlink.Message, error] {
 	return func(yield func(netlink.Message, error) bool) {
-		var n, flags int
-		var err error
-		for {
-			// A signal (Go's preemption among them) interrupts a recvmsg
-			// that has a timeout instead of restarting it (signal(7)).
-			n, _, flags, _, err = unix.Recvmsg(s.fd, s.buf, nil, 0)
-			if err != unix.EINTR {
-				break
-			}
-		}
-		switch {
-		case err == unix.EAGAIN:
-			yield(netlink.Message{}, os.ErrDeadlineExceeded) // SO_RCVTIMEO ran out
-			return
-		case err != nil:
-			yield(netlink.Message{}, os.NewSyscallError("recvmsg", err))
-			return
-		case flags&unix.MSG_TRUNC != 0:
-			yield(netlink.Message{}, fmt.Errorf("netlink datagram larger than the %d-byte receive buffer", len(s.buf)))
+		b, err := s.recv()
+		if err != nil {
+			yield(netlink.Message{}, err)
 			return
 		}
-		msgs, err := splitDatagram(s.buf[:n])
+		msgs, err := splitDatagram(b)
 		if err != nil {
 			yield(netlink.Message{}, err)
 			return
@@ -160,6 +190,29 @@ func (s *blockingSock) ReceiveIter() iter.Seq2[netlink.Message, error] {
 			}
 		}
 	}
+}
+
+// recv reads one datagram into the receive buffer.
+func (s *blockingSock) recv() ([]byte, error) {
+	var n, flags int
+	var err error
+	for {
+		// A signal (Go's preemption among them) interrupts a recvmsg
+		// that has a timeout instead of restarting it (signal(7)).
+		n, _, flags, _, err = unix.Recvmsg(s.fd, s.buf, nil, 0)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	switch {
+	case err == unix.EAGAIN:
+		return nil, os.ErrDeadlineExceeded // SO_RCVTIMEO ran out
+	case err != nil:
+		return nil, os.NewSyscallError("recvmsg", err)
+	case flags&unix.MSG_TRUNC != 0:
+		return nil, fmt.Errorf("netlink datagram larger than the %d-byte receive buffer", len(s.buf))
+	}
+	return s.buf[:n], nil
 }
 
 // splitDatagram copies the messages of one datagram out of the receive
