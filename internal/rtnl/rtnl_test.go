@@ -100,10 +100,10 @@ func TestParseLinkDump(t *testing.T) {
 		t.Fatalf("DONE: %v %v", done, err)
 	}
 	for name, c := range map[string][]byte{
-		"dump error":  nlmsg(unix.NLMSG_DONE, 5, 77, errno(-int32(unix.EINTR))),
-		"error":       nlmsg(unix.NLMSG_ERROR, 5, 77, errno(-int32(unix.EPERM))),
-		"ack":         nlmsg(unix.NLMSG_ERROR, 5, 77, errno(0)),
-		"no mtu":      nlmsg(unix.RTM_NEWLINK, 5, 77, newlink(3, func(ae *netlink.AttributeEncoder) { ae.String(unix.IFLA_IFNAME, "x") })),
+		"dump error": nlmsg(unix.NLMSG_DONE, 5, 77, errno(-int32(unix.EINTR))),
+		"error":      nlmsg(unix.NLMSG_ERROR, 5, 77, errno(-int32(unix.EPERM))),
+		"ack":        nlmsg(unix.NLMSG_ERROR, 5, 77, errno(0)),
+		"no mtu":     nlmsg(unix.RTM_NEWLINK, 5, 77, newlink(3, func(ae *netlink.AttributeEncoder) { ae.String(unix.IFLA_IFNAME, "x") })),
 		"past the end": func() []byte {
 			b := nlmsg(unix.RTM_NEWLINK, 5, 77, mtu(1, 1500))
 			binary.NativeEndian.PutUint32(b, uint32(len(b)+8))
