@@ -333,3 +333,76 @@ func TestVMAddedDevice(t *testing.T) {
 		t.Error("link show: not every port listed after adding rxe9")
 	}
 }
+
+// TestVMManyDevices: with 12 devices the per-device requests run on
+// forked sockets (inventory's nlFanout: one worker per 4 devices); link
+// show, dev show (with -d) and counters still agree with rdma on every
+// device and port.
+func TestVMManyDevices(t *testing.T) {
+	const extra = 10
+	for i := 0; i < extra; i++ {
+		a, b, dev := fmt.Sprintf("mdva%d", i), fmt.Sprintf("mdvb%d", i), fmt.Sprintf("rxe%d", 40+i)
+		vmRun(t, "ip", "link", "add", a, "type", "veth", "peer", "name", b)
+		defer exec.Command("ip", "link", "del", a).Run()
+		vmRun(t, "ip", "link", "set", a, "up")
+		vmRun(t, "ip", "link", "set", b, "up")
+		vmRun(t, "rdma", "link", "add", dev, "type", "rxe", "netdev", a)
+		defer func() {
+			if out, err := exec.Command("rdma", "link", "delete", dev).CombinedOutput(); err != nil {
+				t.Errorf("rdma link delete %s: %v %s", dev, err, out)
+			}
+		}()
+	}
+	waitFor(20*time.Second, func() bool {
+		for _, p := range rdmaList(t, "link", "show") {
+			if p["state"] != "ACTIVE" {
+				return false
+			}
+		}
+		return true
+	})
+	for _, c := range []struct {
+		ours, rdma []string
+		key        []string
+	}{
+		{[]string{"-j", "link", "show"}, []string{"link", "show"}, []string{"ifname", "port"}},
+		{[]string{"-j", "-d", "link", "show"}, []string{"-d", "link", "show"}, []string{"ifname", "port"}},
+		{[]string{"-j", "-d", "dev", "show"}, []string{"-d", "dev", "show"}, []string{"ifname"}},
+	} {
+		ours, theirs := byKey(ourList(t, c.ours...), c.key...), byKey(rdmaList(t, c.rdma...), c.key...)
+		if len(theirs) < extra+2 || len(ours) != len(theirs) {
+			t.Errorf("%v: we list %d, rdma %d", c.ours, len(ours), len(theirs))
+		}
+		for k, o := range theirs {
+			if _, ok := ours[k]; !ok {
+				t.Errorf("%v: rdma lists %s, we do not", c.ours, k)
+				continue
+			}
+			sameKeys(t, strings.Join(c.ours, " ")+" "+k, o, ours[k])
+		}
+	}
+	// Every port's NLDEV statistics: the counter names rdma statistic
+	// show lists for it (values move between the two reads).
+	names := map[string]map[string]bool{}
+	for _, c := range ourList(t, "-j", "counters") {
+		if c["source"] == "netlink" {
+			k := fmt.Sprintf("%v/%v", c["ifname"], c["port"])
+			if names[k] == nil {
+				names[k] = map[string]bool{}
+			}
+			names[k][fmt.Sprint(c["name"])] = true
+		}
+	}
+	theirs := rdmaList(t, "statistic", "show")
+	if len(names) != len(theirs) || len(theirs) < extra+2 {
+		t.Errorf("counters: %d ports with netlink statistics, rdma statistic show %d", len(names), len(theirs))
+	}
+	for _, o := range theirs {
+		k := fmt.Sprintf("%v/%v", o["ifname"], o["port"])
+		for name := range o {
+			if name != "ifname" && name != "ifindex" && name != "port" && !names[k][name] {
+				t.Errorf("counters %s: rdma statistic show has %s, we do not", k, name)
+			}
+		}
+	}
+}
