@@ -22,10 +22,17 @@ func fanout(n int, f func(i int)) (wait func()) {
 	if n <= 0 {
 		return func() {}
 	}
+	return workers(min(n, fanoutWorkers), n, func(_, i int) { f(i) })
+}
+
+// workers starts k goroutines that run f(w, i) for i in [0, n), w being
+// the worker's number, and returns wait, which blocks until all have
+// returned and then raises a worker's panic.
+func workers(k, n int, f func(w, i int)) (wait func()) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var p workerPanic
-	for w := 0; w < min(n, fanoutWorkers); w++ {
+	for w := 0; w < k; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -35,7 +42,7 @@ func fanout(n int, f func(i int)) (wait func()) {
 				if i >= n {
 					return
 				}
-				f(i)
+				f(w, i)
 			}
 		}()
 	}
@@ -107,23 +114,5 @@ func (s *Source) nlFanout(n int, f func(nl NL, i int)) {
 		}
 		return
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var p workerPanic
-	for _, nl := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer p.catch()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				f(nl, i)
-			}
-		}()
-	}
-	wg.Wait()
-	p.raise()
+	workers(len(conns), n, func(w, i int) { f(conns[w], i) })()
 }
