@@ -48,7 +48,8 @@ type app struct {
 	opts   options
 	stdout io.Writer
 	stderr io.Writer
-	lazy   []func() // fill the long help texts lazyLong deferred
+	lazy   []func()        // fill the long help texts lazyLong deferred
+	ctx    context.Context // run's; a write looks at it to catch signals (openWrite)
 }
 
 // lazyLong gives c the long help build returns, built when c's help is
@@ -167,7 +168,7 @@ func newDevCmd(a *app) *cobra.Command {
 
 // run executes rdmactl with args and returns the process exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	a := &app{stdout: stdout, stderr: stderr}
+	a := &app{stdout: stdout, stderr: stderr, ctx: ctx}
 	root := newRootCmd(a)
 	root.SetArgs(translateRdma(args)) // rdma's grammar too (rdmagrammar.go)
 	err := rdmaOptionError(args)
@@ -199,8 +200,9 @@ func main() {
 // from it calls Done). Catching signals costs the runtime a locked thread
 // and another to start it: 5 of the 51 ms of CPU a 4-device link show
 // took (TCG guest, perf stat). The inspection commands never look, so a ^C
-// ends them the default way; perf, top, monitor and the exporter look
-// before they start work and end cleanly.
+// ends them the default way, as it ends rdma; perf, top, monitor, the
+// exporter and counters --watch look before they start work and end
+// cleanly (exit 130), and the writes look so that they run to their end.
 type signalContext struct {
 	once  sync.Once
 	ctx   context.Context

@@ -28,6 +28,13 @@ func (a *app) openWrite(what string) (*inventory.Config, *inventory.Source, func
 	if !hasNetAdmin() {
 		return nil, nil, nil, withCode(exitPermission, fmt.Errorf("%s: permission denied: needs CAP_NET_ADMIN (run as root)", what))
 	}
+	// SIGINT and SIGTERM are caught from here on (signalContext) and only
+	// cancel a context writes do not read: a write, and the undo of one of
+	// several requests that failed, runs to its end instead of being cut
+	// short by the signal's default action.
+	if a.ctx != nil {
+		_ = a.ctx.Done()
+	}
 	w, closeFn, err := inventory.OpenConfig()
 	if err != nil {
 		return nil, nil, nil, err
