@@ -115,26 +115,35 @@ func (s *Source) nlPorts(idx uint32) ([]nldev.Port, error) {
 }
 
 // prefetchNLPorts dumps the ports of the devices not asked yet, devices
-// in parallel (nlFanout). A dump that fails is left for nlPorts to ask
-// again and report.
-func (s *Source) prefetchNLPorts(devs []nldev.Device) {
-	var todo []nldev.Device
+// in parallel (nlFanout), and runs also(i) for each device i in the same
+// worker (nil: nothing), as prefetchChardevs does. A dump that fails is
+// left for nlPorts to ask again and report.
+func (s *Source) prefetchNLPorts(devs []nldev.Device, also func(i int)) {
+	todo := 0
 	for _, d := range devs {
 		if _, ok := s.ports[d.Index]; !ok {
-			todo = append(todo, d)
+			todo++
 		}
 	}
-	if len(todo) < 2 {
+	if todo == 0 || (todo == 1 && also == nil) {
+		if also != nil {
+			fanout(len(devs), also)()
+		}
 		return
 	}
-	ports := make([][]nldev.Port, len(todo))
-	got := make([]bool, len(todo))
-	s.nlFanout(len(todo), func(nl NL, i int) {
-		var err error
-		ports[i], err = nl.PortsOf(todo[i].Index)
-		got[i] = err == nil
+	ports := make([][]nldev.Port, len(devs))
+	got := make([]bool, len(devs))
+	s.nlFanout(len(devs), func(nl NL, i int) {
+		if _, ok := s.ports[devs[i].Index]; !ok {
+			var err error
+			ports[i], err = nl.PortsOf(devs[i].Index)
+			got[i] = err == nil
+		}
+		if also != nil {
+			also(i)
+		}
 	})
-	s.cachePorts(todo, ports, got)
+	s.cachePorts(devs, ports, got)
 }
 
 // cachePorts keeps the port dumps that succeeded (got[i]) of devs.
@@ -184,7 +193,7 @@ func (s *Source) Targets(dev string, port uint32) ([]PortRef, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.prefetchNLPorts(devs)
+	s.prefetchNLPorts(devs, nil)
 	var out []PortRef
 	for _, d := range devs {
 		ps, err := s.nlPorts(d.Index)

@@ -233,35 +233,32 @@ func (s *Source) prefetchPorts(dev string, port uint32, o PortOptions) {
 	if needMTU && !o.NetlinkOnly && !o.VerbsMTU && !s.mtusOK && s.fs.Root() == "/sys" {
 		mtuWait = fanout(1, func(int) { mtus, _ = rtnl.LinkMTUs() })
 	}
-	ports := make([][]nldev.Port, len(devs))
-	got := make([]bool, len(devs))
-	rates := make([][]string, len(devs))
-	s.nlFanout(len(devs), func(nl NL, i int) {
-		d := devs[i]
-		if _, ok := s.ports[d.Index]; !ok {
-			var err error
-			ports[i], err = nl.PortsOf(d.Index)
-			got[i] = err == nil
-		}
-		if o.NetlinkOnly || d.NumPorts == nil {
-			return
-		}
-		for p := uint32(1); p <= *d.NumPorts; p++ {
-			if port == 0 || p == port {
-				rates[i] = append(rates[i], s.portAttr(d.Name, p, "rate"))
+	type rate struct {
+		key portKey
+		val string
+	}
+	rates := make([][]rate, len(devs))
+	var also func(int)
+	if !o.NetlinkOnly {
+		also = func(i int) {
+			d := devs[i]
+			if d.NumPorts == nil {
+				return
 			}
-		}
-	})
-	s.cachePorts(devs, ports, got)
-	for i, d := range devs {
-		for j, p := 0, uint32(1); j < len(rates[i]); p++ {
-			if port == 0 || p == port {
-				if s.rates == nil {
-					s.rates = make(map[portKey]string)
+			for p := uint32(1); p <= *d.NumPorts; p++ {
+				if port == 0 || p == port {
+					rates[i] = append(rates[i], rate{portKey{d.Name, p}, s.portAttr(d.Name, p, "rate")})
 				}
-				s.rates[portKey{d.Name, p}] = rates[i][j]
-				j++
 			}
+		}
+	}
+	s.prefetchNLPorts(devs, also)
+	for _, rs := range rates {
+		for _, r := range rs {
+			if s.rates == nil {
+				s.rates = make(map[portKey]string)
+			}
+			s.rates[r.key] = r.val
 		}
 	}
 	if mtuWait != nil {
