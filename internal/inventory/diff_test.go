@@ -91,7 +91,7 @@ func TestEventJSON(t *testing.T) {
 }
 
 // TestSnapshotSources: the live snapshot is keyed by index from one device
-// dump and one port dump per device; the captured one by name.
+// dump and one port request per port; the captured one by name.
 func TestSnapshotSources(t *testing.T) {
 	k := twoRoCE(t)
 	s, err := liveSource(t, k).Snapshot()

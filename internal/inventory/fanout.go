@@ -97,17 +97,8 @@ const devicesPerNLWorker = 4
 // cannot fork (tests' fakes) or a fork that fails: fewer workers, down to
 // the plain loop on the source's socket.
 func (s *Source) nlFanout(n int, f func(nl NL, i int)) {
-	conns := []NL{s.nl}
-	if fk, ok := s.nl.(forker); ok {
-		for len(conns) < min(fanoutWorkers, n/devicesPerNLWorker) {
-			c, err := fk.Fork()
-			if err != nil {
-				break
-			}
-			defer c.Close()
-			conns = append(conns, c)
-		}
-	}
+	conns, done := s.nlWorkers(n)
+	defer done()
 	if len(conns) == 1 {
 		for i := 0; i < n; i++ {
 			f(s.nl, i)
@@ -115,4 +106,45 @@ func (s *Source) nlFanout(n int, f func(nl NL, i int)) {
 		return
 	}
 	workers(len(conns), n, func(w, i int) { f(conns[w], i) })()
+}
+
+// nlChunks is nlFanout over ranges: f(nl, lo, hi) once per worker, the
+// ranges splitting [0, n) in order, so that each worker can send its
+// range's requests together (nldev's batches).
+func (s *Source) nlChunks(n int, f func(nl NL, lo, hi int)) {
+	if n <= 0 {
+		return
+	}
+	conns, done := s.nlWorkers(n)
+	defer done()
+	k := len(conns)
+	size := (n + k - 1) / k
+	workers(k, k, func(w, c int) {
+		lo := c * size
+		if lo < n {
+			f(conns[w], lo, min(lo+size, n))
+		}
+	})()
+}
+
+// nlWorkers is the clients for n devices' requests: the source's own,
+// and a fork for each further worker (nlFanout); done closes the forks.
+func (s *Source) nlWorkers(n int) (conns []NL, done func()) {
+	conns = []NL{s.nl}
+	var forks []*nldev.Client
+	if fk, ok := s.nl.(forker); ok {
+		for len(conns) < min(fanoutWorkers, n/devicesPerNLWorker) {
+			c, err := fk.Fork()
+			if err != nil {
+				break
+			}
+			forks = append(forks, c)
+			conns = append(conns, c)
+		}
+	}
+	return conns, func() {
+		for _, c := range forks {
+			c.Close()
+		}
+	}
 }

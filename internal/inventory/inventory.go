@@ -114,10 +114,11 @@ func (s *Source) nlPorts(idx uint32) ([]nldev.Port, error) {
 	return ps, nil
 }
 
-// prefetchNLPorts dumps the ports of the devices not asked yet, devices
-// in parallel (nlFanout), and runs also(i) for each device i in the same
-// worker (nil: nothing), as prefetchChardevs does. A dump that fails is
-// left for nlPorts to ask again and report.
+// prefetchNLPorts asks for the ports of the devices not asked yet: each
+// worker (nlChunks) its range of devices, in one batch where the client
+// batches (PortsOfEach), and then also(i) for each device i of its range
+// (nil: nothing), as prefetchChardevs does. A device whose answer failed
+// is left for nlPorts to ask again and report.
 func (s *Source) prefetchNLPorts(devs []nldev.Device, also func(i int)) {
 	todo := 0
 	for _, d := range devs {
@@ -133,17 +134,49 @@ func (s *Source) prefetchNLPorts(devs []nldev.Device, also func(i int)) {
 	}
 	ports := make([][]nldev.Port, len(devs))
 	got := make([]bool, len(devs))
-	s.nlFanout(len(devs), func(nl NL, i int) {
-		if _, ok := s.ports[devs[i].Index]; !ok {
+	s.nlChunks(len(devs), func(nl NL, lo, hi int) {
+		var ask []int
+		for i := lo; i < hi; i++ {
+			if _, ok := s.ports[devs[i].Index]; !ok {
+				ask = append(ask, i)
+			}
+		}
+		askPorts(nl, devs, ask, ports, got)
+		if also != nil {
+			for i := lo; i < hi; i++ {
+				also(i)
+			}
+		}
+	})
+	s.cachePorts(devs, ports, got)
+}
+
+// eacher is an NLDEV client that batches requests (*nldev.Client).
+type eacher interface {
+	PortsOfEach(devs []nldev.Device) ([][]nldev.Port, []error)
+	ChardevEach(idxs []uint32, typ string) ([]*nldev.Chardev, []error)
+}
+
+// askPorts asks nl for the ports of devs[i] for each i of ask, into
+// ports[i], got[i] where it answered.
+func askPorts(nl NL, devs []nldev.Device, ask []int, ports [][]nldev.Port, got []bool) {
+	b, ok := nl.(eacher)
+	if !ok {
+		for _, i := range ask {
 			var err error
 			ports[i], err = nl.PortsOf(devs[i].Index)
 			got[i] = err == nil
 		}
-		if also != nil {
-			also(i)
-		}
-	})
-	s.cachePorts(devs, ports, got)
+		return
+	}
+	sub := make([]nldev.Device, len(ask))
+	for j, i := range ask {
+		sub[j] = devs[i]
+	}
+	ps, errs := b.PortsOfEach(sub)
+	for j, i := range ask {
+		ports[i], got[i] = ps[j], errs[j] == nil
+	}
 }
 
 // cachePorts keeps the port dumps that succeeded (got[i]) of devs.
@@ -361,9 +394,10 @@ func (s *Source) chardevOf(idx uint32) *nldev.Chardev {
 	return ch
 }
 
-// prefetchChardevs asks GET_CHARDEV of the devices not asked yet,
-// devices in parallel (nlFanout), and runs also(i) for each device i in
-// the same worker (nil: nothing).
+// prefetchChardevs asks GET_CHARDEV of the devices not asked yet, in
+// parallel ranges as prefetchNLPorts, batched where the client batches
+// (ChardevEach), and runs also(i) for each device i in the same worker
+// (nil: nothing).
 func (s *Source) prefetchChardevs(devs []nldev.Device, also func(i int)) {
 	todo := 0
 	for _, d := range devs {
@@ -379,12 +413,32 @@ func (s *Source) prefetchChardevs(devs []nldev.Device, also func(i int)) {
 	}
 	chs := make([]*nldev.Chardev, len(devs))
 	asked := make([]bool, len(devs))
-	s.nlFanout(len(devs), func(nl NL, i int) {
-		if _, ok := s.chardev[devs[i].Index]; !ok {
-			chs[i], asked[i] = askChardev(nl, devs[i].Index), true
+	s.nlChunks(len(devs), func(nl NL, lo, hi int) {
+		var ask []int
+		for i := lo; i < hi; i++ {
+			if _, ok := s.chardev[devs[i].Index]; !ok {
+				ask = append(ask, i)
+				asked[i] = true
+			}
+		}
+		if b, ok := nl.(eacher); ok {
+			idxs := make([]uint32, len(ask))
+			for j, i := range ask {
+				idxs[j] = devs[i].Index
+			}
+			got, _ := b.ChardevEach(idxs, "uverbs")
+			for j, i := range ask {
+				chs[i] = got[j]
+			}
+		} else {
+			for _, i := range ask {
+				chs[i] = askChardev(nl, devs[i].Index)
+			}
 		}
 		if also != nil {
-			also(i)
+			for i := lo; i < hi; i++ {
+				also(i)
+			}
 		}
 	})
 	for i, d := range devs {

@@ -49,13 +49,16 @@ func encode(t *testing.T, fn func(e *netlink.AttributeEncoder)) []byte {
 	return b
 }
 
-func devIndexOf(t *testing.T, b []byte) (uint32, bool) {
+func devIndexOf(t *testing.T, b []byte) (uint32, bool) { return u32Of(t, b, aDevIndex) }
+
+// u32Of is the u32 attribute typ of a request, if it has one.
+func u32Of(t *testing.T, b []byte, typ uint16) (uint32, bool) {
 	ad, err := netlink.NewAttributeDecoder(b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for ad.Next() {
-		if ad.Type() == aDevIndex {
+		if ad.Type() == typ {
 			return ad.Uint32(), true
 		}
 	}

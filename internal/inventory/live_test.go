@@ -200,8 +200,18 @@ func (k *kernel) handle(reqs []netlink.Message) ([]netlink.Message, error) {
 		}
 		return answer(ds...)
 	case cmdPortGet:
+		// A dump answers every port; a request for one port (the kernel's
+		// doit) that one, or EINVAL for a port the device lacks.
+		lo, hi := 1, d.ports
+		if req.Header.Flags&netlink.Dump == 0 {
+			p, ok := u32Of(t, req.Data, aPortIndex)
+			if !ok || p < 1 || int(p) > d.ports {
+				return kernelError(syscall.EINVAL, req)
+			}
+			lo, hi = int(p), int(p)
+		}
 		var ps [][]byte
-		for p := 1; p <= d.ports; p++ {
+		for p := lo; p <= hi; p++ {
 			ps = append(ps, encode(t, func(e *netlink.AttributeEncoder) {
 				e.Uint32(aDevIndex, d.idx)
 				e.String(aDevName, d.name)
@@ -441,9 +451,9 @@ func TestLiveDevicesPortsTargets(t *testing.T) {
 	if err == nil || err.Error() != `no RDMA device "mlx5_9" (devices: mlx5_0, rxe0)` || !IsNotFound(err) {
 		t.Errorf("unknown device: %v", err)
 	}
-	// However many questions: one device dump, one port dump per device.
-	if k.reqs[cmdGet] != 1 || k.reqs[cmdPortGet] != 2 {
-		t.Errorf("requests %v: want 1 GET and 2 PORT_GET", k.reqs)
+	// However many questions: one device dump, one PORT_GET per port.
+	if k.reqs[cmdGet] != 1 || k.reqs[cmdPortGet] != 3 {
+		t.Errorf("requests %v: want 1 GET and 3 PORT_GET", k.reqs)
 	}
 }
 

@@ -18,26 +18,35 @@ const (
 // recvTimeout bounds a silent kernel (the socket's SO_RCVTIMEO).
 const recvTimeout = nlsock.RecvTimeout
 
-// dialConn opens the NETLINK_RDMA socket: blocking for requests
-// (internal/nlsock), on Go's netpoller for events, whose Close must interrupt
-// a Receive waiting for the next one. Message framing, sequence checks,
-// multi-part dumps and kernel error codes (NLMSG_ERROR, and the errno a
-// failed dump puts in its NLMSG_DONE) are mdlayher/netlink's job.
-func dialConn(events bool) (*netlink.Conn, error) {
-	var c *netlink.Conn
-	var err error
-	if events {
-		c, err = netlink.Dial(familyRDMA, &netlink.Config{MessageBufferSize: nlsock.RecvBufSize})
-	} else {
-		c, err = nlsock.Dial(familyRDMA, nlsock.SmallRecv)
-	}
+// dialConn opens the NETLINK_RDMA socket for events, on Go's netpoller:
+// Close must interrupt a Receive waiting for the next one. Message
+// framing, sequence checks, multi-part dumps and kernel error codes
+// (NLMSG_ERROR, and the errno a failed dump puts in its NLMSG_DONE) are
+// mdlayher/netlink's job.
+func dialConn() (*netlink.Conn, error) {
+	c, err := netlink.Dial(familyRDMA, &netlink.Config{MessageBufferSize: nlsock.RecvBufSize})
 	if err != nil {
-		if errors.Is(err, syscall.EPROTONOSUPPORT) || errors.Is(err, syscall.EAFNOSUPPORT) {
-			return nil, fmt.Errorf("%w: %v", ErrNoRDMA, err)
-		}
-		return nil, fmt.Errorf("open NETLINK_RDMA socket: %w", err)
+		return nil, dialErr(err)
 	}
 	return c, nil
+}
+
+// dialSocket opens the NETLINK_RDMA socket for requests: blocking
+// (internal/nlsock), read through netlink.Conn for single requests and
+// in place for batches (each).
+func dialSocket() (*nlsock.Socket, error) {
+	s, err := nlsock.Open(familyRDMA, nlsock.SmallRecv)
+	if err != nil {
+		return nil, dialErr(err)
+	}
+	return s, nil
+}
+
+func dialErr(err error) error {
+	if errors.Is(err, syscall.EPROTONOSUPPORT) || errors.Is(err, syscall.EAFNOSUPPORT) {
+		return fmt.Errorf("%w: %v", ErrNoRDMA, err)
+	}
+	return fmt.Errorf("open NETLINK_RDMA socket: %w", err)
 }
 
 // execute sends one request and returns its answers (a dump's answers

@@ -26,6 +26,7 @@ import (
 	"syscall"
 
 	"github.com/mdlayher/netlink"
+	"github.com/rdmactl/rdmactl/internal/nlsock"
 )
 
 // NETLINK_RDMA, the netlink family of the RDMA subsystem.
@@ -143,8 +144,9 @@ var ErrNoRDMA = errors.New("this kernel has no RDMA netlink (NETLINK_RDMA socket
 // concurrent use.
 type Client struct {
 	c             *netlink.Conn
-	driverDetails bool // resource dumps ask for driver details (SetDriverDetails)
-	dialed        bool // made by Dial, so Fork can open another like it
+	raw           *nlsock.Socket // c's socket where Dial made it (batches), else nil
+	driverDetails bool           // resource dumps ask for driver details (SetDriverDetails)
+	dialed        bool           // made by Dial, so Fork can open another like it
 }
 
 // SetDriverDetails makes resource dumps ask for the driver's details, as
@@ -156,11 +158,11 @@ func (c *Client) SetDriverDetails(on bool) { c.driverDetails = on }
 // Dial opens a NETLINK_RDMA socket. A kernel without RDMA gives an error
 // matching ErrNoRDMA.
 func Dial() (*Client, error) {
-	c, err := dialConn(false)
+	s, err := dialSocket()
 	if err != nil {
 		return nil, err
 	}
-	return &Client{c: c, dialed: true}, nil
+	return &Client{c: s.Conn(), raw: s, dialed: true}, nil
 }
 
 // ErrNoFork: Fork of a client over a connection the caller supplied.

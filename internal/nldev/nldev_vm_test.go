@@ -108,6 +108,67 @@ func TestVMDevicesPorts(t *testing.T) {
 	}
 }
 
+// TestVMBatches: the batched requests (one PORT_GET per port, GET_CHARDEV
+// per device, up to batchMax per sendmsg) answer what the single ones do,
+// across more than one batch, with a kernel error for a device that does
+// not exist, and leave the socket in step for the next request.
+func TestVMBatches(t *testing.T) {
+	c := vmDial(t)
+	devs, err := c.Devices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 4242
+	ghost := devs[0]
+	ghost.Index = uint32(n)
+	var ask []Device
+	for len(ask) < 2*batchMax+3 { // three sendmsgs
+		ask = append(ask, devs...)
+		ask = append(ask, ghost)
+	}
+	ports, errs := c.PortsOfEach(ask)
+	var idxs []uint32
+	for i, d := range ask {
+		idxs = append(idxs, d.Index)
+		var ke *KernelError
+		if d.Index == uint32(n) {
+			if !errors.As(errs[i], &ke) || ports[i] != nil {
+				t.Errorf("ports of device %d: %v %v, want a KernelError", n, ports[i], errs[i])
+			}
+			continue
+		}
+		one, err := c.PortsOf(d.Index)
+		if errs[i] != nil || err != nil || fmt.Sprintf("%+v", ptrs(ports[i])) != fmt.Sprintf("%+v", ptrs(one)) {
+			t.Errorf("%s: batched %+v %v, dumped %+v %v", d.Name, ports[i], errs[i], one, err)
+		}
+	}
+	chs, cerrs := c.ChardevEach(idxs, "uverbs")
+	for i, idx := range idxs {
+		if idx == uint32(n) {
+			if cerrs[i] == nil {
+				t.Errorf("chardev of device %d: %+v", n, chs[i])
+			}
+			continue
+		}
+		one, err := c.Chardev(idx, "uverbs")
+		if cerrs[i] != nil || err != nil || chs[i].Name != one.Name || *chs[i].Dev != *one.Dev {
+			t.Errorf("chardev of %d: batched %+v %v, single %+v %v", idx, chs[i], cerrs[i], one, err)
+		}
+	}
+	if _, err := c.Devices(); err != nil {
+		t.Errorf("a dump after the batches: %v", err)
+	}
+}
+
+// ptrs shows what pointer fields point to, for comparing two decodings.
+func ptrs(ps []Port) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, fmt.Sprintf("%d %s %d %d %d %s %d", p.DevIndex, p.DevName, p.Port, *p.State, *p.PhysState, p.NetdevName, *p.NetdevIndex))
+	}
+	return out
+}
+
 func TestVMResources(t *testing.T) {
 	c := vmDial(t)
 	sum, err := c.ResourceSummary()

@@ -118,7 +118,7 @@ type Listener struct {
 // Listen joins the notify group. It does not ask whether the kernel sends
 // anything (Notifies does).
 func Listen() (*Listener, error) {
-	c, err := dialConn(true)
+	c, err := dialConn()
 	if err != nil {
 		return nil, err
 	}

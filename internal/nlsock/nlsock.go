@@ -122,6 +122,66 @@ func (s *Socket) Request(typ, flags uint16, payload []byte) (seq uint32, err err
 	return s.seq, s.s.send(append(b, payload...))
 }
 
+// RequestEach sends one request of type typ with flags per payload, all
+// in one sendmsg, and returns the first one's sequence number (the others
+// follow it). The kernel handles them in order before sendmsg returns and
+// queues an answer for each, so the caller bounds how many it sends at
+// once by what the receive buffer holds (SO_RCVBUF, at least 200 KiB on
+// Linux's defaults); an overflow is ENOBUFS from Recv.
+func (s *Socket) RequestEach(typ, flags uint16, payloads [][]byte) (first uint32, err error) {
+	n := 0
+	for _, p := range payloads {
+		n += 16 + align4(len(p))
+	}
+	b := make([]byte, 0, n)
+	first = s.seq + 1
+	for _, p := range payloads {
+		s.seq++
+		var h [16]byte
+		binary.NativeEndian.PutUint32(h[0:], uint32(16+len(p)))
+		binary.NativeEndian.PutUint16(h[4:], typ)
+		binary.NativeEndian.PutUint16(h[6:], flags)
+		binary.NativeEndian.PutUint32(h[8:], s.seq)
+		binary.NativeEndian.PutUint32(h[12:], s.pid)
+		b = append(b, h[:]...)
+		b = append(b, p...)
+		b = append(b, make([]byte, align4(len(p))-len(p))...)
+	}
+	return first, s.s.send(b)
+}
+
+// Conn is a netlink.Conn over the same socket, for exchanges that want
+// its framing and checks; the caller does not interleave the two.
+func (s *Socket) Conn() *netlink.Conn { return netlink.NewConn(s.s, s.pid) }
+
+// Header is a netlink message header (struct nlmsghdr).
+type Header struct {
+	Type, Flags uint16
+	Seq, PID    uint32
+}
+
+// Walk calls f with the header and body of each message of datagram b, in
+// place, until f returns false. A length that runs past the datagram or
+// below a header is an error, as netlink's own parser has it.
+func Walk(b []byte, f func(h Header, body []byte) bool) error {
+	const hdr = 16
+	for len(b) >= hdr {
+		l := int(binary.NativeEndian.Uint32(b))
+		if l < hdr || l > len(b) {
+			return errors.New("malformed netlink message: length out of range")
+		}
+		h := Header{
+			Type: binary.NativeEndian.Uint16(b[4:]), Flags: binary.NativeEndian.Uint16(b[6:]),
+			Seq: binary.NativeEndian.Uint32(b[8:]), PID: binary.NativeEndian.Uint32(b[12:]),
+		}
+		if !f(h, b[hdr:l]) {
+			return nil
+		}
+		b = b[min(align4(l), len(b)):]
+	}
+	return nil
+}
+
 // Recv reads one datagram; the bytes are valid until the next Recv. A
 // silent kernel is os.ErrDeadlineExceeded, a datagram longer than the
 // receive length an error.

@@ -66,41 +66,42 @@ func LinkMTUs() (map[uint32]uint32, error) {
 // Messages of other requests are skipped; NLMSG_ERROR, a DONE carrying an
 // error, and framing that runs past the datagram are errors.
 func parseLinkDump(b []byte, seq, pid uint32, out map[uint32]uint32) (done bool, err error) {
-	const hdr = 16
-	for len(b) >= hdr {
-		l := int(binary.NativeEndian.Uint32(b))
-		if l < hdr || l > len(b) {
-			return false, errors.New("RTM_GETLINK: malformed netlink message: length out of range")
+	werr := nlsock.Walk(b, func(h nlsock.Header, body []byte) bool {
+		if h.Seq != seq || h.PID != pid {
+			return true
 		}
-		typ := binary.NativeEndian.Uint16(b[4:])
-		mseq, mpid := binary.NativeEndian.Uint32(b[8:]), binary.NativeEndian.Uint32(b[12:])
-		body := b[hdr:l]
-		b = b[min(align4(l), len(b)):]
-		if mseq != seq || mpid != pid {
-			continue
-		}
-		switch typ {
+		switch h.Type {
 		case unix.NLMSG_DONE, unix.NLMSG_ERROR:
 			var en int32
 			if len(body) >= 4 {
 				en = int32(binary.NativeEndian.Uint32(body))
 			}
-			if en < 0 {
-				return false, fmt.Errorf("RTM_GETLINK: %w", syscall.Errno(-en))
+			switch {
+			case en < 0:
+				err = fmt.Errorf("RTM_GETLINK: %w", syscall.Errno(-en))
+			case h.Type == unix.NLMSG_ERROR:
+				err = errors.New("RTM_GETLINK: unexpected acknowledgement")
+			default:
+				done = true
 			}
-			if typ == unix.NLMSG_ERROR {
-				return false, errors.New("RTM_GETLINK: unexpected acknowledgement")
-			}
-			return true, nil
+			return false
 		case unix.RTM_NEWLINK:
-			idx, mtu, err := decodeLinkMTU(body)
-			if err != nil {
-				return false, err
+			idx, mtu, derr := decodeLinkMTU(body)
+			if derr != nil {
+				err = derr
+				return false
 			}
 			out[idx] = mtu
 		}
+		return true
+	})
+	if werr != nil {
+		return false, fmt.Errorf("RTM_GETLINK: %w", werr)
 	}
-	return false, nil
+	if err != nil {
+		return false, err
+	}
+	return done, nil
 }
 
 // decodeLinkMTU reads the interface index and IFLA_MTU of one
