@@ -3,6 +3,7 @@ package inventory
 import (
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/rdmactl/rdmactl/internal/nldev"
 	"github.com/rdmactl/rdmactl/internal/sysfs"
@@ -113,21 +114,38 @@ func (s *Source) Devices(name string, o DeviceOptions) ([]Device, error) {
 // deviceSysfs reads the few sysfs facts netlink does not carry. The device
 // may have been renamed or removed since the dump: they then stay empty.
 func (s *Source) deviceSysfs(r *Device, o DeviceOptions) {
-	dir := filepath.Join(s.fs.Root(), "class", "infiniband", r.Name)
+	if !o.Board && !o.Sysfs && !o.Details {
+		return
+	}
+	dir, err := sysfs.OpenDir(filepath.Join(s.fs.Root(), "class", "infiniband", r.Name))
+	if err != nil {
+		if o.Sysfs {
+			r.Driver = sysfs.SoftDriver(r.Name)
+		}
+		return // gone since the device list: nothing to read
+	}
+	defer dir.Close()
+	read := func(name string) string {
+		b, err := dir.Read(name)
+		if err != nil {
+			return ""
+		}
+		return strings.TrimRight(string(b), "\n\x00 ")
+	}
 	if o.Board {
-		r.BoardID = s.readAttr("class", "infiniband", r.Name, "board_id")
-		r.HCAType = s.readAttr("class", "infiniband", r.Name, "hca_type")
-		r.HWRev = s.readAttr("class", "infiniband", r.Name, "hw_rev")
+		r.BoardID = read("board_id")
+		r.HCAType = read("hca_type")
+		r.HWRev = read("hw_rev")
 	}
 	// A device without a parent device (rxe, siw) has no device link, and
 	// so no driver link or NUMA node under it: one failed readlink answers
 	// all three (at 128 rxe devices, 256 lookups fewer for -d dev show).
 	parent := true
 	if o.Sysfs {
-		a := sysfs.LinkBase(filepath.Join(dir, "device"))
+		a := dir.LinkBase("device")
 		parent = a != ""
 		if parent {
-			r.Driver = sysfs.LinkBase(filepath.Join(dir, "device", "driver"))
+			r.Driver = dir.LinkBase("device/driver")
 		}
 		if r.Driver == "" {
 			r.Driver = sysfs.SoftDriver(r.Name)
@@ -137,9 +155,9 @@ func (s *Source) deviceSysfs(r *Device, o DeviceOptions) {
 		}
 	}
 	if o.Details {
-		r.NodeDesc = s.readAttr("class", "infiniband", r.Name, "node_desc")
+		r.NodeDesc = read("node_desc")
 		if parent {
-			if n, err := strconv.Atoi(s.readAttr("class", "infiniband", r.Name, "device", "numa_node")); err == nil {
+			if n, err := strconv.Atoi(read("device/numa_node")); err == nil {
 				r.NUMANode = &n
 			}
 		}

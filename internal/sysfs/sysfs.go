@@ -152,11 +152,17 @@ const MaxRead = 64 << 10
 // so the read that would return 0 is skipped. Elsewhere (a captured tree,
 // perhaps on NFS or 9p, where reads may come short) it reads to EOF.
 func ReadBounded(path string) ([]byte, error) {
+	return readBoundedAt(unix.AT_FDCWD, path, path)
+}
+
+// readBoundedAt is ReadBounded of name relative to directory dirfd;
+// path names the file in errors and tells kernfs apart.
+func readBoundedAt(dirfd int, name, path string) ([]byte, error) {
 	kernfs := strings.HasPrefix(path, "/sys/")
 	var fd int
 	var err error
 	for {
-		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		fd, err = unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != unix.EINTR {
 			break
 		}
@@ -197,6 +203,58 @@ func readOpt(path string) string {
 }
 
 // linkBase returns the last element of a symlink's target, or "".
+// Dir is a directory opened once (O_PATH) whose files are then read
+// relative to it, one lookup each instead of a walk from the root: under
+// /sys a device's path goes through /sys/class/infiniband and the
+// device's symlink, and at 128 rxe devices opening files by full path
+// was 37% of -d dev show's CPU (an attribute by full path 69 us under
+// TCG, relative to its directory 34 us).
+type Dir struct {
+	fd   int
+	path string
+}
+
+// OpenDir opens the directory path for Dir's reads; Close releases it.
+func OpenDir(path string) (*Dir, error) {
+	for {
+		fd, err := unix.Open(path, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+		}
+		return &Dir{fd: fd, path: path}, nil
+	}
+}
+
+// Read is ReadBounded of the file at name (a relative path) under d.
+func (d *Dir) Read(name string) ([]byte, error) {
+	return readBoundedAt(d.fd, name, filepath.Join(d.path, name))
+}
+
+// LinkBase is the last element of the target of the symlink at name
+// under d, "" if it is not one.
+func (d *Dir) LinkBase(name string) string {
+	buf := make([]byte, 256)
+	for {
+		n, err := unix.Readlinkat(d.fd, name, buf)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return ""
+		case n == len(buf) && len(buf) < 4096:
+			buf = make([]byte, 2*len(buf))
+			continue
+		}
+		return filepath.Base(string(buf[:n]))
+	}
+}
+
+// Close releases d.
+func (d *Dir) Close() error { return unix.Close(d.fd) }
+
 func linkBase(path string) string {
 	t, err := os.Readlink(path)
 	if err != nil {
