@@ -117,12 +117,16 @@ func (s *Source) nlPorts(idx uint32) ([]nldev.Port, error) {
 // prefetchNLPorts asks for the ports of the devices not asked yet: each
 // worker (nlChunks) its range of devices, in one batch where the client
 // batches (PortsOfEach), and then also(i) for each device i of its range
-// (nil: nothing), as prefetchChardevs does. A device whose answer failed
-// is left for nlPorts to ask again and report.
-func (s *Source) prefetchNLPorts(devs []nldev.Device, also func(i int)) {
+// (nil: nothing), as prefetchChardevs does; with chardevs, GET_CHARDEV of
+// the range too, in the same worker (for uverbs opens that follow). A
+// device whose answer failed is left for nlPorts to ask again and report.
+func (s *Source) prefetchNLPorts(devs []nldev.Device, chardevs bool, also func(i int)) {
 	todo := 0
 	for _, d := range devs {
 		if _, ok := s.ports[d.Index]; !ok {
+			todo++
+		}
+		if _, ok := s.chardev[d.Index]; chardevs && !ok {
 			todo++
 		}
 	}
@@ -134,6 +138,11 @@ func (s *Source) prefetchNLPorts(devs []nldev.Device, also func(i int)) {
 	}
 	ports := make([][]nldev.Port, len(devs))
 	got := make([]bool, len(devs))
+	var chs []*nldev.Chardev
+	var asked []bool
+	if chardevs {
+		chs, asked = make([]*nldev.Chardev, len(devs)), make([]bool, len(devs))
+	}
 	s.nlChunks(len(devs), func(nl NL, lo, hi int) {
 		var ask []int
 		for i := lo; i < hi; i++ {
@@ -142,6 +151,9 @@ func (s *Source) prefetchNLPorts(devs []nldev.Device, also func(i int)) {
 			}
 		}
 		askPorts(nl, devs, ask, ports, got)
+		if chardevs {
+			s.askChardevs(nl, devs, lo, hi, chs, asked)
+		}
 		if also != nil {
 			for i := lo; i < hi; i++ {
 				also(i)
@@ -149,6 +161,9 @@ func (s *Source) prefetchNLPorts(devs []nldev.Device, also func(i int)) {
 		}
 	})
 	s.cachePorts(devs, ports, got)
+	if chardevs {
+		s.keepChardevs(devs, chs, asked)
+	}
 }
 
 // eacher is an NLDEV client that batches requests (*nldev.Client).
@@ -226,7 +241,7 @@ func (s *Source) Targets(dev string, port uint32) ([]PortRef, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.prefetchNLPorts(devs, nil)
+	s.prefetchNLPorts(devs, false, nil)
 	var out []PortRef
 	for _, d := range devs {
 		ps, err := s.nlPorts(d.Index)
@@ -414,33 +429,45 @@ func (s *Source) prefetchChardevs(devs []nldev.Device, also func(i int)) {
 	chs := make([]*nldev.Chardev, len(devs))
 	asked := make([]bool, len(devs))
 	s.nlChunks(len(devs), func(nl NL, lo, hi int) {
-		var ask []int
-		for i := lo; i < hi; i++ {
-			if _, ok := s.chardev[devs[i].Index]; !ok {
-				ask = append(ask, i)
-				asked[i] = true
-			}
-		}
-		if b, ok := nl.(eacher); ok {
-			idxs := make([]uint32, len(ask))
-			for j, i := range ask {
-				idxs[j] = devs[i].Index
-			}
-			got, _ := b.ChardevEach(idxs, "uverbs")
-			for j, i := range ask {
-				chs[i] = got[j]
-			}
-		} else {
-			for _, i := range ask {
-				chs[i] = askChardev(nl, devs[i].Index)
-			}
-		}
+		s.askChardevs(nl, devs, lo, hi, chs, asked)
 		if also != nil {
 			for i := lo; i < hi; i++ {
 				also(i)
 			}
 		}
 	})
+	s.keepChardevs(devs, chs, asked)
+}
+
+// askChardevs asks nl for GET_CHARDEV "uverbs" of devs[lo:hi] not known
+// yet, batched where nl batches, into chs[i], asked[i].
+func (s *Source) askChardevs(nl NL, devs []nldev.Device, lo, hi int, chs []*nldev.Chardev, asked []bool) {
+	var ask []int
+	for i := lo; i < hi; i++ {
+		if _, ok := s.chardev[devs[i].Index]; !ok {
+			ask = append(ask, i)
+			asked[i] = true
+		}
+	}
+	b, ok := nl.(eacher)
+	if !ok {
+		for _, i := range ask {
+			chs[i] = askChardev(nl, devs[i].Index)
+		}
+		return
+	}
+	idxs := make([]uint32, len(ask))
+	for j, i := range ask {
+		idxs[j] = devs[i].Index
+	}
+	got, _ := b.ChardevEach(idxs, "uverbs")
+	for j, i := range ask {
+		chs[i] = got[j]
+	}
+}
+
+// keepChardevs keeps the answers askChardevs got.
+func (s *Source) keepChardevs(devs []nldev.Device, chs []*nldev.Chardev, asked []bool) {
 	for i, d := range devs {
 		if asked[i] {
 			s.keepChardev(d.Index, chs[i])

@@ -252,7 +252,7 @@ func (s *Source) prefetchPorts(dev string, port uint32, o PortOptions) {
 			}
 		}
 	}
-	s.prefetchNLPorts(devs, also)
+	s.prefetchNLPorts(devs, o.VerbsMTU, also)
 	for _, rs := range rates {
 		for _, r := range rs {
 			if s.rates == nil {
