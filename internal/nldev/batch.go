@@ -47,13 +47,9 @@ func (c *Client) each(op uint16, reqs [][]byte, f func(k int, body []byte, err e
 
 // one is one request through netlink.Conn: its first NLDEV answer.
 func (c *Client) one(op uint16, req []byte) ([]byte, error) {
-	msgs, err := execute(c.c, msgType(op), flagRequest, req)
+	msgs, err := c.exchange(op, flagRequest, req)
 	if err != nil {
-		var en syscall.Errno
-		if errors.As(err, &en) {
-			return nil, &KernelError{Op: opNames[op], Errno: en}
-		}
-		return nil, fmt.Errorf("netlink %s: %w", opNames[op], err)
+		return nil, err
 	}
 	for _, m := range msgs {
 		if isNLDEV(uint16(m.Header.Type)) {

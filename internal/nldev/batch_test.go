@@ -7,20 +7,13 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmactl/rdmactl/internal/nlsock"
 )
 
 // nlmsg is one netlink message as the kernel sends it.
 func nlmsg(typ uint16, seq, pid uint32, body []byte) []byte {
-	b := make([]byte, 16, 16+len(body)+3)
-	binary.NativeEndian.PutUint32(b, uint32(16+len(body)))
-	binary.NativeEndian.PutUint16(b[4:], typ)
-	binary.NativeEndian.PutUint32(b[8:], seq)
-	binary.NativeEndian.PutUint32(b[12:], pid)
-	b = append(b, body...)
-	for len(b)%4 != 0 {
-		b = append(b, 0)
-	}
-	return b
+	return nlsock.AppendMessage(nil, typ, 0, seq, pid, body)
 }
 
 func errBody(errno int32) []byte {

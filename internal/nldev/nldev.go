@@ -209,12 +209,8 @@ var opNames = map[uint16]string{
 	cmdResSRQGetRaw: "RES_SRQ_GET_RAW",
 }
 
-// do sends one request and returns the attribute payloads of the answers.
-func (c *Client) do(op uint16, dump bool, attrs []byte) ([][]byte, error) {
-	flags := flagRequest
-	if dump {
-		flags |= flagDump
-	}
+// exchange is execute with a kernel's errno as a *KernelError naming op.
+func (c *Client) exchange(op, flags uint16, attrs []byte) ([]netlink.Message, error) {
 	msgs, err := execute(c.c, msgType(op), flags, attrs)
 	if err != nil {
 		var en syscall.Errno
@@ -222,6 +218,19 @@ func (c *Client) do(op uint16, dump bool, attrs []byte) ([][]byte, error) {
 			return nil, &KernelError{Op: opNames[op], Errno: en}
 		}
 		return nil, fmt.Errorf("netlink %s: %w", opNames[op], err)
+	}
+	return msgs, nil
+}
+
+// do sends one request and returns the attribute payloads of the answers.
+func (c *Client) do(op uint16, dump bool, attrs []byte) ([][]byte, error) {
+	flags := flagRequest
+	if dump {
+		flags |= flagDump
+	}
+	msgs, err := c.exchange(op, flags, attrs)
+	if err != nil {
+		return nil, err
 	}
 	out := make([][]byte, 0, len(msgs))
 	for _, m := range msgs {

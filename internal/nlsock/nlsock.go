@@ -113,13 +113,21 @@ func Open(family, recvLen int) (*Socket, error) {
 // returns its sequence number (answers carry it, and the socket's PID).
 func (s *Socket) Request(typ, flags uint16, payload []byte) (seq uint32, err error) {
 	s.seq++
-	b := make([]byte, 16, 16+len(payload))
-	binary.NativeEndian.PutUint32(b, uint32(16+len(payload)))
-	binary.NativeEndian.PutUint16(b[4:], typ)
-	binary.NativeEndian.PutUint16(b[6:], flags)
-	binary.NativeEndian.PutUint32(b[8:], s.seq)
-	binary.NativeEndian.PutUint32(b[12:], s.pid)
-	return s.seq, s.s.send(append(b, payload...))
+	return s.seq, s.s.send(AppendMessage(nil, typ, flags, s.seq, s.pid, payload))
+}
+
+// AppendMessage appends to b one netlink message (struct nlmsghdr and
+// payload), padded to 4 bytes.
+func AppendMessage(b []byte, typ, flags uint16, seq, pid uint32, payload []byte) []byte {
+	var h [16]byte
+	binary.NativeEndian.PutUint32(h[0:], uint32(16+len(payload)))
+	binary.NativeEndian.PutUint16(h[4:], typ)
+	binary.NativeEndian.PutUint16(h[6:], flags)
+	binary.NativeEndian.PutUint32(h[8:], seq)
+	binary.NativeEndian.PutUint32(h[12:], pid)
+	b = append(b, h[:]...)
+	b = append(b, payload...)
+	return append(b, make([]byte, align4(len(payload))-len(payload))...)
 }
 
 // RequestEach sends one request of type typ with flags per payload, all
@@ -137,15 +145,7 @@ func (s *Socket) RequestEach(typ, flags uint16, payloads [][]byte) (first uint32
 	first = s.seq + 1
 	for _, p := range payloads {
 		s.seq++
-		var h [16]byte
-		binary.NativeEndian.PutUint32(h[0:], uint32(16+len(p)))
-		binary.NativeEndian.PutUint16(h[4:], typ)
-		binary.NativeEndian.PutUint16(h[6:], flags)
-		binary.NativeEndian.PutUint32(h[8:], s.seq)
-		binary.NativeEndian.PutUint32(h[12:], s.pid)
-		b = append(b, h[:]...)
-		b = append(b, p...)
-		b = append(b, make([]byte, align4(len(p))-len(p))...)
+		b = AppendMessage(b, typ, flags, s.seq, s.pid, p)
 	}
 	return first, s.s.send(b)
 }

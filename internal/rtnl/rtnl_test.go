@@ -8,6 +8,8 @@ import (
 
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmactl/rdmactl/internal/nlsock"
 )
 
 func newlink(index uint32, attrs func(ae *netlink.AttributeEncoder)) []byte {
@@ -72,13 +74,7 @@ func FuzzDecodeLinkMTU(f *testing.F) {
 
 // nlmsg frames a payload as the kernel does: header, payload, padding.
 func nlmsg(typ uint16, seq, pid uint32, payload []byte) []byte {
-	b := make([]byte, 16, 16+len(payload)+3)
-	binary.NativeEndian.PutUint32(b, uint32(16+len(payload)))
-	binary.NativeEndian.PutUint16(b[4:], typ)
-	binary.NativeEndian.PutUint32(b[8:], seq)
-	binary.NativeEndian.PutUint32(b[12:], pid)
-	b = append(b, payload...)
-	return append(b, make([]byte, (4-len(b)%4)%4)...)
+	return nlsock.AppendMessage(nil, typ, 0, seq, pid, payload)
 }
 
 func errno(en int32) []byte { return binary.NativeEndian.AppendUint32(nil, uint32(en)) }
