@@ -232,8 +232,11 @@ func TestVMPerfInterop(t *testing.T) {
 						// that posts first (the write server, the send
 						// client) waits for its first answer: not a round
 						// trip, and not ours to time (it showed as a t_max
-						// of about 110 ms, half the wait).
-						if who == "r" && pr.server != pr.client && r.vals[1] >= 55000 {
+						// of 110-124 ms, half the wait). The bound sits
+						// below that and above what a loaded TCG guest
+						// stalls for once in a run (62 ms on 6.12 in CI,
+						// alongside several multi-ms stalls).
+						if who == "r" && pr.server != pr.client && r.vals[1] >= 90000 {
 							t.Fatalf("rdmactl's t_max %v us holds the perftest peer's start: %+v", r.vals[1], r)
 						}
 					}
