@@ -242,8 +242,8 @@ func (s *Source) prefetchPorts(dev string, port uint32, o PortOptions) {
 	if !o.NetlinkOnly {
 		also = func(i int) {
 			d := devs[i]
-			if d.NumPorts == nil {
-				return
+			if d.NumPorts == nil || *d.NumPorts > nldev.MaxEachPorts {
+				return // none, or an absurd count: livePort reads what it lists
 			}
 			for p := uint32(1); p <= *d.NumPorts; p++ {
 				if port == 0 || p == port {

@@ -143,9 +143,15 @@ func (c *Client) resync() {
 	c.raw, c.c = s, s.Conn()
 }
 
+// MaxEachPorts bounds a device's port count that callers walk port by
+// port (PortsOfEach's requests, the inventory's rate files): a count
+// beyond any device's (IB port numbers are 8-bit) from a broken or
+// hostile answer is asked with a dump instead of billions of requests.
+const MaxEachPorts = 1024
+
 // PortsOfEach is PortsOf for each of devs (as Devices lists them): one
 // PORT_GET request per port, batched (each), instead of a dump per
-// device. A device whose port count is unknown is dumped. errs[i] is set
+// device. A device whose port count is unknown (or absurd) is dumped. errs[i] is set
 // where any of device i's ports failed (a device gone since the list, a
 // lost answer), and ports[i] is then nil.
 func (c *Client) PortsOfEach(devs []Device) (ports [][]Port, errs []error) {
@@ -153,11 +159,11 @@ func (c *Client) PortsOfEach(devs []Device) (ports [][]Port, errs []error) {
 	var reqs [][]byte
 	var owner []int
 	for i, d := range devs {
-		if d.NumPorts == nil {
+		if d.NumPorts == nil || *d.NumPorts > MaxEachPorts {
 			ports[i], errs[i] = c.PortsOf(d.Index)
 			continue
 		}
-		ports[i] = make([]Port, 0, *d.NumPorts)
+		ports[i] = []Port{}
 		for p := uint32(1); p <= *d.NumPorts; p++ {
 			var e encoder
 			e.u32(attrDevIndex, d.Index)

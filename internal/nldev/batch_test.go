@@ -121,3 +121,32 @@ func FuzzAnswers(f *testing.F) {
 		}
 	})
 }
+
+// TestPortsOfEach: one PORT_GET per port over a caller's connection; a
+// device whose port count is missing or absurd is dumped instead, and a
+// device the kernel refuses gets its error and no ports.
+func TestPortsOfEach(t *testing.T) {
+	c, f := newFake(twoRxe)
+	one, huge := uint32(1), uint32(1<<31)
+	ps, errs := c.PortsOfEach([]Device{{Index: 0, NumPorts: &one}, {Index: 1, NumPorts: &huge}, {Index: 1}, {Index: 7, NumPorts: &one}})
+	if len(ps[0]) != 1 || ps[0][0].NetdevName != "vrxe0" || errs[0] != nil {
+		t.Errorf("rxe0: %+v %v", ps[0], errs[0])
+	}
+	for i := 1; i <= 2; i++ {
+		if len(ps[i]) != 1 || ps[i][0].NetdevName != "vrxe1" || errs[i] != nil {
+			t.Errorf("device %d: %+v %v", i, ps[i], errs[i])
+		}
+	}
+	var ke *KernelError
+	if ps[3] != nil || !errors.As(errs[3], &ke) || ke.Errno != syscall.EINVAL {
+		t.Errorf("unknown device: %+v %v", ps[3], errs[3])
+	}
+	if len(f.reqs) != 4 {
+		t.Errorf("%d requests, want 4 (two dumps, then one per port)", len(f.reqs))
+	}
+	for i, want := range []uint16{flagRequest | flagDump, flagRequest | flagDump, flagRequest, flagRequest} {
+		if i < len(f.reqs) && f.reqs[i].Flags != want {
+			t.Errorf("request %d: flags %#x, want %#x", i, f.reqs[i].Flags, want)
+		}
+	}
+}
