@@ -3,7 +3,6 @@ package inventory
 import (
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/rdmactl/rdmactl/internal/nldev"
 	"github.com/rdmactl/rdmactl/internal/sysfs"
@@ -125,17 +124,10 @@ func (s *Source) deviceSysfs(r *Device, o DeviceOptions) {
 		return // gone since the device list: nothing to read
 	}
 	defer dir.Close()
-	read := func(name string) string {
-		b, err := dir.Read(name)
-		if err != nil {
-			return ""
-		}
-		return strings.TrimRight(string(b), "\n\x00 ")
-	}
 	if o.Board {
-		r.BoardID = read("board_id")
-		r.HCAType = read("hca_type")
-		r.HWRev = read("hw_rev")
+		r.BoardID = dir.String("board_id")
+		r.HCAType = dir.String("hca_type")
+		r.HWRev = dir.String("hw_rev")
 	}
 	// A device without a parent device (rxe, siw) has no device link, and
 	// so no driver link or NUMA node under it: one failed readlink answers
@@ -155,9 +147,9 @@ func (s *Source) deviceSysfs(r *Device, o DeviceOptions) {
 		}
 	}
 	if o.Details {
-		r.NodeDesc = read("node_desc")
+		r.NodeDesc = dir.String("node_desc")
 		if parent {
-			if n, err := strconv.Atoi(read("device/numa_node")); err == nil {
+			if n, err := strconv.Atoi(dir.String("device/numa_node")); err == nil {
 				r.NUMANode = &n
 			}
 		}

@@ -310,7 +310,7 @@ func (s *Source) readAttr(parts ...string) string {
 	if err != nil {
 		return ""
 	}
-	return strings.TrimRight(string(b), "\n\x00 ")
+	return sysfs.TrimAttr(b)
 }
 
 func (s *Source) portAttr(dev string, port uint32, name string) string {

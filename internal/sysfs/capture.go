@@ -423,7 +423,7 @@ func (c *capturer) readName(rel string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	n := strings.TrimRight(string(b), "\n\x00 ")
+	n := TrimAttr(b)
 	return n, validName(n)
 }
 

@@ -134,8 +134,12 @@ func readString(path string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	return strings.TrimRight(string(b), "\n\x00 "), true
+	return TrimAttr(b), true
 }
+
+// TrimAttr is a sysfs attribute's value without the newline (and NULs or
+// spaces) the kernel ends it with.
+func TrimAttr(b []byte) string { return strings.TrimRight(string(b), "\n\x00 ") }
 
 // MaxRead bounds every file read: 64 KiB, far above any sysfs attribute.
 const MaxRead = 64 << 10
@@ -202,7 +206,6 @@ func readOpt(path string) string {
 	return s
 }
 
-// linkBase returns the last element of a symlink's target, or "".
 // Dir is a directory opened once (O_PATH) whose files are then read
 // relative to it, one lookup each instead of a walk from the root: under
 // /sys a device's path goes through /sys/class/infiniband and the
@@ -252,9 +255,20 @@ func (d *Dir) LinkBase(name string) string {
 	}
 }
 
+// String is the attribute at name under d as readString gives it, "" if
+// it cannot be read.
+func (d *Dir) String(name string) string {
+	b, err := d.Read(name)
+	if err != nil {
+		return ""
+	}
+	return TrimAttr(b)
+}
+
 // Close releases d.
 func (d *Dir) Close() error { return unix.Close(d.fd) }
 
+// linkBase returns the last element of a symlink's target, or "".
 func linkBase(path string) string {
 	t, err := os.Readlink(path)
 	if err != nil {

@@ -38,6 +38,9 @@ func TestDir(t *testing.T) {
 	if b, err := d.Read("hw_rev"); err != nil || string(b) != "0x0\n" {
 		t.Errorf("hw_rev: %q %v", b, err)
 	}
+	if v, w := d.String("hw_rev"), d.String("nosuch"); v != "0x0" || w != "" {
+		t.Errorf("String: hw_rev %q, a missing file %q", v, w)
+	}
 	if b, err := d.Read("big"); err != nil || len(b) != MaxRead {
 		t.Errorf("a huge file: %d bytes, %v; want the first %d", len(b), err, MaxRead)
 	}
