@@ -91,7 +91,7 @@ func runLinkShow(a *app, arg string) error {
 		return err
 	}
 	defer closeSrc()
-	ports, err := src.Ports(dev, port, inventory.PortOptions{VerbsMTU: a.opts.details && !src.Offline()})
+	ports, err := src.Ports(dev, port, inventory.PortOptions{QueryPort: a.opts.details && !src.Offline()})
 	if err != nil {
 		return err
 	}

@@ -81,7 +81,7 @@ func (e *Env) load() {
 	// The active MTU from the device (uverbs QUERY_PORT) where it answers;
 	// offline it is derived from the netdev MTU, so the roce_active_mtu
 	// check needs the live system.
-	e.ports, e.portsErr = e.Src.Ports("", 0, inventory.PortOptions{VerbsMTU: !e.Src.Offline()})
+	e.ports, e.portsErr = e.Src.Ports("", 0, inventory.PortOptions{QueryPort: !e.Src.Offline()})
 }
 
 // Devices is every device, with their sysfs facts.

@@ -27,20 +27,26 @@ type Port struct {
 	Caps         *uint64 // port capability bits (live only, InfiniBand)
 	Netdev       string
 	NetdevIndex  *uint32
-	RateGbps     *float64
-	Width        string // "4X"
-	Speed        string // "EDR"; "" on RoCE
-	// ActiveMTU is in bytes: the device's answer with PortOptions.VerbsMTU,
+	// RateGbps, Width and Speed are ports/N/rate's, or with
+	// PortOptions.QueryPort derived from the device's answer as the
+	// kernel derives that file (vocab.RateOf).
+	RateGbps *float64
+	Width    string // "4X"
+	Speed    string // "EDR"; "" where ports/N/rate names none (SDR on older kernels)
+	// ActiveMTU is in bytes: the device's answer with PortOptions.QueryPort,
 	// else for Ethernet derived from the netdev MTU (RoCEMTU).
 	ActiveMTU *uint32
-	MaxMTU    *uint32 // bytes; only with PortOptions.VerbsMTU
+	MaxMTU    *uint32 // bytes; only with PortOptions.QueryPort
 }
 
 // PortOptions say which facts to gather beyond netlink's.
 type PortOptions struct {
-	// VerbsMTU asks each device (uverbs QUERY_PORT, one context per device)
-	// for its ports' active and max MTU; best effort.
-	VerbsMTU bool
+	// QueryPort asks each device (uverbs QUERY_PORT, one context per
+	// device) for its ports' active and max MTU, and takes the rate from
+	// the same answer instead of reading ports/N/rate (whose read makes the
+	// kernel ask the device again); best effort: a port the device does not
+	// answer for gets the sysfs rate and, on Ethernet, the netdev's MTU.
+	QueryPort bool
 	// NetlinkOnly leaves out the sysfs reads of a live port (link rate,
 	// netdev MTU): rdmactl top asks every second and reads those rarely.
 	NetlinkOnly bool
@@ -68,21 +74,21 @@ func (s *Source) Ports(dev string, port uint32, o PortOptions) ([]Port, error) {
 		ps, _ := s.nlPorts(d.Index)
 		for _, p := range ps {
 			if p.Port == r.Port {
-				out = append(out, s.livePort(d, p, o.NetlinkOnly, o.VerbsMTU))
+				out = append(out, s.livePort(d, p, o.NetlinkOnly, o.QueryPort))
 			}
 		}
 	}
-	if o.VerbsMTU {
-		s.verbsMTU(out)
+	if o.QueryPort {
+		s.queryPorts(out)
 	}
 	return out, nil
 }
 
 // livePort merges the netlink port with the few sysfs files netlink lacks
 // (rate; link_layer on kernels without the device protocol) and, on
-// Ethernet, the netdev's MTU (with verbsMTU, only where the device does
-// not answer: verbsMTU's fallback).
-func (s *Source) livePort(d nldev.Device, p nldev.Port, nlOnly, verbsMTU bool) Port {
+// Ethernet, the netdev's MTU. With query, rate and MTU are left to
+// queryPorts, which asks the device.
+func (s *Source) livePort(d nldev.Device, p nldev.Port, nlOnly, query bool) Port {
 	idx := d.Index
 	r := Port{DevIndex: &idx, Dev: d.Name, Port: p.Port, LID: p.LID, SMLID: p.SMLID, Caps: p.Caps,
 		Netdev: p.NetdevName, NetdevIndex: p.NetdevIndex}
@@ -100,20 +106,26 @@ func (s *Source) livePort(d nldev.Device, p nldev.Port, nlOnly, verbsMTU bool) P
 		r.PhysState = vocab.PhysState(*p.PhysState).String()
 	}
 	r.LinkLayer = s.linkLayer(d, p.Port)
-	if nlOnly {
+	if nlOnly || query {
 		return r
 	}
-	if rt, ok := vocab.ParseRate(s.portRate(d.Name, p.Port)); ok {
+	s.sysfsRateMTU(&r)
+	return r
+}
+
+// sysfsRateMTU sets the port's rate from ports/N/rate and, on Ethernet,
+// its active MTU from the netdev's.
+func (s *Source) sysfsRateMTU(r *Port) {
+	if rt, ok := vocab.ParseRate(s.portRate(r.Dev, r.Port)); ok {
 		r.RateGbps, r.Width, r.Speed = &rt.Gbps, rt.Width, rt.Speed
 	}
-	if r.LinkLayer == "Ethernet" && p.NetdevName != "" && !verbsMTU {
-		if m, ok := s.netdevMTU(p.NetdevName, p.NetdevIndex); ok {
+	if r.LinkLayer == "Ethernet" && r.Netdev != "" {
+		if m, ok := s.netdevMTU(r.Netdev, r.NetdevIndex); ok {
 			if v := RoCEMTU(m); v != 0 {
 				r.ActiveMTU = &v
 			}
 		}
 	}
-	return r
 }
 
 // netdevMTU is a netdev's MTU: on the live /sys from one RTM_GETLINK dump
@@ -146,10 +158,11 @@ func (s *Source) linkLayer(d nldev.Device, port uint32) string {
 	return s.portAttr(d.Name, port, "link_layer")
 }
 
-// verbsMTU asks each device (a uverbs context each, QUERY_PORT per port)
-// for its ports' active and max MTU, devices in parallel (fanout); an
-// Ethernet port the device does not answer for gets its netdev's MTU.
-func (s *Source) verbsMTU(ports []Port) {
+// queryPorts asks each device (a uverbs context each, QUERY_PORT per
+// port) for its ports' active and max MTU and rate, devices in parallel
+// (fanout); a port the device does not answer for gets what sysfs and the
+// netdev give (sysfsRateMTU).
+func (s *Source) queryPorts(ports []Port) {
 	type group struct {
 		dev        verbs.Device
 		start, end int // ports[start:end] are the device's
@@ -165,6 +178,7 @@ func (s *Source) verbsMTU(ports []Port) {
 		}
 		i = j
 	}
+	answered := make([]bool, len(ports))
 	fanout(len(groups), func(g int) {
 		ctx, err := verbs.OpenDevice(groups[g].dev, verbs.Options{})
 		if err != nil {
@@ -173,9 +187,16 @@ func (s *Source) verbsMTU(ports []Port) {
 		defer ctx.Close()
 		for i := groups[g].start; i < groups[g].end; i++ {
 			r := &ports[i]
+			if r.Port > 255 {
+				continue // QUERY_PORT's port number is a u8
+			}
 			pa, err := ctx.QueryPort(uint8(r.Port))
 			if err != nil {
 				continue
+			}
+			answered[i] = true
+			if rt, ok := pa.Rate(); ok {
+				r.RateGbps, r.Width, r.Speed = &rt.Gbps, rt.Width, rt.Speed
 			}
 			if v := pa.ActiveMTU.Bytes(); v != 0 {
 				r.ActiveMTU = &v
@@ -186,13 +207,8 @@ func (s *Source) verbsMTU(ports []Port) {
 		}
 	})()
 	for i := range ports {
-		r := &ports[i]
-		if r.ActiveMTU == nil && r.LinkLayer == "Ethernet" && r.Netdev != "" {
-			if m, ok := s.netdevMTU(r.Netdev, r.NetdevIndex); ok {
-				if v := RoCEMTU(m); v != 0 {
-					r.ActiveMTU = &v
-				}
-			}
+		if !answered[i] {
+			s.sysfsRateMTU(&ports[i])
 		}
 	}
 }
@@ -230,7 +246,7 @@ func (s *Source) prefetchPorts(dev string, port uint32, o PortOptions) {
 	}
 	var mtus map[uint32]uint32
 	var mtuWait func()
-	if needMTU && !o.NetlinkOnly && !o.VerbsMTU && !s.mtusOK && s.fs.Root() == "/sys" {
+	if needMTU && !o.NetlinkOnly && !o.QueryPort && !s.mtusOK && s.fs.Root() == "/sys" {
 		mtuWait = fanout(1, func(int) { mtus, _ = rtnl.LinkMTUs() })
 	}
 	type rate struct {
@@ -239,7 +255,7 @@ func (s *Source) prefetchPorts(dev string, port uint32, o PortOptions) {
 	}
 	rates := make([][]rate, len(devs))
 	var also func(int)
-	if !o.NetlinkOnly {
+	if !o.NetlinkOnly && !o.QueryPort {
 		also = func(i int) {
 			d := devs[i]
 			if d.NumPorts == nil || *d.NumPorts > nldev.MaxEachPorts {
@@ -252,7 +268,7 @@ func (s *Source) prefetchPorts(dev string, port uint32, o PortOptions) {
 			}
 		}
 	}
-	s.prefetchNLPorts(devs, o.VerbsMTU, also)
+	s.prefetchNLPorts(devs, o.QueryPort, also)
 	for _, rs := range rates {
 		for _, r := range rs {
 			if s.rates == nil {

@@ -275,6 +275,16 @@ type PortAttr struct {
 	Flags         uint8 // bit 0: GRH required
 }
 
+// Rate is the port's rate from its active speed (ActiveSpeedEx where the
+// kernel gave it) and width, as ports/N/rate shows it (vocab.RateOf).
+func (a *PortAttr) Rate() (vocab.Rate, bool) {
+	speed := uint32(a.ActiveSpeed)
+	if a.ActiveSpeedEx != 0 {
+		speed = a.ActiveSpeedEx
+	}
+	return vocab.RateOf(speed, a.ActiveWidth)
+}
+
 // QueryPort queries port (1-based): the native ioctl (48-byte response,
 // with port_cap_flags2 and active_speed_ex) first, as rdma-core does on
 // 5.x+, then write() QUERY_PORT. A port the device lacks gives a

@@ -306,6 +306,50 @@ func ParseRate(s string) (Rate, bool) {
 	return r, true
 }
 
+// RateOf is the rate a port's active speed and width make (enum
+// ib_port_speed and ib_port_width, as QUERY_PORT answers them), derived as
+// the kernel's rate_show derives ports/N/rate (ib_port_attr_to_speed_info):
+// a speed it does not know counts as SDR; a width it does not know gives
+// false (rate_show fails with EINVAL). Older kernels' rate_show names no
+// speed for SDR; RateOf names it, as current ones do.
+func RateOf(speed uint32, width uint8) (Rate, bool) {
+	var lanes int
+	switch width {
+	case 1:
+		lanes = 1
+	case 16:
+		lanes = 2
+	case 2:
+		lanes = 4
+	case 4:
+		lanes = 8
+	case 8:
+		lanes = 12
+	default:
+		return Rate{}, false
+	}
+	name, deci := "SDR", 25 // per lane, in tenths of Gb/s
+	switch speed {
+	case 2:
+		name, deci = "DDR", 50
+	case 4:
+		name, deci = "QDR", 100
+	case 8:
+		name, deci = "FDR10", 100
+	case 16:
+		name, deci = "FDR", 140
+	case 32:
+		name, deci = "EDR", 250
+	case 64:
+		name, deci = "HDR", 500
+	case 128:
+		name, deci = "NDR", 1000
+	case 256:
+		name, deci = "XDR", 2000
+	}
+	return Rate{Gbps: float64(deci*lanes) / 10, Width: strconv.Itoa(lanes) + "X", Speed: name}, true
+}
+
 // String is the rate as link show prints it: "100 Gb/s 4X EDR" (with a
 // trailing blank when there is neither width nor speed).
 func (r Rate) String() string {

@@ -129,6 +129,41 @@ func itoa(v uint32) string {
 	return string(b)
 }
 
+func TestRateOf(t *testing.T) {
+	for _, c := range []struct {
+		speed uint32
+		width uint8
+		sysfs string // what rate_show prints for them (6.x)
+	}{
+		{8, 1, "10 Gb/sec (1X FDR10)"}, // rxe on a 10G netdev
+		{1, 1, "2.5 Gb/sec (1X SDR)"},
+		{0, 2, "10 Gb/sec (4X SDR)"},  // unknown speed: SDR
+		{3, 1, "2.5 Gb/sec (1X SDR)"}, // not a single bit: SDR too
+		{2, 16, "10 Gb/sec (2X DDR)"},
+		{4, 2, "40 Gb/sec (4X QDR)"},
+		{16, 1, "14 Gb/sec (1X FDR)"},
+		{16, 8, "168 Gb/sec (12X FDR)"},
+		{32, 2, "100 Gb/sec (4X EDR)"},
+		{64, 4, "400 Gb/sec (8X HDR)"},
+		{128, 2, "400 Gb/sec (4X NDR)"},
+		{256, 2, "800 Gb/sec (4X XDR)"},
+		{1, 8, "30 Gb/sec (12X SDR)"},
+	} {
+		want, ok := ParseRate(c.sysfs)
+		if !ok {
+			t.Fatalf("ParseRate(%q) failed", c.sysfs)
+		}
+		if got, ok := RateOf(c.speed, c.width); !ok || got != want {
+			t.Errorf("RateOf(%d, %d) = %+v %v, want %+v (%q)", c.speed, c.width, got, ok, want, c.sysfs)
+		}
+	}
+	for _, w := range []uint8{0, 3, 32, 255} {
+		if r, ok := RateOf(32, w); ok {
+			t.Errorf("RateOf(EDR, width %d) = %+v, want no rate (rate_show: EINVAL)", w, r)
+		}
+	}
+}
+
 func TestRate(t *testing.T) {
 	for _, c := range []struct {
 		in, show string
