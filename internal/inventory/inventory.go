@@ -55,8 +55,10 @@ type Source struct {
 	ifnames map[uint32]string
 	mtus    map[uint32]uint32 // netdev MTUs by ifindex (port.go)
 	mtusOK  bool
-	rates   map[portKey]string // sysfs port rates read ahead (port.go)
-	absent  AbsentDirs         // counter directories known missing (counters.go)
+	rates   map[portKey]string          // sysfs port rates read ahead (port.go)
+	answers map[portKey]*verbs.PortAttr // QUERY_PORT answers read ahead (port.go)
+	asked   map[string]bool             // devices whose context the prefetch tried
+	absent  AbsentDirs                  // counter directories known missing (counters.go)
 	// absentMu guards absent (Counters reads ports in parallel).
 	absentMu sync.Mutex
 	res      resState // resources.go
@@ -118,9 +120,10 @@ func (s *Source) nlPorts(idx uint32) ([]nldev.Port, error) {
 // worker (nlChunks) its range of devices, in one batch where the client
 // batches (PortsOfEach), and then also(i) for each device i of its range
 // (nil: nothing), as prefetchChardevs does; with chardevs, GET_CHARDEV of
-// the range too, in the same worker (for uverbs opens that follow). A
-// device whose answer failed is left for nlPorts to ask again and report.
-func (s *Source) prefetchNLPorts(devs []nldev.Device, chardevs bool, also func(i int)) {
+// the range too, in the same worker, and also gets device i's answer (nil
+// without chardevs, or if it has none). A device whose answer failed is
+// left for nlPorts to ask again and report.
+func (s *Source) prefetchNLPorts(devs []nldev.Device, chardevs bool, also func(i int, ch *nldev.Chardev)) {
 	todo := 0
 	for _, d := range devs {
 		if _, ok := s.ports[d.Index]; !ok {
@@ -132,7 +135,13 @@ func (s *Source) prefetchNLPorts(devs []nldev.Device, chardevs bool, also func(i
 	}
 	if todo == 0 || (todo == 1 && also == nil) {
 		if also != nil {
-			fanout(len(devs), also)()
+			fanout(len(devs), func(i int) {
+				var ch *nldev.Chardev
+				if chardevs {
+					ch = s.chardev[devs[i].Index]
+				}
+				also(i, ch)
+			})()
 		}
 		return
 	}
@@ -156,7 +165,15 @@ func (s *Source) prefetchNLPorts(devs []nldev.Device, chardevs bool, also func(i
 		}
 		if also != nil {
 			for i := lo; i < hi; i++ {
-				also(i)
+				var ch *nldev.Chardev
+				switch {
+				case !chardevs:
+				case asked[i]:
+					ch = chs[i]
+				default:
+					ch = s.chardev[devs[i].Index] // read only while the workers run
+				}
+				also(i, ch)
 			}
 		}
 	})
@@ -375,12 +392,12 @@ func (s *Source) loadVerbs() error {
 			s.prefetchChardevs(devs, nil)
 			complete := true
 			for _, d := range devs {
-				ch := s.chardevOf(d.Index)
-				if ch == nil || ch.ABI == nil || ch.Major == nil || ch.Minor == nil || ch.DriverID == nil || ch.Name == "" {
+				vd, ok := verbsDeviceOf(d.Name, s.chardevOf(d.Index))
+				if !ok {
 					complete = false
 					continue
 				}
-				s.vdevs[d.Name] = verbs.NewDevice(d.Name, ch.Name, uint32(*ch.ABI), *ch.Major, *ch.Minor, *ch.DriverID)
+				s.vdevs[d.Name] = vd
 			}
 			if complete {
 				return nil
@@ -397,6 +414,16 @@ func (s *Source) loadVerbs() error {
 		}
 	}
 	return nil
+}
+
+// verbsDeviceOf is device name's uverbs device as its GET_CHARDEV answer
+// describes it; false if the answer is missing or incomplete (older
+// kernels), for the sysfs lookup to fill in.
+func verbsDeviceOf(name string, ch *nldev.Chardev) (verbs.Device, bool) {
+	if ch == nil || ch.ABI == nil || ch.Major == nil || ch.Minor == nil || ch.DriverID == nil || ch.Name == "" {
+		return verbs.Device{}, false
+	}
+	return verbs.NewDevice(name, ch.Name, uint32(*ch.ABI), *ch.Major, *ch.Minor, *ch.DriverID), true
 }
 
 // chardevOf is GET_CHARDEV "uverbs" of device idx, asked once; nil if none.

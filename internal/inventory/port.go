@@ -158,51 +158,49 @@ func (s *Source) linkLayer(d nldev.Device, port uint32) string {
 	return s.portAttr(d.Name, port, "link_layer")
 }
 
-// queryPorts asks each device (a uverbs context each, QUERY_PORT per
-// port) for its ports' active and max MTU and rate, devices in parallel
-// (fanout); a port the device does not answer for gets what sysfs and the
-// netdev give (sysfsRateMTU).
+// queryPorts gives each port its device's QUERY_PORT answer (active and
+// max MTU, rate): asked by the port workers where the prefetch could
+// (prefetchPorts), else here, a uverbs context per device, devices in
+// parallel (fanout). A port the device does not answer for gets what
+// sysfs and the netdev give (sysfsRateMTU).
 func (s *Source) queryPorts(ports []Port) {
+	answered := make([]bool, len(ports))
+	for i := range ports {
+		if pa := s.answers[portKey{ports[i].Dev, ports[i].Port}]; pa != nil {
+			setQueried(&ports[i], pa)
+			answered[i] = true
+		}
+	}
 	type group struct {
-		dev        verbs.Device
-		start, end int // ports[start:end] are the device's
+		dev verbs.Device
+		idx []int // indexes into ports of the device's unanswered ports
 	}
 	var groups []group
 	for i := 0; i < len(ports); {
 		j := i
-		for j < len(ports) && ports[j].Dev == ports[i].Dev {
-			j++
+		var idx []int
+		for ; j < len(ports) && ports[j].Dev == ports[i].Dev; j++ {
+			if !answered[j] {
+				idx = append(idx, j)
+			}
 		}
-		if d, err := s.VerbsDevice(ports[i].Dev); err == nil {
-			groups = append(groups, group{d, i, j})
+		if len(idx) > 0 && !s.asked[ports[i].Dev] {
+			if d, err := s.VerbsDevice(ports[i].Dev); err == nil {
+				groups = append(groups, group{d, idx})
+			}
 		}
 		i = j
 	}
-	answered := make([]bool, len(ports))
 	fanout(len(groups), func(g int) {
-		ctx, err := verbs.OpenDevice(groups[g].dev, verbs.Options{})
-		if err != nil {
-			return
+		nums := make([]uint32, len(groups[g].idx))
+		for k, i := range groups[g].idx {
+			nums[k] = ports[i].Port
 		}
-		defer ctx.Close()
-		for i := groups[g].start; i < groups[g].end; i++ {
-			r := &ports[i]
-			if r.Port > 255 {
-				continue // QUERY_PORT's port number is a u8
-			}
-			pa, err := ctx.QueryPort(uint8(r.Port))
-			if err != nil {
-				continue
-			}
-			answered[i] = true
-			if rt, ok := pa.Rate(); ok {
-				r.RateGbps, r.Width, r.Speed = &rt.Gbps, rt.Width, rt.Speed
-			}
-			if v := pa.ActiveMTU.Bytes(); v != 0 {
-				r.ActiveMTU = &v
-			}
-			if v := pa.MaxMTU.Bytes(); v != 0 {
-				r.MaxMTU = &v
+		for k, pa := range askDevice(groups[g].dev, nums) {
+			if pa != nil {
+				i := groups[g].idx[k]
+				setQueried(&ports[i], pa)
+				answered[i] = true
 			}
 		}
 	})()
@@ -210,6 +208,39 @@ func (s *Source) queryPorts(ports []Port) {
 		if !answered[i] {
 			s.sysfsRateMTU(&ports[i])
 		}
+	}
+}
+
+// askDevice opens d's uverbs context and asks QUERY_PORT of each of
+// ports: out[k] is ports[k]'s answer, nil where there is none.
+func askDevice(d verbs.Device, ports []uint32) []*verbs.PortAttr {
+	out := make([]*verbs.PortAttr, len(ports))
+	ctx, err := verbs.OpenDevice(d, verbs.Options{})
+	if err != nil {
+		return out
+	}
+	defer ctx.Close()
+	for k, p := range ports {
+		if p == 0 || p > 255 {
+			continue // QUERY_PORT's port number is a u8
+		}
+		if pa, err := ctx.QueryPort(uint8(p)); err == nil {
+			out[k] = pa
+		}
+	}
+	return out
+}
+
+// setQueried sets the port's rate and MTUs from its QUERY_PORT answer.
+func setQueried(r *Port, pa *verbs.PortAttr) {
+	if rt, ok := pa.Rate(); ok {
+		r.RateGbps, r.Width, r.Speed = &rt.Gbps, rt.Width, rt.Speed
+	}
+	if v := pa.ActiveMTU.Bytes(); v != 0 {
+		r.ActiveMTU = &v
+	}
+	if v := pa.MaxMTU.Bytes(); v != 0 {
+		r.MaxMTU = &v
 	}
 }
 
@@ -249,38 +280,80 @@ func (s *Source) prefetchPorts(dev string, port uint32, o PortOptions) {
 	if needMTU && !o.NetlinkOnly && !o.QueryPort && !s.mtusOK && s.fs.Root() == "/sys" {
 		mtuWait = fanout(1, func(int) { mtus, _ = rtnl.LinkMTUs() })
 	}
-	type rate struct {
-		key portKey
-		val string
-	}
-	rates := make([][]rate, len(devs))
-	var also func(int)
-	if !o.NetlinkOnly && !o.QueryPort {
-		also = func(i int) {
-			d := devs[i]
-			if d.NumPorts == nil || *d.NumPorts > nldev.MaxEachPorts {
-				return // none, or an absurd count: livePort reads what it lists
+	// The worker of device i reads its ports' rate files, or with
+	// QueryPort opens the device (GET_CHARDEV answered in the same worker)
+	// and asks QUERY_PORT, alongside the other workers' netlink requests.
+	rates := make([][]string, len(devs))
+	answers := make([][]*verbs.PortAttr, len(devs))
+	asked := make([]bool, len(devs))
+	var also func(int, *nldev.Chardev)
+	switch {
+	case o.NetlinkOnly:
+	case o.QueryPort:
+		if ok, err := verbs.CheckABI(); !ok || err != nil {
+			break // queryPorts tries by name and falls back to sysfs
+		}
+		also = func(i int, ch *nldev.Chardev) {
+			vd, ok := verbsDeviceOf(devs[i].Name, ch)
+			if ps := portNumbers(devs[i], port); ok && len(ps) > 0 {
+				answers[i], asked[i] = askDevice(vd, ps), true
 			}
-			for p := uint32(1); p <= *d.NumPorts; p++ {
-				if port == 0 || p == port {
-					rates[i] = append(rates[i], rate{portKey{d.Name, p}, s.portAttr(d.Name, p, "rate")})
-				}
+		}
+	default:
+		also = func(i int, _ *nldev.Chardev) {
+			for _, p := range portNumbers(devs[i], port) {
+				rates[i] = append(rates[i], s.portAttr(devs[i].Name, p, "rate"))
 			}
 		}
 	}
 	s.prefetchNLPorts(devs, o.QueryPort, also)
-	for _, rs := range rates {
-		for _, r := range rs {
-			if s.rates == nil {
-				s.rates = make(map[portKey]string)
+	for i, d := range devs {
+		for k, p := range portNumbers(d, port) {
+			key := portKey{d.Name, p}
+			if k < len(rates[i]) {
+				if s.rates == nil {
+					s.rates = make(map[portKey]string)
+				}
+				s.rates[key] = rates[i][k]
 			}
-			s.rates[r.key] = r.val
+			if k < len(answers[i]) && answers[i][k] != nil {
+				if s.answers == nil {
+					s.answers = make(map[portKey]*verbs.PortAttr)
+				}
+				s.answers[key] = answers[i][k]
+			}
+		}
+		if asked[i] {
+			if s.asked == nil {
+				s.asked = make(map[string]bool)
+			}
+			s.asked[d.Name] = true
 		}
 	}
 	if mtuWait != nil {
 		mtuWait()
 		s.mtus, s.mtusOK = mtus, true
 	}
+}
+
+// portNumbers are the ports of d the prefetch reads ahead (port 0: all,
+// else that one): none if the device dump gave no count, or an absurd one
+// (livePort reads what the port answers list).
+func portNumbers(d nldev.Device, port uint32) []uint32 {
+	if d.NumPorts == nil || *d.NumPorts > nldev.MaxEachPorts {
+		return nil
+	}
+	if port != 0 {
+		if port <= *d.NumPorts {
+			return []uint32{port}
+		}
+		return nil
+	}
+	ps := make([]uint32, *d.NumPorts)
+	for k := range ps {
+		ps[k] = uint32(k) + 1
+	}
+	return ps
 }
 
 // portRate is the port's sysfs rate, from the prefetch where it has it.
