@@ -53,8 +53,8 @@ type Source struct {
 	chardev map[uint32]*nldev.Chardev
 	vdevs   map[string]verbs.Device
 	ifnames map[uint32]string
-	mtus    map[uint32]uint32 // netdev MTUs by ifindex (port.go)
-	mtusOK  bool
+	mtus    map[uint32]uint32           // netdev MTUs by ifindex read ahead (port.go)
+	ifs     *ifSocket                   // live: the netdev ioctl socket (port.go)
 	rates   map[portKey]string          // sysfs port rates read ahead (port.go)
 	answers map[portKey]*verbs.PortAttr // QUERY_PORT answers read ahead (port.go)
 	asked   map[string]bool             // devices whose context the prefetch tried
@@ -69,10 +69,12 @@ type Source struct {
 }
 
 // Live is the running system: nl for RDMA netlink and /sys.
-func Live(nl NL) *Source { return &Source{nl: nl, fs: sysfs.New("")} }
+func Live(nl NL) *Source { return &Source{nl: nl, fs: sysfs.New(""), ifs: &ifSocket{}} }
 
 // LiveWith is Live reading sysfs under root instead of /sys (tests).
-func LiveWith(nl NL, root string) *Source { return &Source{nl: nl, fs: sysfs.New(root)} }
+func LiveWith(nl NL, root string) *Source {
+	return &Source{nl: nl, fs: sysfs.New(root), ifs: &ifSocket{}}
+}
 
 // Captured is a captured sysfs tree (rdmactl --sysfs-root): no netlink, no
 // uverbs. What only netlink knows (device index, protocol, caps, netns
@@ -119,11 +121,12 @@ func (s *Source) nlPorts(idx uint32) ([]nldev.Port, error) {
 // prefetchNLPorts asks for the ports of the devices not asked yet: each
 // worker (nlChunks) its range of devices, in one batch where the client
 // batches (PortsOfEach), and then also(i) for each device i of its range
-// (nil: nothing), as prefetchChardevs does; with chardevs, GET_CHARDEV of
-// the range too, in the same worker, and also gets device i's answer (nil
-// without chardevs, or if it has none). A device whose answer failed is
+// (nil: nothing) with device i's ports as far as they are known, as
+// prefetchChardevs does; with chardevs, GET_CHARDEV of the range too, in
+// the same worker, and also gets device i's answer (nil without chardevs,
+// or if it has none). A device whose answer failed is
 // left for nlPorts to ask again and report.
-func (s *Source) prefetchNLPorts(devs []nldev.Device, chardevs bool, also func(i int, ch *nldev.Chardev)) {
+func (s *Source) prefetchNLPorts(devs []nldev.Device, chardevs bool, also func(i int, ps []nldev.Port, ch *nldev.Chardev)) {
 	todo := 0
 	for _, d := range devs {
 		if _, ok := s.ports[d.Index]; !ok {
@@ -140,7 +143,7 @@ func (s *Source) prefetchNLPorts(devs []nldev.Device, chardevs bool, also func(i
 				if chardevs {
 					ch = s.chardev[devs[i].Index]
 				}
-				also(i, ch)
+				also(i, s.ports[devs[i].Index], ch)
 			})()
 		}
 		return
@@ -165,6 +168,10 @@ func (s *Source) prefetchNLPorts(devs []nldev.Device, chardevs bool, also func(i
 		}
 		if also != nil {
 			for i := lo; i < hi; i++ {
+				ps := ports[i]
+				if !got[i] {
+					ps = s.ports[devs[i].Index] // cached before, or nil
+				}
 				var ch *nldev.Chardev
 				switch {
 				case !chardevs:
@@ -173,7 +180,7 @@ func (s *Source) prefetchNLPorts(devs []nldev.Device, chardevs bool, also func(i
 				default:
 					ch = s.chardev[devs[i].Index] // read only while the workers run
 				}
-				also(i, ch)
+				also(i, ps, ch)
 			}
 		}
 	})

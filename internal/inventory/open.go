@@ -32,13 +32,14 @@ func (s *Source) Close() error {
 		s.cleanup()
 		s.cleanup = nil
 	}
+	s.ifs.close()
 	if c, ok := s.nl.(io.Closer); ok {
 		return c.Close()
 	}
 	return nil
 }
 
-// Fresh is a new Source over the same socket and tree with nothing
+// Fresh is a new Source over the same sockets and tree with nothing
 // gathered yet: a command that samples again and again (top, monitor
 // --poll) takes one per sample and keeps one socket for the whole run.
 // Closing it is the original's job.
@@ -48,5 +49,5 @@ func (s *Source) Fresh() *Source {
 	if s.Offline() {
 		return &Source{fs: s.fs, dump: s.dump, origin: s.origin}
 	}
-	return &Source{nl: s.nl, fs: s.fs}
+	return &Source{nl: s.nl, fs: s.fs, ifs: s.ifs}
 }

@@ -5,9 +5,10 @@ import (
 	"net/netip"
 	"path/filepath"
 	"strconv"
+	"sync"
 
+	"github.com/rdmactl/rdmactl/internal/netdev"
 	"github.com/rdmactl/rdmactl/internal/nldev"
-	"github.com/rdmactl/rdmactl/internal/rtnl"
 	"github.com/rdmactl/rdmactl/internal/verbs"
 	"github.com/rdmactl/rdmactl/internal/vocab"
 )
@@ -128,21 +129,56 @@ func (s *Source) sysfsRateMTU(r *Port) {
 	}
 }
 
-// netdevMTU is a netdev's MTU: on the live /sys from one RTM_GETLINK dump
-// for all of them (rtnl.LinkMTUs, asked once per Source), else, or for a
-// netdev the dump lacks, its sysfs mtu file.
+// netdevMTU is a netdev's MTU: read ahead by the port workers, else on
+// the live /sys by ioctl (SIOCGIFMTU), else its sysfs mtu file.
 func (s *Source) netdevMTU(name string, index *uint32) (uint32, bool) {
-	if index != nil && s.fs.Root() == "/sys" {
-		if !s.mtusOK {
-			s.mtus, _ = rtnl.LinkMTUs() // nil on error: the files below
-			s.mtusOK = true
-		}
+	if index != nil {
 		if m, ok := s.mtus[*index]; ok {
 			return m, true
 		}
 	}
+	if m, ok := s.ioctlMTU(name); ok {
+		return m, true
+	}
 	m, err := strconv.ParseUint(s.readAttr("class", "net", name, "mtu"), 10, 32)
 	return uint32(m), err == nil
+}
+
+// ifSocket is a live Source's netdev ioctl socket, opened on first use
+// and shared with its Fresh copies; the original's Close closes it.
+type ifSocket struct {
+	once sync.Once
+	s    *netdev.Socket // nil if it could not be opened
+}
+
+func (f *ifSocket) get() *netdev.Socket {
+	f.once.Do(func() { f.s, _ = netdev.Open() })
+	return f.s
+}
+
+func (f *ifSocket) close() {
+	if f == nil {
+		return
+	}
+	f.once.Do(func() {}) // none opened from here on
+	if f.s != nil {
+		_ = f.s.Close()
+		f.s = nil
+	}
+}
+
+// ioctlMTU asks the kernel for netdev name's MTU, on the live /sys only (a
+// captured tree's netdevs are not this host's). Safe for concurrent use.
+func (s *Source) ioctlMTU(name string) (uint32, bool) {
+	if s.ifs == nil || s.fs.Root() != "/sys" || name == "" {
+		return 0, false
+	}
+	sock := s.ifs.get()
+	if sock == nil {
+		return 0, false
+	}
+	m, err := sock.MTU(name)
+	return m, err == nil
 }
 
 // linkLayer: the device's protocol gives it without a sysfs read (ib ->
@@ -251,13 +287,11 @@ type portKey struct {
 
 // prefetchPorts gathers ahead what Ports needs of every port of dev (all
 // devices for ""), or of dev/port, as the device dump numbers them: each
-// device's NLDEV port dump and its ports' sysfs rate files, devices in
-// parallel (nlFanout), and, where a RoCE or iWARP device (or one of
-// unknown protocol) is among them on the live /sys, the rtnetlink dump of
-// the netdev MTUs alongside. Nothing here fails: what it did not get (a
-// dump that failed, a port the NLDEV port dump numbers otherwise, a
-// netdev the rtnetlink dump lacks) Targets and livePort ask the plain
-// way, with their errors.
+// device's NLDEV ports, then its ports' sysfs rate files and netdev MTUs
+// (or QUERY_PORT answers), devices in parallel (nlChunks). Nothing here
+// fails: what it did not get (a request that failed, a port the NLDEV
+// answers number otherwise, a netdev the ioctl did not find) Targets,
+// livePort and queryPorts ask the plain way, with their errors.
 func (s *Source) prefetchPorts(dev string, port uint32, o PortOptions) {
 	all, err := s.nlDevices()
 	if err != nil {
@@ -267,42 +301,43 @@ func (s *Source) prefetchPorts(dev string, port uint32, o PortOptions) {
 	if err != nil {
 		return
 	}
-	needMTU := false
-	for _, d := range devs {
-		switch d.Protocol {
-		case "ib", "opa":
-		default:
-			needMTU = true
-		}
-	}
-	var mtus map[uint32]uint32
-	var mtuWait func()
-	if needMTU && !o.NetlinkOnly && !o.QueryPort && !s.mtusOK && s.fs.Root() == "/sys" {
-		mtuWait = fanout(1, func(int) { mtus, _ = rtnl.LinkMTUs() })
-	}
-	// The worker of device i reads its ports' rate files, or with
-	// QueryPort opens the device (GET_CHARDEV answered in the same worker)
-	// and asks QUERY_PORT, alongside the other workers' netlink requests.
+	// The worker of device i reads its ports' rate files and asks their
+	// netdevs' MTUs (RoCE; by ioctl: a link dump would describe every link
+	// of the namespace), or with QueryPort opens the device (GET_CHARDEV
+	// answered in the same worker) and asks QUERY_PORT, alongside the other
+	// workers' netlink requests.
 	rates := make([][]string, len(devs))
+	mtus := make([][][2]uint32, len(devs)) // ifindex, MTU
 	answers := make([][]*verbs.PortAttr, len(devs))
 	asked := make([]bool, len(devs))
-	var also func(int, *nldev.Chardev)
+	var also func(int, []nldev.Port, *nldev.Chardev)
 	switch {
 	case o.NetlinkOnly:
 	case o.QueryPort:
 		if ok, err := verbs.CheckABI(); !ok || err != nil {
 			break // queryPorts tries by name and falls back to sysfs
 		}
-		also = func(i int, ch *nldev.Chardev) {
+		also = func(i int, _ []nldev.Port, ch *nldev.Chardev) {
 			vd, ok := verbsDeviceOf(devs[i].Name, ch)
 			if ps := portNumbers(devs[i], port); ok && len(ps) > 0 {
 				answers[i], asked[i] = askDevice(vd, ps), true
 			}
 		}
 	default:
-		also = func(i int, _ *nldev.Chardev) {
+		also = func(i int, ps []nldev.Port, _ *nldev.Chardev) {
 			for _, p := range portNumbers(devs[i], port) {
 				rates[i] = append(rates[i], s.portAttr(devs[i].Name, p, "rate"))
+			}
+			switch devs[i].Protocol {
+			case "ib", "opa":
+				return // no netdev MTU in what they print
+			}
+			for _, p := range ps {
+				if (port == 0 || p.Port == port) && p.NetdevIndex != nil {
+					if m, ok := s.ioctlMTU(p.NetdevName); ok {
+						mtus[i] = append(mtus[i], [2]uint32{*p.NetdevIndex, m})
+					}
+				}
 			}
 		}
 	}
@@ -323,16 +358,18 @@ func (s *Source) prefetchPorts(dev string, port uint32, o PortOptions) {
 				s.answers[key] = answers[i][k]
 			}
 		}
+		for _, m := range mtus[i] {
+			if s.mtus == nil {
+				s.mtus = make(map[uint32]uint32)
+			}
+			s.mtus[m[0]] = m[1]
+		}
 		if asked[i] {
 			if s.asked == nil {
 				s.asked = make(map[string]bool)
 			}
 			s.asked[d.Name] = true
 		}
-	}
-	if mtuWait != nil {
-		mtuWait()
-		s.mtus, s.mtusOK = mtus, true
 	}
 }
 

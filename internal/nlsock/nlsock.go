@@ -73,8 +73,8 @@ func Dial(family, recvLen int) (*netlink.Conn, error) {
 }
 
 // Socket is the same blocking socket without netlink.Conn, for a caller
-// that reads the answers in place (rtnl's link dump: hundreds of messages
-// of which it wants one attribute each).
+// that reads the answers in place (nldev's batched requests: a datagram
+// of answers walked without copying them into messages).
 type Socket struct {
 	s   *blockingSock
 	pid uint32
