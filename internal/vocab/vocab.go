@@ -313,41 +313,28 @@ func ParseRate(s string) (Rate, bool) {
 // false (rate_show fails with EINVAL). Older kernels' rate_show names no
 // speed for SDR; RateOf names it, as current ones do.
 func RateOf(speed uint32, width uint8) (Rate, bool) {
-	var lanes int
-	switch width {
-	case 1:
-		lanes = 1
-	case 16:
-		lanes = 2
-	case 2:
-		lanes = 4
-	case 4:
-		lanes = 8
-	case 8:
-		lanes = 12
-	default:
+	lanes, ok := widthLanes[width]
+	if !ok {
 		return Rate{}, false
 	}
-	name, deci := "SDR", 25 // per lane, in tenths of Gb/s
-	switch speed {
-	case 2:
-		name, deci = "DDR", 50
-	case 4:
-		name, deci = "QDR", 100
-	case 8:
-		name, deci = "FDR10", 100
-	case 16:
-		name, deci = "FDR", 140
-	case 32:
-		name, deci = "EDR", 250
-	case 64:
-		name, deci = "HDR", 500
-	case 128:
-		name, deci = "NDR", 1000
-	case 256:
-		name, deci = "XDR", 2000
+	sp, ok := laneSpeeds[speed]
+	if !ok {
+		sp = laneSpeeds[1]
 	}
-	return Rate{Gbps: float64(deci*lanes) / 10, Width: strconv.Itoa(lanes) + "X", Speed: name}, true
+	return Rate{Gbps: float64(sp.deci*lanes) / 10, Width: strconv.Itoa(lanes) + "X", Speed: sp.name}, true
+}
+
+// widthLanes: enum ib_port_width to lanes (ib_width_enum_to_int).
+var widthLanes = map[uint8]int{1: 1, 16: 2, 2: 4, 4: 8, 8: 12}
+
+// laneSpeeds: enum ib_port_speed to its name and a lane's rate in tenths
+// of Gb/s (ib_speed_attrs).
+var laneSpeeds = map[uint32]struct {
+	name string
+	deci int
+}{
+	1: {"SDR", 25}, 2: {"DDR", 50}, 4: {"QDR", 100}, 8: {"FDR10", 100}, 16: {"FDR", 140},
+	32: {"EDR", 250}, 64: {"HDR", 500}, 128: {"NDR", 1000}, 256: {"XDR", 2000},
 }
 
 // String is the rate as link show prints it: "100 Gb/s 4X EDR" (with a
