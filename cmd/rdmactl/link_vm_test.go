@@ -82,7 +82,7 @@ func TestVMLinkShowMatchesRdmaAndIbvDevinfo(t *testing.T) {
 	if len(rdma) < 2 || len(rdma) != len(ours) || len(oursD) != len(ours) {
 		t.Fatalf("ports: rdma %d, ours %d, ours -d %d (want the same, at least rxe0/1 and rxe1/1)", len(rdma), len(ours), len(oursD))
 	}
-	devs := parseIbvDevinfo(t, vmRun(t, "ibv_devinfo"))
+	devs := parseIbvDevinfo(t, vmRun(t, "ibv_devinfo", "-v")) // -v: active_width and active_speed
 	for key, r := range rdma {
 		o, ok := ours[key]
 		if !ok {
@@ -116,6 +116,23 @@ func TestVMLinkShowMatchesRdmaAndIbvDevinfo(t *testing.T) {
 						t.Errorf("%s: -d %s: ibv_devinfo %s, we %v", key, k, want, oursD[key][k])
 					}
 				}
+				// The rate: without -d from ports/N/rate, with -d derived
+				// from the QUERY_PORT answer; both as ibv_devinfo's active
+				// width and per-lane speed make it, and as the kernel's
+				// rate file names width and speed.
+				rateFile := strings.TrimSpace(vmRun(t, "cat", fmt.Sprintf("/sys/class/infiniband/%v/ports/%v/rate", r["ifname"], r["port"])))
+				width := strings.Fields(p.vals["active_width"])[0]
+				lanes, _ := strconv.Atoi(strings.TrimSuffix(width, "X"))
+				lane, _ := strconv.ParseFloat(strings.Fields(p.vals["active_speed"])[0], 64)
+				for name, l := range map[string]map[string]any{"link show": o, "-d link show": oursD[key]} {
+					g, _ := l["rate_gbps"].(float64)
+					if l["width"] != width || g != lane*float64(lanes) {
+						t.Errorf("%s: %s: rate %v Gb/s width %v; ibv_devinfo active_width %q active_speed %q", key, name, l["rate_gbps"], l["width"], p.vals["active_width"], p.vals["active_speed"])
+					}
+					if want := "(" + strings.TrimSpace(fmt.Sprintf("%v %v", l["width"], l["speed"])) + ")"; !strings.HasSuffix(rateFile, want) {
+						t.Errorf("%s: %s: width and speed %s, the kernel's rate file %q", key, name, want, rateFile)
+					}
+				}
 				if st := p.vals["state"]; !strings.Contains(st, "PORT_"+fmt.Sprint(o["state"])) {
 					t.Errorf("%s: state: ibv_devinfo %q, we %v", key, st, o["state"])
 				}
@@ -129,7 +146,7 @@ func TestVMLinkShowMatchesRdmaAndIbvDevinfo(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d ports compared with rdma -j link show -d and ibv_devinfo", len(rdma))
+	t.Logf("%d ports compared with rdma -j link show -d, ibv_devinfo -v and the rate files", len(rdma))
 	// One port, and the bare "link".
 	one := ourList(t, "-j", "link", "rxe1/1")
 	if len(one) != 1 || one[0]["ifname"] != "rxe1" {
