@@ -305,10 +305,14 @@ func (s *Source) prefetchPorts(dev string, port uint32, o PortOptions) {
 	// netdevs' MTUs (RoCE; by ioctl: a link dump would describe every link
 	// of the namespace), or with QueryPort opens the device (GET_CHARDEV
 	// answered in the same worker) and asks QUERY_PORT, alongside the other
-	// workers' netlink requests.
-	rates := make([][]string, len(devs))
+	// workers' netlink requests. Each read is kept with its port.
+	type portRead struct {
+		key  portKey
+		rate string
+		attr *verbs.PortAttr
+	}
+	reads := make([][]portRead, len(devs))
 	mtus := make([][][2]uint32, len(devs)) // ifindex, MTU
-	answers := make([][]*verbs.PortAttr, len(devs))
 	asked := make([]bool, len(devs))
 	var also func(int, []nldev.Port, *nldev.Chardev)
 	switch {
@@ -319,14 +323,21 @@ func (s *Source) prefetchPorts(dev string, port uint32, o PortOptions) {
 		}
 		also = func(i int, _ []nldev.Port, ch *nldev.Chardev) {
 			vd, ok := verbsDeviceOf(devs[i].Name, ch)
-			if ps := portNumbers(devs[i], port); ok && len(ps) > 0 {
-				answers[i], asked[i] = askDevice(vd, ps), true
+			ps := portNumbers(devs[i], port)
+			if !ok || len(ps) == 0 {
+				return
+			}
+			asked[i] = true
+			for k, pa := range askDevice(vd, ps) {
+				if pa != nil {
+					reads[i] = append(reads[i], portRead{key: portKey{devs[i].Name, ps[k]}, attr: pa})
+				}
 			}
 		}
 	default:
 		also = func(i int, ps []nldev.Port, _ *nldev.Chardev) {
 			for _, p := range portNumbers(devs[i], port) {
-				rates[i] = append(rates[i], s.portAttr(devs[i].Name, p, "rate"))
+				reads[i] = append(reads[i], portRead{key: portKey{devs[i].Name, p}, rate: s.portAttr(devs[i].Name, p, "rate")})
 			}
 			switch devs[i].Protocol {
 			case "ib", "opa":
@@ -343,19 +354,18 @@ func (s *Source) prefetchPorts(dev string, port uint32, o PortOptions) {
 	}
 	s.prefetchNLPorts(devs, o.QueryPort, also)
 	for i, d := range devs {
-		for k, p := range portNumbers(d, port) {
-			key := portKey{d.Name, p}
-			if k < len(rates[i]) {
-				if s.rates == nil {
-					s.rates = make(map[portKey]string)
-				}
-				s.rates[key] = rates[i][k]
-			}
-			if k < len(answers[i]) && answers[i][k] != nil {
+		for _, r := range reads[i] {
+			switch {
+			case r.attr != nil:
 				if s.answers == nil {
 					s.answers = make(map[portKey]*verbs.PortAttr)
 				}
-				s.answers[key] = answers[i][k]
+				s.answers[r.key] = r.attr
+			default:
+				if s.rates == nil {
+					s.rates = make(map[portKey]string)
+				}
+				s.rates[r.key] = r.rate
 			}
 		}
 		for _, m := range mtus[i] {
