@@ -207,3 +207,79 @@ func TestVMGIDsBestMatchesPerftest(t *testing.T) {
 		}
 	}
 }
+
+// TestVMGIDsVLAN: a VLAN on rxe1's netdev gets GIDs of its own (the
+// kernel's RoCE GID cache follows upper devices); rdmactl names their
+// netdev as sysfs's gid_attrs/ndevs does, not as the port's netdev.
+func TestVMGIDsVLAN(t *testing.T) {
+	const vlan = "vrxe1.77"
+	sh(t, "ip", "link", "add", "link", "vrxe1", "name", vlan, "type", "vlan", "id", "77")
+	t.Cleanup(func() {
+		quiet(t, "ip", "link", "del", vlan)
+		waitVLANGIDs(t, vlan, false) // leave the table as the other tests know it
+	})
+	sh(t, "ip", "addr", "add", "10.78.0.2/24", "dev", vlan)
+	sh(t, "ip", "link", "set", vlan, "up")
+	sysfs := waitVLANGIDs(t, vlan, true)
+	ours := map[uint32]gidJSON{}
+	for _, r := range gidsJSON(t, "-j", "gids", "rxe1/1") {
+		ours[r.Index] = r
+	}
+	vlanGIDs := 0
+	for idx, nd := range sysfs {
+		r, ok := ours[idx]
+		if !ok {
+			t.Errorf("rxe1/1 GID %d (%s): sysfs has it, rdmactl not", idx, nd)
+			continue
+		}
+		if s(r.Netdev) != nd {
+			t.Errorf("rxe1/1 GID %d: rdmactl netdev %s, sysfs %s", idx, s(r.Netdev), nd)
+		}
+		if nd == vlan {
+			vlanGIDs++
+			if r.IPv4 != nil && *r.IPv4 != "10.78.0.2" {
+				t.Errorf("rxe1/1 GID %d on %s: ipv4 %s, want 10.78.0.2", idx, vlan, *r.IPv4)
+			}
+		}
+	}
+	if len(ours) != len(sysfs) {
+		t.Errorf("rdmactl shows %d GIDs of rxe1/1, sysfs %d", len(ours), len(sysfs))
+	}
+	if vlanGIDs == 0 {
+		t.Errorf("no GID of rxe1/1 on %s in sysfs", vlan)
+	}
+	if !t.Failed() {
+		t.Logf("%d GIDs of rxe1/1, %d on %s, agree with sysfs", len(sysfs), vlanGIDs, vlan)
+	}
+}
+
+// waitVLANGIDs waits (10 s at most: the GID cache is updated from a
+// workqueue) until rxe1/1 has GIDs on netdev vlan, or has none with
+// present false, and returns the populated slots' netdevs by index.
+func waitVLANGIDs(t *testing.T, vlan string, present bool) map[uint32]string {
+	t.Helper()
+	dir := "/sys/class/infiniband/rxe1/ports/1"
+	for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+		got := map[uint32]string{}
+		on := 0
+		files, _ := filepath.Glob(dir + "/gids/*")
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil || strings.TrimSpace(string(b)) == "0000:0000:0000:0000:0000:0000:0000:0000" {
+				continue
+			}
+			i, _ := strconv.Atoi(filepath.Base(f))
+			nd, _ := os.ReadFile(filepath.Join(dir, "gid_attrs/ndevs", filepath.Base(f)))
+			got[uint32(i)] = strings.TrimSpace(string(nd))
+			if got[uint32(i)] == vlan {
+				on++
+			}
+		}
+		if (on > 0) == present {
+			return got
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("rxe1/1: %d GIDs on %s after 10 s, want them present=%v", on, vlan, present)
+		}
+	}
+}

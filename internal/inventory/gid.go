@@ -1,7 +1,7 @@
 package inventory
 
 import (
-	"net"
+	"strconv"
 
 	"github.com/rdmactl/rdmactl/internal/kfeat"
 	"github.com/rdmactl/rdmactl/internal/sysfs"
@@ -98,7 +98,10 @@ func (s *Source) queryGIDTable(dev string, refs []PortRef) map[uint32][]sysfs.GI
 			if ndIdx[e.Port] == e.NetdevIfindex {
 				g.Netdev = nd[e.Port]
 			} else {
-				g.Netdev = s.ifname(e.NetdevIfindex)
+				// An upper device's GID (a VLAN, a bond): the kernel names
+				// it in sysfs, in the netdev's own namespace, where an
+				// index lookup here would search ours.
+				g.Netdev = s.portAttr(dev, e.Port, "gid_attrs/ndevs/"+strconv.FormatUint(uint64(e.Index), 10))
 			}
 		}
 		lay, ok := ll[e.Port]
@@ -110,17 +113,4 @@ func (s *Source) queryGIDTable(dev string, refs []PortRef) map[uint32][]sysfs.GI
 		t[e.Port] = append(t[e.Port], g)
 	}
 	return t
-}
-
-// ifname names a netdev by index (one RTM_GETLINK dump, on first use).
-func (s *Source) ifname(idx uint32) string {
-	if s.ifnames == nil {
-		s.ifnames = map[uint32]string{}
-		if ifs, err := net.Interfaces(); err == nil {
-			for _, i := range ifs {
-				s.ifnames[uint32(i.Index)] = i.Name
-			}
-		}
-	}
-	return s.ifnames[idx]
 }

@@ -52,7 +52,6 @@ type Source struct {
 	ports   map[uint32][]nldev.Port
 	chardev map[uint32]*nldev.Chardev
 	vdevs   map[string]verbs.Device
-	ifnames map[uint32]string
 	mtus    map[uint32]uint32           // netdev MTUs by ifindex read ahead (port.go)
 	ifs     *ifSocket                   // live: the netdev ioctl socket (port.go)
 	rates   map[portKey]string          // sysfs port rates read ahead (port.go)
