@@ -4,7 +4,10 @@
 # (default "4 16 64 128") one VM boots with N rxe devices; in it each
 # command and its reference run alternately ROUNDS times (default 5) after
 # one warm-up each, and the script prints the median wall time of each, the
-# ratio rdmactl/reference, each command's growth from 16 to 128 devices
+# ratio rdmactl/reference (of the medians; and the median of the rounds'
+# own ratios, each rdmactl run over the reference run right after it, with
+# how many rounds rdmactl was the faster: a slow drift of the guest moves
+# both runs of a round alike), each command's growth from 16 to 128 devices
 # (its time at the largest N over its time at 16), and the peak RSS of each
 # rdmactl command at the largest N (GNU time's %M, from the host root the
 # guest sees). Figures only; nothing is asserted. Under TCG the guest CPU is
@@ -40,6 +43,18 @@ guest() {
 	[ -z "$base" ] || install -m 0755 "$base" /usr/local/bin/rdmactl-base
 	ms() { local s e; s=$(date +%s%N); "$@" >/dev/null 2>&1 || true; e=$(date +%s%N); echo $(((e - s) / 1000000)); }
 	median() { printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+	# paired A... B...: the median of the rounds' ratios A[i]/B[i], and
+	# "k/n": in k of the n rounds A[i] < B[i].
+	paired() {
+		local n=$(($# / 2))
+		printf '%s\n' "$@" | awk -v n="$n" '
+			NR <= n { x[NR] = $1; next }
+			{ i = NR - n; r[i] = $1 > 0 ? x[i] / $1 : 0; if (x[i] < $1) k++ }
+			END {
+				for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t }
+				printf "%.2f %d/%d\n", r[int((n + 1) / 2)], k, n
+			}'
+	}
 	local row name args ref a b c wa wb wc mark
 	for row in "${CMDS[@]}"; do
 		IFS='|' read -r name args ref <<<"$row"
@@ -69,7 +84,9 @@ guest() {
 			# shellcheck disable=SC2086
 			rss=$(/usr/bin/time -f %M -o /tmp/rss rdmactl-bench $args >/dev/null 2>&1; tail -n 1 /tmp/rss)
 		fi
-		echo "ROW|$n|$name|$ref|$(median "${a[@]}")$mark|$(median "${b[@]}")|$rss|$(median "${c[@]}")"
+		local pr pk
+		read -r pr pk <<<"$(paired "${a[@]}" "${b[@]}")"
+		echo "ROW|$n|$name|$ref|$(median "${a[@]}")$mark|$(median "${b[@]}")|$rss|$(median "${c[@]}")|$pr|$pk"
 	done
 }
 
@@ -96,17 +113,17 @@ awk -F'|' -v big="$largest" '
 		n = $2; c = $3
 		if (!(c in seen)) { seen[c] = 1; order[++nc] = c; ref[c] = $4 }
 		if (!(n in nseen)) { nseen[n] = 1; ns[++nn] = n }
-		a[c, n] = $5; b[c, n] = $6; rss[c, n] = $7; base[c, n] = $8
+		a[c, n] = $5; b[c, n] = $6; rss[c, n] = $7; base[c, n] = $8; pr[c, n] = $9; pk[c, n] = $10
 	}
 	END {
-		printf "%-14s %-22s %5s %11s %11s %7s %9s\n", "command", "reference", "N", "rdmactl_ms", "ref_ms", "ratio", "base_ms"
+		printf "%-14s %-22s %5s %11s %11s %7s %7s %7s %9s\n", "command", "reference", "N", "rdmactl_ms", "ref_ms", "ratio", "paired", "faster", "base_ms"
 		for (i = 1; i <= nc; i++) {
 			c = order[i]
 			for (j = 1; j <= nn; j++) {
 				n = ns[j]
 				if (!((c, n) in a)) continue
 				r = num(b[c, n]) > 0 ? sprintf("%.2f", num(a[c, n]) / num(b[c, n])) : "-"
-				printf "%-14s %-22s %5s %11s %11s %7s %9s\n", c, ref[c], n, a[c, n], b[c, n], r, base[c, n]
+				printf "%-14s %-22s %5s %11s %11s %7s %7s %7s %9s\n", c, ref[c], n, a[c, n], b[c, n], r, pr[c, n], pk[c, n], base[c, n]
 			}
 		}
 		printf "\n%-14s %14s %14s %14s\n", "command", "growth_" big "/16", "ref_growth", "rss_MB@" big
