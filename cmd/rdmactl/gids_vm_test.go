@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -220,10 +221,23 @@ func TestVMGIDsVLAN(t *testing.T) {
 	})
 	sh(t, "ip", "addr", "add", "10.78.0.2/24", "dev", vlan)
 	sh(t, "ip", "link", "set", vlan, "up")
-	sysfs := waitVLANGIDs(t, vlan, true)
+	// The VLAN's GIDs (IPv4, IPv6 link-local) may arrive one after the
+	// other: compare with a table that did not change around the run.
+	var sysfs map[uint32]string
 	ours := map[uint32]gidJSON{}
-	for _, r := range gidsJSON(t, "-j", "gids", "rxe1/1") {
-		ours[r.Index] = r
+	for try := 0; ; try++ {
+		sysfs = waitVLANGIDs(t, vlan, true)
+		clear(ours)
+		for _, r := range gidsJSON(t, "-j", "gids", "rxe1/1") {
+			ours[r.Index] = r
+		}
+		if after := waitVLANGIDs(t, vlan, true); maps.Equal(after, sysfs) {
+			break
+		}
+		if try == 20 {
+			t.Fatalf("rxe1/1's GID table still changing after %d tries", try)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 	vlanGIDs := 0
 	for idx, nd := range sysfs {
