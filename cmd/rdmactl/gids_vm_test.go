@@ -120,27 +120,23 @@ func TestVMGIDsMatchSysfs(t *testing.T) {
 		p, _ := strconv.Atoi(portS)
 		i, _ := strconv.Atoi(idxS)
 		k := gidKey{dev, uint32(p), uint32(i)}
-		b, err := os.ReadFile(f)
+		gid, typ, nd, err := sysfsGID(filepath.Dir(filepath.Dir(f)), idxS)
 		if err != nil {
-			t.Fatalf("%s: %v", f, err)
+			t.Fatal(err)
 		}
-		gid := strings.TrimSpace(string(b))
-		if gid == "0000:0000:0000:0000:0000:0000:0000:0000" {
+		if gid == "" {
 			if _, ok := ours[k]; ok {
 				t.Errorf("%v: empty slot shown without --all", k)
 			}
 			continue
 		}
 		populated++
-		dir := filepath.Dir(filepath.Dir(f))
-		typ, _ := os.ReadFile(filepath.Join(dir, "gid_attrs/types", idxS))
-		nd, _ := os.ReadFile(filepath.Join(dir, "gid_attrs/ndevs", idxS))
 		r, ok := ours[k]
 		if !ok {
 			t.Errorf("%v: sysfs has %s, rdmactl nothing", k, gid)
 			continue
 		}
-		if r.GID != gid || s(r.SysfsType) != strings.TrimSpace(string(typ)) || s(r.Netdev) != strings.TrimSpace(string(nd)) {
+		if r.GID != gid || s(r.SysfsType) != typ || s(r.Netdev) != nd {
 			t.Errorf("%v: rdmactl %s/%s/%s, sysfs %s/%s/%s", k, r.GID, s(r.SysfsType), s(r.Netdev), gid, typ, nd)
 		}
 	}
@@ -278,14 +274,13 @@ func waitVLANGIDs(t *testing.T, vlan string, present bool) map[uint32]string {
 		on := 0
 		files, _ := filepath.Glob(dir + "/gids/*")
 		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err != nil || strings.TrimSpace(string(b)) == "0000:0000:0000:0000:0000:0000:0000:0000" {
+			gid, _, nd, err := sysfsGID(dir, filepath.Base(f))
+			if err != nil || gid == "" {
 				continue
 			}
 			i, _ := strconv.Atoi(filepath.Base(f))
-			nd, _ := os.ReadFile(filepath.Join(dir, "gid_attrs/ndevs", filepath.Base(f)))
-			got[uint32(i)] = strings.TrimSpace(string(nd))
-			if got[uint32(i)] == vlan {
+			got[uint32(i)] = nd
+			if nd == vlan {
 				on++
 			}
 		}
@@ -296,4 +291,22 @@ func waitVLANGIDs(t *testing.T, vlan string, present bool) map[uint32]string {
 			t.Fatalf("rxe1/1: %d GIDs on %s after 10 s, want them present=%v", on, vlan, present)
 		}
 	}
+}
+
+// sysfsGID reads GID slot idx of the port directory dir
+// (/sys/class/infiniband/DEV/ports/PORT) as the kernel shows it: the GID,
+// "" for an empty slot, and for a populated one its gid_attrs type and
+// netdev.
+func sysfsGID(dir, idx string) (gid, typ, netdev string, err error) {
+	b, err := os.ReadFile(filepath.Join(dir, "gids", idx))
+	if err != nil {
+		return "", "", "", err
+	}
+	gid = strings.TrimSpace(string(b))
+	if gid == "0000:0000:0000:0000:0000:0000:0000:0000" {
+		return "", "", "", nil
+	}
+	t, _ := os.ReadFile(filepath.Join(dir, "gid_attrs/types", idx))
+	n, _ := os.ReadFile(filepath.Join(dir, "gid_attrs/ndevs", idx))
+	return gid, strings.TrimSpace(string(t)), strings.TrimSpace(string(n)), nil
 }
