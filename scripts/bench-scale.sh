@@ -46,14 +46,11 @@ guest() {
 	# paired A... B...: the median of the rounds' ratios A[i]/B[i], and
 	# "k/n": in k of the n rounds A[i] < B[i].
 	paired() {
-		local n=$(($# / 2))
-		printf '%s\n' "$@" | awk -v n="$n" '
-			NR <= n { x[NR] = $1; next }
-			{ i = NR - n; r[i] = $1 > 0 ? x[i] / $1 : 0; if (x[i] < $1) k++ }
-			END {
-				for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t }
-				printf "%.2f %d/%d\n", r[int((n + 1) / 2)], k, n
-			}'
+		local n=$(($# / 2)) ratios k
+		ratios=$(printf '%s\n' "$@" | awk -v n="$n" 'NR <= n { x[NR] = $1; next } { printf "%.4f\n", ($1 > 0 ? x[NR - n] / $1 : 0) }')
+		k=$(printf '%s\n' "$@" | awk -v n="$n" 'NR <= n { x[NR] = $1; next } x[NR - n] < $1 { k++ } END { print k + 0 }')
+		# shellcheck disable=SC2086 # one ratio per word
+		printf '%.2f %d/%d\n' "$(median $ratios)" "$k" "$n"
 	}
 	local row name args ref a b c wa wb wc mark
 	for row in "${CMDS[@]}"; do
