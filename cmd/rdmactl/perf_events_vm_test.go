@@ -182,7 +182,7 @@ func TestVMPerfRunInfinitelyInterop(t *testing.T) {
 			t.Run("perftest-client-rdmactl-server", func(t *testing.T) {
 				r := runInfinitePair(t, verb, "r", "p", port+2)
 				if got, want := r.cli.status(), ref.cli.status(); got != want {
-					t.Errorf("perftest client against rdmactl: %s; against perftest: %s", got, want)
+					t.Errorf("perftest client against rdmactl: %s; against perftest: %s\nclient stdout:\n%s\nclient stderr:\n%s\nserver stdout:\n%s", got, want, r.cliOut, &r.cli.stderr, r.srvOut)
 				}
 				r.checkRdmactlServer(t)
 			})
@@ -209,10 +209,32 @@ type infRun struct {
 
 const infPeriod = 2 * time.Second
 
-// runInfinitePair runs the pair and ends it: the client by SIGINT, the
+// runInfinitePair runs the pair (runInfiniteOnce) and checks that
+// traffic flowed. A perftest side can give up at any period's report,
+// its CPU-frequency regression failing under TCG (perftestClockFailed;
+// seen in CI and in a loaded guest, against rdmactl and against
+// perftest alike): that run tells nothing about the peer, so it is run
+// again, on ports port+1000 and port+2000, as retryPair does.
+func runInfinitePair(t *testing.T, verb, server, client string, port int) *infRun {
+	t.Helper()
+	var r *infRun
+	for attempt := 0; attempt < 3; attempt++ {
+		r = runInfiniteOnce(t, verb, server, client, port+1000*attempt)
+		if !perftestClockFailed(r.cli.stderr.String() + r.srv.stderr.String()) {
+			break
+		}
+		t.Logf("attempt %d: stock perftest could not calibrate its clock under TCG; trying again", attempt+1)
+	}
+	if r.traffic < 1000 {
+		t.Errorf("rxe0 received %d packets over the run: no traffic\nclient stdout:\n%s\nserver stdout:\n%s", r.traffic, r.cliOut, r.srvOut)
+	}
+	return r
+}
+
+// runInfiniteOnce runs the pair and ends it: the client by SIGINT, the
 // server by itself within 8 s of that or, if it still runs then (as
 // perftest's send server does), by SIGINT too.
-func runInfinitePair(t *testing.T, verb, server, client string, port int) *infRun {
+func runInfiniteOnce(t *testing.T, verb, server, client string, port int) *infRun {
 	t.Helper()
 	resUnchanged(t, false)
 	bin := rdmactlBin(t)
@@ -231,7 +253,11 @@ func runInfinitePair(t *testing.T, verb, server, client string, port int) *infRu
 	}
 	before := statLink(t, "rxe0/1")["rcvd_pkts"]
 	r.srv = start(server, "server", "rxe0", r.srvOut)
-	time.Sleep(1500 * time.Millisecond) // perftest clients do not retry
+	// perftest clients do not retry their connect, and a server's start
+	// can take more than the usual 1.5 s in a loaded guest (seen: both
+	// servers, first test of a fresh VM): start the client once the
+	// server listens.
+	waitListening(t, port, 20*time.Second)
 	r.cli = start(client, "client", "rxe1", r.cliOut, perfServerIP)
 	time.Sleep(11 * time.Second) // about four periods after a perftest peer's start
 	r.sigint = time.Now()
@@ -253,9 +279,6 @@ func runInfinitePair(t *testing.T, verb, server, client string, port int) *infRu
 	r.traffic = statLink(t, "rxe0/1")["rcvd_pkts"] - before
 	t.Logf("client %s, server %s; rxe0 received %d packets; client stderr %q, server stderr %q",
 		r.cli.status(), r.srvEnd, r.traffic, strings.TrimSpace(r.cli.stderr.String()), strings.TrimSpace(r.srv.stderr.String()))
-	if r.traffic < 1000 {
-		t.Errorf("rxe0 received %d packets over the run: no traffic", r.traffic)
-	}
 	return r
 }
 

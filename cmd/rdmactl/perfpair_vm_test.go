@@ -396,3 +396,26 @@ func killPeer(t *testing.T, peer *exec.Cmd, done <-chan struct{}, who string) ti
 	}
 	return time.Since(killed)
 }
+
+// waitListening waits until a TCP socket of this network namespace
+// listens on port (/proc/net/tcp and tcp6, state 0A), at most d.
+func waitListening(t *testing.T, port int, d time.Duration) {
+	t.Helper()
+	want := fmt.Sprintf(":%04X", port)
+	for end := time.Now().Add(d); ; time.Sleep(50 * time.Millisecond) {
+		for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				continue
+			}
+			for _, l := range strings.Split(string(b), "\n")[1:] {
+				if fs := strings.Fields(l); len(fs) > 3 && strings.HasSuffix(fs[1], want) && fs[3] == "0A" {
+					return
+				}
+			}
+		}
+		if time.Now().After(end) {
+			t.Fatalf("nothing listens on port %d %v after the server's start", port, d)
+		}
+	}
+}
