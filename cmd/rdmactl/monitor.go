@@ -31,6 +31,11 @@ saw it:
           physical state on every kernel, renames before 6.13) and, on
           kernels without the notify group (before 6.12), everything.
 
+The kernel announces a device only after it shows in the inventory (and
+its removal after it is gone): a poll that sees such a change first waits
+up to 1 s for the kernel's event, so that the source of what the kernel
+sends is "kernel" whichever saw it first.
+
 Once it watches, monitor says what on stderr (one line: kernel events,
 the poll interval); stdout has only the events. Without the notify group
 and without --poll there is nothing to watch: monitor says so and exits

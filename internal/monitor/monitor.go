@@ -14,6 +14,9 @@
 // kernel event that arrives after a poll already reported its change
 // changes nothing. Kernel events queued before a poll are applied before
 // the poll's snapshot is compared, so that the kernel keeps the credit.
+// The kernel announces a registration only after the device is in the
+// dump (and an unregistration after it left): a poll that sees such a
+// change first waits a moment for the kernel's event (kernelGrace).
 package monitor
 
 import (
@@ -88,7 +91,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	m := &merger{cfg: cfg, state: first}
+	m := &merger{cfg: cfg, state: first, grace: kernelGrace, stop: ctx.Done()}
 	if cfg.Ready != nil {
 		cfg.Ready()
 	}
@@ -98,6 +101,7 @@ func Run(ctx context.Context, cfg Config) error {
 		done := make(chan struct{})
 		defer close(done)
 		go receive(cfg.Kernel, kernel, done)
+		m.events = kernel
 	}
 	var tick <-chan time.Time
 	if cfg.Poll > 0 {
@@ -154,19 +158,34 @@ func receive(k Kernel, out chan<- batch, done <-chan struct{}) {
 	}
 }
 
+// kernelGrace is how long a poll that sees a change the kernel announces
+// waits for the kernel's event. The kernel sends REGISTER after the
+// device is in the dump and its clients (CM, MAD, uverbs...) are added,
+// UNREGISTER after they are removed (drivers/infiniband/core/device.c):
+// milliseconds on hardware, more on a loaded or emulated CPU.
+const kernelGrace = time.Second
+
 type merger struct {
-	cfg   Config
-	state *inventory.Snapshot // what has been reported
+	cfg    Config
+	state  *inventory.Snapshot // what has been reported
+	events <-chan batch        // the kernel's batches; nil without them
+	grace  time.Duration       // see kernelGrace
+	stop   <-chan struct{}     // Run's context is done: wait no more
 }
 
 // handle applies one batch from the kernel. Lost events are said, and a
-// snapshot repairs the state (its differences come as polled).
+// snapshot repairs the state (its differences come as polled: the lost
+// events are not coming).
 func (m *merger) handle(b batch) error {
 	if errors.Is(b.err, nldev.ErrEventsLost) {
 		if m.cfg.Warn != nil {
 			m.cfg.Warn(b.err)
 		}
-		return m.poll()
+		n, err := m.stable()
+		if err != nil {
+			return err
+		}
+		return m.adopt(n)
 	}
 	if b.err != nil {
 		return b.err
@@ -258,16 +277,40 @@ func fillUnknown(old, new *inventory.Snapshot) {
 // state is taken again until two agree (at most 3 more): one taken while
 // a device was going away can have half of it (sysfs files gone, the
 // directory not yet), which would be events that never happened.
+//
+// A difference the kernel announces (see announced) is left to the
+// kernel's event for up to the grace: the kernel keeps the credit for
+// what it sends, whichever source sees it first.
 func (m *merger) poll() error {
-	n, err := m.snapshot()
+	n, err := m.stable()
 	if err != nil {
 		return err
+	}
+	applied, err := m.awaitKernel(n)
+	if err != nil {
+		return err
+	}
+	if applied {
+		// The kernel's events may have gone past n (a device added and
+		// removed again): compare what is there now.
+		if n, err = m.stable(); err != nil {
+			return err
+		}
+	}
+	return m.adopt(n)
+}
+
+// stable takes snapshots until two agree (poll).
+func (m *merger) stable() (*inventory.Snapshot, error) {
+	n, err := m.snapshot()
+	if err != nil {
+		return nil, err
 	}
 	if len(Compare(clone(m.state), n)) > 0 {
 		for range 3 {
 			again, err := m.snapshot()
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if reflect.DeepEqual(again, n) {
 				break
@@ -275,9 +318,66 @@ func (m *merger) poll() error {
 			n = again
 		}
 	}
+	return n, nil
+}
+
+// adopt says what n differs by from the state, as polled, and makes n the
+// state.
+func (m *merger) adopt(n *inventory.Snapshot) error {
 	evs := Compare(m.state, n)
 	m.state = n
 	return m.emit(FromPoll, evs)
+}
+
+// awaitKernel applies the kernel's batches as they come, for up to the
+// grace, while n differs from the state by something the kernel
+// announces; applied says whether it applied any. Lost events end the
+// wait (the poll then repairs the state).
+func (m *merger) awaitKernel(n *inventory.Snapshot) (applied bool, err error) {
+	if m.events == nil || !announced(Compare(clone(m.state), n)) {
+		return false, nil
+	}
+	t := time.NewTimer(m.grace)
+	defer t.Stop()
+	for {
+		select {
+		case b := <-m.events:
+			if errors.Is(b.err, nldev.ErrEventsLost) {
+				if m.cfg.Warn != nil {
+					m.cfg.Warn(b.err)
+				}
+				return applied, nil
+			}
+			if b.err != nil {
+				return applied, b.err
+			}
+			if err := m.kernel(b.ns); err != nil {
+				return true, err
+			}
+			applied = true
+			if !announced(Compare(clone(m.state), n)) {
+				return true, nil
+			}
+		case <-t.C:
+			return applied, nil
+		case <-m.stop:
+			return applied, nil
+		}
+	}
+}
+
+// announced: evs has a change every kernel with the notify group sends
+// (6.12: REGISTER, UNREGISTER, NETDEV_ATTACH, NETDEV_DETACH). Renames
+// are left out: 6.12 does not send them, and a poll that waited for
+// them would say every rename a grace late there.
+func announced(evs []inventory.Event) bool {
+	for _, e := range evs {
+		switch e.Type {
+		case inventory.DeviceAdded, inventory.DeviceRemoved, inventory.NetdevAttached, inventory.NetdevDetached:
+			return true
+		}
+	}
+	return false
 }
 
 func (m *merger) snapshot() (*inventory.Snapshot, error) {

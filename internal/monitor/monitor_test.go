@@ -442,3 +442,67 @@ func TestTornSnapshot(t *testing.T) {
 		t.Errorf("after %d snapshots:\n%s", calls, lines(*got))
 	}
 }
+
+// TestPollAwaitsKernel: the kernel announces a registration after the
+// device is in the dump (and an unregistration after it left), so a poll
+// can see the change first. It waits for the kernel's events, which keep
+// the credit; without them it says the change itself after the grace.
+// What the kernel's events went past while it waited (a device added and
+// removed again) is compared anew: nothing from the poll. Lost events end
+// the wait.
+func TestPollAwaitsKernel(t *testing.T) {
+	run := func(t *testing.T, kernel func(w *world, ch chan<- batch)) []Event {
+		w := newWorld()
+		m, got := collect(t, w)
+		ch := make(chan batch, 8)
+		m.events, m.grace = ch, 200*time.Millisecond
+		steps(w)[0].change()
+		go kernel(w, ch)
+		start := time.Now()
+		if err := m.poll(); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("poll took %v", time.Since(start))
+		return *got
+	}
+	late := func(ns ...nldev.Notification) func(*world, chan<- batch) {
+		return func(_ *world, ch chan<- batch) {
+			time.Sleep(20 * time.Millisecond)
+			ch <- batch{ns: ns}
+		}
+	}
+	add := want(func(int) string { return FromKernel })[:2]
+
+	t.Run("register then attach", func(t *testing.T) {
+		got := run(t, func(w *world, ch chan<- batch) {
+			late(register)(w, ch)
+			late(attach)(w, ch)
+		})
+		if !reflect.DeepEqual(got, add) {
+			t.Errorf("got\n%s\nwant\n%s", lines(got), lines(add))
+		}
+	})
+	t.Run("no kernel event", func(t *testing.T) {
+		got := run(t, func(*world, chan<- batch) {})
+		if w := want(func(int) string { return FromPoll })[:2]; !reflect.DeepEqual(got, w) {
+			t.Errorf("got\n%s\nwant\n%s", lines(got), lines(w))
+		}
+	})
+	t.Run("added and removed", func(t *testing.T) {
+		got := run(t, func(w *world, ch chan<- batch) {
+			time.Sleep(20 * time.Millisecond)
+			w.set(func(d []inventory.SnapDevice) []inventory.SnapDevice { return d[:1] })
+			ch <- batch{ns: []nldev.Notification{register, attach, {Type: nldev.NotifyUnregister, DevIndex: 2, DevName: "mon0"}}}
+		})
+		w := append(add, Event{Event: inventory.Event{Type: inventory.DeviceRemoved, Ifindex: u32(2), Ifname: "mon0"}, Source: FromKernel})
+		if !reflect.DeepEqual(got, w) {
+			t.Errorf("got\n%s\nwant\n%s", lines(got), lines(w))
+		}
+	})
+	t.Run("lost events", func(t *testing.T) {
+		got := run(t, func(_ *world, ch chan<- batch) { ch <- batch{err: nldev.ErrEventsLost} })
+		if w := want(func(int) string { return FromPoll })[:2]; !reflect.DeepEqual(got, w) {
+			t.Errorf("got\n%s\nwant\n%s", lines(got), lines(w))
+		}
+	})
+}
