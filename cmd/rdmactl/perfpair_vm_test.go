@@ -51,8 +51,10 @@ type pairOut struct {
 
 // pairOpts tunes runPair; the zero value is what most tests want.
 type pairOpts struct {
-	// delay before the client starts: perftest clients do not retry
-	// their connect (1.5 s if zero).
+	// delay before the client starts, for a server that uses the RDMA
+	// CM (-R), which has no TCP port to watch: perftest clients do not
+	// retry their connect (1.5 s if zero). Other clients start once the
+	// server listens on its TCP port (serverUp).
 	delay time.Duration
 	// timeout for the whole pair (120 s if zero).
 	timeout time.Duration
@@ -78,16 +80,52 @@ func runPair(sargs, cargs []string, o pairOpts) pairOut {
 	var r pairOut
 	var wg sync.WaitGroup
 	wg.Add(1)
+	srvDone := make(chan struct{})
 	go func() {
 		defer wg.Done()
+		defer close(srvDone)
 		s := runSide(ctx, sargs)
 		r.sout, r.serr = s.out, s.err
 	}()
-	time.Sleep(o.delay)
+	serverUp(sargs, o.delay, srvDone)
 	c := runSide(ctx, cargs)
 	r.cout, r.cerr, r.ccode, r.cstdout, r.cstderr = c.out, c.err, c.code, c.stdout, c.stderr
 	wg.Wait()
 	return r
+}
+
+// serverUp returns once the server of sargs listens on its TCP port (-p,
+// --port; 18515 if not given), has ended, or 20 s have passed; for a
+// server that uses the RDMA CM (-R, --rdma_cm), after delay.
+func serverUp(sargs []string, delay time.Duration, done <-chan struct{}) {
+	port := 18515
+	for i, a := range sargs {
+		switch {
+		case a == "-R" || a == "--rdma_cm":
+			port = 0
+		case (a == "-p" || a == "--port") && i+1 < len(sargs):
+			fmt.Sscan(sargs[i+1], &port)
+		case strings.HasPrefix(a, "--port="):
+			fmt.Sscan(strings.TrimPrefix(a, "--port="), &port)
+		}
+		if port == 0 {
+			break
+		}
+	}
+	if port == 0 {
+		select {
+		case <-time.After(delay):
+		case <-done:
+		}
+		return
+	}
+	for end := time.Now().Add(20 * time.Second); time.Now().Before(end) && !listening(port); {
+		select {
+		case <-time.After(50 * time.Millisecond):
+		case <-done:
+			return
+		}
+	}
 }
 
 // sideOut is how one side ended: out is its stdout, for a failed
@@ -401,21 +439,27 @@ func killPeer(t *testing.T, peer *exec.Cmd, done <-chan struct{}, who string) ti
 // listens on port (/proc/net/tcp and tcp6, state 0A), at most d.
 func waitListening(t *testing.T, port int, d time.Duration) {
 	t.Helper()
-	want := fmt.Sprintf(":%04X", port)
-	for end := time.Now().Add(d); ; time.Sleep(50 * time.Millisecond) {
-		for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				continue
-			}
-			for _, l := range strings.Split(string(b), "\n")[1:] {
-				if fs := strings.Fields(l); len(fs) > 3 && strings.HasSuffix(fs[1], want) && fs[3] == "0A" {
-					return
-				}
-			}
-		}
+	for end := time.Now().Add(d); !listening(port); time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(end) {
 			t.Fatalf("nothing listens on port %d %v after the server's start", port, d)
 		}
 	}
+}
+
+// listening: a TCP socket of this network namespace listens on port
+// (/proc/net/tcp{,6}: local address ends in :PORT, state 0A).
+func listening(port int) bool {
+	want := fmt.Sprintf(":%04X", port)
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(b), "\n")[1:] {
+			if fs := strings.Fields(l); len(fs) > 3 && strings.HasSuffix(fs[1], want) && fs[3] == "0A" {
+				return true
+			}
+		}
+	}
+	return false
 }
