@@ -220,16 +220,22 @@ func (m *merger) emit(src string, evs []inventory.Event) error {
 // state unknown) gets its state from a snapshot taken now, before the
 // events are emitted, so that a change right after is the next poll's.
 func (m *merger) kernel(ns []nldev.Notification) error {
-	var evs []inventory.Event
-	for _, n := range ns {
-		evs = append(evs, m.apply(n)...)
-	}
+	evs := m.applyAll(ns)
 	if m.cfg.Poll > 0 && unknownState(m.state) {
 		if n, err := m.cfg.Snapshot(); err == nil {
 			fillUnknown(m.state, n)
 		}
 	}
 	return m.emit(FromKernel, evs)
+}
+
+// applyAll applies notifications and returns their events, in order.
+func (m *merger) applyAll(ns []nldev.Notification) []inventory.Event {
+	var evs []inventory.Event
+	for _, n := range ns {
+		evs = append(evs, m.apply(n)...)
+	}
+	return evs
 }
 
 func unknownState(s *inventory.Snapshot) bool {
@@ -332,7 +338,8 @@ func (m *merger) adopt(n *inventory.Snapshot) error {
 // awaitKernel applies the kernel's batches as they come, for up to the
 // grace, while n differs from the state by something the kernel
 // announces; applied says whether it applied any. Lost events end the
-// wait (the poll then repairs the state).
+// wait (the poll then repairs the state). Ports the batches add get their
+// state from the poll's snapshot after the wait, not one each (kernel).
 func (m *merger) awaitKernel(n *inventory.Snapshot) (applied bool, err error) {
 	if m.events == nil || !announced(Compare(clone(m.state), n)) {
 		return false, nil
@@ -351,10 +358,10 @@ func (m *merger) awaitKernel(n *inventory.Snapshot) (applied bool, err error) {
 			if b.err != nil {
 				return applied, b.err
 			}
-			if err := m.kernel(b.ns); err != nil {
+			applied = true
+			if err := m.emit(FromKernel, m.applyAll(b.ns)); err != nil {
 				return true, err
 			}
-			applied = true
 			if !announced(Compare(clone(m.state), n)) {
 				return true, nil
 			}
