@@ -23,7 +23,6 @@ cd "$ROOT" || exit 125
 PER=${VMTEST_TIMEOUT:-600}
 export RDMACTL_BIN=$ROOT/bin/rdmactl
 export RDMACTL_VM=1
-[ -x "$RDMACTL_BIN" ] || echo "suite.sh: warning: $RDMACTL_BIN missing (make build)" >&2
 
 mapfile -t bins < <(cd "$DIR" && find . -name '*.test' | sed 's|^\./||' | LC_ALL=C sort)
 
@@ -38,6 +37,8 @@ LOCAL=$(mktemp -d /tmp/vmtest-bin.XXXXXX) && chmod 0755 "$LOCAL" || exit 125
 if [ -x "$RDMACTL_BIN" ]; then
 	install -m 0755 "$RDMACTL_BIN" "$LOCAL/rdmactl" || exit 125
 	RDMACTL_BIN=$LOCAL/rdmactl
+else
+	echo "suite.sh: warning: $RDMACTL_BIN missing (make build)" >&2
 fi
 for b in "${bins[@]}"; do
 	install -D -m 0755 "$DIR/$b" "$LOCAL/$b" || exit 125

@@ -119,13 +119,7 @@ func serverUp(sargs []string, delay time.Duration, done <-chan struct{}) {
 		}
 		return
 	}
-	for end := time.Now().Add(20 * time.Second); time.Now().Before(end) && !listening(port); {
-		select {
-		case <-time.After(50 * time.Millisecond):
-		case <-done:
-			return
-		}
-	}
+	awaitListen(port, 20*time.Second, done)
 }
 
 // sideOut is how one side ended: out is its stdout, for a failed
@@ -439,11 +433,25 @@ func killPeer(t *testing.T, peer *exec.Cmd, done <-chan struct{}, who string) ti
 // listens on port (/proc/net/tcp and tcp6, state 0A), at most d.
 func waitListening(t *testing.T, port int, d time.Duration) {
 	t.Helper()
-	for end := time.Now().Add(d); !listening(port); time.Sleep(50 * time.Millisecond) {
+	if !awaitListen(port, d, nil) {
+		t.Fatalf("nothing listens on port %d %v after the server's start", port, d)
+	}
+}
+
+// awaitListen reports whether something listens on port within d; it
+// gives up early (false) when done is closed.
+func awaitListen(port int, d time.Duration, done <-chan struct{}) bool {
+	for end := time.Now().Add(d); !listening(port); {
 		if time.Now().After(end) {
-			t.Fatalf("nothing listens on port %d %v after the server's start", port, d)
+			return false
+		}
+		select {
+		case <-time.After(50 * time.Millisecond):
+		case <-done:
+			return false
 		}
 	}
+	return true
 }
 
 // listening: a TCP socket of this network namespace listens on port
