@@ -218,6 +218,39 @@ func linkArg(cmd string, kw map[string]string, need, needPort bool) (string, uin
 	return dev, port, nil
 }
 
+// qpArgs is what statistic qp bind and unbind take.
+type qpArgs struct {
+	dev        string
+	port       uint32
+	lqpn, cntn *uint32
+}
+
+// parseQPArgs parses "link DEV/PORT" and the keywords need and other
+// (lqpn and cntn, in the order cmd's usage names them); cmd cannot do
+// without need.
+func parseQPArgs(cmd string, args []string, need, other string) (qpArgs, error) {
+	kw, err := keywords(cmd, args, "link", need, other)
+	if err != nil {
+		return qpArgs{}, err
+	}
+	var q qpArgs
+	if q.dev, q.port, err = linkArg(cmd, kw, true, true); err != nil {
+		return qpArgs{}, err
+	}
+	set := map[string]**uint32{"lqpn": &q.lqpn, "cntn": &q.cntn}
+	for _, k := range []string{need, other} {
+		v, err := optU32Arg(cmd, kw, k)
+		if err != nil {
+			return qpArgs{}, err
+		}
+		if v == nil && k == need {
+			return qpArgs{}, usageErrorf("%s: needs %s N", cmd, k)
+		}
+		*set[k] = v
+	}
+	return q, nil
+}
+
 func optU32Arg(cmd string, kw map[string]string, key string) (*uint32, error) {
 	v, ok := kw[key]
 	if !ok {
@@ -416,25 +449,11 @@ func portRef(c *inventory.Config, dev string, port uint32) (inventory.PortRef, e
 
 func runQPBind(a *app, args []string) error {
 	const cmd = "statistic qp bind"
-	kw, err := keywords(cmd, args, "link", "lqpn", "cntn")
+	qa, err := parseQPArgs(cmd, args, "lqpn", "cntn")
 	if err != nil {
 		return err
 	}
-	dev, port, err := linkArg(cmd, kw, true, true)
-	if err != nil {
-		return err
-	}
-	lqpn, err := optU32Arg(cmd, kw, "lqpn")
-	if err != nil {
-		return err
-	}
-	if lqpn == nil {
-		return usageErrorf("%s: needs lqpn N", cmd)
-	}
-	cntn, err := optU32Arg(cmd, kw, "cntn")
-	if err != nil {
-		return err
-	}
+	dev, port, lqpn, cntn := qa.dev, qa.port, qa.lqpn, qa.cntn
 	c, _, closeFn, err := a.openWrite(cmd)
 	if err != nil {
 		return err
@@ -456,25 +475,11 @@ func runQPBind(a *app, args []string) error {
 
 func runQPUnbind(a *app, args []string) error {
 	const cmd = "statistic qp unbind"
-	kw, err := keywords(cmd, args, "link", "cntn", "lqpn")
+	qa, err := parseQPArgs(cmd, args, "cntn", "lqpn")
 	if err != nil {
 		return err
 	}
-	dev, port, err := linkArg(cmd, kw, true, true)
-	if err != nil {
-		return err
-	}
-	cntn, err := optU32Arg(cmd, kw, "cntn")
-	if err != nil {
-		return err
-	}
-	if cntn == nil {
-		return usageErrorf("%s: needs cntn N", cmd)
-	}
-	lqpn, err := optU32Arg(cmd, kw, "lqpn")
-	if err != nil {
-		return err
-	}
+	dev, port, lqpn, cntn := qa.dev, qa.port, qa.lqpn, qa.cntn
 	c, _, closeFn, err := a.openWrite(cmd)
 	if err != nil {
 		return err
