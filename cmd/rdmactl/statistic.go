@@ -237,16 +237,21 @@ func parseQPArgs(cmd string, args []string, need, other string) (qpArgs, error) 
 	if q.dev, q.port, err = linkArg(cmd, kw, true, true); err != nil {
 		return qpArgs{}, err
 	}
-	set := map[string]**uint32{"lqpn": &q.lqpn, "cntn": &q.cntn}
-	for _, k := range []string{need, other} {
-		v, err := optU32Arg(cmd, kw, k)
-		if err != nil {
-			return qpArgs{}, err
-		}
-		if v == nil && k == need {
-			return qpArgs{}, usageErrorf("%s: needs %s N", cmd, k)
-		}
-		*set[k] = v
+	n, err := optU32Arg(cmd, kw, need)
+	if err != nil {
+		return qpArgs{}, err
+	}
+	if n == nil {
+		return qpArgs{}, usageErrorf("%s: needs %s N", cmd, need)
+	}
+	o, err := optU32Arg(cmd, kw, other)
+	if err != nil {
+		return qpArgs{}, err
+	}
+	if need == "lqpn" {
+		q.lqpn, q.cntn = n, o
+	} else {
+		q.cntn, q.lqpn = n, o
 	}
 	return q, nil
 }
