@@ -214,19 +214,27 @@ func rocePorts(e *Env) ([]inventory.Port, []Result) {
 	return out, nil
 }
 
-func checkRoCENetdev(e *Env) []Result {
+// perRoCEPort is f's result for each RoCE port, or the result that says
+// why there are none.
+func perRoCEPort(e *Env, f func(p inventory.Port) Result) []Result {
 	ports, res := rocePorts(e)
 	if res != nil {
 		return res
 	}
-	var out []Result
+	out := make([]Result, 0, len(ports))
 	for _, p := range ports {
+		out = append(out, f(p))
+	}
+	return out
+}
+
+func checkRoCENetdev(e *Env) []Result {
+	return perRoCEPort(e, func(p inventory.Port) Result {
 		r := Result{Device: p.Dev, Port: p.Port}
 		if p.Netdev == "" {
 			r.Status, r.Evidence = Fail, "the port has no netdev"
 			r.Fix = "check that the Ethernet driver (e.g. mlx5_core) is loaded and the netdev is in this network namespace; for rxe, 'rdma link add' it again"
-			out = append(out, r)
-			continue
+			return r
 		}
 		nd := e.Src.Netdev(p.Netdev)
 		switch nd.OperState {
@@ -241,18 +249,12 @@ func checkRoCENetdev(e *Env) []Result {
 			r.Evidence = fmt.Sprintf("netdev %s is %s", p.Netdev, nd.OperState)
 			r.Fix = fmt.Sprintf("'ip link set %s up', and check its cable and link partner", p.Netdev)
 		}
-		out = append(out, r)
-	}
-	return out
+		return r
+	})
 }
 
 func checkRoCEMTU(e *Env) []Result {
-	ports, res := rocePorts(e)
-	if res != nil {
-		return res
-	}
-	var out []Result
-	for _, p := range ports {
+	return perRoCEPort(e, func(p inventory.Port) Result {
 		r := Result{Device: p.Dev, Port: p.Port}
 		nd := e.Src.Netdev(p.Netdev)
 		switch {
@@ -266,18 +268,12 @@ func checkRoCEMTU(e *Env) []Result {
 			r.Status = Pass
 			r.Evidence = fmt.Sprintf("netdev %s MTU %d allows an RDMA MTU of %d", p.Netdev, *nd.MTU, inventory.RoCEMTU(*nd.MTU))
 		}
-		out = append(out, r)
-	}
-	return out
+		return r
+	})
 }
 
 func checkRoCEActiveMTU(e *Env) []Result {
-	ports, res := rocePorts(e)
-	if res != nil {
-		return res
-	}
-	var out []Result
-	for _, p := range ports {
+	return perRoCEPort(e, func(p inventory.Port) Result {
 		r := Result{Device: p.Dev, Port: p.Port}
 		nd := e.Src.Netdev(p.Netdev)
 		switch {
@@ -299,34 +295,25 @@ func checkRoCEActiveMTU(e *Env) []Result {
 				r.Evidence = fmt.Sprintf("active RDMA MTU %d, the largest netdev %s MTU %d allows", *p.ActiveMTU, p.Netdev, *nd.MTU)
 			}
 		}
-		out = append(out, r)
-	}
-	return out
+		return r
+	})
 }
 
 func checkRoCEGID(e *Env) []Result {
-	ports, res := rocePorts(e)
-	if res != nil {
-		return res
-	}
-	var out []Result
-	for _, p := range ports {
+	return perRoCEPort(e, func(p inventory.Port) Result {
 		r := Result{Device: p.Dev, Port: p.Port}
 		if p.Netdev == "" {
 			r.Status, r.Evidence = Skip, "the port has no netdev (see roce_netdev)"
-			out = append(out, r)
-			continue
+			return r
 		}
 		addrs, err := e.Src.NetdevAddrs(p.Netdev)
 		if err != nil {
-			out = append(out, errResult(p.Dev, p.Port, "the addresses of "+p.Netdev, err))
-			continue
+			return errResult(p.Dev, p.Port, "the addresses of "+p.Netdev, err)
 		}
 		idx := p.DevIndex
 		tables, err := e.Src.GIDs([]inventory.PortRef{{Dev: p.Dev, Port: p.Port, Index: idx}}, false)
 		if err != nil {
-			out = append(out, errResult(p.Dev, p.Port, "the GID table", err))
-			continue
+			return errResult(p.Dev, p.Port, "the GID table", err)
 		}
 		v2 := map[netip.Addr]bool{}
 		for _, g := range tables[0] {
@@ -360,9 +347,8 @@ func checkRoCEGID(e *Env) []Result {
 			r.Status = Pass
 			r.Evidence = fmt.Sprintf("every address of netdev %s has a RoCE v2 GID: %s", p.Netdev, strings.Join(routable, ", "))
 		}
-		out = append(out, r)
-	}
-	return out
+		return r
+	})
 }
 
 // memlockNeed is what 'rdmactl perf write' pins with its defaults, and
