@@ -102,22 +102,16 @@ func serverUp(sargs []string, delay time.Duration, done <-chan struct{}) {
 	for i, a := range sargs {
 		switch {
 		case a == "-R" || a == "--rdma_cm":
-			port = 0
+			select {
+			case <-time.After(delay):
+			case <-done:
+			}
+			return
 		case (a == "-p" || a == "--port") && i+1 < len(sargs):
 			fmt.Sscan(sargs[i+1], &port)
 		case strings.HasPrefix(a, "--port="):
 			fmt.Sscan(strings.TrimPrefix(a, "--port="), &port)
 		}
-		if port == 0 {
-			break
-		}
-	}
-	if port == 0 {
-		select {
-		case <-time.After(delay):
-		case <-done:
-		}
-		return
 	}
 	awaitListen(port, 20*time.Second, done)
 }
