@@ -42,9 +42,8 @@ type Device struct {
 type DeviceOptions struct {
 	Chardev bool // the uverbs char device (GET_CHARDEV live)
 	Sysfs   bool // driver, PCI address
-	// Board: board id, HCA type, hardware revision. A driver without them
-	// (rxe, siw) costs a failed lookup each: at 128 rxe devices 3 of dev
-	// show's 5 sysfs calls per device.
+	// Board: board id, HCA type, hardware revision (hardware drivers
+	// only: a device without a parent device is not asked).
 	Board   bool
 	Details bool // also NUMA node and node description
 }
@@ -124,18 +123,20 @@ func (s *Source) deviceSysfs(r *Device, o DeviceOptions) {
 		return // gone since the device list: nothing to read
 	}
 	defer dir.Close()
-	if o.Board {
+	// A device without a parent device (rxe, siw) has no device link, and
+	// so no driver link or NUMA node under it, and no board files either:
+	// board_id, hca_type and hw_rev come from the attribute groups of
+	// hardware drivers (mlx5, bnxt_re, hfi1...), which all sit on a PCI
+	// or auxiliary device. One failed readlink answers all five (at 128
+	// rxe devices, 384 failed opens fewer for -d dev show).
+	a := dir.LinkBase("device")
+	parent := a != ""
+	if o.Board && parent {
 		r.BoardID = dir.String("board_id")
 		r.HCAType = dir.String("hca_type")
 		r.HWRev = dir.String("hw_rev")
 	}
-	// A device without a parent device (rxe, siw) has no device link, and
-	// so no driver link or NUMA node under it: one failed readlink answers
-	// all three (at 128 rxe devices, 256 lookups fewer for -d dev show).
-	parent := true
 	if o.Sysfs {
-		a := dir.LinkBase("device")
-		parent = a != ""
 		if parent {
 			r.Driver = dir.LinkBase("device/driver")
 		}

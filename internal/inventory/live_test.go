@@ -845,3 +845,46 @@ func TestFanoutPanic(t *testing.T) {
 		t.Errorf("nlFanout: recovered %v after %d calls, %d forks", r, ran.Load(), forks.Load())
 	}
 }
+
+// TestLiveDeviceSysfs: the sysfs facts of a device with a parent device
+// (mlx5_0 from the captured mlx5 tree) are read; a device without one
+// (rxe0) is not asked for board files, which only hardware drivers add:
+// here rxe0 has them, planted, and they stay empty.
+func TestLiveDeviceSysfs(t *testing.T) {
+	root := t.TempDir()
+	ib := filepath.Join(root, "class", "infiniband")
+	src := filepath.Join(mlx5Tree, "class", "infiniband", "mlx5_0")
+	for dev, files := range map[string][]string{
+		"mlx5_0": {"board_id", "hca_type", "hw_rev", "node_desc"},
+		"rxe0":   {"board_id", "hca_type", "hw_rev", "node_desc"},
+	} {
+		if err := os.MkdirAll(filepath.Join(ib, dev), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(filepath.Join(src, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(ib, dev, f), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := os.Symlink("../../../devices/pci0000:00/0000:00:02.0/0000:03:00.0", filepath.Join(ib, "mlx5_0", "device")); err != nil {
+		t.Fatal(err)
+	}
+	k := &kernel{t: t, devs: []kdev{{idx: 0, name: "mlx5_0", ports: 2, ib: true}, {idx: 3, name: "rxe0", ports: 1}}}
+	devs, err := LiveWith(k.client(), root).Devices("", DeviceOptions{Sysfs: true, Board: true, Details: true})
+	if err != nil || len(devs) != 2 {
+		t.Fatalf("devices %+v %v", devs, err)
+	}
+	m := devs[0]
+	if m.BoardID != "MT_0000000010" || m.HCAType != "MT4119" || m.HWRev != "0x0" || m.NodeDesc != "host1 mlx5_0" || m.PCIAddr != "0000:03:00.0" {
+		t.Errorf("mlx5_0: %+v", m)
+	}
+	r := devs[1]
+	if r.BoardID != "" || r.HCAType != "" || r.HWRev != "" || r.PCIAddr != "" || r.NUMANode != nil || r.Driver != "rdma_rxe" || r.NodeDesc != "host1 mlx5_0" {
+		t.Errorf("rxe0: %+v", r)
+	}
+}
