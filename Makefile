@@ -20,7 +20,14 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 DATE ?= $(shell if [ -n "$${SOURCE_DATE_EPOCH:-}" ]; then date -u -d "@$$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ; \
 	else TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null || echo unknown; fi)
-LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
+# The Go heap without transparent huge pages (GODEBUG=disablethp=1 as the
+# binary's default; the go command refuses it in go.mod and //go:debug): a
+# command's heap is 1-4 MB, and on a THP "always" host each first touch of
+# it faults in and zeroes a whole 2 MB page. docs/scale.md has the figures;
+# goreleaser.yaml and scripts/release-snapshot.sh carry the same flag
+# (TestReleaseConfig).
+RUNTIME_LDFLAGS := -X runtime.godebugDefault=disablethp=1
+LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE) $(RUNTIME_LDFLAGS)
 export VERSION COMMIT DATE LDFLAGS
 
 # make run ARGS="link show"; make tour ARGS=--vm

@@ -29,7 +29,9 @@ tag=$(git describe --tags --abbrev=0 2>/dev/null || echo v0.0.0)
 IFS=. read -r major minor patch <<<"${tag#v}"
 patch=${patch%%[-+]*}
 version="$major.$minor.$((patch + 1))-SNAPSHOT-$short"
-ldflags="-s -w -X main.version=$version -X main.commit=$commit -X main.date=$date"
+# The last flag: the heap without transparent huge pages (the Makefile's
+# RUNTIME_LDFLAGS says why).
+ldflags="-s -w -X main.version=$version -X main.commit=$commit -X main.date=$date -X runtime.godebugDefault=disablethp=1"
 
 rm -rf dist
 mkdir -p dist

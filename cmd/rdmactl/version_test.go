@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -68,13 +69,16 @@ func TestReleaseConfig(t *testing.T) {
 		}
 		return string(b)
 	}
-	mk, gr := read("Makefile"), read("goreleaser.yaml")
-	for _, v := range []string{"main.version=", "main.commit=", "main.date="} {
+	mk, gr, rs := read("Makefile"), read("goreleaser.yaml"), read("scripts/release-snapshot.sh")
+	for _, v := range []string{"main.version=", "main.commit=", "main.date=", "runtime.godebugDefault=disablethp=1"} {
 		if !strings.Contains(mk, "-X "+v) {
 			t.Errorf("Makefile does not stamp %s", v)
 		}
 		if !strings.Contains(gr, "-X "+v) {
 			t.Errorf("goreleaser.yaml does not stamp %s", v)
+		}
+		if !strings.Contains(rs, "-X "+v) {
+			t.Errorf("scripts/release-snapshot.sh does not stamp %s", v)
 		}
 	}
 	for _, want := range []string{
@@ -87,5 +91,20 @@ func TestReleaseConfig(t *testing.T) {
 	}
 	if strings.Contains(gr, "\t") {
 		t.Error("goreleaser.yaml contains a tab (YAML indents with spaces)")
+	}
+}
+
+// TestNoDefaultGODEBUG: the builds set runtime.godebugDefault themselves
+// (disablethp=1, TestReleaseConfig), which replaces what the go command
+// would store there: the compatibility settings it derives when go.mod's go
+// line is older than the toolchain. There must be none to lose; if there
+// are, add them to the -X flags.
+func TestNoDefaultGODEBUG(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.DefaultGODEBUG}}", ".").CombinedOutput()
+	if err != nil {
+		t.Skipf("go list: %v: %s", err, out)
+	}
+	if s := strings.TrimSpace(string(out)); s != "" {
+		t.Errorf("the go command would default GODEBUG to %q, which the builds' -X runtime.godebugDefault=disablethp=1 drops: add it to that flag (Makefile, goreleaser.yaml, scripts/release-snapshot.sh)", s)
 	}
 }
