@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -199,7 +200,20 @@ func TestVMTopJSONMatchesRdmaStatistic(t *testing.T) {
 		m  map[string]map[string]uint64
 	}
 	var reads []read
+	var mu sync.Mutex // reads, appended by the reader below
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(reads) }
+	// awaitReads waits until the reader has made n reads.
+	awaitReads := func(n int, what string) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); count() < n; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no rdma statistic read %s in 30 s (%d reads)", what, count())
+			}
+		}
+	}
 	stop, done := make(chan struct{}), make(chan struct{})
+	stopReads := sync.OnceFunc(func() { close(stop) })
+	t.Cleanup(func() { stopReads(); <-done }) // also after a Fatal
 	go func() {
 		defer close(done)
 		for {
@@ -241,13 +255,18 @@ func TestVMTopJSONMatchesRdmaStatistic(t *testing.T) {
 					}
 				}
 			}
+			mu.Lock()
 			reads = append(reads, read{readAt, m})
+			mu.Unlock()
 		}
 	}()
-	time.Sleep(500 * time.Millisecond)
+	// One read before top starts and one started after it ends, whatever
+	// rdma's start-up takes (a fixed half second before and after was not
+	// always enough under TCG).
+	awaitReads(1, "before top")
 	out, err := exec.Command(bin, "-j", "top", "-i", "4s").Output()
-	time.Sleep(500 * time.Millisecond)
-	close(stop)
+	awaitReads(count()+2, "after top")
+	stopReads()
 	<-done
 	if err != nil {
 		t.Fatalf("rdmactl -j top: %v", err)
