@@ -205,10 +205,8 @@ func TestVMTopJSONMatchesRdmaStatistic(t *testing.T) {
 	// awaitReads waits until the reader has made n reads.
 	awaitReads := func(n int, what string) {
 		t.Helper()
-		for deadline := time.Now().Add(30 * time.Second); count() < n; time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no rdma statistic read %s in 30 s (%d reads)", what, count())
-			}
+		if !waitFor(30*time.Second, func() bool { return count() >= n }) {
+			t.Fatalf("no rdma statistic read %s in 30 s (%d reads)", what, count())
 		}
 	}
 	stop, done := make(chan struct{}), make(chan struct{})
