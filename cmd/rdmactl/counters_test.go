@@ -159,14 +159,16 @@ func TestCountersWatch(t *testing.T) {
 	root := copyTree(t, rxeTree)
 	file := filepath.Join(root, "class/infiniband/rxe0/ports/1/hw_counters/rcvd_pkts")
 	ctx, cancel := context.WithCancel(context.Background())
-	var o, e bytes.Buffer
+	var o, e syncBuffer
 	done := make(chan int)
 	go func() {
 		done <- run(ctx, []string{"--sysfs-root", root, "-j", "counters", "rxe0", "--watch=100ms"}, &o, &e)
 	}()
-	time.Sleep(50 * time.Millisecond)
+	// The bump must come after the first sample: wait for an interval's
+	// line (a sleep was not enough under qemu-user).
+	waitOutput(t, &o, func(s string) bool { return strings.Contains(s, "\n") })
 	must(t, os.WriteFile(file, []byte("1000\n"), 0o644))
-	time.Sleep(400 * time.Millisecond)
+	waitOutput(t, &o, func(s string) bool { return strings.Contains(s, `"rcvd_pkts"`) })
 	cancel()
 	select {
 	case code := <-done:

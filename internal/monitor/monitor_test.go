@@ -323,8 +323,16 @@ func TestRun(t *testing.T) {
 	var warned []error
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	// The first snapshot must be taken before the world changes, or the
+	// add is already in it (a sleep was not enough under qemu-user).
+	taken := make(chan struct{})
+	var once sync.Once
+	snapshot := func() (*inventory.Snapshot, error) {
+		defer once.Do(func() { close(taken) })
+		return w.snapshot()
+	}
 	go func() {
-		done <- Run(ctx, Config{Snapshot: w.snapshot, Kernel: k, Poll: 5 * time.Millisecond,
+		done <- Run(ctx, Config{Snapshot: snapshot, Kernel: k, Poll: 5 * time.Millisecond,
 			Emit: func(e Event) error { out <- e; return nil }, Warn: func(err error) { warned = append(warned, err) }})
 	}()
 	next := func() Event {
@@ -336,7 +344,7 @@ func TestRun(t *testing.T) {
 		}
 		return Event{}
 	}
-	time.Sleep(20 * time.Millisecond) // the first snapshot is taken
+	<-taken
 	s := steps(w)
 	s[0].change()
 	k.ch <- batch{ns: s[0].kernel}
