@@ -106,7 +106,9 @@ cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 ROUNDS=${1:-12}
 if [ -z "${RDMACTL:-}" ]; then
 	RDMACTL=bin/rdmactl
-	CGO_ENABLED=0 ${GO:-go} build -o "$RDMACTL" ./cmd/rdmactl
+	# make build: the shipped binary's flags (version stamps, the heap's
+	# THP setting), not a plain go build's.
+	${MAKE:-make} --no-print-directory build GO="${GO:-go}" >&2
 fi
 RDMACTL=$(readlink -f "$RDMACTL")
 if [ -n "${KEEP:-}" ]; then
