@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/rdmactl/rdmactl/internal/nldev"
+	"github.com/rdmactl/rdmactl/internal/sysfs"
 )
 
 // Resources (QPs, CQs, MRs, PDs, CM IDs, uverbs contexts, SRQs and the
@@ -253,7 +253,8 @@ func (s *Source) owner(o nldev.Owner) Owner {
 		}
 		c, ok := s.res.comms[*o.PID]
 		if !ok {
-			b, err := os.ReadFile(filepath.Join(s.procRoot(), strconv.FormatUint(uint64(*o.PID), 10), "comm"))
+			// Not os.ReadFile: see sysfs.ReadBounded.
+			b, err := sysfs.ReadBounded(filepath.Join(s.procRoot(), strconv.FormatUint(uint64(*o.PID), 10), "comm"))
 			if err == nil {
 				c = strings.TrimSpace(string(b))
 			}
