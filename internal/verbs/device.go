@@ -187,10 +187,9 @@ func (d Device) checkABI() error {
 
 // readSysfs reads a sysfs attribute, bounded (sysfs.ReadBounded: a broken
 // or fake tree's huge or endless file is never read whole) and without an
-// *os.File: the first os.Open of a process starts the runtime's network
-// poller (an epoll instance and an eventfd), whose waits the scheduler
-// then makes too; `-d link show`, which asks CheckABI, made 35 such calls
-// at 128 devices, link show none.
+// *os.File, whose first open in a process starts the runtime's network
+// poller (epoll, an eventfd, and the scheduler's epoll waits from then on)
+// in inspection commands that have no other use for it.
 func readSysfs(path string) (string, error) {
 	b, err := sysfs.ReadBounded(path)
 	if err != nil {
