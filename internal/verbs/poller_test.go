@@ -10,8 +10,7 @@ import (
 
 // pollerFDs counts the process's epoll descriptors (the runtime's network
 // poller is one), looking through /proc/self/fd without an *os.File.
-func pollerFDs(t *testing.T) int {
-	t.Helper()
+func pollerFDs() int {
 	n := 0
 	buf := make([]byte, 64)
 	for fd := 0; fd < 1024; fd++ {
@@ -29,7 +28,7 @@ func pollerFDs(t *testing.T) int {
 // it. The probe is checked too: an os.Open then starts it.
 func TestReadSysfsStartsNoPoller(t *testing.T) {
 	runIsolated(t, func(t *testing.T) {
-		if n := pollerFDs(t); n != 0 {
+		if n := pollerFDs(); n != 0 {
 			t.Fatalf("%d epoll descriptors before the test: cannot tell", n)
 		}
 		if s, err := readSysfs("/proc/self/comm"); err != nil || s == "" {
@@ -38,7 +37,7 @@ func TestReadSysfsStartsNoPoller(t *testing.T) {
 		if _, err := CheckABI(); err != nil {
 			t.Logf("CheckABI: %v", err) // no uverbs here is fine: the read is what counts
 		}
-		if n := pollerFDs(t); n != 0 {
+		if n := pollerFDs(); n != 0 {
 			t.Fatalf("readSysfs started the network poller (%d epoll descriptors)", n)
 		}
 		f, err := os.Open("/proc/self/comm")
@@ -46,7 +45,7 @@ func TestReadSysfsStartsNoPoller(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.Close()
-		if n := pollerFDs(t); n != 1 {
+		if n := pollerFDs(); n != 1 {
 			t.Fatalf("the probe misses the poller an os.Open starts: %d epoll descriptors", n)
 		}
 	})
