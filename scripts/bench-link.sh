@@ -15,7 +15,15 @@ N=${N:-25}
 install -m 0755 "$BIN" /usr/local/bin/rdmactl-bench
 a=() b=()
 for c in 'rdma link show' 'rdmactl-bench link show'; do $c > /dev/null; done # warm up
-ms() { local s e; s=$(date +%s%N); "$@" > /dev/null; e=$(date +%s%N); echo $(((e - s) / 1000000)); }
+# ms CMD...: CMD's wall time in ms from bash's own clock ($EPOCHREALTIME,
+# bash 5): date(1) around each run would time two more processes too.
+ms() {
+	local s=${EPOCHREALTIME//[!0-9]/} e
+	"$@" > /dev/null
+	e=${EPOCHREALTIME//[!0-9]/}
+	printf '%d.%d\n' $(((e - s) / 1000)) $(((e - s) % 1000 / 100))
+}
+[ -n "${EPOCHREALTIME:-}" ] || { echo "bench-link.sh: needs bash 5 (\$EPOCHREALTIME)" >&2; exit 1; }
 for _ in $(seq "$N"); do
 	a+=("$(ms rdma link show)")
 	b+=("$(ms rdmactl-bench link show)")
