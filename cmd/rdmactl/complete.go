@@ -178,7 +178,8 @@ func portFromCommandLine(cmd *cobra.Command, args []string) (dev string, port ui
 //     --gid-index, --gid-idx, --gid: completeGIDIndexes.
 //
 // So a new command gets completion by writing its usage the way its help
-// shows it (Use: "show [DEV[/PORT]]"), with nothing to register.
+// shows it (Use: "show [DEV[/PORT]]"), with nothing to register. run
+// attaches them only when the shell asks for completions (completing).
 func attachCompletions(root *cobra.Command) {
 	walk(root, func(c *cobra.Command) {
 		if c.ValidArgsFunction == nil && len(c.ValidArgs) == 0 {
@@ -190,10 +191,9 @@ func attachCompletions(root *cobra.Command) {
 				c.ValidArgsFunction = f
 			}
 		}
-		// LocalFlags merges the parents' persistent flags each call: at
-		// every start, for about 100 commands, it was 7% of a 128-device
-		// link show's CPU. Only a command that declares one of the names
-		// asks it, once.
+		// LocalFlags merges the parents' persistent flags each call, for
+		// about 100 commands: only a command that declares one of the
+		// names asks it, once.
 		var local *pflag.FlagSet
 		for name, f := range flagCompletions {
 			if c.Flags().Lookup(name) == nil && c.PersistentFlags().Lookup(name) == nil {
@@ -210,6 +210,16 @@ func attachCompletions(root *cobra.Command) {
 			}
 			_ = c.RegisterFlagCompletionFunc(name, f)
 		}
+	})
+}
+
+// completing: args run cobra's hidden completion command (the shell's
+// script calls "rdmactl [flags] __complete ..."), the one run that needs
+// the completion functions; attaching them walks the whole command tree,
+// a third of the time it takes to build.
+func completing(args []string) bool {
+	return slices.ContainsFunc(args, func(s string) bool {
+		return s == cobra.ShellCompRequestCmd || s == cobra.ShellCompNoDescRequestCmd
 	})
 }
 

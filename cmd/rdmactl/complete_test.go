@@ -150,7 +150,7 @@ func TestCompletionCommand(t *testing.T) {
 }
 
 // TestAttachCompletionsRealTree completes on the real command tree, as the
-// shell would once newRootCmd calls attachCompletions: every command whose
+// shell would once run attaches the completions: every command whose
 // usage names a DEV slot completes device names, and perf's --ib-dev and
 // --gid-index flags complete too.
 func TestAttachCompletionsRealTree(t *testing.T) {
@@ -214,10 +214,12 @@ func TestAttachCompletionsRealTree(t *testing.T) {
 	}
 }
 
-// TestEveryDevCommandCompletes builds the tree exactly as main does and
-// checks that every command whose usage has a DEV slot got completion.
+// TestEveryDevCommandCompletes builds the tree as main does for the
+// shell's completion request and checks that every command whose usage has
+// a DEV slot got completion, then completes through run itself.
 func TestEveryDevCommandCompletes(t *testing.T) {
 	root := newRootCmd(&app{stdout: io.Discard, stderr: io.Discard})
+	attachCompletions(root)
 	walk(root, func(c *cobra.Command) {
 		if argCompletion(c.Use) != nil && c.ValidArgsFunction == nil {
 			t.Errorf("%s (%q) has no completion: is it built outside newRootCmd's tree?", c.CommandPath(), c.Use)
@@ -239,4 +241,23 @@ func keywordUsage(use string) bool {
 	}
 	w := strings.Trim(f[1], "[]")
 	return w != "" && strings.ToLower(w) == w && !strings.Contains(w, "|")
+}
+
+// completing tells the shell's completion requests, wherever the global
+// flags put the hidden command, from every other run.
+func TestCompleting(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{cobra.ShellCompRequestCmd, "link", "show", ""}, true},
+		{[]string{"--sysfs-root", "x", cobra.ShellCompNoDescRequestCmd, "gids", "rxe"}, true},
+		{[]string{"link", "show"}, false},
+		{[]string{"completion", "bash"}, false},
+		{nil, false},
+	} {
+		if got := completing(tc.args); got != tc.want {
+			t.Errorf("completing(%q) = %v, want %v", tc.args, got, tc.want)
+		}
+	}
 }

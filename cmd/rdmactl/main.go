@@ -144,9 +144,6 @@ It is one static binary that talks to the kernel directly: RDMA netlink,
 	for _, f := range commands {
 		root.AddCommand(f(a))
 	}
-	// Device, port and GID completion for every command, chosen from its
-	// usage line and flag names (complete.go); after the tree is complete.
-	attachCompletions(root)
 	return root
 }
 
@@ -170,7 +167,13 @@ func newDevCmd(a *app) *cobra.Command {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	a := &app{stdout: stdout, stderr: stderr, ctx: ctx}
 	root := newRootCmd(a)
-	root.SetArgs(translateRdma(args)) // rdma's grammar too (rdmagrammar.go)
+	cargs := translateRdma(args) // rdma's grammar too (rdmagrammar.go)
+	if completing(cargs) {
+		// Device, port and GID completion for every command, chosen from
+		// its usage line and flag names (complete.go).
+		attachCompletions(root)
+	}
+	root.SetArgs(cargs)
 	err := rdmaOptionError(args)
 	if err == nil {
 		err = root.ExecuteContext(ctx)

@@ -126,7 +126,7 @@ func want(t *testing.T, key string, off, width uint32) {
 // ifc table above.
 func TestIFCOffsets(t *testing.T) {
 	for ct, s := range capStructs {
-		for _, f := range capFields[ct] {
+		for _, f := range capFields()[ct] {
 			want(t, s+"."+f.Name, f.Off, f.Width)
 		}
 	}
@@ -169,7 +169,7 @@ func TestIFCOffsets(t *testing.T) {
 // TestFieldsDisjoint: no two decoded fields of a page overlap and all fit
 // in the 0x8000-bit page (a typo in an offset usually breaks this).
 func TestFieldsDisjoint(t *testing.T) {
-	for ct, fs := range capFields {
+	for ct, fs := range capFields() {
 		s := append([]Field(nil), fs...)
 		sort.Slice(s, func(i, j int) bool { return s[i].Off < s[j].Off })
 		for i := range s {
@@ -195,7 +195,7 @@ func TestFieldsDisjoint(t *testing.T) {
 // TestGetSet: get reads what an MLX5_SET-style write put, for every field
 // of every page, with distinct values per field.
 func TestGetSet(t *testing.T) {
-	for ct, fs := range capFields {
+	for ct, fs := range capFields() {
 		out := make([]byte, hcaCapOutBytes)
 		wantV := map[string]uint64{}
 		for i, f := range fs {
