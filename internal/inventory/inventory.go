@@ -277,10 +277,8 @@ func (s *Source) Targets(dev string, port uint32) ([]PortRef, error) {
 			}
 			return nil, fmt.Errorf("ports of %s: %w", d.Name, err)
 		}
-		var have []string
 		found := false
 		for _, p := range ps {
-			have = append(have, fmt.Sprintf("%s/%d", d.Name, p.Port))
 			if port != 0 && p.Port != port {
 				continue
 			}
@@ -289,6 +287,10 @@ func (s *Source) Targets(dev string, port uint32) ([]PortRef, error) {
 			out = append(out, PortRef{Dev: d.Name, Port: p.Port, Index: &idx})
 		}
 		if port != 0 && !found {
+			have := make([]string, 0, len(ps))
+			for _, p := range ps {
+				have = append(have, fmt.Sprintf("%s/%d", d.Name, p.Port))
+			}
 			return nil, &nldev.NotFoundError{Kind: "port", Name: fmt.Sprintf("%s/%d", d.Name, port), Exists: have}
 		}
 	}

@@ -65,7 +65,7 @@ func (s *Source) Ports(dev string, port uint32, o PortOptions) ([]Port, error) {
 		return nil, err
 	}
 	all, _ := s.nlDevices()
-	byIdx := map[uint32]nldev.Device{}
+	byIdx := make(map[uint32]nldev.Device, len(all))
 	for _, d := range all {
 		byIdx[d.Index] = d
 	}
