@@ -45,24 +45,14 @@ guest() {
 	# ($EPOCHREALTIME, bash 5; its digits are the microseconds). Timing
 	# with date(1) put two more forks and execs inside every timed run,
 	# ~90 ms under TCG whatever the command, which pulled every ratio
-	# toward 1; date(1) only where bash has no $EPOCHREALTIME.
-	fmtms() { printf '%d.%d\n' $(($1 / 1000)) $(($1 % 1000 / 100)); }
-	if [ -n "${EPOCHREALTIME:-}" ]; then
-		ms() {
-			local s=${EPOCHREALTIME//[!0-9]/} e
-			"$@" >/dev/null 2>&1 || true
-			e=${EPOCHREALTIME//[!0-9]/}
-			fmtms $((e - s))
-		}
-	else
-		ms() {
-			local s e
-			s=$(date +%s%N)
-			"$@" >/dev/null 2>&1 || true
-			e=$(date +%s%N)
-			fmtms $(((e - s) / 1000))
-		}
-	fi
+	# toward 1.
+	[ -n "${EPOCHREALTIME:-}" ] || { echo "bench-scale.sh: the guest's bash has no \$EPOCHREALTIME (bash 5)" >&2; exit 1; }
+	ms() {
+		local s=${EPOCHREALTIME//[!0-9]/} e
+		"$@" >/dev/null 2>&1 || true
+		e=${EPOCHREALTIME//[!0-9]/}
+		printf '%d.%d\n' $(((e - s) / 1000)) $(((e - s) % 1000 / 100))
+	}
 	median() { printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 	# paired A... B...: the median of the rounds' ratios A[i]/B[i], and
 	# "k/n": in k of the n rounds A[i] < B[i].
