@@ -26,7 +26,7 @@ var offlineAbsent = map[string]string{
 	"caps":                "the device and port capability bits (-d): netlink only",
 	"driver_id":           "enum rdma_driver_id from GET_CHARDEV: sysfs has the driver's name, not its id",
 	"netns_mode":          "the RDMA netns mode (NLDEV SYS_GET): a system setting, not in sysfs",
-	"max_mtu":             "-d link show asks the device (uverbs QUERY_PORT); sysfs has no maximum MTU",
+	"max_mtu":             "-dd link show asks the device (uverbs QUERY_PORT); sysfs has no maximum MTU",
 }
 
 var bundleAbsent = map[string]string{"max_mtu": offlineAbsent["max_mtu"]}
@@ -62,6 +62,7 @@ func TestVMCaptureMatchesLive(t *testing.T) {
 	}{
 		{[]string{"link", "show"}, []string{"ifname", "port"}},
 		{[]string{"-d", "link", "show"}, []string{"ifname", "port"}},
+		{[]string{"-dd", "link", "show"}, []string{"ifname", "port"}},
 		{[]string{"link", "show", "rxe1/1"}, []string{"ifname", "port"}},
 		{[]string{"dev", "show"}, []string{"ifname"}},
 		{[]string{"-d", "dev", "show"}, []string{"ifname"}},

@@ -19,8 +19,11 @@ import (
 // rate_gbps (number), width ("4X"), speed ("EDR", "" on RoCE);
 // active_mtu and max_mtu are bytes (ibv_devinfo's numbers, not its enum).
 // active_mtu of an Ethernet port is derived from the netdev MTU (see
-// roceMTU) unless -d, which asks uverbs QUERY_PORT and then also gives
-// max_mtu. With --sysfs-root there is no ifindex (netlink only).
+// RoCEMTU) unless -dd, which asks each device (uverbs QUERY_PORT) and then
+// also gives max_mtu. -d stays with what netlink and sysfs hold, as rdma
+// -d does: a uverbs context per device is several firmware commands each
+// on mlx5, which a host with many functions should not pay for caps. With
+// --sysfs-root there is no ifindex (netlink only).
 type linkJSON struct {
 	Ifindex      *uint32  `json:"ifindex,omitempty"`
 	Ifname       string   `json:"ifname"`
@@ -66,12 +69,16 @@ func newLinkCmd(a *app) *cobra.Command {
 netdev and its index (RDMA netlink, as rdma link show), LID, SM LID and LMC on
 InfiniBand, link layer and rate (sysfs), active MTU.
 
+-d adds the port capabilities (InfiniBand), as rdma -d link show.
+
 The active MTU of a RoCE port is derived from its netdev's MTU as the kernel
-does; -d asks the device (uverbs QUERY_PORT) for the active and maximum MTU.
-With --sysfs-root everything comes from the captured sysfs tree.`,
+does; -dd asks each device itself (it opens a uverbs context per device,
+uverbs QUERY_PORT, as ibv_devinfo does) for the active and maximum MTU and
+the rate. With --sysfs-root everything comes from the captured sysfs tree.`,
 		Example: `  rdmactl link show
   rdmactl link show mlx5_0/1
-  rdmactl -d -j link show rxe0`,
+  rdmactl -d -j link show rxe0
+  rdmactl -dd link show mlx5_0      # MTUs as the device reports them, with the maximum`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: show,
 	})
@@ -91,7 +98,7 @@ func runLinkShow(a *app, arg string) error {
 		return err
 	}
 	defer closeSrc()
-	ports, err := src.Ports(dev, port, inventory.PortOptions{QueryPort: a.opts.details && !src.Offline()})
+	ports, err := src.Ports(dev, port, inventory.PortOptions{QueryPort: a.opts.driverDetails && !src.Offline()})
 	if err != nil {
 		return err
 	}

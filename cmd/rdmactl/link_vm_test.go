@@ -79,8 +79,9 @@ func TestVMLinkShowMatchesRdmaAndIbvDevinfo(t *testing.T) {
 	rdma := byKey(rdmaList(t, "link", "show", "-d"), "ifname", "port")
 	ours := byKey(ourList(t, "-j", "link", "show"), "ifname", "port")
 	oursD := byKey(ourList(t, "-j", "-d", "link", "show"), "ifname", "port")
-	if len(rdma) < 2 || len(rdma) != len(ours) || len(oursD) != len(ours) {
-		t.Fatalf("ports: rdma %d, ours %d, ours -d %d (want the same, at least rxe0/1 and rxe1/1)", len(rdma), len(ours), len(oursD))
+	oursDD := byKey(ourList(t, "-j", "-dd", "link", "show"), "ifname", "port")
+	if len(rdma) < 2 || len(rdma) != len(ours) || len(oursD) != len(ours) || len(oursDD) != len(ours) {
+		t.Fatalf("ports: rdma %d, ours %d, ours -d %d, -dd %d (want the same, at least rxe0/1 and rxe1/1)", len(rdma), len(ours), len(oursD), len(oursDD))
 	}
 	devs := parseIbvDevinfo(t, vmRun(t, "ibv_devinfo", "-v")) // -v: active_width and active_speed
 	for key, r := range rdma {
@@ -90,6 +91,15 @@ func TestVMLinkShowMatchesRdmaAndIbvDevinfo(t *testing.T) {
 			continue
 		}
 		sameKeys(t, "link "+key, r, oursD[key])
+		sameKeys(t, "link -dd "+key, r, oursDD[key])
+		// -d asks no device (as rdma -d): no max_mtu, the active MTU as
+		// without -d.
+		if v, ok := oursD[key]["max_mtu"]; ok {
+			t.Errorf("%s: -d link show has max_mtu %v: only -dd asks the device", key, v)
+		}
+		if fmt.Sprint(oursD[key]["active_mtu"]) != fmt.Sprint(o["active_mtu"]) {
+			t.Errorf("%s: -d active_mtu %v, without -d %v", key, oursD[key]["active_mtu"], o["active_mtu"])
+		}
 		for k := range r {
 			if k != "caps" { // caps only with -d, as rdma
 				sameKeys(t, "link "+key, map[string]any{k: r[k]}, o)
@@ -112,11 +122,11 @@ func TestVMLinkShowMatchesRdmaAndIbvDevinfo(t *testing.T) {
 					}
 				}
 				for k, want := range map[string]string{"active_mtu": ibvNum("active_mtu"), "max_mtu": ibvNum("max_mtu")} {
-					if fmt.Sprint(oursD[key][k]) != want {
-						t.Errorf("%s: -d %s: ibv_devinfo %s, we %v", key, k, want, oursD[key][k])
+					if fmt.Sprint(oursDD[key][k]) != want {
+						t.Errorf("%s: -dd %s: ibv_devinfo %s, we %v", key, k, want, oursDD[key][k])
 					}
 				}
-				// The rate: without -d from ports/N/rate, with -d derived
+				// The rate: without -dd from ports/N/rate, with -dd derived
 				// from the QUERY_PORT answer; both as ibv_devinfo's active
 				// width and per-lane speed make it, and as the kernel's
 				// rate file names width and speed.
@@ -124,7 +134,7 @@ func TestVMLinkShowMatchesRdmaAndIbvDevinfo(t *testing.T) {
 				width := strings.Fields(p.vals["active_width"])[0]
 				lanes, _ := strconv.Atoi(strings.TrimSuffix(width, "X"))
 				lane, _ := strconv.ParseFloat(strings.Fields(p.vals["active_speed"])[0], 64)
-				for name, l := range map[string]map[string]any{"link show": o, "-d link show": oursD[key]} {
+				for name, l := range map[string]map[string]any{"link show": o, "-d link show": oursD[key], "-dd link show": oursDD[key]} {
 					g, _ := l["rate_gbps"].(float64)
 					if l["width"] != width || g != lane*float64(lanes) {
 						t.Errorf("%s: %s: rate %v Gb/s width %v; ibv_devinfo active_width %q active_speed %q", key, name, l["rate_gbps"], l["width"], p.vals["active_width"], p.vals["active_speed"])
