@@ -80,9 +80,10 @@ func devShow(a *app, dev string) ([]devShowJSON, error) {
 	}
 	defer closeSrc()
 	// Board id, HCA type and hardware revision are in -d's table and in
-	// JSON only.
+	// JSON only; node description and NUMA node in -d's JSON only (a
+	// sysfs read per device that the table would not print).
 	devs, err := src.Devices(dev, inventory.DeviceOptions{Chardev: true, Sysfs: true,
-		Board: a.opts.details || a.opts.json, Details: a.opts.details})
+		Board: a.opts.details || a.opts.json, Details: a.opts.details && a.opts.json})
 	if err != nil {
 		return nil, err
 	}
