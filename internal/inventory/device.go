@@ -115,22 +115,26 @@ func (s *Source) deviceSysfs(r *Device, o DeviceOptions) {
 	if !o.Board && !o.Sysfs && !o.Details {
 		return
 	}
-	dir, err := sysfs.OpenDir(filepath.Join(s.fs.Root(), "class", "infiniband", r.Name))
-	if err != nil {
-		if o.Sysfs {
-			r.Driver = sysfs.SoftDriver(r.Name)
-		}
-		return // gone since the device list: nothing to read
-	}
-	defer dir.Close()
 	// A device without a parent device (rxe, siw) has no device link, and
 	// so no driver link or NUMA node under it, and no board files either:
 	// board_id, hca_type and hw_rev come from the attribute groups of
 	// hardware drivers (mlx5, bnxt_re, hfi1...), which all sit on a PCI
 	// or auxiliary device. One failed readlink answers all five (at 128
-	// rxe devices, 384 failed opens fewer for -d dev show).
+	// rxe devices, 384 failed opens fewer for -d dev show). It goes by
+	// full path, as do the reads of a device without a parent or with
+	// one read more (at most node_desc, or the driver link): opening the
+	// directory pays only for more. A device gone since the dump fails
+	// every read: its fields stay empty.
+	path := filepath.Join(s.fs.Root(), "class", "infiniband", r.Name)
+	dir := sysfs.PathDir(path)
 	a := dir.LinkBase("device")
 	parent := a != ""
+	if parent && (o.Board || o.Details) {
+		if d, err := sysfs.OpenDir(path); err == nil {
+			defer d.Close()
+			dir = d
+		}
+	}
 	if o.Board && parent {
 		r.BoardID = dir.String("board_id")
 		r.HCAType = dir.String("hca_type")

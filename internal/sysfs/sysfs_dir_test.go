@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// TestDir: files and links read relative to an opened directory, as by
-// full path.
+// TestDir: files and links read relative to an opened directory, and by
+// full path (PathDir), as ReadBounded and LinkBase read them.
 func TestDir(t *testing.T) {
 	root := t.TempDir()
 	dev := filepath.Join(root, "rxe0")
@@ -30,11 +30,27 @@ func TestDir(t *testing.T) {
 	if err := os.Symlink("driver_x", filepath.Join(root, "devices", "0000:03:00.0", "driver")); err != nil {
 		t.Fatal(err)
 	}
-	d, err := OpenDir(dev)
+	opened, err := OpenDir(dev)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.Close()
+	for name, d := range map[string]*Dir{"OpenDir": opened, "PathDir": PathDir(dev)} {
+		t.Run(name, func(t *testing.T) { checkDir(t, d, dev) })
+		if err := d.Close(); err != nil {
+			t.Errorf("%s: Close: %v", name, err)
+		}
+	}
+	if _, err := OpenDir(filepath.Join(root, "nosuch")); err == nil {
+		t.Error("OpenDir of a missing directory: no error")
+	}
+	gone := PathDir(filepath.Join(root, "nosuch"))
+	if v, l := gone.String("hw_rev"), gone.LinkBase("device"); v != "" || l != "" {
+		t.Errorf("PathDir of a missing directory: hw_rev %q, device link %q", v, l)
+	}
+}
+
+func checkDir(t *testing.T, d *Dir, dev string) {
+	t.Helper()
 	if b, err := d.Read("hw_rev"); err != nil || string(b) != "0x0\n" {
 		t.Errorf("hw_rev: %q %v", b, err)
 	}
@@ -55,8 +71,5 @@ func TestDir(t *testing.T) {
 	}
 	if a := d.LinkBase("hw_rev"); a != "" {
 		t.Errorf("a file as a link: %q", a)
-	}
-	if _, err := OpenDir(filepath.Join(root, "nosuch")); err == nil {
-		t.Error("OpenDir of a missing directory: no error")
 	}
 }
