@@ -27,7 +27,7 @@ type blockingSock struct {
 	fd  int
 	buf []byte // one datagram; answers are copied out of it
 	// recvmsg's arguments, kept here: unix.Recvmsg allocates a sockaddr
-	// on every call, 385 times in a -d link show at 128 devices.
+	// on every call, 385 times in a -dd link show at 128 devices.
 	iov unix.Iovec
 	msg unix.Msghdr
 }

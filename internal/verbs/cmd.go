@@ -34,11 +34,12 @@ type scratch struct {
 
 // spareScratch keeps the scratch areas of closed contexts for the next
 // OpenDevice: a command that opens every device in turn (dev query, gids,
-// -d link show on a host with 128 functions) maps one area instead of
+// -dd link show on a host with 128 functions) maps one area instead of
 // mapping and unmapping one per device. munmap is the expensive half (a TLB
 // flush in every thread of the process): in the TCG VM at 128 rxe devices
-// it was 3.1 s of 15 s in a profile of -d link show. alloc clears every
-// piece it hands out, so an area needs no clearing between owners.
+// it was 3.1 s of 15 s in a profile of -d link show (which then asked the
+// devices, as -dd does now). alloc clears every piece it hands out, so an
+// area needs no clearing between owners.
 var spareScratch struct {
 	sync.Mutex
 	mems [][]byte
