@@ -14,7 +14,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
-	"github.com/rdmactl/rdmactl/internal/nldev"
 	"github.com/rdmactl/rdmactl/internal/perf"
 	"github.com/rdmactl/rdmactl/internal/perf/rtloop"
 	"github.com/rdmactl/rdmactl/internal/rdmacm"
@@ -298,29 +297,13 @@ func addRDMACMFlag(fs *pflag.FlagSet, p *perf.Params) {
 // whose netlink index the kernel reported, else the one with its node
 // GUID (kernels that do not report the index).
 func cmRouteDevice(r rdmacm.Route) (verbs.Device, error) {
-	c, err := nldev.Dial()
+	var index *uint32
+	if r.IBDevIndex != rdmacm.NoIBDevIndex {
+		index = &r.IBDevIndex
+	}
+	d, err := inventory.LiveVerbsDeviceAt(index, r.NodeGUID)
 	if err != nil {
-		return verbs.Device{}, err
+		return verbs.Device{}, fmt.Errorf("-R: the device of the RDMA CM's route: %w", err)
 	}
-	defer c.Close()
-	src := inventory.Live(c)
-	devs, err := src.Devices("", inventory.DeviceOptions{})
-	if err != nil {
-		return verbs.Device{}, err
-	}
-	guid := fmt.Sprintf("%04x:%04x:%04x:%04x", r.NodeGUID>>48, r.NodeGUID>>32&0xffff, r.NodeGUID>>16&0xffff, r.NodeGUID&0xffff)
-	name := ""
-	for _, d := range devs {
-		if r.IBDevIndex != rdmacm.NoIBDevIndex && d.Index != nil && *d.Index == r.IBDevIndex {
-			name = d.Name
-			break
-		}
-		if r.IBDevIndex == rdmacm.NoIBDevIndex && d.NodeGUID == guid && name == "" {
-			name = d.Name
-		}
-	}
-	if name == "" {
-		return verbs.Device{}, fmt.Errorf("-R: the RDMA CM chose a device (index %d, node GUID %s) that is not in the device list", r.IBDevIndex, guid)
-	}
-	return src.VerbsDevice(name)
+	return d, nil
 }

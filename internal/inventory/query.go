@@ -1,8 +1,11 @@
 package inventory
 
 import (
+	"fmt"
+
 	"github.com/rdmactl/rdmactl/internal/nldev"
 	"github.com/rdmactl/rdmactl/internal/verbs"
+	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
 // DeviceQuery is what one device answers through its uverbs node: what
@@ -120,4 +123,40 @@ func LiveVerbsDevice(name string) (verbs.Device, error) {
 	}
 	defer c.Close()
 	return Live(c).VerbsDevice(name)
+}
+
+// LiveVerbsDeviceAt is the uverbs device whose NLDEV index is index, or,
+// with index nil (a kernel that does not say), the first whose node GUID
+// is nodeGUID: how an RDMA CM route names its device (perf -R).
+func LiveVerbsDeviceAt(index *uint32, nodeGUID uint64) (verbs.Device, error) {
+	c, err := nldev.Dial()
+	if err != nil {
+		return verbs.Device{}, err
+	}
+	defer c.Close()
+	src := Live(c)
+	devs, err := src.Devices("", DeviceOptions{})
+	if err != nil {
+		return verbs.Device{}, err
+	}
+	name, err := deviceAt(devs, index, nodeGUID)
+	if err != nil {
+		return verbs.Device{}, err
+	}
+	return src.VerbsDevice(name)
+}
+
+// deviceAt is LiveVerbsDeviceAt's choice among devs: the name of the
+// device with index, else (index nil) of the first with nodeGUID.
+func deviceAt(devs []Device, index *uint32, nodeGUID uint64) (string, error) {
+	guid := vocab.GUID(nodeGUID).String()
+	for _, d := range devs {
+		if index != nil && d.Index != nil && *d.Index == *index || index == nil && d.NodeGUID == guid {
+			return d.Name, nil
+		}
+	}
+	if index != nil {
+		return "", fmt.Errorf("no device has index %d (node GUID %s) in the device list", *index, guid)
+	}
+	return "", fmt.Errorf("no device has node GUID %s in the device list", guid)
 }
