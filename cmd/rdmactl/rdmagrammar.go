@@ -1,9 +1,9 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
+
+	"github.com/rdmactl/rdmactl/internal/inventory"
 )
 
 // rdma's own grammar, translated to rdmactl's command line before cobra
@@ -75,8 +75,16 @@ var canonical = map[string]string{"resource": "res", "sys": "system", "stat": "s
 
 // translateRdma rewrites args written in rdma's grammar as rdmactl's
 // command line; anything else is returned unchanged. Leading options
-// (-j, -p, -d, --sysfs-root DIR) stay where they are.
+// (-j, -p, -d, --sysfs-root DIR) stay where they are. rdma reads "res
+// show c" as device c's counts when there is such a device, else as "res
+// show cm_id": this host's devices decide (translateRdmaWith).
 func translateRdma(args []string) []string {
+	return translateRdmaWith(args, inventory.LiveDeviceExists)
+}
+
+// translateRdmaWith is translateRdma with isDevice telling whether an RDMA
+// device of that name exists.
+func translateRdmaWith(args []string, isDevice func(string) bool) []string {
 	i := 0
 	for i < len(args) && strings.HasPrefix(args[i], "-") && args[i] != "-" && args[i] != "--" {
 		if args[i] == "--sysfs-root" {
@@ -120,7 +128,7 @@ func translateRdma(args []string) []string {
 	case "link":
 		t = grLink(tail)
 	case "resource", "res":
-		t = grRes(tail)
+		t = grRes(tail, isDevice)
 	case "system", "sys":
 		t = grSys(tail)
 	case "statistic", "stat":
@@ -176,16 +184,6 @@ func rdmaOptionError(args []string) error {
 // isRange is a filter value such as "5-9": not an option.
 func isRange(w string) bool {
 	return strings.Trim(w, "0123456789,-") == "" && strings.ContainsAny(w, "0123456789")
-}
-
-// isDevice: an RDMA device of that name exists. rdma reads "res show c"
-// as device c's counts when there is one, else as "res show cm_id".
-var isDevice = func(name string) bool {
-	if name == "" || strings.ContainsAny(name, "/.") {
-		return false
-	}
-	_, err := os.Stat(filepath.Join("/sys/class/infiniband", name))
-	return err == nil
 }
 
 // grSub resolves the first word of tail in table unless rdmactl knows it
@@ -259,7 +257,7 @@ func grLink(tail []string) []string {
 // grRes: "res [show|list] [OBJECT [FILTER VALUE]...|DEV]". rdmactl's
 // own "res [OBJECT] [DEV]" has no show keyword, so a line without one
 // is left alone.
-func grRes(tail []string) []string {
+func grRes(tail []string, isDevice func(string) bool) []string {
 	if len(tail) == 0 {
 		return []string{"res"}
 	}

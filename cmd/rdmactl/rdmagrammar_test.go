@@ -265,14 +265,12 @@ func TestRdmactlTopIsTheCommandTree(t *testing.T) {
 
 // "res show NAME" is a device's counts when the device exists, as in rdma.
 func TestTranslateResShowDevice(t *testing.T) {
-	saved := isDevice
-	defer func() { isDevice = saved }()
-	isDevice = func(name string) bool { return name == "c" }
-	if got := strings.Join(translateRdma([]string{"res", "show", "c"}), " "); got != "res c" {
+	isC := func(name string) bool { return name == "c" }
+	if got := strings.Join(translateRdmaWith([]string{"res", "show", "c"}, isC), " "); got != "res c" {
 		t.Errorf("res show c with a device c: %s", got)
 	}
-	isDevice = func(string) bool { return false }
-	if got := strings.Join(translateRdma([]string{"res", "show", "c"}), " "); got != "res cm_id" {
+	none := func(string) bool { return false }
+	if got := strings.Join(translateRdmaWith([]string{"res", "show", "c"}, none), " "); got != "res cm_id" {
 		t.Errorf("res show c without a device c: %s", got)
 	}
 }

@@ -2,9 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 
@@ -787,7 +784,7 @@ func optCountersCompletion(cmd *cobra.Command, args []string, toComplete string)
 			done, cur = toComplete[:i+1], toComplete[i+1:]
 		}
 		var out []cobra.Completion
-		for _, n := range hwCounterNames(completionSource(cmd, args).Sysfs().Root(), dev, port) {
+		for _, n := range completionSource(cmd, args).HWCounterNames(dev, port) {
 			if strings.HasPrefix(n, cur) {
 				out = append(out, done+n)
 			}
@@ -795,20 +792,4 @@ func optCountersCompletion(cmd *cobra.Command, args []string, toComplete string)
 		return out, nf | cobra.ShellCompDirectiveNoSpace
 	}
 	return nil, nf
-}
-
-// hwCounterNames lists a port's hw_counters files under the sysfs root.
-func hwCounterNames(root string, dev string, port uint32) []string {
-	ents, err := os.ReadDir(filepath.Join(root, "class", "infiniband", dev, "ports", fmt.Sprint(port), "hw_counters"))
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, e := range ents {
-		if e.Name() != "lifespan" {
-			out = append(out, e.Name())
-		}
-	}
-	sort.Strings(out)
-	return out
 }

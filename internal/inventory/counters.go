@@ -164,3 +164,9 @@ func (a AbsentDirs) Keep(alive func(index uint32, dev string) bool) {
 // UseAbsentDirs has the live source skip, and record, the counter
 // directories in a (nil: read every one, as by default).
 func (s *Source) UseAbsentDirs(a AbsentDirs) { s.absent = a }
+
+// HWCounterNames are the names of a port's hw_counters (port 0: the
+// device's), without their values: what shell completion offers.
+func (s *Source) HWCounterNames(dev string, port uint32) []string {
+	return s.fs.HWCounterNames(dev, port)
+}

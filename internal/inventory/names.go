@@ -34,3 +34,8 @@ func DeviceCapNames(caps uint64) []string { return nldev.DeviceCapNames(caps) }
 
 // PortCapNames names Port.Caps' bits as rdma link show -d does.
 func PortCapNames(caps uint64) []string { return nldev.PortCapNames(caps) }
+
+// LiveDeviceExists reports whether this host has an RDMA device called
+// name (its /sys/class/infiniband entry): how rdma's grammar tells "res
+// show c", device c's counts, from "res show cm_id" (rdmagrammar).
+func LiveDeviceExists(name string) bool { return sysfs.New("/sys").HasDevice(name) }

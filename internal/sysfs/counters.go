@@ -78,6 +78,27 @@ func hwCounters(dir string) ([]Counter, bool) {
 	return slices.DeleteFunc(cs, func(c Counter) bool { return c.Name == "lifespan" }), absent
 }
 
+// HWCounterNames lists the counters of a port's hw_counters/ (port 0:
+// the device's) without reading them, sorted, lifespan left out; nil if
+// there is no such directory. Shell completion offers them.
+func (f *FS) HWCounterNames(dev string, port uint32) []string {
+	dir := f.devDir(dev)
+	if port != 0 {
+		dir = f.portDir(dev, port)
+	}
+	ents, err := os.ReadDir(filepath.Join(dir, "hw_counters"))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if e.Name() != "lifespan" {
+			out = append(out, e.Name())
+		}
+	}
+	return out // os.ReadDir sorts by name
+}
+
 // HWCountersLifespan is hw_counters/lifespan in milliseconds (how long the
 // kernel caches hw counter values, so reads within it repeat the value);
 // nil if absent. port 0 means the device-level directory.

@@ -92,13 +92,21 @@ func (f *FS) Devices() ([]string, error) {
 	return names, nil
 }
 
+// HasDevice reports whether the tree has a device called dev (its
+// class/infiniband directory): one stat, no listing.
+func (f *FS) HasDevice(dev string) bool {
+	if dev == "" || strings.ContainsAny(dev, "/\x00") || dev == "." || dev == ".." {
+		return false
+	}
+	st, err := os.Stat(f.devDir(dev))
+	return err == nil && st.IsDir()
+}
+
 // checkDevice returns a NotFoundError naming the existing devices if dev is
 // not one of them.
 func (f *FS) checkDevice(dev string) error {
-	if dev != "" && !strings.ContainsAny(dev, "/\x00") && dev != "." && dev != ".." {
-		if st, err := os.Stat(f.devDir(dev)); err == nil && st.IsDir() {
-			return nil
-		}
+	if f.HasDevice(dev) {
+		return nil
 	}
 	names, err := f.Devices()
 	if err != nil {

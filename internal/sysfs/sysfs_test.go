@@ -372,6 +372,13 @@ func TestCounters(t *testing.T) {
 		t.Errorf("rxe hw_counters %v, want %v", names, wantNames)
 	}
 	check(t, "rxe lifespan", u32(r.HWCountersLifespan("rxe0", 1)), uint32(12))
+	// Completion's list: the same names, lifespan left out.
+	if got := r.HWCounterNames("rxe0", 1); !slices.Equal(got, wantNames) {
+		t.Errorf("HWCounterNames(rxe0, 1) = %v, want %v", got, wantNames)
+	}
+	if got := r.HWCounterNames("rxe0", 9); got != nil {
+		t.Errorf("HWCounterNames of a missing port: %v", got)
+	}
 }
 
 func TestNetdev(t *testing.T) {
