@@ -2,7 +2,7 @@
 # scripts/bench-scale.sh: how rdmactl's inspection commands scale with the
 # number of RDMA devices, against the tools they replace. For each N in NS
 # (default "4 16 64 128") one VM boots with N rxe devices; in it each
-# command and its reference run alternately ROUNDS times (default 5) after
+# command and its reference run alternately ROUNDS times (default 15) after
 # one warm-up each, and the script prints the median wall time of each, the
 # ratio rdmactl/reference (of the medians; and the median of the rounds'
 # own ratios, each rdmactl run over the reference run right after it, with
@@ -15,6 +15,11 @@
 #
 # A command whose warm-up takes longer than CAP_MS (default 20000) is not
 # repeated: that one run is its figure, marked with '*'.
+#
+# ROUNDS: at 128 devices a ratio from 15 rounds moves by about 0.1 from
+# one run to the next (link show on 6.1, the same code, two runs an hour
+# apart: 0.89 and 1.09); ROUNDS=31 narrows that, at twice the time
+# (docs/scale.md).
 #
 # Environment: RDMACTL (binary; default bin/rdmactl), VMRUN (default vm/run),
 # NS, ROUNDS, CAP_MS, VMFLAGS (more vm/run options), BASE (another rdmactl
@@ -37,7 +42,7 @@ CMDS=(
 )
 
 guest() {
-	local bin=$1 n=$2 base=${3:-} rounds=${ROUNDS:-5} cap=${CAP_MS:-20000}
+	local bin=$1 n=$2 base=${3:-} rounds=${ROUNDS:-15} cap=${CAP_MS:-20000}
 	# As bench-link.sh: the binary from the guest's tmpfs, not over 9p.
 	install -m 0755 "$bin" /usr/local/bin/rdmactl-bench
 	[ -z "$base" ] || install -m 0755 "$base" /usr/local/bin/rdmactl-base
@@ -111,7 +116,7 @@ trap 'rm -f "$OUT"' EXIT
 for n in $NS; do
 	echo "bench-scale: $n devices..." >&2
 	# shellcheck disable=SC2086
-	$VMRUN ${VMFLAGS:-} --rxe "$n" -- env ROUNDS="${ROUNDS:-5}" CAP_MS="${CAP_MS:-20000}" \
+	$VMRUN ${VMFLAGS:-} --rxe "$n" -- env ROUNDS="${ROUNDS:-15}" CAP_MS="${CAP_MS:-20000}" \
 		"$0" --guest "$RDMACTL" "$n" ${BASE:+"$BASE"} | grep '^ROW|' >>"$OUT"
 done
 largest=${NS##* }
