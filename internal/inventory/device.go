@@ -120,10 +120,11 @@ func (s *Source) deviceSysfs(r *Device, o DeviceOptions) {
 	// board_id, hca_type and hw_rev come from the attribute groups of
 	// hardware drivers (mlx5, bnxt_re, hfi1...), which all sit on a PCI
 	// or auxiliary device. One failed readlink answers all five (at 128
-	// rxe devices, 384 failed opens fewer for -d dev show). It goes by
-	// full path, as do the reads of a device without a parent or with
-	// one read more (at most node_desc, or the driver link): opening the
-	// directory pays only for more. A device gone since the dump fails
+	// rxe devices, 384 failed opens fewer for -d dev show). That readlink
+	// and the one or two reads that may follow it (the driver link,
+	// node_desc) go by full path; only a device with a parent whose board
+	// files or -d -j facts are asked gets its directory opened, where the
+	// relative lookups repay the open. A device gone since the dump fails
 	// every read: its fields stay empty.
 	path := filepath.Join(s.fs.Root(), "class", "infiniband", r.Name)
 	dir := sysfs.PathDir(path)
