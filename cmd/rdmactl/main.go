@@ -126,7 +126,7 @@ It is one static binary that talks to the kernel directly: RDMA netlink,
 	pf := root.PersistentFlags()
 	pf.BoolVarP(&a.opts.json, "json", "j", false, "print JSON instead of a table")
 	pf.BoolVarP(&a.opts.pretty, "pretty", "p", false, "indent JSON output (implies nothing without -j)")
-	pf.VarPF(detailsFlag{&a.opts}, "details", "d", "print more details; twice (-dd) adds the driver's own details of resources, as rdma -dd").NoOptDefVal = "true"
+	pf.VarPF(detailsFlag{&a.opts}, "details", "d", "print more details; twice (-dd) adds what the driver itself reports: of resources, as rdma -dd, and (link show) each port's MTUs as the device answers").NoOptDefVal = "true"
 	pf.BoolVarP(&a.opts.raw, "raw", "r", false, "res qp|cq|mr|srq: the driver's raw image of each object, as rdma -r")
 	pf.StringVar(&a.opts.sysfsRoot, "sysfs-root", "", "read a capture (rdmactl capture: a directory or .tar.gz bundle) at `PATH` instead of the live /sys and netlink")
 	// -r is global as in rdma (where it goes before the object), but only
