@@ -30,7 +30,7 @@ func exitStatusSection() gendocs.Section {
 		{exitNotFound, "unknown device, port, GID index or resource"},
 		{exitPermission, "permission denied (EACCES/EPERM), or RLIMIT_MEMLOCK too low"},
 		{exitUnsupported, "the kernel or the device lacks the feature"},
-		{exitPeer, "benchmark peer unreachable, vanished or garbled"},
+		{exitPeer, "benchmark peer unreachable, vanished or garbled, or the run's port went down"},
 		{exitPerfThreshold, "a perf result missed a threshold (-w, -y, --limit_lat)"},
 		{exitDoctorFail, "doctor found a FAIL"},
 		{exitInterrupted, "interrupted (SIGINT/SIGTERM) while perf, top, monitor, the exporter or counters --watch ran; " +

@@ -20,7 +20,7 @@ const (
 	exitNotFound    = 3   // unknown device, port, GID index, resource
 	exitPermission  = 4   // EACCES/EPERM, RLIMIT_MEMLOCK too low
 	exitUnsupported = 5   // the kernel or device lacks the feature
-	exitPeer        = 6   // benchmark peer unreachable, vanished or garbled
+	exitPeer        = 6   // benchmark peer unreachable, vanished or garbled; port went down
 	exitInterrupted = 130 // SIGINT/SIGTERM
 )
 

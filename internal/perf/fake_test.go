@@ -26,6 +26,9 @@ type fakeFabric struct {
 	mrs     map[uint32]*fakeMR
 	live    int // objects not yet destroyed
 	posts   int // PostSend calls
+	// lost: the link is gone; sends are taken and never complete, as on
+	// rxe once the netdev is down (neither success nor error).
+	lost bool
 }
 
 // postCount is how many PostSend calls the fabric has seen.
@@ -222,6 +225,9 @@ func (q *fakeQP) PostSend(wrs []verbs.SendWR) error {
 	q.f.mu.Lock()
 	defer q.f.mu.Unlock()
 	q.f.posts++
+	if q.f.lost {
+		return nil
+	}
 	for i := range wrs {
 		if wrs[i].Flags&verbs.SendInline != 0 && wrs[i].SGE.Length > q.maxInline {
 			return fmt.Errorf("fake: %d-byte inline send on a QP created for %d", wrs[i].SGE.Length, q.maxInline)

@@ -67,9 +67,12 @@ type Session struct {
 	stop     atomic.Bool
 	peerGone atomic.Bool
 	peerDone atomic.Bool // the peer ended its duration run (watchPeer)
-	result   Result
-	cm       *cmLink // -R: the comm connection and the data QPs' ids
-	cmNote   string  // -R: why -d was not used
+	// portWatch reads the device's async events (portwatch.go); nil:
+	// the device cannot report them.
+	portWatch *portWatch
+	result    Result
+	cm        *cmLink // -R: the comm connection and the data QPs' ids
+	cmNote    string  // -R: why -d was not used
 	// Tests only (cm_vm_test.go): called with the run's memory and key
 	// records once the QPs are up, before the first exchange of the test
 	// sequence, and after it, before teardown.
@@ -138,6 +141,9 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 			s.printf(" %s\n", s.cmNote)
 		}
 	}
+	// Watch first, then check: a port that goes down after the check
+	// raises an event the watcher reads (portwatch.go).
+	s.watchPort()
 	if s.port, err = s.Dev.Port(); err != nil {
 		return nil, err
 	}
@@ -184,7 +190,16 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 		return &s.result, ctx.Err()
 	}
 	if err != nil {
+		// A port that went down explains whatever failed after it.
+		if perr := s.portDownErr(portSettle); perr != nil {
+			err = perr
+		}
 		return &s.result, err
+	}
+	// A port that went down after the last loop, before the report: the
+	// run did not finish as it should have either.
+	if perr := s.portDownErr(0); perr != nil {
+		return &s.result, perr
 	}
 	// The thresholds judge a finished run only (limits.go).
 	checks, err := checkLimits(&p.Limits, &s.result)
@@ -196,6 +211,7 @@ func (s *Session) teardown() {
 	// First: the loop thread's copy of the file table holds the
 	// connection and the device open.
 	s.thr.Stop()
+	s.stopPortWatch()
 	s.cfiles.close()
 	if s.conn != nil {
 		_ = s.conn.Close()
@@ -974,6 +990,13 @@ func (s *Session) measure(ctx context.Context, r *runner, loop func() error) (BW
 	var res BWResult
 	if s.P.Test == TestBW {
 		res = s.bwResult(r)
+	}
+	// Whatever the loop saw (an error completion, a stall, nothing before
+	// the deadline), a run whose port went down failed, and that is why.
+	if ctx.Err() == nil {
+		if perr := s.portDownErr(0); perr != nil {
+			return res, perr
+		}
 	}
 	if err == nil {
 		return res, nil
