@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/internal/perf"
+	"github.com/rdmactl/rdmactl/internal/vmcheck"
 )
 
 // -R with perf atomic, --use-srq and -e through the command line
@@ -159,19 +160,29 @@ func TestVMPerfRDMACMOpsPeerKilled(t *testing.T) {
 						t.Fatalf("%s: %v", pcmd, err)
 					}
 				}
+				// The client only once the server's CM id listens
+				// (perftest's comm connect does not retry); the kill
+				// only once the run's traffic flows.
+				port, _ := strconv.Atoi(p)
+				listens := func() bool { return vmcheck.CMListening(t, port) }
+				sent := vmcheck.Sent(t)
 				if !rdmactlServer {
 					startPeer()
-					time.Sleep(1500 * time.Millisecond)
+					if !vmcheck.Until(30*time.Second, nil, listens) {
+						t.Fatalf("the %s server did not listen within 30 s", mode.peer)
+					}
 				}
 				go func() {
 					defer close(done)
 					stdout, stderr, code = runCmd(t, ra...)
 				}()
 				if rdmactlServer {
-					time.Sleep(1500 * time.Millisecond) // perftest's comm connect does not retry
+					if !vmcheck.Until(30*time.Second, vmcheck.Closed(done), listens) {
+						t.Fatalf("the rdmactl server did not listen within 30 s")
+					}
 					startPeer()
 				}
-				time.Sleep(6 * time.Second) // connected, and a few seconds into the run
+				waitPeerTraffic(t, sent, 1000, done, "rdmactl")
 				select {
 				case <-done:
 					_ = peer.Process.Kill()

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/internal/perf/rtloop"
+	"github.com/rdmactl/rdmactl/internal/vmcheck"
 )
 
 // VM integration tests of 'rdmactl perf' against itself and against the
@@ -284,7 +285,7 @@ func TestVMPerfPeerErrors(t *testing.T) {
 		defer wg.Done()
 		_, sstderr, scode = runCmd(t, "perf", "write", "-d", "rxe0", "-p", "18701", "-s", "4096", "-n", "50")
 	}()
-	time.Sleep(time.Second)
+	waitListening(t, 18701, 30*time.Second)
 	_, cstderr, ccode := runCmd(t, "perf", "write", "-d", "rxe1", "-p", "18701", "-s", "8192", "-n", "50", perfServerIP)
 	wg.Wait()
 	if scode != exitPeer || ccode != exitPeer || !strings.Contains(sstderr, "-s") || !strings.Contains(cstderr, "-s") {
@@ -296,7 +297,7 @@ func TestVMPerfPeerErrors(t *testing.T) {
 		defer wg.Done()
 		_, sstderr, scode = runCmd(t, "perf", "write", "-d", "rxe0", "-p", "18702", "-s", "8192", "-n", "50")
 	}()
-	time.Sleep(time.Second)
+	waitListening(t, 18702, 30*time.Second)
 	_ = exec.Command("ib_write_bw", "-d", "rxe1", "-p", "18702", "-s", "4096", "-n", "50", perfServerIP).Run()
 	wg.Wait()
 	if scode != exitPeer || !strings.Contains(sstderr, "4096") {
@@ -323,12 +324,14 @@ func TestVMPerfPeerKilled(t *testing.T) {
 			defer close(done)
 			_, stderr, code = runCmd(t, args...)
 		}()
-		time.Sleep(1500 * time.Millisecond)
+		waitListening(t, 18710+i, 30*time.Second)
+		sent := vmcheck.Sent(t)
 		peer := exec.Command("ib_write_"+kind, "-d", "rxe1", "-p", port, "-D", "60", perfServerIP)
 		if err := peer.Start(); err != nil {
 			t.Fatalf("ib_write_%s: %v", kind, err)
 		}
-		time.Sleep(5 * time.Second)
+		// Killed once the run's traffic flows, not at a fixed time.
+		waitPeerTraffic(t, sent, 1000, done, "the rdmactl server")
 		took := killPeer(t, peer, done, kind+": server")
 		if code != exitPeer || strings.Count(stderr, "\n") != 1 || took > 5*time.Second {
 			t.Fatalf("%s: server exit %d after %v, stderr %q", kind, code, took, stderr)

@@ -10,11 +10,14 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rdmactl/rdmactl/internal/vmcheck"
 )
 
 // The perf VM tests' one way of running a server and a client: server on
@@ -343,8 +346,9 @@ func unixSignalName(s syscall.Signal) string {
 
 // mustEndWithOneLine waits up to limit for sd to end on its own and
 // fails unless it exited (no signal) non-zero with one "rdmactl: " line
-// on stderr; since is when its trouble began, for the log.
-func (sd *side) mustEndWithOneLine(t *testing.T, limit time.Duration, since time.Time) {
+// on stderr; since is when its trouble began, for the log. It returns
+// the exit code and the line.
+func (sd *side) mustEndWithOneLine(t *testing.T, limit time.Duration, since time.Time) (int, string) {
 	t.Helper()
 	if !sd.wait(limit) {
 		_ = sd.cmd.Process.Signal(syscall.SIGQUIT)
@@ -361,34 +365,107 @@ func (sd *side) mustEndWithOneLine(t *testing.T, limit time.Duration, since time
 		t.Fatalf("%s: %v after %v, want an exit with one line on stderr; stderr:\n%s", sd.name, sd.err, time.Since(since).Round(time.Millisecond), msg)
 	}
 	t.Logf("%s: exit %d after %v: %s", sd.name, ws.ExitStatus(), time.Since(since).Round(time.Millisecond), msg)
+	return ws.ExitStatus(), msg
 }
 
-// linkDownMidRun runs each args (perf's arguments, ending in "-D N") as
-// a binary pair on ports from port, takes the client's netdev down a few
-// seconds into the run, and requires both processes to end on their own
-// with one line on stderr, never a signal; the link comes back before
-// the next case.
-func linkDownMidRun(t *testing.T, port int, cases [][]string) {
+// When a link-down case takes the client's netdev down.
+type downAt int
+
+const (
+	// Once the client has a QP: past its port check, before or at the
+	// start of its traffic.
+	downAtSetup downAt = iota
+	// Once its traffic flows (1,000 packets sent on rxe1).
+	downMidRun
+	// In the run's last seconds (lastSeconds).
+	downLastSeconds
+)
+
+func (d downAt) String() string {
+	return [...]string{"at_setup", "mid_run", "last_seconds"}[d]
+}
+
+// lastSeconds is when a -D 8 client is in its last 1.5 s, counted from
+// its first packet: a write, read or atomic bandwidth client ends when
+// its sample window closes (8 s less the 2 s margin: bwDetached), and its
+// server, which ran no loop, has nothing more to say; the others end at
+// 8 s (send's receiver and every latency peer run the whole duration).
+func lastSeconds(args []string) time.Duration {
+	if args[0] != "send" && !slices.Contains(args, "--lat") {
+		return 4500 * time.Millisecond
+	}
+	return 6500 * time.Millisecond
+}
+
+// linkDownMidRun runs each args (perf's arguments) as a binary pair on
+// ports from port and takes the client's netdev down mid-run; the cases
+// in edges also at setup and in their last seconds. The client must exit
+// with exitPeer and one line naming its port; the server must end on its
+// own with one line; neither by a signal. The link comes back before the
+// next case.
+//
+// Why the client's port is watched, and the run does not just wait for
+// its completions: on rxe a QP may get no completion at all once its
+// netdev is down (write_bw here waited out its 10 s stall limit), and a
+// -D run whose stall limit was longer than the rest of its duration
+// ended at its deadline as if it had finished: exit 0, reporting the
+// traffic before the loss. That is how "send --use-srq -q 2 -D 30" once
+// passed with its link down (its report: the traffic stopped about 9 s
+// before the deadline, and its stall limit was 10.13 s). perf now reads
+// the device's async events (PORT_ERR) and fails at once.
+func linkDownMidRun(t *testing.T, port int, cases [][]string, edges ...int) {
 	bin := rdmactlBin(t)
 	resUnchanged(t, false)
 	for i, args := range cases {
-		name := strings.Join(args[:len(args)-2], "_")
-		t.Run(name, func(t *testing.T) {
-			p := []string{"-p", fmt.Sprint(port + i)}
-			srv := startSide(t, bin, "server", append(append([]string{"perf"}, args...), append(p, "-d", "rxe0")...))
-			time.Sleep(time.Second)
-			cli := startSide(t, bin, "client", append(append([]string{"perf"}, args...), append(p, "-d", "rxe1", perfServerIP)...))
-			time.Sleep(3 * time.Second)
-			if out, err := exec.Command("ip", "link", "set", "vrxe1", "down").CombinedOutput(); err != nil {
-				t.Fatalf("ip link set vrxe1 down: %v %s", err, out)
-			}
-			down := time.Now()
-			defer restoreLink(t, "vrxe1", "rxe1")
-			for _, sd := range []*side{cli, srv} {
-				sd.mustEndWithOneLine(t, 60*time.Second, down)
-			}
-		})
+		linkDownCase(t, bin, port+3*i, args, downMidRun)
 	}
+	for _, i := range edges {
+		linkDownCase(t, bin, port+3*i+1, cases[i], downAtSetup)
+		linkDownCase(t, bin, port+3*i+2, cases[i], downLastSeconds)
+	}
+}
+
+func linkDownCase(t *testing.T, bin string, port int, args []string, at downAt) {
+	name := strings.Join(args, "_") + "/" + at.String()
+	t.Run(name, func(t *testing.T) {
+		d := "30"
+		if at == downLastSeconds {
+			d = "8"
+		}
+		run := append(append([]string{"perf"}, args...), "-D", d, "-p", fmt.Sprint(port))
+		srv := startSide(t, bin, "server", append(run, "-d", "rxe0"))
+		if !vmcheck.Until(30*time.Second, srv.ended, func() bool { return listening(port) }) {
+			t.Fatalf("server not listening on %d; %s", port, srv.how())
+		}
+		sent := vmcheck.PortCounter(t, "rxe1", "sent_pkts")
+		cli := startSide(t, bin, "client", append(run, "-d", "rxe1", perfServerIP))
+		switch at {
+		case downAtSetup:
+			waitQPs(t, cli)
+		case downMidRun:
+			waitSent(t, cli, "rxe1", sent, 1000)
+		case downLastSeconds:
+			waitSent(t, cli, "rxe1", sent, 1)
+			d := lastSeconds(args)
+			time.Sleep(d)
+			if cli.ended() {
+				t.Fatalf("the client ended within %v of its first packet in an 8 s run; %s", d, cli.how())
+			}
+		}
+		t.Logf("before: %s", linkEvidence(t, "rxe1", "vrxe1"))
+		if out, err := exec.Command("ip", "link", "set", "vrxe1", "down").CombinedOutput(); err != nil {
+			t.Fatalf("ip link set vrxe1 down: %v %s", err, out)
+		}
+		down := time.Now()
+		defer restoreLink(t, "vrxe1", "rxe1")
+		t.Logf("down: %s", linkEvidence(t, "rxe1", "vrxe1"))
+		code, msg := cli.mustEndWithOneLine(t, 20*time.Second, down)
+		if want := "port rxe1/1 went down during the run"; code != exitPeer || !strings.Contains(msg, want) {
+			t.Fatalf("client: exit %d %q, want exit %d saying %q", code, msg, exitPeer, want)
+		}
+		srv.mustEndWithOneLine(t, 30*time.Second, down)
+		t.Logf("after: %s", linkEvidence(t, "rxe1", "vrxe1"))
+	})
 }
 
 // restoreLink brings netdev back up and waits until the RDMA device's
@@ -448,20 +525,5 @@ func awaitListen(port int, d time.Duration, done <-chan struct{}) bool {
 	return true
 }
 
-// listening: a TCP socket of this network namespace listens on port
-// (/proc/net/tcp{,6}: local address ends in :PORT, state 0A).
-func listening(port int) bool {
-	want := fmt.Sprintf(":%04X", port)
-	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		for _, l := range strings.Split(string(b), "\n")[1:] {
-			if fs := strings.Fields(l); len(fs) > 3 && strings.HasSuffix(fs[1], want) && fs[3] == "0A" {
-				return true
-			}
-		}
-	}
-	return false
-}
+// listening: a TCP socket of this network namespace listens on port.
+func listening(port int) bool { return vmcheck.TCPListening(port) }

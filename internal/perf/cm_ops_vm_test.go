@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/internal/verbs"
+	"github.com/rdmactl/rdmactl/internal/vmcheck"
 )
 
 // -R with atomics, --use-srq and -e: rdmactl in-process against itself
@@ -200,21 +201,29 @@ func runCMOps(t *testing.T, c cmOpsCase, pair string, port int) (srv, cli *cmPro
 	}
 	var wg sync.WaitGroup
 	wg.Add(1)
+	// The client starts once the server's CM id listens (perftest's comm
+	// connect does not retry), not after a fixed time.
+	srvDone := make(chan struct{})
+	listens := func() {
+		if !vmcheck.Until(30*time.Second, vmcheck.Closed(srvDone), func() bool { return vmcheck.CMListening(t, port) }) {
+			t.Errorf("the %s server did not listen on %d within 30 s", pair, port)
+		}
+	}
 	switch pair {
 	case "rdmactl-rdmactl":
 		srv, cli = mk(true), mk(false)
-		go func() { defer wg.Done(); serr = runProbe(srv) }()
-		time.Sleep(500 * time.Millisecond)
+		go func() { defer wg.Done(); defer close(srvDone); serr = runProbe(srv) }()
+		listens()
 		cerr = runProbe(cli)
 	case "rdmactl-server-perftest-client":
 		srv = mk(true)
-		go func() { defer wg.Done(); serr = runProbe(srv) }()
-		time.Sleep(1500 * time.Millisecond) // perftest's comm connect does not retry
+		go func() { defer wg.Done(); defer close(srvDone); serr = runProbe(srv) }()
+		listens()
 		pout, cerr = runPerftest(true)
 	default:
 		cli = mk(false)
-		go func() { defer wg.Done(); pout, serr = runPerftest(false) }()
-		time.Sleep(1500 * time.Millisecond)
+		go func() { defer wg.Done(); defer close(srvDone); pout, serr = runPerftest(false) }()
+		listens()
 		cerr = runProbe(cli)
 	}
 	wg.Wait()

@@ -1,0 +1,78 @@
+//go:build vmtest
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rdmactl/rdmactl/internal/vmcheck"
+)
+
+// waitSent waits until dev has sent n packets more than from (rxe's
+// sent_pkts): the run's traffic flows. It fails the test, with sd's
+// output, when sd ends first or 60 s pass.
+func waitSent(t *testing.T, sd *side, dev string, from, n uint64) {
+	t.Helper()
+	if !vmcheck.Until(60*time.Second, sd.ended, func() bool { return vmcheck.PortCounter(t, dev, "sent_pkts") >= from+n }) {
+		t.Fatalf("%s: %d packets sent on %s since it started, want %d; %s", sd.name, vmcheck.PortCounter(t, dev, "sent_pkts")-from, dev, n, sd.how())
+	}
+}
+
+// waitQPs waits until sd's process has a QP in the kernel: it is past its
+// port check and setting its run up.
+func waitQPs(t *testing.T, sd *side) {
+	t.Helper()
+	if !vmcheck.Until(60*time.Second, sd.ended, func() bool { return vmcheck.QPsOf(t, sd.cmd.Process.Pid) > 0 }) {
+		t.Fatalf("%s made no QP within 60 s; %s", sd.name, sd.how())
+	}
+}
+
+// waitPeerTraffic waits until the devices have sent n packets more than
+// from (a perf pair's traffic flows), failing the test when done closes
+// first (who ended) or 60 s pass.
+func waitPeerTraffic(t *testing.T, from, n uint64, done <-chan struct{}, who string) {
+	t.Helper()
+	if !vmcheck.Until(60*time.Second, vmcheck.Closed(done), func() bool { return vmcheck.Sent(t) >= from+n }) {
+		t.Fatalf("%d packets sent since the pair started, want %d (%s ended: %v)", vmcheck.Sent(t)-from, n, who, vmcheck.Closed(done)())
+	}
+}
+
+// how says whether sd still runs, or how it ended and what it printed.
+func (sd *side) how() string {
+	if !sd.ended() {
+		return "it still runs"
+	}
+	return fmt.Sprintf("it ended (%s):\nstdout:\n%s\nstderr:\n%s", sd.status(), &sd.stdout, &sd.stderr)
+}
+
+// ended says whether sd's process has ended, without waiting.
+func (sd *side) ended() bool {
+	sd.wait(time.Nanosecond) // starts the waiter
+	select {
+	case <-sd.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// linkEvidence is what the port and its netdev say now, for the log of a
+// link-down test: the port's state, rxe's counters, the netdev's packets.
+func linkEvidence(t *testing.T, dev, netdev string) string {
+	t.Helper()
+	st, _ := os.ReadFile("/sys/class/infiniband/" + dev + "/ports/1/state")
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s/1 %s", dev, strings.TrimSpace(string(st)))
+	for _, c := range []string{"sent_pkts", "rcvd_pkts", "link_downed", "retry_exceeded_err", "send_err", "completer_retry_err"} {
+		fmt.Fprintf(&b, " %s=%d", c, vmcheck.PortCounter(t, dev, c))
+	}
+	for _, c := range []string{"tx_packets", "tx_dropped", "rx_packets"} {
+		v, _ := os.ReadFile("/sys/class/net/" + netdev + "/statistics/" + c)
+		fmt.Fprintf(&b, " %s:%s=%s", netdev, c, strings.TrimSpace(string(v)))
+	}
+	return b.String()
+}

@@ -1,0 +1,132 @@
+//go:build vmtest
+
+package vmcheck
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// What the kernel tests wait for instead of sleeping a fixed time: under
+// TCG on a busy host a process's start, its connection or its first
+// packet can take any time, and a fault injected before the moment it is
+// meant for tests another moment.
+
+// Until polls cond every 20 ms until it holds (true), or d passes or
+// ended reports true (false). ended may be nil.
+func Until(d time.Duration, ended func() bool, cond func() bool) bool {
+	for end := time.Now().Add(d); ; time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+		if time.Now().After(end) || ended != nil && ended() {
+			return false
+		}
+	}
+}
+
+// Closed is an ended func for Until: whether done is closed.
+func Closed(done <-chan struct{}) func() bool {
+	return func() bool {
+		select {
+		case <-done:
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// PortCounter reads rxe's hw_counters/NAME of dev's port 1
+// (drivers/infiniband/sw/rxe/rxe_hw_counters.c: sent_pkts, rcvd_pkts,
+// link_downed, ...).
+func PortCounter(t testing.TB, dev, name string) uint64 {
+	t.Helper()
+	b, err := os.ReadFile("/sys/class/infiniband/" + dev + "/ports/1/hw_counters/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		t.Fatalf("%s %s: %v", dev, name, err)
+	}
+	return v
+}
+
+// Sent is the packets rxe0 and rxe1 have sent together (sent_pkts): an
+// RDMA CM run's device is the route's, either.
+func Sent(t testing.TB) uint64 {
+	t.Helper()
+	return PortCounter(t, "rxe0", "sent_pkts") + PortCounter(t, "rxe1", "sent_pkts")
+}
+
+// TCPListening says whether a TCP socket of this network namespace
+// listens on port (/proc/net/tcp{,6}: local address ends in :PORT, state
+// 0A).
+func TCPListening(port int) bool {
+	want := fmt.Sprintf(":%04X", port)
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(b), "\n")[1:] {
+			if fs := strings.Fields(l); len(fs) > 3 && strings.HasSuffix(fs[1], want) && fs[3] == "0A" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// CMListening says whether an RDMA CM id listens on port ('rdma res show
+// cm_id': state LISTEN, src-addr ADDR:PORT), as an -R server does before
+// a client may connect (perftest's client does not retry).
+func CMListening(t testing.TB, port int) bool {
+	t.Helper()
+	out, err := exec.Command("rdma", "res", "show", "cm_id").CombinedOutput()
+	if err != nil {
+		t.Fatalf("rdma res show cm_id: %v: %s", err, out)
+	}
+	re := regexp.MustCompile(`state LISTEN .*src-addr \S+:` + strconv.Itoa(port) + `\b`)
+	return re.Match(out)
+}
+
+// QPsOf is how many QPs of process pid 'rdma res show qp' lists. The
+// kernel names the thread that made each (task_pid_vnr of the creator,
+// drivers/infiniband/core/nldev.c), which in a Go program is seldom the
+// main one, so any thread of pid counts.
+func QPsOf(t testing.TB, pid int) int {
+	t.Helper()
+	tids := map[int]bool{}
+	ents, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, e := range ents {
+		if tid, err := strconv.Atoi(e.Name()); err == nil {
+			tids[tid] = true
+		}
+	}
+	out, err := exec.Command("rdma", "-j", "res", "show", "qp").Output()
+	if err != nil {
+		t.Fatalf("rdma -j res show qp: %v", err)
+	}
+	var qps []struct {
+		PID int `json:"pid"`
+	}
+	if err := json.Unmarshal(out, &qps); err != nil {
+		t.Fatalf("rdma -j res show qp: %v: %s", err, out)
+	}
+	n := 0
+	for _, q := range qps {
+		if tids[q.PID] {
+			n++
+		}
+	}
+	return n
+}
