@@ -38,11 +38,13 @@ RUN ?=
 VMFLAGS ?=
 # make vmtest KERNEL=6.12  (default: "6.1 6.12", one VM boot each)
 KERNEL ?=
+# make vmtest RUN=... COUNT=20: the suite 20 times in each boot, a line per run
+COUNT ?=
 # Seconds per test binary, and without a line of output from one before its
 # goroutines are dumped and it is killed (vm/README.md).
 VMTEST_TIMEOUT ?= 1200
 VMTEST_STALL ?= 300
-export PKG RUN VMFLAGS VMTEST_TIMEOUT VMTEST_STALL GO KERNEL
+export PKG RUN VMFLAGS VMTEST_TIMEOUT VMTEST_STALL GO KERNEL COUNT
 # make fuzz FUZZTIME=1m
 FUZZTIME ?= 20s
 
@@ -77,7 +79,7 @@ fuzz: ## run every Fuzz target for FUZZTIME (default 20s)
 tourtest: ## runs make tour (on a host without RDMA: in the VM) and checks what it showed
 	$(GO) test -tags tour -run '^TestTour$$' -count=1 -v -timeout 20m ./scripts
 
-vmtest: build ## kernel tests, one VM per kernel: [KERNEL=6.12] [PKG=./internal/x] [RUN=TestY] [VMFLAGS="--rxe 3"]
+vmtest: build ## kernel tests, one VM per kernel: [KERNEL=6.12] [PKG=./internal/x] [RUN=TestY] [COUNT=N] [VMFLAGS="--rxe 3"]
 	vm/vmtest
 
 docs: ## regenerate completions/ and man/ from the command tree (commit them)

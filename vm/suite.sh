@@ -11,9 +11,15 @@
 # changed (`rdma res show`, `rdma link show` differ afterwards: the next
 # package would see them).
 #
+# With VMTEST_COUNT=N (make vmtest COUNT=N) all of that runs N times in
+# this one boot: each run prints a line "=== run I/N: PASS" or "=== run
+# I/N: FAIL" with the failed tests, the summary counts each failed test's
+# runs, and the suite passes only if every run did. Each run's log is
+# DIR/<package dir>.log, or DIR/<package dir>.runI.log when N > 1.
+#
 # Environment: RUN (-test.run), VMTEST_TIMEOUT (seconds per binary),
-# VMTEST_STALL (seconds without output, 0: off), VMTEST_BUILD_FAILED
-# (packages that did not build, for the summary).
+# VMTEST_STALL (seconds without output, 0: off), VMTEST_COUNT (runs, 1),
+# VMTEST_BUILD_FAILED (packages that did not build, for the summary).
 set -uo pipefail
 
 [ "${RDMACTL_VM:-}" = 1 ] || { echo "suite.sh: run me inside the VM (make vmtest)" >&2; exit 2; }
@@ -92,13 +98,20 @@ dump_state() {
 	echo "--- goroutines (SIGQUIT)"
 }
 
+COUNT=${VMTEST_COUNT:-1}
+[[ $COUNT =~ ^[1-9][0-9]*$ ]] || { echo "suite.sh: VMTEST_COUNT must be a count of runs" >&2; exit 2; }
+
 summary=()
 failed=0
 passed_tests=0
 t_all=$(date +%s)
-for b in "${bins[@]}"; do
+# run_bin B LOG: runs test binary B once, its output in LOG, and adds its
+# line (and its failed tests' names) to summary; sets bin_failed and
+# bin_bad (the failed and skipped tests, with their subtests).
+run_bin() {
+	local b=$1 log=$2 pkg run before after t pid hung size t0 t_out n rc secs left p teepid mirror
+	local npass nfail nskip status why bad
 	pkg=${b%.test}
-	log=$ROOT/$DIR/$pkg.log
 	# RUN, or the package's vmtest tests (vm/vmtest lists them in .run).
 	run=${RUN:-}
 	if [ -z "$run" ] && [ -s "$ROOT/$DIR/$pkg.run" ]; then run="^($(cat "$ROOT/$DIR/$pkg.run"))\$"; fi
@@ -183,11 +196,48 @@ for b in "${bins[@]}"; do
 		[ "$status" = FAIL ] && why="$why; leaked resources" || why="leaked resources or changed links (rdma res/link show)"
 		status=FAIL
 	fi
-	[ "$status" = FAIL ] && failed=$((failed + 1))
+	[ "$COUNT" -gt 1 ] && pkg="$pkg#$i"
 	summary+=("$(printf '%-5s %-28s %5ss  pass %-3d fail %-3d skip %-3d %s' "$status" "$pkg" "$secs" "$npass" "$nfail" "$nskip" "$why")")
 	# Name the failed and skipped top-level tests, so the summary says what to rerun.
 	bad=$(grep -aE '^--- (FAIL|SKIP)' "$log" | awk '{ print $3 }' | paste -sd' ')
 	[ -n "$bad" ] && summary+=("      $bad")
+	bin_failed=0
+	[ "$status" = FAIL ] && bin_failed=1
+	# Every failed or skipped test, subtests included; the binary's own
+	# failure (a timeout, a leak) when no test is named (its reason is
+	# in its summary line).
+	bin_bad=$(grep -aE '^ *--- (FAIL|SKIP)' "$log" | awk '{ print $3 }' | paste -sd' ')
+	[ "$status" = FAIL ] && [ -z "$bin_bad" ] && bin_bad="${b%.test}:no-test-named"
+	return 0
+}
+
+declare -A fails_of # failed test -> runs it failed in
+failed_runs=0
+for ((i = 1; i <= COUNT; i++)); do
+	[ "$COUNT" -gt 1 ] && echo "=== run $i/$COUNT"
+	run_failed=0
+	run_bad=()
+	for b in "${bins[@]}"; do
+		log=$ROOT/$DIR/${b%.test}.log
+		[ "$COUNT" -gt 1 ] && log=$ROOT/$DIR/${b%.test}.run$i.log
+		run_bin "$b" "$log"
+		if [ "$bin_failed" = 1 ]; then
+			failed=$((failed + 1))
+			run_failed=1
+		fi
+		for x in $bin_bad; do
+			run_bad+=("$x")
+			fails_of[$x]=$((${fails_of[$x]:-0} + 1))
+		done
+	done
+	[ "$run_failed" = 1 ] && failed_runs=$((failed_runs + 1))
+	if [ "$COUNT" -gt 1 ]; then
+		if [ "$run_failed" = 1 ]; then
+			echo "=== run $i/$COUNT: FAIL: ${run_bad[*]}"
+		else
+			echo "=== run $i/$COUNT: PASS"
+		fi
+	fi
 done
 for p in ${VMTEST_BUILD_FAILED:-}; do
 	summary+=("$(printf '%-5s %-28s %6s  %s' FAIL "$p" - "did not build")")
@@ -195,10 +245,18 @@ for p in ${VMTEST_BUILD_FAILED:-}; do
 done
 
 echo
-echo "=== vmtest summary ($(uname -r), $(($(date +%s) - t_all))s in the VM)"
+runs_note=""
+[ "$COUNT" -gt 1 ] && runs_note=", $COUNT runs"
+echo "=== vmtest summary ($(uname -r), $(($(date +%s) - t_all))s in the VM$runs_note)"
 printf '%s\n' "${summary[@]}"
+if [ "$COUNT" -gt 1 ]; then
+	echo "--- $((COUNT - failed_runs)) of $COUNT runs passed"
+	for x in "${!fails_of[@]}"; do
+		echo "--- FAIL in ${fails_of[$x]} of $COUNT runs: $x"
+	done | LC_ALL=C sort
+fi
 if [ "$failed" -gt 0 ]; then
-	echo "FAIL: $failed package(s) failed"
+	echo "FAIL: $failed package(s) failed$([ "$COUNT" -gt 1 ] && echo " (package runs, in $failed_runs of $COUNT runs)")"
 	exit 1
 fi
 if [ "$passed_tests" = 0 ]; then

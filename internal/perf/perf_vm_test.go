@@ -6,7 +6,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -155,17 +160,63 @@ func (g *vmRig) peerLoop(n int, before func(), loop func() error) {
 // vmRuns is how many times vmNoAllocs calls f (peer loops must match).
 const vmRuns = 5
 
-// vmNoAllocs fails unless f, run after a warm-up, allocates nothing. The
-// warm-up is two runs: when both sides of a pair detach at once (one
-// process holds both here, unlike the binary), the runtime starts threads
-// for the Ps they hand off, and it may take more than one run to have
-// enough; that allocates, outside the loops.
+// vmNoAllocs fails unless f, run after a warm-up, allocates nothing.
+// AllocsPerRun counts every allocation of the process, and one that is
+// not the loops' comes from the runtime starting a thread: when both
+// sides of a pair detach at once (one process holds both here, unlike
+// the binary), their Ps are handed off, and without an idle thread the
+// runtime makes one (runtime.newm allocates its m and g structs, in
+// runtime/proc.go). The warm-up runs left enough threads most of the
+// time, but not always: a full CI once saw send_lat at 2 allocations per
+// run. So the runtime gets idle threads to spare first (warmThreads),
+// and a failure says whether the process's thread count grew.
 func vmNoAllocs(t *testing.T, name string, f func()) {
 	t.Helper()
+	warmThreads(8)
 	f()
+	before := threads(t)
 	if n := testing.AllocsPerRun(3, f); n != 0 { // 1 + 3 runs
-		t.Fatalf("%s on rxe: %v allocations per run, want 0", name, n)
+		t.Fatalf("%s on rxe: %v allocations per run, want 0 (the process's threads: %d before the runs, %d after)", name, n, before, threads(t))
 	}
+}
+
+// warmThreads makes the runtime start n threads more than it needs now
+// and leaves them idle, for later hand-offs to reuse: n goroutines locked
+// to their threads wait together (each holds its thread), then unlock and
+// end (the threads stay, idle; runtime.unlockOSThread, goexit0).
+func warmThreads(n int) {
+	var ready, done sync.WaitGroup
+	release := make(chan struct{})
+	ready.Add(n)
+	done.Add(n)
+	for i := 0; i < n; i++ {
+		go func() {
+			defer done.Done()
+			runtime.LockOSThread()
+			ready.Done()
+			<-release
+			runtime.UnlockOSThread()
+		}()
+	}
+	ready.Wait()
+	close(release)
+	done.Wait()
+}
+
+// threads is the process's thread count (/proc/self/status).
+func threads(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "Threads:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			return n
+		}
+	}
+	return 0
 }
 
 // checkMode: on rxe every loop of r ran in the process's selected mode
