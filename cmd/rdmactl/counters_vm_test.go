@@ -46,7 +46,7 @@ func pingpong(t *testing.T) {
 	if err := srv.Start(); err != nil {
 		t.Fatalf("ibv_rc_pingpong server: %v", err)
 	}
-	time.Sleep(time.Second)
+	waitListening(t, 18777, 30*time.Second)
 	var err error
 	for try := 0; try < 10; try++ {
 		if err = exec.CommandContext(ctx, "ibv_rc_pingpong", "-d", "rxe1", "-g", "1", "-n", "50", "-p", "18777", "127.0.0.1").Run(); err == nil {

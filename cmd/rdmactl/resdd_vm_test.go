@@ -8,9 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmactl/rdmactl/internal/vmcheck"
 )
 
 // rdma's -dd (driver details), -r (raw dumps) and the res filters rdmactl
@@ -142,7 +145,13 @@ func startCMPerf(t *testing.T, port string) {
 	if err := srv.Start(); err != nil {
 		t.Fatalf("ib_write_bw -R server: %v", err)
 	}
-	time.Sleep(2 * time.Second)
+	// perftest's client does not retry: start it once the server's CM id
+	// listens.
+	if p, _ := strconv.Atoi(port); !vmcheck.Until(30*time.Second, nil, func() bool { return vmcheck.CMListening(t, p) }) {
+		cancel()
+		_ = srv.Wait()
+		t.Fatalf("ib_write_bw -R server not listening on %s within 30 s", port)
+	}
 	cli := exec.CommandContext(ctx, "ib_write_bw", "-R", "-d", "rxe0", "-p", port, "-D", "600", "10.77.0.1")
 	if err := cli.Start(); err != nil {
 		cancel()

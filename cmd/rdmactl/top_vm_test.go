@@ -30,7 +30,7 @@ func perfPair(t *testing.T, bin string, port, secs int) (server, client *side, w
 	t.Helper()
 	p := []string{"-p", strconv.Itoa(port), "-D", strconv.Itoa(secs)}
 	server = startSide(t, bin, "server", append([]string{"perf", "write", "-d", "rxe0"}, p...))
-	time.Sleep(time.Second)
+	waitListening(t, port, 30*time.Second)
 	client = startSide(t, bin, "client", append(append([]string{"perf", "write", "-d", "rxe1"}, p...), perfServerIP))
 	return server, client, func() {
 		for _, sd := range []*side{client, server} {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/internal/nldev"
+	"github.com/rdmactl/rdmactl/internal/vmcheck"
 )
 
 // Kernel tests of the inventory's models against rdma and the kernel's own
@@ -254,7 +255,9 @@ func TestVMRates(t *testing.T) {
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second)
+	if !vmcheck.Until(30*time.Second, nil, func() bool { return vmcheck.TCPListening(18795) }) {
+		t.Fatal("ibv_rc_pingpong server not listening on 18795 within 30 s")
+	}
 	var err error
 	for try := 0; try < 10; try++ {
 		if err = exec.CommandContext(ctx, "ibv_rc_pingpong", "-d", "rxe1", "-g", "1", "-n", "100", "-p", "18795", "127.0.0.1").Run(); err == nil {
