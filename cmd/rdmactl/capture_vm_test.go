@@ -16,9 +16,8 @@ import (
 
 // offlineAbsent are the keys live output has that a plain captured sysfs
 // tree cannot give, with the reason; they must be absent with
-// --sysfs-root. Every other key must agree (issue 21, Done means 2). A
-// capture with its NLDEV dump (rdmactl/nldev.json, issue 24) has all but
-// bundleAbsent's.
+// --sysfs-root. Every other key must agree with live output. A capture
+// with its NLDEV dump (rdmactl/nldev.json) has all but bundleAbsent's.
 var offlineAbsent = map[string]string{
 	"ifindex":             "the NLDEV device index: netlink numbers devices, sysfs only names them",
 	"protocol":            "NLDEV_ATTR_DEV_PROTOCOL: netlink only",

@@ -10,7 +10,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Exit codes of issue 24 (README "Exit codes"; main.go has the others).
+// Exit codes of perf's thresholds and of doctor (README "Exit codes";
+// main.go has the others).
 const (
 	exitPerfThreshold = 7 // perf missed a threshold (-w, -y, --limit_lat)
 	exitDoctorFail    = 8 // doctor found a FAIL

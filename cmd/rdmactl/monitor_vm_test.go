@@ -175,9 +175,9 @@ type want struct {
 	kernel      bool   // the notify group sends it (6.12)
 }
 
-// TestVMMonitor runs the script of issue 23 under two monitors (JSON and
-// text, --poll 300ms): rdma link add on a fresh veth, rdma dev set ...
-// name, ip link set down and up, rdma link delete. Each step's events
+// TestVMMonitor runs one script under two monitors (JSON and text, --poll
+// 300ms): rdma link add on a fresh veth, rdma dev set ... name, ip link
+// set down and up, rdma link delete. Each step's events
 // must come in order, once, from the kernel where the notify group sends
 // them (6.12: add and delete) and from the poll otherwise; SIGINT ends
 // both with status 0. Without the group and without --poll, monitor

@@ -11,9 +11,9 @@ import (
 	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
-// perf's options of issue 25's events and counters part: -e,
-// --run_infinitely, -W and --counters (kept apart from perf.go's flag
-// list so that the parts' additions merge cleanly).
+// perf's event and counter options: -e, --run_infinitely, -W and
+// --counters (kept apart from perf.go's flag list so that additions to
+// either merge cleanly).
 
 // perfEventOpts are their raw values.
 type perfEventOpts struct {

@@ -16,9 +16,8 @@ import (
 	"time"
 )
 
-// VM tests of perf's -e, --run_infinitely and --counters (issue 25, the
-// events and counters part), against stock perftest 6.06 where it has the
-// option, and against rdmactl.
+// VM tests of perf's -e, --run_infinitely and --counters, against stock
+// perftest 6.06 where it has the option, and against rdmactl.
 
 // TestVMPerfEvents: -e in both roles against perftest -e (send and read:
 // perftest refuses it for write) and against rdmactl -e; rdmactl's JSON

@@ -6,8 +6,9 @@ import (
 	"github.com/rdmactl/rdmactl/internal/perf"
 )
 
-// perf atomic's -A and the send tests' --use-srq (issue 25), kept apart
-// from perf.go's flag list: perftest's letters and defaults.
+// perf atomic's -A and the send tests' --use-srq (internal/perf atomic.go
+// and srq.go), kept apart from perf.go's flag list: perftest's letters and
+// defaults.
 
 type perfOpsFlags struct {
 	atomic string

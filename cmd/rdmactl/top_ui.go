@@ -20,8 +20,8 @@ import (
 
 // The terminal UI of top: a small loop of its own over golang.org/x/term
 // (raw mode, window size). A TUI library's package initialisation would
-// run in every rdmactl command (issue 26); this costs nothing until top
-// starts. Everything shown comes from internal/top.
+// run in every rdmactl command; this costs nothing until top starts.
+// Everything shown comes from internal/top.
 
 // Escape sequences (xterm; every terminal top is likely to meet).
 const (

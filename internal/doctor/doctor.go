@@ -1,4 +1,4 @@
-// Package doctor judges whether a host is fit to run RDMA jobs (issue 24):
+// Package doctor judges whether a host is fit to run RDMA jobs:
 // a list of checks, each a function of the inventory that returns one
 // Result per device, port or host fact it looked at. Checks read nothing
 // themselves; every fact comes from internal/inventory, so that the same

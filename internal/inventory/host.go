@@ -14,8 +14,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Host facts doctor judges (issue 24): the PCIe link of a device's PCI
-// function, a netdev's state and addresses, kernel modules, this process's
+// Host facts doctor judges: the PCIe link of a device's PCI function, a
+// netdev's state and addresses, kernel modules, this process's
 // RLIMIT_MEMLOCK and its access to the uverbs nodes. The sysfs ones are in
 // a capture too; the others describe the running process or network
 // namespace and are ErrNeedsLive offline.

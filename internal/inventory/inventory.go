@@ -12,8 +12,8 @@
 // sockets in parallel, fanout.go), reads only the sysfs files of
 // the facts the caller wants, and reads GID tables with one uverbs
 // QUERY_GID_TABLE per device where the kernel has it. The cost therefore
-// grows linearly with the number of devices (issue 21: hosts with 64-256
-// SR-IOV functions).
+// grows linearly with the number of devices (hosts with 64-256 SR-IOV
+// functions exist).
 package inventory
 
 import (

@@ -8,8 +8,8 @@
 //   - conn.go: the TCP channel (client writes first, server reads first,
 //     deadlines, keepalive, PeerError).
 //   - session.go: one side of a run, with perftest's per-test sequence of
-//     exchanges (tools-reference §3.5, perftest v4.5-0.17 src/*_bw.c and
-//     *_lat.c), the peer watcher, progress and interval reports.
+//     exchanges (perftest v4.5-0.17 src/*_bw.c and *_lat.c), the peer
+//     watcher, progress and interval reports.
 //   - engine.go, detach.go: the measurement loops (allocation- and
 //     lock-free); rtloop/: how they run (detached or plain).
 //   - stats.go, report.go: figures and perftest's report layout.

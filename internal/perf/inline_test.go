@@ -4,8 +4,8 @@ import "testing"
 
 // The cases are perftest's ctx_set_max_inline for the devices this data
 // path drives; the rxe row is what the captured ib_write_lat prints
-// (../shared/fixtures/rxe/perftest_write_lat_client.txt: "Max inline
-// data : 0[B]").
+// (testdata/perftest/perftest_write_lat_client.txt: "Max inline data :
+// 0[B]").
 func TestResolveInline(t *testing.T) {
 	const rxe, cx5, cx7, bf2 = 0, 4119, 4129, 41686
 	cases := []struct {

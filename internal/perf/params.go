@@ -127,8 +127,8 @@ type Params struct {
 	// Set by defaults: which of the above the user gave.
 	UserCQMod, UserSize, UserInline bool
 
-	// Atomics and SRQ (issue 25, atomic.go and srq.go): perf atomic's -A,
-	// and --use-srq for send tests.
+	// Atomics and SRQ (atomic.go and srq.go): perf atomic's -A, and
+	// --use-srq for send tests.
 	Atomic AtomicOp // SYMMETRIC (perf atomic)
 	UseSRQ bool
 	// QoS and path options (qos.go), and the thresholds of a CI run

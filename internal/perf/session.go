@@ -25,10 +25,10 @@ import (
 )
 
 // Session runs one benchmark, one side, with perftest's exchange sequence
-// for the test (tools-reference §3.5; perftest v4.5-0.17 src/*_bw.c,
-// *_lat.c): the peer may be perftest (exchange >= 5.70, including 6.06 and
-// >= 6.28, which skip their negotiation struct because we claim 6.27) or
-// rdmactl (which also compares the symmetric options up front).
+// for the test (perftest v4.5-0.17 src/*_bw.c, *_lat.c): the peer may be
+// perftest (exchange >= 5.70, including 6.06 and >= 6.28, which skip their
+// negotiation struct because we claim 6.27) or rdmactl (which also compares
+// the symmetric options up front).
 type Session struct {
 	P        *Params
 	Dev      Device

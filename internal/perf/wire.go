@@ -1,8 +1,8 @@
 package perf
 
-// The records of perftest's out-of-band TCP exchange (tools-reference §3.4,
-// perftest src/perftest_communication.c at tag v4.5-0.17, exchange version
-// 6.06, and later). There is no framing: every record has a fixed size that
+// The records of perftest's out-of-band TCP exchange (perftest
+// src/perftest_communication.c at tag v4.5-0.17, exchange version 6.06,
+// and later). There is no framing: every record has a fixed size that
 // both sides know from the test and the peer's version, so a peer reads each
 // record with one read() of exactly that size. Everything read here is
 // validated byte by byte before use: a garbled record is an error naming

@@ -8,20 +8,22 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Command framing for /dev/infiniband/uverbsN (verbs-reference §2.1, §2.6).
+// Command framing for /dev/infiniband/uverbsN (kernel
+// drivers/infiniband/core/uverbs_main.c for write(), uverbs_ioctl.c for
+// RDMA_VERBS_IOCTL).
 //
 // Every command is built in the context's scratch area: anonymous mmap'd
 // memory that the Go runtime neither moves nor frees. The kernel reads user
 // pointers from inside command buffers (response, attribute data); if those
 // buffers were Go values they could sit on a goroutine stack that moves
-// when it grows, between building the command and the syscall (§6.2 item
-// 2). Callers pass plain byte slices (usually bytesOf(&someUVStruct)); the
-// helpers copy them into scratch, run the syscall, and copy the outputs
-// back. The scratch is per Context and guarded by Context.mu, so the
-// helpers are safe for concurrent use and must not be called with c.mu
-// held. This is the control path: one copy per command costs nothing next
-// to the syscall. The data-path doorbell (rxe POST_SEND) is the provider's
-// own preallocated buffer, not this.
+// when it grows, between building the command and the syscall. Callers
+// pass plain byte slices (usually bytesOf(&someUVStruct)); the helpers copy
+// them into scratch, run the syscall, and copy the outputs back. The
+// scratch is per Context and guarded by Context.mu, so the helpers are safe
+// for concurrent use and must not be called with c.mu held. This is the
+// control path: one copy per command costs nothing next to the syscall. The
+// data-path doorbell (rxe POST_SEND) is the provider's own preallocated
+// buffer, not this.
 
 const scratchMin = 64 << 10
 
@@ -133,8 +135,9 @@ func pad8(n int) int { return (n + 7) &^ 7 }
 // after the core response). All lengths must be multiples of 4.
 //
 // On a kernel with INVOKE_WRITE (5.0+) and a known driver id, the command
-// is tunnelled through the ioctl, as rdma-core does on 6.x (§2.7); else it
-// is a plain write(). The result is the same.
+// is tunnelled through the ioctl, as rdma-core does on 6.x
+// (libibverbs/cmd_fallback.c); else it is a plain write(). The result is
+// the same.
 func (c *Context) writeCmd(cmd uint32, req, resp, udataIn, udataOut []byte) error {
 	if c.useIoctl {
 		return c.invokeWrite(cmd, req, resp, udataIn, udataOut)
@@ -142,7 +145,7 @@ func (c *Context) writeCmd(cmd uint32, req, resp, udataIn, udataOut []byte) erro
 	return c.rawWrite(cmd, req, resp, udataIn, udataOut)
 }
 
-// rawWrite is writeCmd over write() only (§2.1): [hdr][req][udataIn], with
+// rawWrite is writeCmd over write() only: [hdr][req][udataIn], with
 // in_words counting the header and out_words the core plus provider
 // response, both in 4-byte words.
 func (c *Context) rawWrite(cmd uint32, req, resp, udataIn, udataOut []byte) error {
@@ -196,7 +199,7 @@ func (c *Context) writeExCmd(cmd uint32, req, resp, udataIn, udataOut []byte) er
 
 // rawWriteEx is writeExCmd over write(): [hdr][ex_hdr][req][udataIn] with
 // in_words/out_words counting the core structs only, in 8-byte words, and
-// the provider sizes in the ex header (§2.1).
+// the provider sizes in the ex header (uverbs_main.c ib_uverbs_write).
 func (c *Context) rawWriteEx(cmd uint32, req, resp, udataIn, udataOut []byte) error {
 	name := cmdName(cmd | cmdFlagExtended)
 	if (len(req)|len(resp)|len(udataIn)|len(udataOut))&7 != 0 {
@@ -246,10 +249,10 @@ func (c *Context) sysWrite(buf []byte) error {
 }
 
 // invokeWrite runs a write command (cmd, with cmdFlagExtended for ex
-// commands) through the INVOKE_WRITE ioctl method (§2.6): CORE_IN is the
-// request as it would follow the headers (with the unused response field
-// for non-ex commands), CORE_OUT the core response, UHW_IN/UHW_OUT the
-// provider data.
+// commands) through the INVOKE_WRITE ioctl method (rdma-core
+// libibverbs/cmd_fallback.c ioctl_write): CORE_IN is the request as it
+// would follow the headers (with the unused response field for non-ex
+// commands), CORE_OUT the core response, UHW_IN/UHW_OUT the provider data.
 func (c *Context) invokeWrite(cmd uint32, req, resp, udataIn, udataOut []byte) error {
 	attrs := make([]ioctlAttr, 0, 5)
 	attrs = append(attrs, attrConst(attrWriteCmd, uint64(cmd)))

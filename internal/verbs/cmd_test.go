@@ -58,8 +58,10 @@ func respAddr(c *Context, cmdLen int) uint64 {
 
 func isLittleEndian() bool { return binary.NativeEndian.Uint16([]byte{1, 0}) == 1 }
 
-// TestWriteFraming checks the write() buffers against the word counts of
-// verbs-reference §2.1.1 (rxe column) and the doorbell bytes of §3.7.
+// TestWriteFraming checks the write() buffers against the word counts rxe
+// accepted on kernel 6.1 (drivers/infiniband/core/uverbs_main.c
+// verify_hdr) and the bytes of rdma-core's rxe doorbell
+// (providers/rxe/rxe.c post_send_db).
 func TestWriteFraming(t *testing.T) {
 	if !isLittleEndian() {
 		t.Skip("byte tables are little-endian") // amd64/arm64 only in practice
@@ -125,7 +127,7 @@ func TestWriteFraming(t *testing.T) {
 		t.Errorf("QUERY_DEVICE header % x", got[:8])
 	}
 
-	// CREATE_CQ with rxe's 16-byte udata out: 10 / 6 (§2.1.1).
+	// CREATE_CQ with rxe's 16-byte udata out (rxe_create_cq_resp): 10 / 6.
 	cq := make([]byte, 32)
 	cqr := make([]byte, 8)
 	udo := make([]byte, 16)
@@ -136,8 +138,9 @@ func TestWriteFraming(t *testing.T) {
 		t.Errorf("CREATE_CQ header % x (len %d)", got[:8], len(got))
 	}
 
-	// The rxe doorbell of §3.7: 32 bytes, command 28, 8 / 1, then
-	// response, qp_handle, wr_count 0, sge_count 0, wqe_size 128.
+	// The rxe doorbell (rdma-core providers/rxe/rxe.c post_send_db): 32
+	// bytes, command 28, 8 / 1, then response, qp_handle, wr_count 0,
+	// sge_count 0, wqe_size 128.
 	ps := le(uint64(0), uint32(3), uint32(0), uint32(0), uint32(128))
 	psr := make([]byte, 4)
 	if err := c.rawWrite(cmdPostSend, ps, psr, nil, nil); err != nil {
@@ -150,7 +153,7 @@ func TestWriteFraming(t *testing.T) {
 	}
 
 	// EX QUERY_DEVICE: one 32-byte write, in_words 1, out_words 38
-	// (8-byte units, headers excluded), provider words 0 (§2.1).
+	// (8-byte units, headers excluded), provider words 0.
 	eq := uvExQueryDevice{}
 	var eqr uvExQueryDeviceResp
 	if err := c.rawWriteEx(exCmdQueryDevice, bytesOf(&eq), bytesOf(&eqr), nil, nil); err != nil {
@@ -167,7 +170,8 @@ func TestWriteFraming(t *testing.T) {
 	}
 }
 
-// TestIoctlFraming checks the RDMA_VERBS_IOCTL buffer (§2.6) of
+// TestIoctlFraming checks the RDMA_VERBS_IOCTL buffer (struct
+// ib_uverbs_ioctl_hdr and attributes, rdma/rdma_user_ioctl_cmds.h) of
 // INVOKE_WRITE ALLOC_PD and DEALLOC_PD as seen working on 6.1, and that
 // outputs (ptr-out data, new handles, flags) come back.
 func TestIoctlFraming(t *testing.T) {

@@ -44,7 +44,7 @@ import (
 
 // Context is an open uverbs device with its user context (GET_CONTEXT):
 // the parent of every PD, MR, CQ, QP and AH made on it. One fd holds one
-// context (§1.1). A Context is safe for concurrent use by the control-path
+// context (a second GET_CONTEXT on it fails with EINVAL). A Context is safe for concurrent use by the control-path
 // methods; the data path (providers' queues) has its own rules.
 //
 // Close destroys, newest first, every object still open on the context
@@ -62,7 +62,8 @@ type Context struct {
 	asyncFD        int // from write() GET_CONTEXT; -1 if none
 	numCompVectors uint32
 	// useIoctl: the kernel has INVOKE_WRITE and the driver id is known,
-	// so write commands are tunnelled through RDMA_VERBS_IOCTL (§2.7).
+	// so write commands are tunnelled through RDMA_VERBS_IOCTL (as
+	// rdma-core's libibverbs/cmd_fallback.c does).
 	useIoctl bool
 
 	// prov is the provider's per-context state; nil when the driver has

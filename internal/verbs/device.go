@@ -15,7 +15,7 @@ import (
 )
 
 // Device is an RDMA device with a uverbs character device: what is needed
-// to open it (verbs-reference §1).
+// to open it (rdma-core libibverbs/init.c, util/open_cdev.c).
 type Device struct {
 	Name     string // IB device name, "rxe0"
 	Uverbs   string // "uverbs0"; need not share the device's index
@@ -125,8 +125,8 @@ func readUverbs(verbsDir, node string) (Device, error) {
 
 // NewDevice is the Device of IB device ibdev served by uverbs node node
 // ("uverbs0") as RDMA netlink GET_CHARDEV reports it (rdma-core's first
-// choice, §1.2): the driver's ABI, the node's major/minor and the driver
-// id (0: unknown, then guessed as Devices does).
+// choice, libibverbs/ibdev_nl.c): the driver's ABI, the node's major/minor
+// and the driver id (0: unknown, then guessed as Devices does).
 func NewDevice(ibdev, node string, abi, major, minor, driverID uint32) Device {
 	d := Device{Name: ibdev, Uverbs: node, Path: filepath.Join(devRoot, "infiniband", node),
 		Major: major, Minor: minor, ABI: abi, DriverID: driverID}
@@ -140,7 +140,7 @@ func NewDevice(ibdev, node string, abi, major, minor, driverID uint32) Device {
 // guessDriverID names the driver without netlink: from the kernel module
 // behind the device's parent (mlx5_core), or, for software devices that
 // have no parent device, from the name prefix the rdma tool gives them
-// (rdma-core matches rxe the same way, rc:providers/rxe/rxe.c hca_table).
+// (rdma-core matches rxe the same way, providers/rxe/rxe.c hca_table).
 func guessDriverID(ibdev string) uint32 {
 	if l, err := os.Readlink(filepath.Join(sysfsRoot, "class", "infiniband", ibdev, "device", "driver")); err == nil {
 		switch filepath.Base(l) {
@@ -169,8 +169,9 @@ func driverName(id uint32, ibdev string) string {
 	return "unknown (" + ibdev + ")"
 }
 
-// checkABI applies rdma-core's per-provider ABI ranges (§1.1): rxe 1..2,
-// mlx5 exactly 1. Other drivers are only queried, so any ABI goes.
+// checkABI applies rdma-core's per-provider ABI ranges: rxe 1..2
+// (providers/rxe/rxe.c), mlx5 exactly 1 (providers/mlx5/mlx5-abi.h). Other
+// drivers are only queried, so any ABI goes.
 func (d Device) checkABI() error {
 	ok := true
 	switch d.DriverID {

@@ -41,7 +41,8 @@ var layoutTypes = map[string]reflect.Type{
 
 // goOnly are Go fields the 6.1 headers do not have: newer headers split
 // query_port_resp_ex's reserved[6] into reserved[2] + active_speed_ex
-// (verbs-reference §0); the size check still covers them.
+// (include/uapi/rdma/ib_user_ioctl_verbs.h); the size check still covers
+// them.
 var goOnly = map[string]bool{
 	"ib_uverbs_query_port_resp_ex.ActiveSpeedEx": true,
 }

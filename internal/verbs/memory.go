@@ -9,23 +9,23 @@ import (
 
 // Buffer is memory for RDMA: the payload of memory regions. It is never
 // Go heap (the kernel pins its pages and the device reads and writes them
-// behind the runtime's back, verbs-reference §6.2 item 1), but an anonymous
-// mapping:
+// behind the runtime's back), but an anonymous mapping:
 //
 //   - MAP_PRIVATE|MAP_ANONYMOUS: ordinary anonymous pages, the same kind
 //     of memory libibverbs users get from malloc/posix_memalign, and what
-//     the reference experiment registered on rxe. (MAP_SHARED anonymous
+//     was seen to register on rxe (kernel 6.1). (MAP_SHARED anonymous
 //     memory would be shmem pages: different accounting, no THP by default,
 //     and nothing gained, since MADV_DONTFORK already settles fork.)
 //   - MAP_POPULATE: fault every page in now, so that neither REG_MR nor the
 //     first benchmark iteration pays for page faults.
 //   - MADV_DONTFORK: a fork (not the vfork-style exec Go uses, but a real
 //     one from anywhere) must not turn registered pages copy-on-write in the
-//     parent (§6.1 item 2).
+//     parent (rdma-core libibverbs/memory.c madvises MRs the same way).
 //
 // The size is rounded up to whole pages; registering pins whole pages
 // anyway. Close refuses while a memory region still uses the buffer
-// (§6.1 item 3: never unmap before DEREG_MR).
+// (never unmap before DEREG_MR: the device may still write the pinned
+// pages).
 type Buffer struct {
 	mu     sync.Mutex
 	mem    []byte

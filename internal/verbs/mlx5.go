@@ -14,12 +14,14 @@ import (
 )
 
 // The mlx5 (ConnectX-4 and later) provider, written to the kernel ABI
-// (rdma/mlx5-abi.h) and rdma-core's providers/mlx5 (verbs-reference §4).
+// (rdma/mlx5-abi.h) and rdma-core's providers/mlx5.
 // Unlike rxe, user space owns the queues: the CQ buffer, the QP buffer (RQ
 // then SQ) and the doorbell records are anonymous mappings handed to the
 // kernel in the CREATE_CQ / CREATE_QP udata, which pins them for the
 // device. Sends are rung through a UAR page mapped from the command fd
-// (static bfregs, no dynamic UARs: §4.1's recommendation); receives need
+// (static bfregs: with dynamic UARs the kernel allocates none and every
+// CQ and QP needs a UAR allocated through mlx5's UAR objects,
+// drivers/infiniband/hw/mlx5/main.c mlx5_ib_alloc_ucontext); receives need
 // only the doorbell record. No syscall on the data path.
 //
 // Not yet run on hardware: the encodings are checked against mlx5dv.h (a
@@ -67,7 +69,7 @@ type mlx5Context struct {
 	fd       int
 	resp     mlx5AllocUcontextResp
 	pageSize int
-	uars     [][]byte // system pages of UARs, index i of §4.2
+	uars     [][]byte // system pages of UARs; uars[i] is UAR mmap page i
 	nextUIdx uint32
 }
 
@@ -124,8 +126,8 @@ func (c *mlx5Context) close() error {
 }
 
 // bfreg returns the doorbell register of global bfreg index bfi (the
-// kernel's CREATE_QP answer) and its BlueFlame half size (§4.2, rdma-core
-// mlx5_set_context).
+// kernel's CREATE_QP answer) and its BlueFlame half size (rdma-core
+// providers/mlx5/mlx5.c mlx5_set_context).
 func (c *mlx5Context) bfreg(bfi uint32) (unsafe.Pointer, uint32, error) {
 	uar := bfi / mlx5BfregsPerUAR
 	k := bfi % mlx5BfregsPerUAR
@@ -143,7 +145,7 @@ func (c *mlx5Context) bfreg(bfi uint32) (unsafe.Pointer, uint32, error) {
 }
 
 // mlx5Mem is an anonymous mapping the device reads or writes (queues,
-// doorbell records): never Go heap (§6.2 item 1), page-aligned, populated,
+// doorbell records): never Go heap (see Buffer), page-aligned, populated,
 // not inherited by fork.
 func mlx5Mem(n int) ([]byte, error) {
 	ps := unix.Getpagesize()
@@ -310,12 +312,12 @@ func (cq *mlx5CQ) findQP(qpn uint32) *mlx5QP {
 
 // Poll takes up to len(wcs) CQEs the device has handed over and then
 // publishes the consumer index once (the device needs it to avoid CQ
-// overrun, §4.9). Every CQE is checked before its fields are used
-// (queueerror.go): its format and opcode, its QP, its WQE counter against
-// the outstanding send WQEs, a receive against the posted ones, its byte
-// count against the posted length. On a fault, wcs[:n] are the good
-// completions before it and the error is a *QueueError, returned again by
-// every later call.
+// overrun, rdma-core providers/mlx5/cq.c update_cons_index). Every CQE is
+// checked before its fields are used (queueerror.go): its format and
+// opcode, its QP, its WQE counter against the outstanding send WQEs, a
+// receive against the posted ones, its byte count against the posted
+// length. On a fault, wcs[:n] are the good completions before it and the
+// error is a *QueueError, returned again by every later call.
 func (cq *mlx5CQ) Poll(wcs []WC) (int, error) {
 	if cq.err.Fault != FaultNone {
 		return 0, &cq.err
@@ -454,8 +456,9 @@ type mlx5RQWQE struct {
 	seq  uint32 // rqHead after it: the entry is live when the tail is seq-1
 }
 
-// mlx5QPLayout is the sizing of a QP buffer (rdma-core mlx5_calc_sq_size /
-// mlx5_calc_rq_size for the operations this provider posts, §4.5).
+// mlx5QPLayout is the sizing of a QP buffer (rdma-core providers/mlx5/verbs.c
+// mlx5_calc_sq_size / mlx5_calc_rq_size, for the operations this provider
+// posts).
 type mlx5QPLayout struct {
 	sqCnt, wqeBBs, rqCnt, rqShift uint32
 	maxInline                     uint32
@@ -633,10 +636,10 @@ func (q *mlx5QP) checkSend(wr *SendWR) error {
 }
 
 // PostSend writes all of wrs into the SQ, publishes the SQ counter in the
-// doorbell record and rings the doorbell once (§4.7). All or nothing:
-// ErrQueueFull when the SQ lacks WQEBBs for all of them. SQ space comes
-// back only through signaled completions (§6.1 item 7): signal at least
-// one WR per SQ depth.
+// doorbell record and rings the doorbell once (rdma-core
+// providers/mlx5/qp.c post_send_db). All or nothing: ErrQueueFull when
+// the SQ lacks WQEBBs for all of them. SQ space comes back only through
+// signaled completions: signal at least one WR per SQ depth.
 func (q *mlx5QP) PostSend(wrs []SendWR) error {
 	if len(wrs) == 0 {
 		return nil
@@ -759,7 +762,8 @@ func (q *mlx5QP) recvFault(byteCnt uint32, wqeCounter uint16, qe *QueueError) er
 }
 
 // PostRecv writes all of wrs into the RQ and publishes the RQ counter in
-// the doorbell record; receives have no UAR doorbell (§4.8).
+// the doorbell record; receives have no UAR doorbell (rdma-core
+// providers/mlx5/qp.c mlx5_post_recv).
 func (q *mlx5QP) PostRecv(wrs []RecvWR) error {
 	if len(wrs) == 0 {
 		return nil

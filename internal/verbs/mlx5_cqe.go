@@ -5,8 +5,8 @@ import (
 	"strconv"
 )
 
-// mlx5 64-byte CQEs (struct mlx5_cqe64 and mlx5_err_cqe, infiniband/mlx5dv.h;
-// verbs-reference §4.9), decoded as rdma-core's providers/mlx5/cq.c does.
+// mlx5 64-byte CQEs (struct mlx5_cqe64 and mlx5_err_cqe, infiniband/mlx5dv.h),
+// decoded as rdma-core's providers/mlx5/cq.c does.
 
 const (
 	mlx5CQESize = 64

@@ -4,9 +4,9 @@ package verbs
 
 import "unsafe"
 
-// Doorbell and DMA ordering for the mlx5 data path (verbs-reference §4.7,
-// §6.2 item 4), as small assembly functions (mlx5_mmio_{amd64,arm64}.s;
-// still no cgo).
+// Doorbell and DMA ordering for the mlx5 data path (rdma-core
+// providers/mlx5/qp.c post_send_db, util/udma_barrier.h), as small
+// assembly functions (mlx5_mmio_{amd64,arm64}.s; still no cgo).
 //
 // What sync/atomic gives: Go's atomics are sequentially consistent. On
 // amd64 atomic.StoreUint32 is XCHG, a full barrier for ordinary

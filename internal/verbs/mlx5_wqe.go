@@ -5,7 +5,8 @@ import (
 )
 
 // mlx5 send and receive WQEs as pure functions over the queue's bytes
-// (verbs-reference §4.6, §4.8; segment layouts from infiniband/mlx5dv.h).
+// (as rdma-core's providers/mlx5/qp.c builds them; segment layouts from
+// infiniband/mlx5dv.h).
 // Everything the device reads is big-endian. mlx5_test.go checks these
 // bytes against a C program that builds the same WQEs with mlx5dv.h's own
 // helpers (testdata/mlx5/golden.c).

@@ -14,7 +14,7 @@ import (
 
 // Access are the IB_ACCESS_* flags of a memory region (enum
 // ib_uverbs_access_flags). REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE
-// (the kernel says EINVAL otherwise, §6.1 item 4).
+// (the kernel says EINVAL otherwise: ib_check_mr_access, include/rdma/ib_verbs.h).
 type Access uint32
 
 const (

@@ -11,7 +11,8 @@ import (
 // PD is a protection domain (ALLOC_PD).
 type PD struct {
 	ctx *Context
-	// Handle is the kernel handle. 0 is a valid handle (§2.2).
+	// Handle is the kernel handle. 0 is a valid handle (handles are IDR
+	// slots from 0, drivers/infiniband/core/rdma_core.c).
 	Handle uint32
 	// PDN is the device's PD number, which mlx5 returns in ALLOC_PD's
 	// udata (mlx5_ib_alloc_pd_resp); 0 on other drivers.

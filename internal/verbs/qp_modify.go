@@ -1,7 +1,7 @@
 package verbs
 
 // MODIFY_QP attributes and the RESET -> INIT -> RTR -> RTS transitions
-// (verbs-reference §2.3; k:core/verbs.c qp_state_table decides which
+// (drivers/infiniband/core/verbs.c qp_state_table decides which
 // attributes each transition requires per QP type).
 
 import "github.com/rdmactl/rdmactl/internal/vocab"

@@ -7,8 +7,9 @@ import (
 )
 
 func TestTransitionMasks(t *testing.T) {
-	// The RC masks rdma-core's rc_pingpong uses and verbs-reference §2.3
-	// saw accepted on rxe; UC/UD per the kernel's qp_state_table.
+	// The RC masks rdma-core's libibverbs/examples/rc_pingpong.c uses, seen
+	// accepted on rxe (kernel 6.1); UC/UD per the kernel's qp_state_table
+	// (drivers/infiniband/core/verbs.c).
 	cases := []struct {
 		name string
 		got  QPAttrMask

@@ -418,7 +418,8 @@ func parseGIDTable(out []byte, num uint64) []GIDEntry {
 }
 
 // gidTableSysfs reads ports/<p>/gids/<i> and gid_attrs/{types,ndevs}/<i>.
-// Reading the type of an empty slot fails with EINVAL (§1.1), and
+// Reading the type of an empty slot fails with EINVAL (rdma_get_gid_attr
+// finds no entry: drivers/infiniband/core/cache.c), and
 // all-zero GIDs are empty: both are skipped.
 func (c *Context) gidTableSysfs() ([]GIDEntry, error) {
 	portsDir := filepath.Join(sysfsRoot, "class", "infiniband", c.dev.Name, "ports")

@@ -375,7 +375,8 @@ func newRxeQP(fd int, dev string, typ QPType, qpn, maxInline uint32, sendCQ, rec
 		dbErr: doorbellError{dev: dev}}
 }
 
-// rxeDoorbell is the pre-built POST_SEND command (verbs-reference §3.7):
+// rxeDoorbell is the pre-built POST_SEND command (as rdma-core's
+// providers/rxe/rxe.c post_send_db sends it):
 // cmd_hdr{28, in_words 8, out_words 1} + ib_uverbs_post_send{response,
 // qp_handle, wr_count 0, sge_count 0, wqe_size 128}. It is a heap object
 // allocated once per QP, so the response address inside it stays valid and

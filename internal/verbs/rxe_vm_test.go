@@ -17,9 +17,9 @@ import (
 )
 
 // Kernel tests of the QP lifecycle and the rxe data path, rxe0 <-> rxe1 in
-// one process (verbs-reference §3.7). They need the rdmavm guest: rxe0
-// (10.77.0.1) and rxe1 (10.77.0.2), GID index 1 = the IPv4-mapped RoCE v2
-// GID, 1500-byte veths (active MTU 1024).
+// one process. They need the rdmavm guest: rxe0 (10.77.0.1) and rxe1
+// (10.77.0.2), GID index 1 = the IPv4-mapped RoCE v2 GID, 1500-byte veths
+// (active MTU 1024).
 
 const (
 	vmGIDIndex = 1
