@@ -216,3 +216,25 @@ func TestLinkLostBeforeDeadline(t *testing.T) {
 		t.Fatalf("%d fake objects leaked", f.live)
 	}
 }
+
+// The client's port goes down in the last half second of a write_lat -D
+// run: the client fails, and so must the server, whose own clock ends
+// within the second it gives a peer that hung up (peerLeft): an rdmactl
+// peer says "done" when its clock ends, and this one did not.
+func TestPortDownLastMomentServerFails(t *testing.T) {
+	p := Params{Verb: VerbWrite, Test: TestLat, Duration: 1500 * time.Millisecond, Margin: 100 * time.Millisecond}
+	ev := newFakePortEvents()
+	s, c, f := runWatched(t, p, ev, func(f *fakeFabric) {
+		waitPosts(f, 10)
+		time.Sleep(1100 * time.Millisecond)
+		ev.next <- PortEvent{Down: true, Name: "PORT_ERR"}
+	})
+	wantPortDown(t, c.err)
+	var pe *PeerError
+	if !errors.As(s.err, &pe) {
+		t.Fatalf("server: %v, want a peer error: its peer failed before the end", s.err)
+	}
+	if f.live != 0 {
+		t.Fatalf("%d fake objects leaked", f.live)
+	}
+}

@@ -987,6 +987,13 @@ func (s *Session) measure(ctx context.Context, r *runner, loop func() error) (BW
 	}
 	stopProg()
 	stopWatch()
+	// A peer that says when its own clock ended ("done", endOwnClock)
+	// and hung up without saying it failed, even when our deadline came
+	// within the second peerLeft gives a peer that finished: the pair's
+	// run did not end as it should (its port went down, say).
+	if err == nil && s.peerGone.Load() && !s.peerDone.Load() && s.peerSendsDone() && ctx.Err() == nil {
+		return BWResult{}, peerErrorf("peer %s closed the connection during the run (it failed or was stopped; see its output)", s.conn.RemoteAddr())
+	}
 	var res BWResult
 	if s.P.Test == TestBW {
 		res = s.bwResult(r)
@@ -1053,11 +1060,7 @@ func (s *Session) watchPeer() func() {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
-	// Only a duration write_lat peer that is rdmactl ends its run with
-	// "done\0" while ours may still run (endOwnClock); in other tests
-	// the peer's next record may arrive early and is the exchange's.
-	p := s.P
-	doneCounts := p.Verb == VerbWrite && p.Test == TestLat && p.Duration > 0 && s.conn.peerVer.Rdmactl
+	doneCounts := s.peerSendsDone()
 	go func() {
 		defer wg.Done()
 		gone, finished := false, false
@@ -1091,6 +1094,15 @@ func (s *Session) watchPeer() func() {
 		_ = tc.SetReadDeadline(time.Now()) // ends rc.Read
 		wg.Wait()
 	}
+}
+
+// peerSendsDone: the peer ends its run with "done\0" while ours may still
+// run (endOwnClock). Only a duration write_lat peer that is rdmactl does,
+// over TCP (not -R); in other tests the peer's next record may arrive
+// early and is the exchange's.
+func (s *Session) peerSendsDone() bool {
+	p := s.P
+	return p.Verb == VerbWrite && p.Test == TestLat && p.Duration > 0 && s.cm == nil && s.conn.peerVer.Rdmactl
 }
 
 // peerLeft marks the peer gone and stops the loop unless it ends on its
