@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -814,8 +815,7 @@ func (s *Session) seqLat(ctx context.Context) error {
 	if p.Verb == VerbWrite {
 		// ib_write_lat ends without a closing handshake; in duration
 		// mode each side stops on its own clock, so wait for the peer's.
-		s.endOwnClock()
-		return nil
+		return s.endOwnClock()
 	}
 	if err := s.closeThenCheckAtomic(r, true, false); err != nil {
 		return err
@@ -849,13 +849,18 @@ func (s *Session) closeThenCheckAtomic(r *runner, posted, target bool) error {
 // exits, after destroy_ctx). Both sides write before they read, so two
 // rdmactl sides cannot wait on each other. The wait is bounded by a
 // whole run and a step; Ctrl-C ends it (newConn).
-func (s *Session) endOwnClock() {
+//
+// An rdmactl peer that ends its run writes "done\0" first, whatever ended
+// its loop, so its hang-up without it means it failed (its port went down
+// in the run's last moment, say): the error says so, and this side's run
+// fails too, its row already printed. (A perftest peer says nothing.)
+func (s *Session) endOwnClock() error {
 	if s.P.Duration == 0 || s.conn == nil {
-		return
+		return nil
 	}
 	tc, ok := s.conn.c.(*net.TCPConn)
 	if !ok {
-		return // -R: the exchange is not on TCP (cm.go)
+		return nil // -R: the exchange is not on TCP (cm.go)
 	}
 	_ = tc.SetWriteDeadline(time.Now().Add(s.StepTimeout))
 	if s.conn.peerVer.Rdmactl {
@@ -863,7 +868,16 @@ func (s *Session) endOwnClock() {
 	}
 	_ = tc.CloseWrite()
 	_ = tc.SetReadDeadline(time.Now().Add(s.P.Duration + s.StepTimeout))
-	_, _ = io.Copy(io.Discard, tc) // to EOF (or a reset)
+	var got bytes.Buffer
+	_, err := io.Copy(&got, io.LimitReader(tc, 4096)) // to EOF (or a reset)
+	if s.peerSendsDone() && !s.peerDone.Load() && !bytes.Contains(got.Bytes(), []byte(doneRecord)) {
+		why := "closed the connection"
+		if err != nil {
+			why = "stopped answering"
+		}
+		return peerErrorf("peer %s %s without ending its run (it failed or was stopped; see its output)", s.conn.RemoteAddr(), why)
+	}
+	return nil
 }
 
 func (s *Session) latRow(r *runner, sz uint64, div float64) LatRow {
