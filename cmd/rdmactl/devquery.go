@@ -41,13 +41,10 @@ flag names (key_names).`,
 	// -p is the global --pretty, so the port is --port/-i (ibv_devinfo's -i).
 	c.Flags().UintVarP(&port, "port", "i", 0, "query only port `N` (as DEV/N)")
 	addHCACapsFlag(a, c)
-	return c
+	return needs(needUverbs, c)
 }
 
 func runDevQuery(a *app, arg string, port uint) error {
-	if a.opts.sysfsRoot != "" {
-		return unsupportedf("dev query talks to /dev/infiniband/uverbsN and cannot read a captured --sysfs-root; use 'rdmactl dev show' for offline data")
-	}
 	name, p, hasPort := strings.Cut(arg, "/")
 	if hasPort {
 		n, err := strconv.ParseUint(p, 10, 8)

@@ -23,7 +23,7 @@ import (
 var netnsRunDir = "/run/netns"
 
 func newDevSetCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	return needs(needNetAdmin, &cobra.Command{
 		Use:   "set DEV name|netns|adaptive-moderation VALUE",
 		Short: "Rename a device, move it to a network namespace, or set adaptive moderation (needs CAP_NET_ADMIN)",
 		Long: `Change one setting of the RDMA device DEV, as 'rdma dev set':
@@ -54,7 +54,7 @@ rxe and siw cannot), no CAP_NET_ADMIN exit 4.`,
 			return runDevSet(a, args[0], kw)
 		},
 		ValidArgsFunction: completeDevSet,
-	}
+	})
 }
 
 func runDevSet(a *app, dev string, kw map[string]string) error {
@@ -80,7 +80,7 @@ func runDevSet(a *app, dev string, kw map[string]string) error {
 		nsFD = fd
 		defer unix.Close(fd)
 	}
-	c, _, closeFn, err := a.openWrite("dev set")
+	c, _, closeFn, err := a.openWrite()
 	if err != nil {
 		return err
 	}

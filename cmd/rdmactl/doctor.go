@@ -10,13 +10,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Exit codes of perf's thresholds and of doctor (README "Exit codes";
-// main.go has the others).
-const (
-	exitPerfThreshold = 7 // perf missed a threshold (-w, -y, --limit_lat)
-	exitDoctorFail    = 8 // doctor found a FAIL
-)
-
 // errDoctorFail is returned after the report is printed; main prints its
 // one line on stderr and exits 8.
 var errDoctorFail = errors.New("doctor: at least one check FAILed")

@@ -14,14 +14,16 @@ import (
 // Exit codes. They are part of the interface (README "Exit codes"): scripts
 // branch on them, so never renumber.
 const (
-	exitOK          = 0
-	exitFailure     = 1   // anything not listed below
-	exitUsage       = 2   // bad flags or arguments
-	exitNotFound    = 3   // unknown device, port, GID index, resource
-	exitPermission  = 4   // EACCES/EPERM, RLIMIT_MEMLOCK too low
-	exitUnsupported = 5   // the kernel or device lacks the feature
-	exitPeer        = 6   // benchmark peer unreachable, vanished or garbled; port went down
-	exitInterrupted = 130 // SIGINT/SIGTERM
+	exitOK            = 0
+	exitFailure       = 1   // anything not listed below
+	exitUsage         = 2   // bad flags or arguments
+	exitNotFound      = 3   // unknown device, port, GID index, resource
+	exitPermission    = 4   // EACCES/EPERM, RLIMIT_MEMLOCK too low
+	exitUnsupported   = 5   // the kernel or device lacks the feature
+	exitPeer          = 6   // benchmark peer unreachable, vanished or garbled; port went down
+	exitPerfThreshold = 7   // perf missed a threshold (-w, -y, --limit_lat)
+	exitDoctorFail    = 8   // doctor found a FAIL
+	exitInterrupted   = 130 // SIGINT/SIGTERM
 )
 
 // exitStatus is the one mapping from an error to rdmactl's exit code and

@@ -29,7 +29,7 @@ type hcaCapsJSON struct {
 }
 
 func newDevHCACapsCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	return needs(needUverbs, &cobra.Command{
 		Use:   "hca-caps [DEV]",
 		Short: "Show an mlx5 (ConnectX) device's firmware capabilities and counters through DEVX",
 		Long: `Ask a ConnectX device's firmware directly, through the kernel's mlx5 DEVX
@@ -53,13 +53,10 @@ it only the capability pages are shown, when the kernel allows it.`,
 			}
 			return runHCACaps(a, name)
 		},
-	}
+	})
 }
 
 func runHCACaps(a *app, name string) error {
-	if a.opts.sysfsRoot != "" {
-		return unsupportedf("dev hca-caps talks to the device through /dev/infiniband and cannot read a captured --sysfs-root")
-	}
 	src, err := inventory.Open("", true)
 	if err != nil {
 		return err

@@ -61,12 +61,11 @@ mlx5_0  unavailable     QUERY_HCA_CAP(qos): bad operation  -
 }
 
 // TestAddHCACapsFlag: the wrapper `dev query` has runs hca-caps with the
-// flag (here it refuses --sysfs-root, which says it ran) and the original
+// flag (which fails here: no mlx5 device is named rxe0) and the original
 // command without it.
 func TestAddHCACapsFlag(t *testing.T) {
 	var o strings.Builder
 	a := &app{stdout: &o}
-	a.opts.sysfsRoot = t.TempDir()
 	ran := false
 	c := &cobra.Command{Use: "query", RunE: func(*cobra.Command, []string) error { ran = true; return nil }}
 	addHCACapsFlag(a, c)
@@ -78,7 +77,7 @@ func TestAddHCACapsFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := c.RunE(c, []string{"rxe0/1"})
-	if ran || err == nil || !strings.Contains(err.Error(), "dev hca-caps talks to the device") {
+	if ran || err == nil {
 		t.Errorf("with --hca-caps: %v (ran %v)", err, ran)
 	}
 }

@@ -16,7 +16,7 @@ import (
 var linkSubcommands = []func(*app) *cobra.Command{newLinkAddCmd, newLinkDeleteCmd}
 
 func newLinkAddCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	return needs(needNetAdmin, &cobra.Command{
 		Use:   "add NAME type rxe|siw netdev NETDEV",
 		Short: "Create a software RDMA device on a netdev (needs CAP_NET_ADMIN)",
 		Long: `Create a software RDMA device NAME of type rxe (Soft-RoCE) or siw (soft
@@ -42,7 +42,7 @@ driver (exit 5) or the caller lacks CAP_NET_ADMIN (exit 4).`,
 			}
 			return runLinkAdd(a, args[0], kw["type"], kw["netdev"])
 		},
-	}
+	})
 }
 
 func runLinkAdd(a *app, name, typ, netdev string) error {
@@ -56,7 +56,7 @@ func runLinkAdd(a *app, name, typ, netdev string) error {
 	if _, err := net.InterfaceByName(netdev); err != nil {
 		return withCode(exitNotFound, fmt.Errorf("%s: no network device %q in this network namespace", what, netdev))
 	}
-	c, _, closeFn, err := a.openWrite("link add")
+	c, _, closeFn, err := a.openWrite()
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func runLinkAdd(a *app, name, typ, netdev string) error {
 }
 
 func newLinkDeleteCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	return needs(needNetAdmin, &cobra.Command{
 		Use:     "delete NAME",
 		Aliases: []string{"del"},
 		Short:   "Remove a software RDMA device (rxe, siw; needs CAP_NET_ADMIN)",
@@ -91,11 +91,11 @@ refused (exit 5). Prints nothing on success.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			return runLinkDelete(a, args[0])
 		},
-	}
+	})
 }
 
 func runLinkDelete(a *app, name string) error {
-	c, _, closeFn, err := a.openWrite("link delete")
+	c, _, closeFn, err := a.openWrite()
 	if err != nil {
 		return err
 	}

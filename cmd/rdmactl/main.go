@@ -135,7 +135,7 @@ It is one static binary that talks to the kernel directly: RDMA netlink,
 		if a.opts.raw && c.Name() != "res" {
 			return usageErrorf("-r (raw) applies to res qp, cq, mr and srq only, not to '%s'", c.CommandPath())
 		}
-		return nil
+		return a.checkNeeds(c)
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErrorf("%v (see '%s --help')", err, c.CommandPath())

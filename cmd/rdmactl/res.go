@@ -257,7 +257,7 @@ apply to raw objects, except DEV and --link.`,
 	for _, k := range []string{"dev-type", "transport-type"} {
 		c.Flags().String(k, "", "refused: rdma accepts it for cm_id but filters nothing")
 	}
-	return c
+	return needs(needNetlink, c)
 }
 
 // resFilterApplies: rdma's filter table of obj (rdmaResFilters) has key.
@@ -304,9 +304,6 @@ func isResObject(s string) bool {
 }
 
 func runRes(a *app, obj, dev string, fl *resFlags, match inventory.ResMatch) error {
-	if a.opts.sysfsRoot != "" {
-		return withCode(exitUnsupported, fmt.Errorf("res needs the live kernel (RDMA netlink); it cannot read a --sysfs-root tree"))
-	}
 	src, closeSrc, err := a.openInventory(false)
 	if err != nil {
 		return err

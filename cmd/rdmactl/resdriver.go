@@ -116,9 +116,6 @@ func runResRaw(a *app, obj, dev, linkFlag string, set []string) error {
 			return usageErrorf("-r (raw) with --%s: raw objects have no fields to filter on; only DEV and --link apply", k)
 		}
 	}
-	if a.opts.sysfsRoot != "" {
-		return withCode(exitUnsupported, fmt.Errorf("res -r needs the live kernel (RDMA netlink); it cannot read a --sysfs-root tree"))
-	}
 	var port uint32
 	if linkFlag != "" {
 		ldev, p, err := parseDevPort(linkFlag)

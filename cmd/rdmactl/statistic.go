@@ -94,13 +94,13 @@ A port's own counters ('rdma statistic show') are 'rdmactl counters'.`,
 			return usageErrorf("'rdmactl statistic' needs a subcommand: qp, mode, set, unset or mr (a port's counters: rdmactl counters)")
 		},
 	}
-	qp := &cobra.Command{
+	qp := needs(needNetlink, &cobra.Command{
 		Use:   "qp [show] [link DEV[/PORT]] [lqpn N] [pid N] [cntn N]",
 		Short: "QP counters: show, mode, set, bind, unbind",
 		Args:  cobra.ArbitraryArgs,
 		RunE:  func(c *cobra.Command, args []string) error { return runQPShow(a, args) },
-	}
-	qp.AddCommand(&cobra.Command{
+	})
+	qp.AddCommand(needs(needNetlink, &cobra.Command{
 		Use:   "show [link DEV[/PORT]] [lqpn N] [pid N] [cntn N]",
 		Short: "Show the QP counters: bound QPs and values (filters: lqpn, pid, cntn)",
 		Long: `Show each QP counter: its port, id (cntn), the QP type or process it counts in
@@ -111,16 +111,16 @@ lqpn N (counters with QP N), pid N and cntn N select, as rdma's filters.`,
 		Args:              cobra.ArbitraryArgs,
 		RunE:              func(c *cobra.Command, args []string) error { return runQPShow(a, args) },
 		ValidArgsFunction: keywordCompletion(map[string]cobra.CompletionFunc{"link": completeDevPorts}, "link", "lqpn", "pid", "cntn"),
-	})
-	qp.AddCommand(&cobra.Command{
+	}))
+	qp.AddCommand(needs(needNetlink, &cobra.Command{
 		Use:               "mode [link DEV[/PORT]]",
 		Short:             "Show each port's QP counter mode: none, auto (by type, pid) or manual",
 		Example:           "  rdmactl statistic qp mode\n  rdmactl statistic qp mode link rxe0/1",
 		Args:              cobra.ArbitraryArgs,
 		RunE:              func(c *cobra.Command, args []string) error { return runQPMode(a, args) },
 		ValidArgsFunction: keywordCompletion(map[string]cobra.CompletionFunc{"link": completeDevPorts}, "link"),
-	})
-	qp.AddCommand(&cobra.Command{
+	}))
+	qp.AddCommand(needs(needNetAdmin, &cobra.Command{
 		Use:   "set link DEV/PORT auto type|pid|type,pid on|off [optional-counters on|off]",
 		Short: "Set automatic QP counters by QP type and/or process, or off (needs CAP_NET_ADMIN)",
 		Long: `Bind new QPs of DEV/PORT to counters automatically, one counter per QP type
@@ -133,8 +133,8 @@ on success.`,
 		Args:              cobra.ArbitraryArgs,
 		RunE:              func(c *cobra.Command, args []string) error { return runQPSet(a, args) },
 		ValidArgsFunction: qpSetCompletion,
-	})
-	qp.AddCommand(&cobra.Command{
+	}))
+	qp.AddCommand(needs(needNetAdmin, &cobra.Command{
 		Use:   "bind link DEV/PORT lqpn N [cntn N]",
 		Short: "Bind QP N to counter cntn, or to a new counter (needs CAP_NET_ADMIN)",
 		Example: `  rdmactl statistic qp bind link mlx5_0/1 lqpn 178
@@ -142,8 +142,8 @@ on success.`,
 		Args:              cobra.ArbitraryArgs,
 		RunE:              func(c *cobra.Command, args []string) error { return runQPBind(a, args) },
 		ValidArgsFunction: keywordCompletion(map[string]cobra.CompletionFunc{"link": completeDevPorts}, "link", "lqpn", "cntn"),
-	})
-	qp.AddCommand(&cobra.Command{
+	}))
+	qp.AddCommand(needs(needNetAdmin, &cobra.Command{
 		Use:   "unbind link DEV/PORT cntn N [lqpn N]",
 		Short: "Unbind QP N, or every QP, from counter cntn (needs CAP_NET_ADMIN)",
 		Example: `  rdmactl statistic qp unbind link mlx5_0/1 cntn 4
@@ -151,9 +151,9 @@ on success.`,
 		Args:              cobra.ArbitraryArgs,
 		RunE:              func(c *cobra.Command, args []string) error { return runQPUnbind(a, args) },
 		ValidArgsFunction: keywordCompletion(map[string]cobra.CompletionFunc{"link": completeDevPorts}, "link", "cntn", "lqpn"),
-	})
+	}))
 	c.AddCommand(qp)
-	c.AddCommand(&cobra.Command{
+	c.AddCommand(needs(needNetlink, &cobra.Command{
 		Use:   "mode [supported] [link DEV[/PORT]]",
 		Short: "Show the optional counters each port has on, or (supported) has",
 		Long: `Show the optional counters that are on, per port, or with 'supported' all the
@@ -164,8 +164,8 @@ optional counters (rxe) are left out.`,
 		Args:              cobra.ArbitraryArgs,
 		RunE:              func(c *cobra.Command, args []string) error { return runStatMode(a, args) },
 		ValidArgsFunction: statModeCompletion,
-	})
-	c.AddCommand(&cobra.Command{
+	}))
+	c.AddCommand(needs(needNetAdmin, &cobra.Command{
 		Use:   "set link DEV/PORT optional-counters NAME[,NAME...]",
 		Short: "Turn on exactly these optional counters of a port (needs CAP_NET_ADMIN)",
 		Long: `Turn on the optional counters named (and every other optional counter of the
@@ -176,23 +176,23 @@ counters exit 5. Prints nothing on success.`,
 		Args:              cobra.ArbitraryArgs,
 		RunE:              func(c *cobra.Command, args []string) error { return runStatSetOpt(a, args) },
 		ValidArgsFunction: optCountersCompletion,
-	})
-	c.AddCommand(&cobra.Command{
+	}))
+	c.AddCommand(needs(needNetAdmin, &cobra.Command{
 		Use:               "unset link DEV/PORT optional-counters",
 		Short:             "Turn every optional counter of a port off (needs CAP_NET_ADMIN)",
 		Example:           `  rdmactl statistic unset link mlx5_0/1 optional-counters`,
 		Args:              cobra.ArbitraryArgs,
 		RunE:              func(c *cobra.Command, args []string) error { return runStatUnsetOpt(a, args) },
 		ValidArgsFunction: optCountersCompletion,
-	})
-	c.AddCommand(&cobra.Command{
+	}))
+	c.AddCommand(needs(needNetlink, &cobra.Command{
 		Use:               "mr [dev DEV] [mrn N]",
 		Short:             "Show each memory region's driver counters (none on rxe)",
 		Example:           "  rdmactl statistic mr\n  rdmactl -j statistic mr dev mlx5_0",
 		Args:              cobra.ArbitraryArgs,
 		RunE:              func(c *cobra.Command, args []string) error { return runStatMR(a, args) },
 		ValidArgsFunction: keywordCompletion(map[string]cobra.CompletionFunc{"dev": completeDevices}, "dev", "mrn"),
-	})
+	}))
 	return c
 }
 
@@ -265,15 +265,6 @@ func optU32Arg(cmd string, kw map[string]string, key string) (*uint32, error) {
 	return &n, nil
 }
 
-// liveSource is the inventory of the read-only statistic commands: live
-// only (a captured tree has no counter modes).
-func (a *app) liveSource(what string) (*inventory.Source, func(), error) {
-	if a.opts.sysfsRoot != "" {
-		return nil, nil, withCode(exitUnsupported, fmt.Errorf("%s: %w", what, inventory.ErrNeedsLive))
-	}
-	return a.openInventory(false)
-}
-
 func runQPShow(a *app, args []string) error {
 	if len(args) > 0 && args[0] == "show" {
 		args = args[1:]
@@ -296,7 +287,7 @@ func runQPShow(a *app, args []string) error {
 	if f.CntN, err = optU32Arg("statistic qp show", kw, "cntn"); err != nil {
 		return err
 	}
-	src, closeSrc, err := a.liveSource("statistic qp show")
+	src, closeSrc, err := a.openInventory(false)
 	if err != nil {
 		return err
 	}
@@ -349,7 +340,7 @@ func runQPMode(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	src, closeSrc, err := a.liveSource("statistic qp mode")
+	src, closeSrc, err := a.openInventory(false)
 	if err != nil {
 		return err
 	}
@@ -422,7 +413,7 @@ func runQPSet(a *app, args []string) error {
 	default:
 		return usageErrorf("%s: auto needs off, or criteria (type, pid, type,pid) and on", cmd)
 	}
-	c, _, closeFn, err := a.openWrite(cmd)
+	c, _, closeFn, err := a.openWrite()
 	if err != nil {
 		return err
 	}
@@ -456,7 +447,7 @@ func runQPBind(a *app, args []string) error {
 		return err
 	}
 	dev, port, lqpn, cntn := qa.dev, qa.port, qa.lqpn, qa.cntn
-	c, _, closeFn, err := a.openWrite(cmd)
+	c, _, closeFn, err := a.openWrite()
 	if err != nil {
 		return err
 	}
@@ -482,7 +473,7 @@ func runQPUnbind(a *app, args []string) error {
 		return err
 	}
 	dev, port, lqpn, cntn := qa.dev, qa.port, qa.lqpn, qa.cntn
-	c, _, closeFn, err := a.openWrite(cmd)
+	c, _, closeFn, err := a.openWrite()
 	if err != nil {
 		return err
 	}
@@ -528,7 +519,7 @@ func runStatMode(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	src, closeSrc, err := a.liveSource("statistic mode")
+	src, closeSrc, err := a.openInventory(false)
 	if err != nil {
 		return err
 	}
@@ -603,7 +594,7 @@ func runStatSetOpt(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	c, src, closeFn, err := a.openWrite(cmd)
+	c, src, closeFn, err := a.openWrite()
 	if err != nil {
 		return err
 	}
@@ -636,7 +627,7 @@ func runStatUnsetOpt(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	c, _, closeFn, err := a.openWrite(cmd)
+	c, _, closeFn, err := a.openWrite()
 	if err != nil {
 		return err
 	}
@@ -660,7 +651,7 @@ func runStatMR(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	src, closeSrc, err := a.liveSource("statistic mr")
+	src, closeSrc, err := a.openInventory(false)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"syscall"
 
-	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/rdmactl/rdmactl/internal/nldev"
 	"github.com/spf13/cobra"
 )
@@ -24,7 +23,7 @@ type systemJSON struct {
 
 func newSystemCmd(a *app) *cobra.Command {
 	show := func(c *cobra.Command, args []string) error { return runSystemShow(a) }
-	c := &cobra.Command{
+	c := needs(needNetlink, &cobra.Command{
 		Use:     "system",
 		Aliases: []string{"sys"},
 		Short:   "RDMA subsystem settings: netns mode, privileged Q_Key, copy-on-fork (like rdma system)",
@@ -33,8 +32,8 @@ func newSystemCmd(a *app) *cobra.Command {
   rdmactl system set privileged-qkey on`,
 		Args: cobra.NoArgs,
 		RunE: show,
-	}
-	c.AddCommand(&cobra.Command{
+	})
+	c.AddCommand(needs(needNetlink, &cobra.Command{
 		Use:   "show",
 		Short: "Show the netns mode, the privileged Q_Key setting and copy-on-fork",
 		Long: `Show the RDMA subsystem's settings (RDMA netlink SYS_GET): the netns mode
@@ -45,8 +44,8 @@ that have the setting) and whether fork() keeps DMA-pinned memory valid.`,
   rdmactl -j system show | jq -r .netns`,
 		Args: cobra.NoArgs,
 		RunE: show,
-	})
-	c.AddCommand(&cobra.Command{
+	}))
+	c.AddCommand(needs(needNetAdmin, &cobra.Command{
 		Use:   "set netns|privileged-qkey VALUE",
 		Short: "Set the netns mode (shared|exclusive) or privileged-qkey (on|off); needs CAP_NET_ADMIN",
 		Long: `Change one subsystem setting, as 'rdma system set':
@@ -82,14 +81,11 @@ Prints nothing on success; without CAP_NET_ADMIN exit 4.`,
 			}
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		},
-	})
+	}))
 	return c
 }
 
 func runSystemShow(a *app) error {
-	if a.opts.sysfsRoot != "" {
-		return withCode(exitUnsupported, fmt.Errorf("system show: %w", inventory.ErrNeedsLive))
-	}
 	src, closeSrc, err := a.openInventory(false)
 	if err != nil {
 		return err
@@ -133,7 +129,7 @@ func runSystemSet(a *app, kw map[string]string) error {
 		}
 		on = b
 	}
-	c, _, closeFn, err := a.openWrite("system set")
+	c, _, closeFn, err := a.openWrite()
 	if err != nil {
 		return err
 	}

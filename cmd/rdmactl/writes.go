@@ -19,15 +19,9 @@ import (
 // kernel refusal. A write prints nothing on success, as rdma does.
 
 // openWrite opens the NLDEV socket and an inventory over it, to resolve
-// names to indexes. Writes need the running kernel: --sysfs-root is a
-// usage error.
-func (a *app) openWrite(what string) (*inventory.Config, *inventory.Source, func(), error) {
-	if a.opts.sysfsRoot != "" {
-		return nil, nil, nil, usageErrorf("%s changes the running kernel: it cannot work on a captured tree (--sysfs-root)", what)
-	}
-	if !hasNetAdmin() {
-		return nil, nil, nil, withCode(exitPermission, fmt.Errorf("%s: permission denied: needs CAP_NET_ADMIN (run as root)", what))
-	}
+// names to indexes. A write's command declares needNetAdmin: the running
+// kernel and CAP_NET_ADMIN were checked before it ran (checkNeeds).
+func (a *app) openWrite() (*inventory.Config, *inventory.Source, func(), error) {
 	// SIGINT and SIGTERM are caught from here on (signalContext) and only
 	// cancel a context writes do not read: a write, and the undo of one of
 	// several requests that failed, runs to its end instead of being cut

@@ -60,13 +60,6 @@ func TestWritesBadInput(t *testing.T) {
 	}
 }
 
-func TestWritesRefuseSysfsRoot(t *testing.T) {
-	_, stderr, code := runCmd(t, "--sysfs-root", rxeFixture, "system", "set", "netns", "shared")
-	if code != exitUsage || !strings.Contains(stderr, "captured tree") {
-		t.Fatalf("exit %d: %q", code, stderr)
-	}
-}
-
 func TestOpenNetns(t *testing.T) {
 	dir := t.TempDir()
 	old := netnsRunDir
