@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/internal/doctor"
+	"github.com/rdmactl/rdmactl/internal/perf"
 	"github.com/spf13/cobra"
 )
 
@@ -72,6 +73,7 @@ Checks:
 			}
 			defer closeSrc()
 			env := &doctor.Env{Src: src, Watch: watch}
+			env.PerfPins.Run, env.PerfPins.All = perfWritePins()
 			// A source that cannot list devices at all is an error of its
 			// own (no RDMA, unreadable capture), not a verdict.
 			if _, err := env.Devices(); err != nil {
@@ -124,4 +126,13 @@ func (a *app) printDoctor(rs []doctor.Result, offline bool) error {
 		}
 	}
 	return t.render()
+}
+
+// perfWritePins is what 'rdmactl perf write' pins with its defaults, and
+// with -a (every size up to 8 MiB): doctor's memlock check compares
+// RLIMIT_MEMLOCK with them, so that its verdict and a failing run's
+// MemlockError agree.
+func perfWritePins() (run, all uint64) {
+	return perf.PinnedBytes(perf.Params{Test: perf.TestBW, Verb: perf.VerbWrite}),
+		perf.PinnedBytes(perf.Params{Test: perf.TestBW, Verb: perf.VerbWrite, AllSizes: true})
 }

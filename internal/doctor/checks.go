@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
-	"github.com/rdmactl/rdmactl/internal/perf"
 	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
@@ -351,14 +350,6 @@ func checkRoCEGID(e *Env) []Result {
 	})
 }
 
-// memlockNeed is what 'rdmactl perf write' pins with its defaults, and
-// with -a (every size up to 8 MiB): the limits doctor holds
-// RLIMIT_MEMLOCK to.
-func memlockNeed() (run, all uint64) {
-	return perf.PinnedBytes(perf.Params{Test: perf.TestBW, Verb: perf.VerbWrite}),
-		perf.PinnedBytes(perf.Params{Test: perf.TestBW, Verb: perf.VerbWrite, AllSizes: true})
-}
-
 const memlockFix = "raise RLIMIT_MEMLOCK: 'ulimit -l unlimited' in the shell, LimitMEMLOCK=infinity for a systemd service, memlock in /etc/security/limits.conf; or grant CAP_IPC_LOCK"
 
 func checkMemlock(e *Env) []Result {
@@ -366,7 +357,10 @@ func checkMemlock(e *Env) []Result {
 	if err != nil {
 		return []Result{errResult("", 0, "RLIMIT_MEMLOCK", err)}
 	}
-	run, all := memlockNeed()
+	run, all := e.PerfPins.Run, e.PerfPins.All
+	if run == 0 {
+		return []Result{{Status: Skip, Evidence: "the memory perf pins was not given (doctor.Env.PerfPins)"}}
+	}
 	r := Result{}
 	switch {
 	case m.CapIPCLock:

@@ -61,6 +61,12 @@ type Env struct {
 	Watch time.Duration
 	// Sleep waits between the two counter snapshots (tests replace it).
 	Sleep func(time.Duration)
+	// PerfPins is the memory 'rdmactl perf write' pins with its defaults
+	// (Run) and with -a, every size up to 8 MiB (All): the limits the
+	// memlock check holds RLIMIT_MEMLOCK to. The caller works them out
+	// (perf.PinnedBytes), so that doctor does not link the benchmark
+	// engine; without them the check is skipped.
+	PerfPins struct{ Run, All uint64 }
 
 	devs     []inventory.Device
 	devsErr  error

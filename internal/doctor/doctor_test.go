@@ -149,18 +149,6 @@ func TestParsers(t *testing.T) {
 	}
 }
 
-func TestMemlockNeed(t *testing.T) {
-	run, all := memlockNeed()
-	// perf write's defaults: one QP, 65536-byte messages: two areas of
-	// 64 KiB + the UD GRH room, in whole pages.
-	if run < 2*65536 || run > 2*65536+2*65536 {
-		t.Errorf("perf write pins %d bytes", run)
-	}
-	if all < 2<<23 {
-		t.Errorf("perf write -a pins %d bytes, want at least 2 x 8 MiB", all)
-	}
-}
-
 // FuzzPCIeAttrs: the PCIe link files are kernel input.
 func FuzzPCIeAttrs(f *testing.F) {
 	for _, s := range []string{"8.0 GT/s PCIe", "16 GT/s", "Unknown", "x16", "16", "", "1e309 GT/s", "-1 GT/s", "NaN GT/s"} {
