@@ -50,6 +50,10 @@ type app struct {
 	stderr io.Writer
 	lazy   []func()        // fill the long help texts lazyLong deferred
 	ctx    context.Context // run's; a write looks at it to catch signals (openWrite)
+	// soleSession: a perf command is the only benchmark in the process,
+	// as in the binary (main sets it); tests that run both sides of a
+	// benchmark in one process leave it false (perf.Session.SoleSession).
+	soleSession bool
 }
 
 // lazyLong gives c the long help build returns, built when c's help is
@@ -165,7 +169,12 @@ func newDevCmd(a *app) *cobra.Command {
 
 // run executes rdmactl with args and returns the process exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	a := &app{stdout: stdout, stderr: stderr, ctx: ctx}
+	return runApp(&app{stdout: stdout, stderr: stderr, ctx: ctx}, args)
+}
+
+// runApp is run with the app given: its writers, context and soleSession.
+func runApp(a *app, args []string) int {
+	stderr, ctx := a.stderr, a.ctx
 	root := newRootCmd(a)
 	cargs := translateRdma(args) // rdma's grammar too (rdmagrammar.go)
 	if completing(cargs) {
@@ -185,15 +194,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// soleSession is true in the rdmactl binary, where a perf command is the
-// only benchmark in the process; tests run both sides of a benchmark in
-// one process through run and leave it false (perf.Session.SoleSession).
-var soleSession bool
-
 func main() {
-	soleSession = true
 	ctx := &signalContext{}
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := runApp(&app{stdout: os.Stdout, stderr: os.Stderr, ctx: ctx, soleSession: true}, os.Args[1:])
 	ctx.stop()
 	os.Exit(code)
 }

@@ -250,7 +250,7 @@ func runPerf(ctx context.Context, a *app, p *perf.Params) error {
 // runPerfSession runs the session on dev (nil with -R: the RDMA CM's
 // route names the device).
 func runPerfSession(ctx context.Context, a *app, p *perf.Params, dev perf.Device) error {
-	s := &perf.Session{P: p, Dev: dev, SoleSession: soleSession}
+	s := &perf.Session{P: p, Dev: dev, SoleSession: a.soleSession}
 	if p.RDMACM {
 		s.CMDevice = cmRouteDevice
 	}

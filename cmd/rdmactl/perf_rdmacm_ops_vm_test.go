@@ -105,8 +105,6 @@ func TestVMPerfRDMACMOpsCLI(t *testing.T) {
 // are as before.
 func TestVMPerfRDMACMOpsPeerKilled(t *testing.T) {
 	before, beforeCM := resShow(t), resShowCM(t)
-	soleSession = true
-	defer func() { soleSession = false }()
 	port := 19720
 	// perftest refuses -D with -e ("Duration mode doesn't work with
 	// events"): that run is iterations that outlast the test.
@@ -174,7 +172,7 @@ func TestVMPerfRDMACMOpsPeerKilled(t *testing.T) {
 				}
 				go func() {
 					defer close(done)
-					stdout, stderr, code = runCmd(t, ra...)
+					stdout, stderr, code = runSoleCmd(t, ra...)
 				}()
 				if rdmactlServer {
 					if !vmcheck.Until(30*time.Second, vmcheck.Closed(done), listens) {

@@ -315,8 +315,6 @@ func TestVMPerfPeerErrors(t *testing.T) {
 // in the binary, names the peer within seconds and leaves no resources.
 func TestVMPerfPeerKilled(t *testing.T) {
 	resUnchanged(t, false)
-	soleSession = true
-	defer func() { soleSession = false }()
 	for i, kind := range []string{"bw", "lat"} {
 		port := strconv.Itoa(18710 + i)
 		args := []string{"perf", "write", "-d", "rxe0", "-p", port, "-D", "60"}
@@ -328,7 +326,7 @@ func TestVMPerfPeerKilled(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			_, stderr, code = runCmd(t, args...)
+			_, stderr, code = runSoleCmd(t, args...)
 		}()
 		waitListening(t, 18710+i, 30*time.Second)
 		sent := vmcheck.Sent(t)

@@ -74,11 +74,8 @@ func runPair(sargs, cargs []string, o pairOpts) pairOut {
 	if o.timeout == 0 {
 		o.timeout = 120 * time.Second
 	}
-	if (sargs[0] == "perf") != (cargs[0] == "perf") {
-		// One rdmactl in the process, as in the binary (main sets it).
-		soleSession = true
-		defer func() { soleSession = false }()
-	}
+	// One rdmactl in the process, as in the binary (main sets it).
+	sole := (sargs[0] == "perf") != (cargs[0] == "perf")
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
 	var r pairOut
@@ -88,11 +85,11 @@ func runPair(sargs, cargs []string, o pairOpts) pairOut {
 	go func() {
 		defer wg.Done()
 		defer close(srvDone)
-		s := runSide(ctx, sargs)
+		s := runSide(ctx, sargs, sole)
 		r.sout, r.serr = s.out, s.err
 	}()
 	serverUp(sargs, o.delay, srvDone)
-	c := runSide(ctx, cargs)
+	c := runSide(ctx, cargs, sole)
 	r.cout, r.cerr, r.ccode, r.cstdout, r.cstderr = c.out, c.err, c.code, c.stdout, c.stderr
 	wg.Wait()
 	return r
@@ -133,10 +130,10 @@ type sideOut struct {
 
 // runSide runs rdmactl in-process (args start with "perf") or an
 // executable.
-func runSide(ctx context.Context, args []string) sideOut {
+func runSide(ctx context.Context, args []string, sole bool) sideOut {
 	if args[0] == "perf" {
 		var o, e bytes.Buffer
-		code := run(ctx, args, &o, &e)
+		code := runApp(&app{stdout: &o, stderr: &e, ctx: ctx, soleSession: sole}, args)
 		r := sideOut{out: o.String(), code: code, stdout: o.String(), stderr: e.String()}
 		if code != 0 {
 			r.out += e.String()
@@ -146,6 +143,15 @@ func runSide(ctx context.Context, args []string) sideOut {
 	}
 	b, err := exec.CommandContext(ctx, args[0], args[1:]...).CombinedOutput()
 	return sideOut{out: string(b), err: err}
+}
+
+// runSoleCmd is runCmd for the only benchmark in the process, as in the
+// binary (app.soleSession).
+func runSoleCmd(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = runApp(&app{stdout: &o, stderr: &e, ctx: context.Background(), soleSession: true}, args)
+	return o.String(), e.String(), code
 }
 
 // retryPair runs the pair mk builds for a port up to three times, on

@@ -21,8 +21,9 @@ import (
 //     inventory's counter snapshots; a CounterWatch (cmd/rdmactl's, over
 //     the inventory) reads them, perf prints them after the results.
 
-// sysfsIB is where -W's files are, as perftest's COUNTER_PATH.
-var sysfsIB = "/sys/class/infiniband"
+// sysfsIB is where -W's files are, as perftest's COUNTER_PATH
+// (Session.SysfsIB for another root).
+const sysfsIB = "/sys/class/infiniband"
 
 // checkCounterPath accepts a -W name: a relative path under the port's
 // directory (perftest resolves it and refuses what leaves the directory).
@@ -73,9 +74,9 @@ type counterFiles struct {
 	first, last []uint64
 }
 
-func openCounterFiles(dev string, port int, names []string) (*counterFiles, error) {
+func openCounterFiles(root, dev string, port int, names []string) (*counterFiles, error) {
 	c := &counterFiles{names: names}
-	dir := filepath.Join(sysfsIB, dev, "ports", strconv.Itoa(port))
+	dir := filepath.Join(root, dev, "ports", strconv.Itoa(port))
 	for _, n := range names {
 		f, err := os.Open(filepath.Join(dir, n))
 		if err != nil {
@@ -188,7 +189,11 @@ func (s *Session) openCounters() error {
 	if len(s.P.ReportCounters) == 0 {
 		return nil
 	}
-	c, err := openCounterFiles(s.P.Device, s.P.IBPort, s.P.ReportCounters)
+	root := s.SysfsIB
+	if root == "" {
+		root = sysfsIB
+	}
+	c, err := openCounterFiles(root, s.P.Device, s.P.IBPort, s.P.ReportCounters)
 	if err != nil {
 		return err
 	}

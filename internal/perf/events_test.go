@@ -233,9 +233,6 @@ func FuzzParseCounterValue(f *testing.F) {
 // print; JSON keeps the change since the start.
 func TestReportCounterFiles(t *testing.T) {
 	root := t.TempDir()
-	old := sysfsIB
-	sysfsIB = root
-	defer func() { sysfsIB = old }()
 	dir := filepath.Join(root, "rxe0", "ports", "1")
 	for _, d := range []string{"counters", "hw_counters"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
@@ -253,10 +250,10 @@ func TestReportCounterFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := openCounterFiles("rxe0", 1, []string{"hw_counters/nope"}); err == nil || !strings.Contains(err.Error(), "no such counter") {
+	if _, err := openCounterFiles(root, "rxe0", 1, []string{"hw_counters/nope"}); err == nil || !strings.Contains(err.Error(), "no such counter") {
 		t.Fatalf("missing file: %v", err)
 	}
-	c, err := openCounterFiles("rxe0", 1, names)
+	c, err := openCounterFiles(root, "rxe0", 1, names)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,6 +51,8 @@ type Session struct {
 	// Counters reads the port's counters for --counters (P.CounterDeltas);
 	// nil: none are reported.
 	Counters CounterWatch
+	// SysfsIB is where -W's counter files are; "": /sys/class/infiniband.
+	SysfsIB string
 
 	cfiles   *counterFiles // -W
 	conn     *Conn

@@ -362,7 +362,11 @@ func (c *Context) ioctlNamed(name string, obj, method uint16, attrs []ioctlAttr)
 	if err != nil {
 		return err
 	}
-	if errno := sysIoctl(c.fd, buf); errno != 0 {
+	call := c.sysIoctl
+	if call == nil {
+		call = rdmaVerbsIoctlCall
+	}
+	if errno := call(c.fd, buf); errno != 0 {
 		return cmdError(c.dev.Name, name, errno)
 	}
 	readIoctlResult(buf, attrs, payloads)
@@ -427,9 +431,9 @@ func (c *Context) buildIoctl(obj, method uint16, attrs []ioctlAttr) ([]byte, [][
 	return buf, payloads, nil
 }
 
-// sysIoctl issues RDMA_VERBS_IOCTL with the command in buf (in scratch).
-// A variable so that the framing tests can see the bytes without a kernel.
-var sysIoctl = func(fd int, buf []byte) unix.Errno {
+// rdmaVerbsIoctlCall issues RDMA_VERBS_IOCTL with the command in buf (in
+// scratch).
+func rdmaVerbsIoctlCall(fd int, buf []byte) unix.Errno {
 	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), rdmaVerbsIoctl, uintptr(unsafe.Pointer(&buf[0])))
 	return errno
 }

@@ -180,9 +180,7 @@ func TestIoctlFraming(t *testing.T) {
 	}
 	c, _ := testContext(t)
 	var seen []byte
-	old := sysIoctl
-	defer func() { sysIoctl = old }()
-	sysIoctl = func(fd int, buf []byte) unix.Errno {
+	c.sysIoctl = func(fd int, buf []byte) unix.Errno {
 		seen = append(seen[:0], buf...)
 		// Act as the kernel: write pd_handle 5 to CORE_OUT (attr 2),
 		// whose payload is the first one after the 72-byte command.
@@ -211,7 +209,7 @@ func TestIoctlFraming(t *testing.T) {
 	}
 
 	// DEALLOC_PD: CORE_IN of 4 bytes inline, data = handle.
-	sysIoctl = func(fd int, buf []byte) unix.Errno { seen = append(seen[:0], buf...); return 0 }
+	c.sysIoctl = func(fd int, buf []byte) unix.Errno { seen = append(seen[:0], buf...); return 0 }
 	h := uint32(0x1234)
 	if err := c.writeCmd(cmdDeallocPD, bytesOf(&h), nil, nil, nil); err != nil {
 		t.Fatal(err)
@@ -226,7 +224,7 @@ func TestIoctlFraming(t *testing.T) {
 	}
 
 	// QUERY_PORT native: PORT_NUM const 8, RESP ptr-out 48; PD_DESTROY IDR.
-	sysIoctl = func(fd int, buf []byte) unix.Errno {
+	c.sysIoctl = func(fd int, buf []byte) unix.Errno {
 		seen = append(seen[:0], buf...)
 		binary.LittleEndian.PutUint64(buf[24+8:], 42) // "new handle" written back
 		return 0
@@ -243,12 +241,12 @@ func TestIoctlFraming(t *testing.T) {
 	}
 
 	// Errors keep the errno and the device name; EIO means the device went away.
-	sysIoctl = func(int, []byte) unix.Errno { return unix.EIO }
+	c.sysIoctl = func(int, []byte) unix.Errno { return unix.EIO }
 	err := c.ioctl(objDevice, methQueryPort, []ioctlAttr{attrConst(0, 1)})
 	if !errors.Is(err, ErrDeviceGone) || !errors.Is(err, unix.EIO) {
 		t.Errorf("EIO: got %v", err)
 	}
-	sysIoctl = func(int, []byte) unix.Errno { return unix.EOPNOTSUPP }
+	c.sysIoctl = func(int, []byte) unix.Errno { return unix.EOPNOTSUPP }
 	if err := c.ioctl(objDevice, methQueryPort, nil); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("EOPNOTSUPP: got %v", err)
 	}

@@ -65,6 +65,9 @@ type Context struct {
 	// so write commands are tunnelled through RDMA_VERBS_IOCTL (as
 	// rdma-core's libibverbs/cmd_fallback.c does).
 	useIoctl bool
+	// sysIoctl issues RDMA_VERBS_IOCTL (rdmaVerbsIoctlCall); framing tests
+	// put a fake kernel here that sees the bytes.
+	sysIoctl func(fd int, buf []byte) unix.Errno
 
 	// prov is the provider's per-context state; nil when the driver has
 	// no provider here (queries still work; see dataPath).

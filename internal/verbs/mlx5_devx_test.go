@@ -20,9 +20,7 @@ func TestMLX5DevXOtherFraming(t *testing.T) {
 	binary.BigEndian.PutUint16(in, 0x100) // QUERY_HCA_CAP
 	out := make([]byte, 32)
 	var seen []byte
-	old := sysIoctl
-	defer func() { sysIoctl = old }()
-	sysIoctl = func(fd int, buf []byte) unix.Errno {
+	c.sysIoctl = func(fd int, buf []byte) unix.Errno {
 		seen = append(seen[:0], buf...)
 		// The out payload follows the header, two attributes and the
 		// 16-byte in payload.
