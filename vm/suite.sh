@@ -49,6 +49,11 @@ fi
 for b in "${bins[@]}"; do
 	install -D -m 0755 "$DIR/$b" "$LOCAL/$b" || exit 125
 done
+# rdmactl as of cmd/rdmactl/testdata/outputs-base, built by vm/vmtest.
+if [ -x "$DIR/rdmactl-base" ]; then
+	install -m 0755 "$DIR/rdmactl-base" "$LOCAL/rdmactl-base" || exit 125
+	export RDMACTL_BASE_BIN=$LOCAL/rdmactl-base
+fi
 args=(-test.v -test.count=1 "-test.timeout=${PER}s")
 # A hung test is named, and its goroutines dumped, well before vm/run's
 # own timeout kills the VM (which names no test and dumps no goroutine):
@@ -67,12 +72,14 @@ STALL=${VMTEST_STALL:-300}
 # last_test LOG: the test the binary started last (its "=== RUN" line).
 last_test() { grep -aE '^=== (RUN|CONT) ' "$1" | tail -n1 | awk '{ print $3 }'; }
 
-# group_pids PGID: the processes of a process group.
-# comm, the second field of /proc/PID/stat, may hold spaces and
-# parentheses: the fields are counted after its last ")". Zombies left out.
+# group_pids PGID [all]: the processes of a process group; with "all" also
+# those whose main thread has exited (Z) while another thread has not: a
+# process whose exit waits on a thread blocked in the kernel. comm, the
+# second field of /proc/PID/stat, may hold spaces and parentheses: the
+# fields are counted after its last ")".
 group_pids() {
 	cat /proc/[0-9]*/stat 2>/dev/null |
-		awk -v g="$1" '{ pid = $1; sub(/^.*\) /, ""); if ($3 == g && $1 != "Z") print pid }'
+		awk -v g="$1" -v all="${2:-}" '{ pid = $1; sub(/^.*\) /, ""); if ($3 == g && ($1 != "Z" || all != "")) print pid }'
 }
 
 # dump_state PGID: the group's processes, each thread's state and kernel
@@ -80,7 +87,7 @@ group_pids() {
 dump_state() {
 	local p t st
 	echo "--- processes of the test binary (process group $1): pid state time command; threads in D with kernel stacks"
-	for p in $(group_pids "$1"); do
+	for p in $(group_pids "$1" all); do
 		[ -r "/proc/$p/cmdline" ] || continue
 		printf '%s %s %ss %s\n' "$p" "$(awk '{ sub(/^.*\) /, ""); print $1 }' "/proc/$p/stat" 2>/dev/null)" \
 			"$(ps -o etimes= -p "$p" 2>/dev/null | tr -d ' ')" "$(tr '\0' ' ' <"/proc/$p/cmdline" | cut -c1-200)"
