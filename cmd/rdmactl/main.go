@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rdmactl/rdmactl/internal/inventory"
+	"github.com/rdmactl/rdmactl/internal/rdmagrammar"
 	"github.com/spf13/cobra"
 )
 
@@ -176,15 +178,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func runApp(a *app, args []string) int {
 	stderr, ctx := a.stderr, a.ctx
 	root := newRootCmd(a)
-	cargs := translateRdma(args) // rdma's grammar too (rdmagrammar.go)
+	// rdma's grammar too; "res show NAME" depends on this host's devices.
+	cargs := rdmagrammar.Translate(args, inventory.LiveDeviceExists)
 	if completing(cargs) {
 		// Device, port and GID completion for every command, chosen from
 		// its usage line and flag names (complete.go).
 		attachCompletions(root)
 	}
 	root.SetArgs(cargs)
-	err := rdmaOptionError(args)
-	if err == nil {
+	err := rdmagrammar.OptionError(args)
+	if err != nil {
+		err = usageErrorf("%v", err)
+	} else {
 		err = root.ExecuteContext(ctx)
 	}
 	code, msg := exitStatus(err)

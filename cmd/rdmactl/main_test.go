@@ -28,7 +28,7 @@ func TestUnknownCommandIsUsageError(t *testing.T) {
 	}
 }
 
-// A bare "dev" is "dev show", as in rdma (rdmagrammar.go).
+// A bare "dev" is "dev show", as in rdma (internal/rdmagrammar).
 func TestBareDevIsDevShow(t *testing.T) {
 	out1, err1, code1 := runCmd(t, "dev")
 	out2, err2, code2 := runCmd(t, "dev", "show")

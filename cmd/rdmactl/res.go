@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
+	"github.com/rdmactl/rdmactl/internal/rdmagrammar"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -133,7 +134,7 @@ type resFlags struct {
 }
 
 // resNumFilters and resNameFilters are rdma's res filters rdmactl has, as
-// --KEY flags (and as "KEY VALUE" after "res show OBJECT", rdmagrammar.go).
+// --KEY flags (and as "KEY VALUE" after "res show OBJECT", internal/rdmagrammar).
 var (
 	resNumFilters = []string{"pid", "lqpn", "rqpn", "pdn", "cqn", "mrn", "ctxn", "srqn", "cm-idn", "sq-psn", "rq-psn", "rkey", "lkey",
 		"users", "mrlen", "src-port", "dst-port"}
@@ -260,12 +261,12 @@ apply to raw objects, except DEV and --link.`,
 	return needs(needNetlink, c)
 }
 
-// resFilterApplies: rdma's filter table of obj (rdmaResFilters) has key.
+// resFilterApplies: rdma's filter table of obj has key.
 func resFilterApplies(obj, key string) bool {
 	if key == "qpn" {
 		key = "lqpn"
 	}
-	for _, k := range rdmaResFilters[obj] {
+	for _, k := range rdmagrammar.ResFilters(obj) {
 		if k == key {
 			return true
 		}

@@ -1,13 +1,6 @@
-package main
-
-import (
-	"strings"
-
-	"github.com/rdmactl/rdmactl/internal/inventory"
-)
-
-// rdma's own grammar, translated to rdmactl's command line before cobra
-// sees it, so that scripts written for iproute2's rdma keep working:
+// Package rdmagrammar translates iproute2 rdma's grammar to rdmactl's
+// command line before cobra sees it, so that scripts written for rdma keep
+// working:
 // abbreviations ("rdma r s q"), the show/list keywords, bare objects
 // ("rdma dev", "rdma res") and res's positional filters. Only lines that
 // rdmactl would otherwise refuse are rewritten: a word that is already an
@@ -17,6 +10,13 @@ import (
 // rd_exec_cmd): the first word of the object's table, in the table's
 // order, that the typed word is a prefix of. So "s" is "system" at the
 // top (it comes before "statistic") and "m" is "mr" under statistic.
+package rdmagrammar
+
+import (
+	"errors"
+	"sort"
+	"strings"
+)
 
 // rdmaTop is rdma.c's table, in its order.
 var rdmaTop = []string{"help", "dev", "link", "resource", "system", "statistic", "monitor"}
@@ -60,9 +60,23 @@ func rdmaMatch(word string, table []string) (string, bool) {
 	return "", false
 }
 
+// OwnWords are the words rdmactl itself takes first, sorted.
+func OwnWords() []string {
+	w := make([]string, 0, len(rdmactlTop))
+	for k := range rdmactlTop {
+		w = append(w, k)
+	}
+	sort.Strings(w)
+	return w
+}
+
+// ResFilters are rdma's filters of res object obj, in res.h's order.
+func ResFilters(obj string) []string { return rdmaResFilters[obj] }
+
 // rdmactlTop are the words rdmactl itself takes first: they keep their
-// meaning, even where rdma would read the word differently. A test checks
-// it against the command tree, so a new command cannot be forgotten here.
+// meaning, even where rdma would read the word differently. cmd/rdmactl's
+// tests check it against the command tree (OwnWords), so a new command
+// cannot be forgotten here.
 var rdmactlTop = map[string]bool{
 	"dev": true, "link": true, "gids": true, "counters": true, "res": true, "resource": true,
 	"perf": true, "capture": true, "monitor": true, "version": true, "completion": true,
@@ -73,18 +87,12 @@ var rdmactlTop = map[string]bool{
 // canonical is the word the translation writes for each rdmactl alias.
 var canonical = map[string]string{"resource": "res", "sys": "system", "stat": "statistic"}
 
-// translateRdma rewrites args written in rdma's grammar as rdmactl's
-// command line; anything else is returned unchanged. Leading options
-// (-j, -p, -d, --sysfs-root DIR) stay where they are. rdma reads "res
-// show c" as device c's counts when there is such a device, else as "res
-// show cm_id": this host's devices decide (translateRdmaWith).
-func translateRdma(args []string) []string {
-	return translateRdmaWith(args, inventory.LiveDeviceExists)
-}
-
-// translateRdmaWith is translateRdma with isDevice telling whether an RDMA
-// device of that name exists.
-func translateRdmaWith(args []string, isDevice func(string) bool) []string {
+// Translate rewrites args written in rdma's grammar as rdmactl's command
+// line; anything else is returned unchanged. Leading options (-j, -p, -d,
+// --sysfs-root DIR) stay where they are. rdma reads "res show c" as device
+// c's counts when there is such a device, else as "res show cm_id":
+// isDevice says whether an RDMA device of that name exists.
+func Translate(args []string, isDevice func(string) bool) []string {
 	i := 0
 	for i < len(args) && strings.HasPrefix(args[i], "-") && args[i] != "-" && args[i] != "--" {
 		if args[i] == "--sysfs-root" {
@@ -154,9 +162,9 @@ var rdmaUnsupported = map[string]string{
 	"V":       "-V is 'rdmactl version'",
 }
 
-// rdmaOptionError is the refusal of an rdma option rdmactl lacks among the
-// leading options of args (as rdma takes them), or nil.
-func rdmaOptionError(args []string) error {
+// OptionError is the refusal of an rdma option rdmactl lacks among the
+// leading options of args (as rdma takes them), or nil: a usage error.
+func OptionError(args []string) error {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--sysfs-root" {
@@ -168,13 +176,13 @@ func rdmaOptionError(args []string) error {
 		}
 		if strings.HasPrefix(a, "--") {
 			if msg, ok := rdmaUnsupported[strings.TrimPrefix(a, "--")]; ok {
-				return usageErrorf("%s", msg)
+				return errors.New(msg)
 			}
 			continue
 		}
 		for _, c := range a[1:] {
 			if msg, ok := rdmaUnsupported[string(c)]; ok {
-				return usageErrorf("%s", msg)
+				return errors.New(msg)
 			}
 		}
 	}
@@ -261,7 +269,7 @@ func grRes(tail []string, isDevice func(string) bool) []string {
 	if len(tail) == 0 {
 		return []string{"res"}
 	}
-	if isResObject(tail[0]) {
+	if _, ok := rdmaResFilters[tail[0]]; ok { // rdmactl's "res OBJECT"
 		return append([]string{"res"}, tail...)
 	}
 	w := grSub(tail, rdmaResCmds)
