@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmactl/rdmactl/internal/vmcheck"
 )
 
 // promQuery asks Prometheus's HTTP API for an instant vector at ts and
@@ -143,7 +145,8 @@ scrape_configs:
 	// off, and not seen without load): one more try then, on a fresh port.
 	var start, end time.Time
 	for attempt := 0; ; attempt++ {
-		port := strconv.Itoa(18795 + attempt)
+		p := 18795 + attempt
+		port := strconv.Itoa(p)
 		start = time.Now()
 		var sLog, cLog bytes.Buffer
 		srv := exec.CommandContext(ctx, bin, "perf", "write", "-d", "rxe0", "-p", port, "-D", "32")
@@ -151,11 +154,11 @@ scrape_configs:
 		if err := srv.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(1500 * time.Millisecond)
+		srvWait := serverListens(t, srv, p, sLog.String)
 		cli := exec.CommandContext(ctx, bin, "perf", "write", "-d", "rxe1", "-p", port, "-D", "32", perfServerIP)
 		cli.Stdout, cli.Stderr = &cLog, &cLog
 		cerr := cli.Run()
-		serr := srv.Wait()
+		serr := srvWait()
 		end = time.Now()
 		if cerr == nil && serr == nil {
 			break
@@ -166,7 +169,20 @@ scrape_configs:
 		t.Logf("perf write attempt %d failed after %v (client %v, server %v): %s", attempt+1,
 			end.Sub(start).Round(time.Second), cerr, serr, lastLine(cLog.String()+sLog.String()))
 	}
-	time.Sleep(3 * time.Second) // a few scrapes after the run
+	// What follows reads the series at now: wait until Prometheus has
+	// stored a scrape taken after the run (up's latest sample is later
+	// than its end), however late that scrape comes under TCG.
+	scrapedAfter := func() bool {
+		r := promQuery(t, base, `timestamp(up{job="rdma"})`, time.Now())
+		if len(r) != 1 {
+			return false
+		}
+		ts, err := strconv.ParseFloat(r[0]["__value__"], 64)
+		return err == nil && ts > float64(end.UnixNano())/1e9
+	}
+	if !vmcheck.Until(30*time.Second, nil, scrapedAfter) {
+		t.Fatalf("Prometheus stored no scrape taken after the run within 30 s of its end\nprometheus log:\n%s\nexporter log:\n%s", promLog.String(), expLog.String())
+	}
 	if d := time.Since(start); d < 30*time.Second {
 		t.Fatalf("only %v of scraping", d)
 	}

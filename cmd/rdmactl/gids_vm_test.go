@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmactl/rdmactl/internal/vmcheck"
 )
 
 // vmRun runs a reference tool in the VM and fails the test if it is missing
@@ -183,23 +185,15 @@ func TestVMGIDsBestMatchesPerftest(t *testing.T) {
 		t.Fatalf("ib_write_bw server: %v", err)
 	}
 	defer srv.Process.Kill()
-	var cli []byte
+	srvWait := serverListens(t, srv, 18779, func() string { return srvOut.String() + srvErr.String() })
 	var cliErr strings.Builder
-	var err error
-	for try := 0; try < 20; try++ {
-		time.Sleep(500 * time.Millisecond)
-		c := exec.Command("ib_write_bw", "-d", "rxe1", "-n", "5", "-s", "64", "-p", "18779", "127.0.0.1")
-		cliErr.Reset()
-		c.Stderr = &cliErr
-		if cli, err = c.Output(); err == nil || perftestClockFailed(cliErr.String()) {
-			err = nil
-			break
-		}
-	}
-	if err != nil {
+	c := exec.Command("ib_write_bw", "-d", "rxe1", "-n", "5", "-s", "64", "-p", "18779", "127.0.0.1")
+	c.Stderr = &cliErr
+	cli, err := c.Output()
+	if err != nil && !perftestClockFailed(cliErr.String()) {
 		t.Fatalf("ib_write_bw client: %v\n%s%s", err, cli, cliErr.String())
 	}
-	if err := srv.Wait(); err != nil && !perftestClockFailed(srvErr.String()+cliErr.String()) {
+	if err := srvWait(); err != nil && !perftestClockFailed(srvErr.String()+cliErr.String()) {
 		t.Fatalf("ib_write_bw server: %v\n%s%s", err, srvOut.String(), srvErr.String())
 	}
 	re := regexp.MustCompile(`GID index\s*:\s*(\d+)`)
@@ -231,19 +225,15 @@ func TestVMGIDsVLAN(t *testing.T) {
 	// other: compare with a table that did not change around the run.
 	var sysfs map[uint32]string
 	ours := map[uint32]gidJSON{}
-	for try := 0; ; try++ {
+	if !vmcheck.Until(30*time.Second, nil, func() bool {
 		sysfs = waitVLANGIDs(t, vlan, true)
 		clear(ours)
 		for _, r := range gidsJSON(t, "-j", "gids", "rxe1/1") {
 			ours[r.Index] = r
 		}
-		if after := waitVLANGIDs(t, vlan, true); maps.Equal(after, sysfs) {
-			break
-		}
-		if try == 20 {
-			t.Fatalf("rxe1/1's GID table still changing after %d tries", try)
-		}
-		time.Sleep(200 * time.Millisecond)
+		return maps.Equal(waitVLANGIDs(t, vlan, true), sysfs)
+	}) {
+		t.Fatalf("rxe1/1's GID table still changing around every gids run for 30 s")
 	}
 	vlanGIDs := 0
 	for idx, nd := range sysfs {

@@ -227,11 +227,12 @@ func TestVMMonitor(t *testing.T) {
 		}
 	}()
 
-	js := startMonProc(t, nil, "-j", "monitor", "--poll", "300ms")
-	txt := startMonProc(t, nil, "monitor", "--poll", "300ms")
-	how := "a poll every 300ms"
+	const poll = 300 * time.Millisecond
+	js := startMonProc(t, nil, "-j", "monitor", "--poll", poll.String())
+	txt := startMonProc(t, nil, "monitor", "--poll", poll.String())
+	how := "a poll every " + poll.String()
 	if notifies {
-		how = "kernel events and a poll every 300ms"
+		how = "kernel events and a poll every " + poll.String()
 	}
 	js.waitStderr(t, "rdmactl: monitoring RDMA devices: "+how+"; Ctrl-C to stop\n")
 	txt.waitStderr(t, "rdmactl: monitoring RDMA devices: "+how+"; Ctrl-C to stop\n")
@@ -294,7 +295,10 @@ func TestVMMonitor(t *testing.T) {
 				t.Fatalf("%s: mnva's port not ACTIVE within 30 s", s.name)
 			}
 		}
-		time.Sleep(time.Second) // three polls: anything else this step causes
+		// Anything else this step causes: an absence cannot be waited
+		// for, only watched for a while. Four poll intervals hold at
+		// least three of monitor's polls, even with one of them late.
+		time.Sleep(4 * poll)
 		evs = js.events(t)[seen:]
 		at := match(evs, s.want, notifies)
 		if len(at) != len(s.want) {

@@ -5,7 +5,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -14,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rdmactl/rdmactl/internal/vmcheck"
 )
 
 // VM tests of perf's -e, --run_infinitely and --counters, against stock
@@ -196,7 +200,8 @@ func TestVMPerfRunInfinitelyInterop(t *testing.T) {
 var perftestSendServerEnds = []string{"running", "exit 1"}
 
 // infRun is one --run_infinitely pair of processes (-s 4096 -D 2), ended
-// as a user ends it: SIGINT to the client about 11 s after it started.
+// as a user ends it: SIGINT to the client once it has printed infRows
+// periods' rows (a send server too).
 type infRun struct {
 	verb, server, client string // "r" rdmactl's binary, "p" perftest
 	srv, cli             *side
@@ -207,6 +212,9 @@ type infRun struct {
 }
 
 const infPeriod = 2 * time.Second
+
+// infRows is how many periods' rows a pair prints before its SIGINT.
+const infRows = 4
 
 // runInfinitePair runs the pair (runInfiniteOnce) and checks that
 // traffic flowed. A perftest side can give up at any period's report,
@@ -258,9 +266,19 @@ func runInfiniteOnce(t *testing.T, verb, server, client string, port int) *infRu
 	// server listens.
 	waitListening(t, port, 20*time.Second)
 	r.cli = start(client, "client", "rxe1", r.cliOut, perfServerIP)
-	time.Sleep(11 * time.Second) // about four periods after a perftest peer's start
+	// SIGINT once four periods are over: the client has printed their
+	// rows, and so has a send server (a write server prints none), however
+	// long the pair took to start. A side that ends first (perftest giving
+	// up on its clock) ends the wait too.
+	periods := func() bool {
+		return len(r.cliOut.rowTimes()) >= infRows && (verb != "send" || len(r.srvOut.rowTimes()) >= infRows)
+	}
+	ended := func() bool { return r.cli.ended() || r.srv.ended() }
+	if !vmcheck.Until(time.Minute, ended, periods) && !ended() {
+		t.Fatalf("%d periods' rows not printed within a minute of the client's start\nclient stdout:\n%s\nserver stdout:\n%s", infRows, r.cliOut, r.srvOut)
+	}
 	r.sigint = time.Now()
-	if err := r.cli.cmd.Process.Signal(syscall.SIGINT); err != nil {
+	if err := r.cli.cmd.Process.Signal(syscall.SIGINT); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		t.Fatal(err)
 	}
 	if !r.cli.wait(20 * time.Second) {

@@ -451,16 +451,9 @@ func TestVMPerfLoopMode(t *testing.T) {
 			if err := srv.Start(); err != nil {
 				t.Fatal(err)
 			}
-			var cout []byte
-			var cerr error
-			for try := 0; try < 50; try++ { // until the server listens
-				cout, cerr = exec.CommandContext(ctx, bin, args("rxe1", perfServerIP)...).CombinedOutput()
-				if cerr == nil || !bytes.Contains(cout, []byte("connection refused")) {
-					break
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
-			serr := srv.Wait()
+			srvWait := serverListens(t, srv, 18900+i, sout.String)
+			cout, cerr := exec.CommandContext(ctx, bin, args("rxe1", perfServerIP)...).CombinedOutput()
+			serr := srvWait()
 			if cerr != nil || serr != nil {
 				t.Fatalf("client: %v\n%s\nserver: %v\n%s", cerr, cout, serr, sout.String())
 			}

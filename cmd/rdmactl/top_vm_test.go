@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/internal/top"
+	"github.com/rdmactl/rdmactl/internal/vmcheck"
 )
 
 // VM tests of rdmactl top while 'rdmactl perf write -D 10' runs from rxe1
@@ -25,17 +26,25 @@ import (
 // guest), and the JSON snapshot against rdma statistic show.
 
 // perfPair starts a perf write server on rxe0 and client on rxe1 for secs
-// seconds and returns a wait that checks both ended well.
+// seconds and returns once the traffic flows (1,000 packets sent on rxe1
+// since the client started: top then has rates to show), with a wait
+// that checks both ended well.
 func perfPair(t *testing.T, bin string, port, secs int) (server, client *side, wait func()) {
 	t.Helper()
 	p := []string{"-p", strconv.Itoa(port), "-D", strconv.Itoa(secs)}
 	server = startSide(t, bin, "server", append([]string{"perf", "write", "-d", "rxe0"}, p...))
 	waitListening(t, port, 30*time.Second)
+	sent := vmcheck.PortCounter(t, "rxe1", "sent_pkts")
 	client = startSide(t, bin, "client", append(append([]string{"perf", "write", "-d", "rxe1"}, p...), perfServerIP))
+	waitSent(t, client, "rxe1", sent, 1000)
 	return server, client, func() {
 		for _, sd := range []*side{client, server} {
-			if err := sd.cmd.Wait(); err != nil {
-				t.Errorf("perf %s: %v\n%s", sd.name, err, &sd.stderr)
+			if d := time.Duration(secs)*time.Second + time.Minute; !sd.wait(d) {
+				t.Errorf("perf %s (a %d s run) still running %v later", sd.name, secs, d)
+				continue
+			}
+			if sd.err != nil {
+				t.Errorf("perf %s: %v\n%s", sd.name, sd.err, &sd.stderr)
 			}
 		}
 	}
@@ -105,7 +114,6 @@ func TestVMTopTmux(t *testing.T) {
 	x.waitScreen(5*time.Second, "shell", func(s string) bool { return strings.Count(s, "ready") == 2 })
 
 	server, client, wait := perfPair(t, bin, 18930, 10)
-	time.Sleep(500 * time.Millisecond)
 	x.run("send-keys", "-t", "top", "NO_COLOR=1 "+bin+" top -i 1s; echo TOP-EXIT=$?", "Enter")
 	// The kernel names a resource's owner by the task that created it: a
 	// thread of perf (Go runs verbs calls on several), as rdma res shows.
@@ -194,7 +202,6 @@ func TestVMTopJSONMatchesRdmaStatistic(t *testing.T) {
 	// top runs, and takes the reads nearest to the start and end of top's
 	// interval (its JSON time and interval_s; one clock in the VM).
 	_, _, wait := perfPair(t, bin, 18931, 15)
-	time.Sleep(2 * time.Second)
 	type read struct {
 		at time.Time // when rdma had read the counters
 		m  map[string]map[string]uint64

@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +40,29 @@ func waitPeerTraffic(t *testing.T, from, n uint64, done <-chan struct{}, who str
 	if !vmcheck.Until(60*time.Second, vmcheck.Closed(done), func() bool { return vmcheck.Sent(t) >= from+n }) {
 		t.Fatalf("%d packets sent since the pair started, want %d (%s ended: %v)", vmcheck.Sent(t)-from, n, who, vmcheck.Closed(done)())
 	}
+}
+
+// serverListens waits until srv, started, listens on TCP port: neither
+// perf's client nor perftest's retries its connect, and a server's start
+// can take any time under TCG. When srv ends first or 30 s pass, it
+// kills srv and fails the test with what srv printed (out, read once srv
+// has ended). Wait for srv with the returned func (Wait's error), not
+// with srv.Wait.
+func serverListens(t *testing.T, srv *exec.Cmd, port int, out func() string) (wait func() error) {
+	t.Helper()
+	done := make(chan struct{})
+	var err error
+	go func() { err = srv.Wait(); close(done) }()
+	if !vmcheck.Until(30*time.Second, vmcheck.Closed(done), func() bool { return vmcheck.TCPListening(port) }) {
+		what := "ended before it listened on port " + fmt.Sprint(port)
+		if !vmcheck.Closed(done)() {
+			what = "not listening on port " + fmt.Sprint(port) + " within 30 s"
+		}
+		_ = srv.Process.Kill()
+		<-done
+		t.Fatalf("%s: %s (%v):\n%s", strings.Join(srv.Args, " "), what, err, out())
+	}
+	return func() error { <-done; return err }
 }
 
 // how says whether sd still runs, or how it ended and what it printed.

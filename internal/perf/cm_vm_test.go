@@ -15,6 +15,7 @@ import (
 
 	"github.com/rdmactl/rdmactl/internal/rdmacm"
 	"github.com/rdmactl/rdmactl/internal/verbs"
+	"github.com/rdmactl/rdmactl/internal/vmcheck"
 )
 
 // sysfsCMDevice maps a CM route to its device by node GUID, from sysfs
@@ -96,11 +97,21 @@ func TestVMPerfRDMACMBytes(t *testing.T) {
 			var wg sync.WaitGroup
 			var serr error
 			wg.Add(1)
+			port := srv.P.Port
+			srvDone := make(chan struct{})
 			go func() {
 				defer wg.Done()
+				defer close(srvDone)
 				_, serr = srv.Run(ctx)
 			}()
-			time.Sleep(500 * time.Millisecond)
+			// The client starts once the server's CM id listens (its
+			// connect does not retry), not after a fixed time.
+			if !vmcheck.Until(30*time.Second, vmcheck.Closed(srvDone), func() bool { return vmcheck.CMListening(t, port) }) {
+				ended := vmcheck.Closed(srvDone)()
+				cancel()
+				wg.Wait()
+				t.Fatalf("no CM id of the server listening on %d within 30 s (server ended first: %v; its error: %v)", port, ended, serr)
+			}
 			_, cerr := cli.Run(ctx)
 			wg.Wait()
 			if serr != nil || cerr != nil {

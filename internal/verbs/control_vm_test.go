@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmactl/rdmactl/internal/vmcheck"
 	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
@@ -399,13 +400,8 @@ func TestVMDeviceRemoval(t *testing.T) {
 	}()
 	var c *Context
 	var err error
-	for i := 0; i < 50; i++ { // udev/devtmpfs may take a moment
-		if c, err = Open("rxeqrm"); err == nil {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err != nil {
+	// Until it opens: udev/devtmpfs may take a moment.
+	if !vmcheck.Until(30*time.Second, nil, func() bool { c, err = Open("rxeqrm"); return err == nil }) {
 		t.Fatalf("open the new device: %v", err)
 	}
 	pd, err := c.AllocPD()
@@ -416,9 +412,15 @@ func TestVMDeviceRemoval(t *testing.T) {
 	if err := del.Start(); err != nil {
 		t.Fatal(err)
 	}
-	delDone := make(chan error, 1)
-	go func() { delDone <- del.Wait() }()
-	time.Sleep(500 * time.Millisecond)
+	delDone, delEnded := make(chan error, 1), make(chan struct{})
+	go func() { delDone <- del.Wait(); close(delEnded) }()
+	// The removal is under way once the device's uverbs node is gone: the
+	// kernel then waits for this context's fd to close. (rdma link delete
+	// ending first would be logged below.)
+	gone := func() bool { _, err := LookupDevice("rxeqrm"); return IsNotFound(err) }
+	if !vmcheck.Until(30*time.Second, vmcheck.Closed(delEnded), gone) && !vmcheck.Closed(delEnded)() {
+		t.Fatal("rxeqrm's uverbs node still there 30 s after rdma link delete began")
+	}
 
 	// Calls while the device is being removed: an answer or an error,
 	// never a hang.

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmactl/rdmactl/internal/vmcheck"
 	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
@@ -266,10 +267,7 @@ func TestRxeUCLoopback(t *testing.T) {
 			} else {
 				// UC has no ACK: the requester completes when the packets
 				// are sent. Wait for the bytes to land.
-				deadline := time.Now().Add(10 * time.Second)
-				for dst[n-1] != src[n-1] && time.Now().Before(deadline) {
-					time.Sleep(time.Millisecond)
-				}
+				vmcheck.Until(10*time.Second, nil, func() bool { return dst[n-1] == src[n-1] })
 			}
 			mustEqual(t, fmt.Sprintf("UC op %d %d", opc, n), dst, src)
 		}
