@@ -1,12 +1,17 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rdmactl/rdmactl/internal/exporter"
+	"github.com/rdmactl/rdmactl/internal/exporter/web"
 	"github.com/rdmactl/rdmactl/internal/inventory"
+	"github.com/rdmactl/rdmactl/internal/promtext"
 )
 
 // defaultListen is the exporter's port, 9879: not in the copy of
@@ -96,4 +101,41 @@ were left out).`,
 	f.BoolVar(&fl.goMetrics, "collector.go", true, "export the exporter's own go_* metrics")
 	f.BoolVar(&fl.procMetric, "collector.process", true, "export the exporter's own process_* metrics")
 	return c
+}
+
+// buildInfoMetric is rdma_exporter_build_info: which rdmactl answers.
+func buildInfoMetric() promtext.Metric {
+	bi := buildInfo()
+	d := promtext.MustDesc("rdma_exporter_build_info", "rdmactl's version, commit and Go version, value 1.",
+		promtext.Gauge, "version", "revision", "goversion")
+	return promtext.Metric{Desc: d, Values: []string{bi.Version, bi.Commit, runtime.Version()}, Value: 1}
+}
+
+// exportOnce writes the RDMA series (no go_/process_ ones: those would be
+// this short process's) in the text format. A failed snapshot is an error.
+func exportOnce(a *app, col *exporter.Collector) error {
+	ms := col.Collect()
+	for _, m := range ms {
+		if m.Desc.Name() == "rdma_exporter_scrape_success" && m.Value != 1 {
+			return errors.New("exporter: no inventory snapshot within --timeout (or the device list failed)")
+		}
+	}
+	return promtext.Write(a.stdout, append(ms, buildInfoMetric()))
+}
+
+// serveExporter serves col until ctx is done (internal/exporter/web).
+func serveExporter(ctx context.Context, a *app, col *exporter.Collector, fl *exporterFlags) error {
+	if fl.webConfig != "" {
+		return usageErrorf("--web.config.file=%s: exporter-toolkit's YAML web config is not read; use --web.tls-cert-file, --web.tls-key-file and --web.basic-auth-users-file (docs/exporter.md)", fl.webConfig)
+	}
+	err := web.Serve(ctx, col, web.Config{
+		Listen: fl.listen, Path: fl.path, TLSCert: fl.tlsCert, TLSKey: fl.tlsKey, UsersFile: fl.authUsers,
+		GoMetrics: fl.goMetrics, ProcessMetrics: fl.procMetric,
+		Build: buildInfoMetric(), Version: buildInfo().Version, Log: a.stderr,
+	})
+	var ce *web.ConfigError
+	if errors.As(err, &ce) {
+		return usageErrorf("%v", err)
+	}
+	return err
 }

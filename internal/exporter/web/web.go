@@ -1,4 +1,10 @@
-package main
+// Package web serves an exporter.Collector's series to Prometheus over
+// HTTP or HTTPS, with exporter-toolkit's conventions: its flags
+// (--web.listen-address, --web.telemetry-path, --web.tls-cert-file,
+// --web.tls-key-file, --web.basic-auth-users-file), a landing page, gzip
+// when the scraper asks, 503 past a few scrapes at once, and the TLS key
+// pair and the users file read again when they change.
+package web
 
 import (
 	"bufio"
@@ -15,7 +21,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -25,26 +30,6 @@ import (
 	"github.com/rdmactl/rdmactl/internal/exporter"
 	"github.com/rdmactl/rdmactl/internal/promtext"
 )
-
-// buildInfoMetric is rdma_exporter_build_info: which rdmactl answers.
-func buildInfoMetric() promtext.Metric {
-	bi := buildInfo()
-	d := promtext.MustDesc("rdma_exporter_build_info", "rdmactl's version, commit and Go version, value 1.",
-		promtext.Gauge, "version", "revision", "goversion")
-	return promtext.Metric{Desc: d, Values: []string{bi.Version, bi.Commit, runtime.Version()}, Value: 1}
-}
-
-// exportOnce writes the RDMA series (no go_/process_ ones: those would be
-// this short process's) in the text format. A failed snapshot is an error.
-func exportOnce(a *app, col *exporter.Collector) error {
-	ms := col.Collect()
-	for _, m := range ms {
-		if m.Desc.Name() == "rdma_exporter_scrape_success" && m.Value != 1 {
-			return errors.New("exporter: no inventory snapshot within --timeout (or the device list failed)")
-		}
-	}
-	return promtext.Write(a.stdout, append(ms, buildInfoMetric()))
-}
 
 // inFlight is how many scrapes are served at once; more get 503, as
 // client_golang's promhttp answers past MaxRequestsInFlight. They would
@@ -116,12 +101,12 @@ func acceptsGzip(h string) bool {
 	return false
 }
 
-func landingPage(path string) http.Handler {
+func landingPage(path, version string) http.Handler {
 	page := fmt.Sprintf(`<!DOCTYPE html>
 <html><head><title>rdmactl exporter</title></head>
 <body><h1>rdmactl exporter</h1><p>RDMA devices, ports and counters for Prometheus (version %s)</p>
 <ul><li><a href="%s">Metrics</a></li></ul></body></html>
-`, html.EscapeString(buildInfo().Version), html.EscapeString(path))
+`, html.EscapeString(version), html.EscapeString(path))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)
@@ -132,41 +117,70 @@ func landingPage(path string) http.Handler {
 	})
 }
 
-func serveExporter(ctx context.Context, a *app, col *exporter.Collector, fl *exporterFlags) error {
-	if fl.webConfig != "" {
-		return usageErrorf("--web.config.file=%s: exporter-toolkit's YAML web config is not read; use --web.tls-cert-file, --web.tls-key-file and --web.basic-auth-users-file (docs/exporter.md)", fl.webConfig)
+// Config is what Serve serves, with the flags of exporter-toolkit's
+// exporters (named in ConfigError's lines).
+type Config struct {
+	Listen    string // --web.listen-address
+	Path      string // --web.telemetry-path
+	TLSCert   string // --web.tls-cert-file
+	TLSKey    string // --web.tls-key-file
+	UsersFile string // --web.basic-auth-users-file
+	// GoMetrics and ProcessMetrics add the go_ and process_ series.
+	GoMetrics, ProcessMetrics bool
+	// Build is the build-info series every scrape ends with; Version the
+	// version the landing page names.
+	Build   promtext.Metric
+	Version string
+	// Log gets the server's error lines.
+	Log io.Writer
+}
+
+// ConfigError is a Config value Serve refuses: the caller's usage error.
+type ConfigError struct{ msg string }
+
+func (e *ConfigError) Error() string { return e.msg }
+
+func configErrorf(format string, a ...any) error {
+	return &ConfigError{msg: fmt.Sprintf(format, a...)}
+}
+
+// Serve serves col's series over HTTP (or HTTPS) until ctx is done.
+func Serve(ctx context.Context, col *exporter.Collector, cfg Config) error {
+	if cfg.Path == "" || cfg.Path[0] != '/' {
+		return configErrorf("--web.telemetry-path=%q: want a path starting with /", cfg.Path)
 	}
-	if fl.path == "" || fl.path[0] != '/' {
-		return usageErrorf("--web.telemetry-path=%q: want a path starting with /", fl.path)
-	}
-	if (fl.tlsCert == "") != (fl.tlsKey == "") {
-		return usageErrorf("--web.tls-cert-file and --web.tls-key-file go together")
+	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
+		return configErrorf("--web.tls-cert-file and --web.tls-key-file go together")
 	}
 	var tlsCfg *tls.Config
-	if fl.tlsCert != "" {
-		kp := &keyPair{cert: fl.tlsCert, key: fl.tlsKey}
+	if cfg.TLSCert != "" {
+		kp := &keyPair{cert: cfg.TLSCert, key: cfg.TLSKey}
 		if _, err := kp.get(nil); err != nil {
-			return usageErrorf("--web.tls-cert-file=%s --web.tls-key-file=%s: %v", fl.tlsCert, fl.tlsKey, oneLine(err.Error()))
+			return configErrorf("--web.tls-cert-file=%s --web.tls-key-file=%s: %v", cfg.TLSCert, cfg.TLSKey, firstLine(err.Error()))
 		}
 		tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: kp.get}
 	}
-	logger := log.New(a.stderr, "rdmactl exporter: ", 0)
+	logOut := cfg.Log
+	if logOut == nil {
+		logOut = io.Discard
+	}
+	logger := log.New(logOut, "rdmactl exporter: ", 0)
 	var handler http.Handler
 	mux := http.NewServeMux()
 	handler = mux
-	if fl.authUsers != "" {
-		u := &userFile{path: fl.authUsers}
+	if cfg.UsersFile != "" {
+		u := &userFile{path: cfg.UsersFile}
 		if _, err := u.load(); err != nil {
-			return usageErrorf("--web.basic-auth-users-file=%s: %v", fl.authUsers, oneLine(err.Error()))
+			return configErrorf("--web.basic-auth-users-file=%s: %v", cfg.UsersFile, firstLine(err.Error()))
 		}
 		handler = basicAuth(u, mux, logger)
 	}
-	mux.Handle(fl.path, &metricsHandler{col: col, goMetrics: fl.goMetrics, procMetric: fl.procMetric,
-		start: time.Now(), build: buildInfoMetric(), sem: make(chan struct{}, inFlight), logger: logger})
-	if fl.path != "/" {
-		mux.Handle("/", landingPage(fl.path))
+	mux.Handle(cfg.Path, &metricsHandler{col: col, goMetrics: cfg.GoMetrics, procMetric: cfg.ProcessMetrics,
+		start: time.Now(), build: cfg.Build, sem: make(chan struct{}, inFlight), logger: logger})
+	if cfg.Path != "/" {
+		mux.Handle("/", landingPage(cfg.Path, cfg.Version))
 	}
-	ln, err := net.Listen("tcp", fl.listen)
+	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("exporter: %w", err)
 	}
@@ -316,7 +330,7 @@ func basicAuth(u *userFile, next http.Handler, logger *log.Logger) http.Handler 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		users, err := u.load()
 		if err != nil {
-			logger.Printf("--web.basic-auth-users-file: %v", oneLine(err.Error()))
+			logger.Printf("--web.basic-auth-users-file: %v", firstLine(err.Error()))
 			http.Error(w, "Unauthorized", http.StatusUnauthorized)
 			return
 		}
@@ -347,4 +361,13 @@ func basicAuth(u *userFile, next http.Handler, logger *log.Logger) http.Handler 
 		w.Header().Set("WWW-Authenticate", `Basic realm="rdmactl exporter"`)
 		http.Error(w, "Unauthorized", http.StatusUnauthorized)
 	})
+}
+
+// firstLine keeps an error line to its first line.
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
 }
