@@ -95,7 +95,7 @@ are followed; counter wraps and resets are handled as in counters --watch.`,
 			if !isTerminal(a.stdout) || !isTerminal(os.Stdin) {
 				return usageErrorf("top needs a terminal: use -b for text frames or -j for a JSON snapshot")
 			}
-			return runTopUI(watching(c), a, s, view, iv, fl.frames)
+			return top.RunScreen(watching(c), a.stdout, s, view, iv, fl.frames)
 		},
 	}
 	f := c.Flags()

@@ -1,8 +1,9 @@
 // Package top is the model of `rdmactl top`: one row per port from two
 // counter snapshots (inventory.Rates, so wraps, resets and devices that
 // appear or vanish are handled there), a process pane from the NLDEV
-// resources, sorting and filtering, and the text of a frame. The terminal
-// UI in cmd/rdmactl is a thin loop around it.
+// resources, sorting and filtering, and the text of a frame; and the
+// terminal screen that shows the frames and reads keys (screen.go,
+// RunScreen).
 package top
 
 import (

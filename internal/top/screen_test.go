@@ -1,4 +1,4 @@
-package main
+package top
 
 import (
 	"bytes"
@@ -14,7 +14,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
-	"github.com/rdmactl/rdmactl/internal/top"
 	"golang.org/x/sys/unix"
 )
 
@@ -73,7 +72,7 @@ func FuzzDecodeKeys(f *testing.F) {
 }
 
 func TestTopKeys(t *testing.T) {
-	m := &topModel{view: top.View{SortCol: top.ColumnByKey("dev")}}
+	m := &topModel{view: View{SortCol: ColumnByKey("dev")}}
 	press := func(s string) bool {
 		q := false
 		for _, k := range decodeKeys([]byte(s)) {
@@ -81,16 +80,16 @@ func TestTopKeys(t *testing.T) {
 		}
 		return q
 	}
-	n := len(top.Columns)
-	if press("t"); m.view.SortCol != top.ColumnByKey("tx") {
+	n := len(Columns)
+	if press("t"); m.view.SortCol != ColumnByKey("tx") {
 		t.Errorf("t: column %d", m.view.SortCol)
 	}
 	press(">\x1b[C")
-	if want := (top.ColumnByKey("tx") + 2) % n; m.view.SortCol != want {
+	if want := (ColumnByKey("tx") + 2) % n; m.view.SortCol != want {
 		t.Errorf("> right: column %d, want %d", m.view.SortCol, want)
 	}
 	press("<\x1b[D")
-	if m.view.SortCol != top.ColumnByKey("tx") {
+	if m.view.SortCol != ColumnByKey("tx") {
 		t.Errorf("< left: column %d", m.view.SortCol)
 	}
 	if press("i"); !m.view.Reverse {
@@ -107,7 +106,7 @@ func TestTopKeys(t *testing.T) {
 		t.Errorf("Esc: filter %q", m.view.Filter)
 	}
 	// Help: any key closes it, q too, without quitting.
-	if press("?"); !m.help || m.View() != top.Help {
+	if press("?"); !m.help || m.View() != Help {
 		t.Error("?: no help")
 	}
 	if press("q") || m.help {
@@ -182,7 +181,7 @@ func (p *ptyOut) wait(t *testing.T, what string) {
 
 // ptyTop runs topTerm on a pseudo-terminal with the captured rxe tree
 // and returns its output, the master to type on and its end.
-func ptyTop(t *testing.T, ctx context.Context, open func() (top.Inventory, error), iv time.Duration, n int) (*ptyOut, *os.File, <-chan error) {
+func ptyTop(t *testing.T, ctx context.Context, open func() (Inventory, error), iv time.Duration, n int) (*ptyOut, *os.File, <-chan error) {
 	t.Helper()
 	master, slave := openPTY(t)
 	before, err := unix.IoctlGetTermios(int(slave.Fd()), unix.TCGETS)
@@ -203,11 +202,11 @@ func ptyTop(t *testing.T, ctx context.Context, open func() (top.Inventory, error
 		}
 	}()
 	if open == nil {
-		open = func() (top.Inventory, error) { return inventory.Captured(rxeTree), nil }
+		open = func() (Inventory, error) { return inventory.Captured("../sysfs/testdata/rxe"), nil }
 	}
-	s := &top.Sampler{Open: open}
+	s := &Sampler{Open: open}
 	done := make(chan error, 1)
-	go func() { done <- topTerm(ctx, slave, slave, s, top.View{}, iv, n) }()
+	go func() { done <- topTerm(ctx, slave, slave, s, View{}, iv, n) }()
 	end := make(chan error, 1)
 	go func() {
 		err := <-done
@@ -245,7 +244,7 @@ func TestTopTerminal(t *testing.T) {
 	master.WriteString("t")
 	out.wait(t, "sort tx")
 	master.WriteString("\x1b[C") // right arrow: the column after TX
-	out.wait(t, "sort "+top.SortKeys()[(top.ColumnByKey("tx")+1)%len(top.Columns)])
+	out.wait(t, "sort "+SortKeys()[(ColumnByKey("tx")+1)%len(Columns)])
 	master.WriteString("q")
 	if err := waitEnd(t, end); err != nil {
 		t.Errorf("q: %v", err)
@@ -276,7 +275,7 @@ func TestTopTerminal(t *testing.T) {
 	}
 
 	bad := errors.New("the source is gone")
-	_, _, end = ptyTop(t, ctx, func() (top.Inventory, error) { return nil, bad }, 20*time.Millisecond, 0)
+	_, _, end = ptyTop(t, ctx, func() (Inventory, error) { return nil, bad }, 20*time.Millisecond, 0)
 	if err := waitEnd(t, end); !errors.Is(err, bad) {
 		t.Errorf("sampler error: %v", err)
 	}

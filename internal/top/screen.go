@@ -1,4 +1,4 @@
-package main
+package top
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/rdmactl/rdmactl/internal/top"
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 )
@@ -21,7 +20,6 @@ import (
 // The terminal UI of top: a small loop of its own over golang.org/x/term
 // (raw mode, window size). A TUI library's package initialisation would
 // run in every rdmactl command; this costs nothing until top starts.
-// Everything shown comes from internal/top.
 
 // Escape sequences (xterm; every terminal top is likely to meet).
 const (
@@ -139,11 +137,11 @@ func arrow(final byte) key {
 }
 
 type topModel struct {
-	view      top.View
-	style     top.Style
+	view      View
+	style     Style
 	maxFrames int
 
-	frame     *top.Frame
+	frame     *Frame
 	shown     int
 	err       error
 	paused    bool
@@ -154,7 +152,7 @@ type topModel struct {
 }
 
 // addFrame takes a sampled frame and reports whether top is done.
-func (m *topModel) addFrame(f *top.Frame, err error) bool {
+func (m *topModel) addFrame(f *Frame, err error) bool {
 	if err != nil {
 		m.err = err
 		return true
@@ -194,7 +192,7 @@ func (m *topModel) key(k key) bool {
 		}
 		return false
 	}
-	n := len(top.Columns)
+	n := len(Columns)
 	switch k.kind {
 	case keyLeft:
 		m.view.SortCol = (m.view.SortCol + n - 1) % n
@@ -209,13 +207,13 @@ func (m *topModel) key(k key) bool {
 		case '>':
 			m.view.SortCol = (m.view.SortCol + 1) % n
 		case 't':
-			m.view.SortCol = top.ColumnByKey("tx")
+			m.view.SortCol = ColumnByKey("tx")
 		case 'r':
-			m.view.SortCol = top.ColumnByKey("rx")
+			m.view.SortCol = ColumnByKey("rx")
 		case 'e':
-			m.view.SortCol = top.ColumnByKey("errors")
+			m.view.SortCol = ColumnByKey("errors")
 		case 'n':
-			m.view.SortCol = top.ColumnByKey("dev")
+			m.view.SortCol = ColumnByKey("dev")
 		case 'i':
 			m.view.Reverse = !m.view.Reverse
 		case ' ', 'p':
@@ -231,13 +229,13 @@ func (m *topModel) key(k key) bool {
 
 func (m *topModel) View() string {
 	if m.help {
-		return top.Help
+		return Help
 	}
 	if m.frame == nil {
 		return "rdmactl top: reading the counters...\n"
 	}
 	h := m.h - 1 // the status line
-	out := top.Render(m.frame, m.view, m.style, m.w, max(h, 0))
+	out := Render(m.frame, m.view, m.style, m.w, max(h, 0))
 	status := "h help  q quit"
 	switch {
 	case m.filtering:
@@ -272,18 +270,18 @@ func screen(view string, h int) string {
 
 // topStyle is the color scheme, or none with NO_COLOR (no-color.org: set
 // and non-empty) or TERM=dumb.
-func topStyle() top.Style {
+func topStyle() Style {
 	if os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
-		return top.Plain
+		return Plain
 	}
 	sgr := func(code string) func(string) string {
 		return func(s string) string { return "\x1b[" + code + "m" + s + "\x1b[0m" }
 	}
-	return top.Style{Header: sgr("30;46"), Heading: sgr("1"), Sorted: sgr("1;33")}
+	return Style{Header: sgr("30;46"), Heading: sgr("1"), Sorted: sgr("1;33")}
 }
 
 type sampled struct {
-	f        *top.Frame
+	f        *Frame
 	err      error
 	panicked any // a panic in Sample, with its stack
 	stack    []byte
@@ -292,7 +290,7 @@ type sampled struct {
 // sampleLoop samples now and then iv after each frame, as long as done is
 // open; sampling runs apart from the key loop so that keys stay quick
 // while a frame of many devices is read.
-func sampleLoop(s *top.Sampler, iv time.Duration, out chan<- sampled, done <-chan struct{}) {
+func sampleLoop(s *Sampler, iv time.Duration, out chan<- sampled, done <-chan struct{}) {
 	// A panic here would end the process without the main goroutine's
 	// deferred calls: the terminal would stay raw. It is handed over.
 	defer func() {
@@ -358,8 +356,10 @@ func readKeys(fd int, out chan<- []key, done <-chan struct{}) {
 	}
 }
 
-func runTopUI(ctx context.Context, a *app, s *top.Sampler, v top.View, iv time.Duration, n int) error {
-	out, ok := a.stdout.(*os.File)
+// RunScreen shows top's screen on stdout, which must be a terminal, with
+// keys from standard input, until q, Ctrl-C or ctx; n > 0 frames at most.
+func RunScreen(ctx context.Context, stdout io.Writer, s *Sampler, v View, iv time.Duration, n int) error {
+	out, ok := stdout.(*os.File)
 	if !ok {
 		return errors.New("top: the screen needs a terminal on standard output")
 	}
@@ -368,7 +368,7 @@ func runTopUI(ctx context.Context, a *app, s *top.Sampler, v top.View, iv time.D
 
 // topTerm runs the screen with keys from the terminal inFile and frames
 // drawn on out (the same terminal, or tests' pseudo-terminal).
-func topTerm(ctx context.Context, inFile, out *os.File, s *top.Sampler, v top.View, iv time.Duration, n int) (err error) {
+func topTerm(ctx context.Context, inFile, out *os.File, s *Sampler, v View, iv time.Duration, n int) (err error) {
 	in := int(inFile.Fd())
 	old, err := term.MakeRaw(in)
 	if err != nil {
