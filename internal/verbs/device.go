@@ -138,22 +138,23 @@ func NewDevice(ibdev, node string, abi, major, minor, driverID uint32) Device {
 }
 
 // guessDriverID names the driver without netlink: from the kernel module
-// behind the device's parent (mlx5_core), or, for software devices that
-// have no parent device, from the name prefix the rdma tool gives them
-// (rdma-core matches rxe the same way, providers/rxe/rxe.c hca_table).
+// behind the device's parent (a provider's kernelModule), or, for software
+// devices that have no parent device, from the name prefix the rdma tool
+// gives them (a provider's namePrefix; rdma-core matches rxe the same way,
+// providers/rxe/rxe.c hca_table).
 func guessDriverID(ibdev string) uint32 {
 	if l, err := os.Readlink(filepath.Join(sysfsRoot, "class", "infiniband", ibdev, "device", "driver")); err == nil {
-		switch filepath.Base(l) {
-		case "mlx5_core":
-			return DriverMLX5
+		for _, e := range providerList {
+			if m := e.p.kernelModule(); m != "" && filepath.Base(l) == m {
+				return e.id
+			}
 		}
 		return 0
 	}
-	switch {
-	case strings.HasPrefix(ibdev, "rxe"):
-		return DriverRXE
-	case strings.HasPrefix(ibdev, "mlx5_"):
-		return DriverMLX5
+	for _, e := range providerList {
+		if strings.HasPrefix(ibdev, e.p.namePrefix()) {
+			return e.id
+		}
 	}
 	return 0
 }
@@ -169,19 +170,25 @@ func driverName(id uint32, ibdev string) string {
 	return "unknown (" + ibdev + ")"
 }
 
-// checkABI applies rdma-core's per-provider ABI ranges: rxe 1..2
-// (providers/rxe/rxe.c), mlx5 exactly 1 (providers/mlx5/mlx5-abi.h). Other
-// drivers are only queried, so any ABI goes.
+// checkABI applies the provider's uverbs ABI range (provider.abi, as
+// rdma-core's per-provider ranges). Other drivers are only queried, so any
+// ABI goes.
 func (d Device) checkABI() error {
-	ok := true
-	switch d.DriverID {
-	case DriverRXE:
-		ok = d.ABI >= 1 && d.ABI <= 2
-	case DriverMLX5:
-		ok = d.ABI == 1
+	p := providers[d.DriverID]
+	if p == nil {
+		return nil
 	}
-	if !ok {
-		return fmt.Errorf("%s: driver %s uverbs ABI %d is not supported by rdmactl (rxe 1..2, mlx5 1)", d.Name, d.Driver, d.ABI)
+	if lo, hi := p.abi(); d.ABI < lo || d.ABI > hi {
+		var known []string
+		for _, e := range providerList {
+			lo, hi := e.p.abi()
+			r := fmt.Sprintf("%s %d", e.p.name(), lo)
+			if hi != lo {
+				r += fmt.Sprintf("..%d", hi)
+			}
+			known = append(known, r)
+		}
+		return fmt.Errorf("%s: driver %s uverbs ABI %d is not supported by rdmactl (%s)", d.Name, d.Driver, d.ABI, strings.Join(known, ", "))
 	}
 	return nil
 }

@@ -38,11 +38,29 @@ import (
 // Queues are not locked, as with rxe: one goroutine at a time per send
 // queue, receive queue and CQ.
 
-func init() { providers[DriverMLX5] = mlx5Provider{} }
-
 type mlx5Provider struct{}
 
 func (mlx5Provider) name() string { return "mlx5" }
+
+// ABI exactly 1: providers/mlx5/mlx5-abi.h (MLX5_UVERBS_MIN_ABI_VERSION,
+// MLX5_UVERBS_MAX_ABI_VERSION).
+func (mlx5Provider) abi() (uint32, uint32) { return 1, 1 }
+
+func (mlx5Provider) kernelModule() string { return "mlx5_core" }
+func (mlx5Provider) namePrefix() string   { return "mlx5_" }
+
+// mlx5's libibverbs prints a four-digit subminor (providers/mlx5/verbs.c,
+// mlx5_query_device_ex).
+func (mlx5Provider) fwVersion(major, minor, sub uint64) string {
+	return fmt.Sprintf("%d.%d.%04d", major, minor, sub)
+}
+
+// ALLOC_PD's response udata is struct mlx5_ib_alloc_pd_resp { __u32 pdn; }.
+func (mlx5Provider) allocPD(exec execFunc) (uint32, uint32, error) {
+	out := make([]byte, 4)
+	h, err := exec(nil, out)
+	return h, binary.NativeEndian.Uint32(out), err
+}
 
 func (mlx5Provider) contextUData() ([]byte, int) {
 	req := &mlx5AllocUcontextReq{
@@ -789,3 +807,14 @@ func (q *mlx5QP) PostRecv(wrs []RecvWR) error {
 }
 
 var errNoSQ = errors.New("verbs: QP has no send queue")
+
+// queryDeviceUData: QUERY_DEVICE's response udata (struct
+// mlx5_ib_query_device_resp), when the kernel says it fills it
+// (MLX5_USER_CMDS_SUPP_UHW_QUERY_DEVICE in GET_CONTEXT's answer).
+func (c *mlx5Context) queryDeviceUData() ([]byte, func(*DeviceAttr)) {
+	if c.resp.CmdsSuppUHW&mlx5UserCmdsSuppUHWQueryDevice == 0 {
+		return nil, nil
+	}
+	r := new(mlx5QueryDeviceResp)
+	return bytesOf(r), func(a *DeviceAttr) { a.fillMLX5(r) }
+}

@@ -1,7 +1,6 @@
 package verbs
 
 import (
-	"encoding/binary"
 	"errors"
 	"sync"
 
@@ -25,19 +24,23 @@ type PD struct {
 
 // AllocPD allocates a protection domain on the context.
 func (c *Context) AllocPD() (*PD, error) {
-	req := uvAllocPD{}
-	var resp uvAllocPDResp
-	var udataOut []byte
-	if c.dev.DriverID == DriverMLX5 {
-		udataOut = make([]byte, 4) // struct mlx5_ib_alloc_pd_resp { __u32 pdn; }
+	exec := func(in, out []byte) (uint32, error) {
+		req := uvAllocPD{}
+		var resp uvAllocPDResp
+		err := c.writeCmd(cmdAllocPD, bytesOf(&req), bytesOf(&resp), in, out)
+		return resp.PDHandle, err
 	}
-	if err := c.writeCmd(cmdAllocPD, bytesOf(&req), bytesOf(&resp), nil, udataOut); err != nil {
+	var handle, pdn uint32
+	var err error
+	if p := providers[c.dev.DriverID]; p != nil {
+		handle, pdn, err = p.allocPD(exec)
+	} else {
+		handle, err = exec(nil, nil)
+	}
+	if err != nil {
 		return nil, err
 	}
-	pd := &PD{ctx: c, Handle: resp.PDHandle}
-	if udataOut != nil {
-		pd.PDN = binary.NativeEndian.Uint32(udataOut)
-	}
+	pd := &PD{ctx: c, Handle: handle, PDN: pdn}
 	pd.key = c.addChild(pd.Close)
 	return pd, nil
 }

@@ -123,16 +123,40 @@ type ahCreator interface {
 }
 
 // provider is implemented once per driver (rxe.go, mlx5.go) and looked up by
-// the driver id NLDEV reports (RDMA_DRIVER_*).
+// the driver id NLDEV reports (RDMA_DRIVER_*). Everything the core does
+// differently per driver asks it, as rdma-core's verbs_device_ops.
 type provider interface {
 	// name is the provider's name, "rxe" or "mlx5".
 	name() string
+	// abi is the range of the driver's uverbs ABI versions the provider
+	// speaks (rdma-core's match_min_abi_version, match_max_abi_version).
+	abi() (min, max uint32)
+	// kernelModule is the driver module behind the device's parent device
+	// (mlx5_core), "" for a software device, which has no parent;
+	// namePrefix is the name such a device gets ("rxe"). They name the
+	// driver when netlink does not (guessDriverID).
+	kernelModule() string
+	namePrefix() string
+	// fwVersion formats the firmware version from its three 16-bit
+	// fields, as the provider's libibverbs does.
+	fwVersion(major, minor, sub uint64) string
+	// allocPD runs ALLOC_PD with the provider's udata and returns the
+	// handle and the PD number the driver reports (0 if none).
+	allocPD(exec execFunc) (handle, pdn uint32, err error)
 	// contextUData returns the GET_CONTEXT request udata and the length of
 	// the response udata.
 	contextUData() (in []byte, outLen int)
 	// openContext receives GET_CONTEXT's response udata and returns the
 	// provider's per-context state (for mlx5: the mapped UARs).
 	openContext(cmdFD int, out []byte) (providerContext, error)
+}
+
+// deviceQuerier is implemented by provider contexts whose QUERY_DEVICE
+// takes response udata (mlx5, when the kernel says it fills it): out is
+// the buffer, fill copies what the kernel wrote into the attributes.
+// Others get none: rxe refuses QUERY_DEVICE with udata (EINVAL).
+type deviceQuerier interface {
+	queryDeviceUData() (out []byte, fill func(*DeviceAttr))
 }
 
 // providerContext is a provider's state for one open device context.
@@ -159,6 +183,21 @@ const (
 	DriverRXE  uint32 = 14
 )
 
-// providers maps a driver id to its provider. Providers add themselves from
-// init() in their own file.
-var providers = map[uint32]provider{}
+// providerList is every provider, in the order messages name them. A new
+// provider is one file (or package) and one line here.
+var providerList = []struct {
+	id uint32
+	p  provider
+}{
+	{DriverRXE, rxeProvider{}},
+	{DriverMLX5, mlx5Provider{}},
+}
+
+// providers maps a driver id to its provider.
+var providers = func() map[uint32]provider {
+	m := make(map[uint32]provider, len(providerList))
+	for _, e := range providerList {
+		m[e.id] = e.p
+	}
+	return m
+}()

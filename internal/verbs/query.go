@@ -108,13 +108,13 @@ type DeviceAttr struct {
 	PacketPacingSupportedQPTs uint32 // bit n: enum ib_qp_type n
 }
 
-// FWVerString formats FWVer as libibverbs providers do: mlx5
-// "major.minor.subminor" with a 4-digit subminor, others "%d.%d.%d", from
+// FWVerString formats FWVer as the driver's libibverbs provider does
+// (provider.fwVersion), "%d.%d.%d" for a driver without one here, from
 // the 16-bit fields at bits 32, 16 and 0.
 func (a *DeviceAttr) FWVerString(driverID uint32) string {
 	major, minor, sub := (a.FWVer>>32)&0xffff, (a.FWVer>>16)&0xffff, a.FWVer&0xffff
-	if driverID == DriverMLX5 {
-		return fmt.Sprintf("%d.%d.%04d", major, minor, sub)
+	if p := providers[driverID]; p != nil {
+		return p.fwVersion(major, minor, sub)
 	}
 	return fmt.Sprintf("%d.%d.%d", major, minor, sub)
 }
@@ -125,19 +125,18 @@ func (a *DeviceAttr) FWVerString(driverID uint32) string {
 func (c *Context) QueryDevice() (*DeviceAttr, error) {
 	req := uvExQueryDevice{}
 	var resp uvExQueryDeviceResp
-	// Provider data only where the driver defines it: others (rxe among
-	// them) refuse a QUERY_DEVICE with udata (EINVAL).
-	var mresp mlx5QueryDeviceResp
+	// Provider data only where the driver defines it (deviceQuerier).
 	var drv []byte
-	if m, ok := c.prov.(*mlx5Context); ok && m.resp.CmdsSuppUHW&mlx5UserCmdsSuppUHWQueryDevice != 0 {
-		drv = bytesOf(&mresp)
+	var fill func(*DeviceAttr)
+	if q, ok := c.prov.(deviceQuerier); ok {
+		drv, fill = q.queryDeviceUData()
 	}
 	err := c.writeExCmd(exCmdQueryDevice, bytesOf(&req), bytesOf(&resp), nil, drv)
 	if err == nil {
 		a := deviceAttrFrom(&resp.Base)
 		a.fillEx(&resp)
-		if drv != nil {
-			a.fillMLX5(&mresp)
+		if fill != nil {
+			fill(a)
 		}
 		return a, nil
 	}

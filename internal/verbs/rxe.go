@@ -23,11 +23,27 @@ import (
 // be used by one goroutine at a time (a send queue and its QP's receive
 // queue may be used concurrently; they are separate rings).
 
-func init() { providers[DriverRXE] = rxeProvider{} }
-
 type rxeProvider struct{}
 
 func (rxeProvider) name() string { return "rxe" }
+
+// ABI 1..2: providers/rxe/rxe.c's verbs_device_ops.
+func (rxeProvider) abi() (uint32, uint32) { return 1, 2 }
+
+// A software device: no parent; rdma link add names it rxeN
+// (providers/rxe/rxe.c matches rxe the same way, hca_table).
+func (rxeProvider) kernelModule() string { return "" }
+func (rxeProvider) namePrefix() string   { return "rxe" }
+
+func (rxeProvider) fwVersion(major, minor, sub uint64) string {
+	return fmt.Sprintf("%d.%d.%d", major, minor, sub)
+}
+
+// rxe's ALLOC_PD has no udata.
+func (rxeProvider) allocPD(exec execFunc) (uint32, uint32, error) {
+	h, err := exec(nil, nil)
+	return h, 0, err
+}
 
 // rxe's GET_CONTEXT has no udata in either direction.
 func (rxeProvider) contextUData() ([]byte, int) { return nil, 0 }
