@@ -11,11 +11,9 @@ import (
 // its completion goes to that QP's receive CQ with that QP's number and
 // the WR's WRID. Create it before the QPs and close it after them.
 //
-// rxe maps the SRQ's ring from the kernel as it maps a QP's RQ
-// (struct rxe_create_srq_resp's mminfo; rdma-core providers/rxe/rxe.c
-// rxe_create_srq), with the same struct rxe_recv_wqe slots, so posting
-// is the RQ's code. mlx5's is a free list of WQEs in its own memory
-// (mlx5_srq.go). A provider without SRQs is refused in one line.
+// The queue itself is the provider's (srqCreator): rxe's ring
+// (rxe_srq.go), mlx5's free list (mlx5_srq.go). A provider without SRQs
+// is refused in one line.
 
 // Legacy write() commands (enum ib_uverbs_write_cmds).
 const (
@@ -86,7 +84,7 @@ type providerSRQ interface {
 	capacity() uint32
 }
 
-// srqCreator is implemented by provider contexts with SRQs (rxe).
+// srqCreator is implemented by provider contexts with SRQs (rxe, mlx5).
 type srqCreator interface {
 	createSRQ(req *srqRequest, exec execFunc) (providerSRQ, error)
 }
@@ -109,7 +107,7 @@ func (c *Context) CreateSRQ(pd *PD, attr SRQAttr) (*SRQ, error) {
 	}
 	sc, ok := pc.(srqCreator)
 	if !ok {
-		return nil, fmt.Errorf("%s: this data path has no shared receive queues for %s devices (rxe has them)", c.dev.Name, c.dev.Driver)
+		return nil, fmt.Errorf("%s: this data path has no shared receive queues for %s devices (rxe and mlx5 have them)", c.dev.Name, c.dev.Driver)
 	}
 	req := &srqRequest{Device: c.dev.Name, MaxWR: attr.MaxWR, MaxSGE: attr.MaxSGE}
 	var resp abiCreateSRQResp
@@ -183,71 +181,4 @@ func (s *SRQ) Close() error {
 	s.prov, s.recv = nil, nil
 	s.ctx.removeChild(s.key)
 	return p.release()
-}
-
-// ---- rxe ----
-
-// rxeCreateSRQRespSize is struct rxe_create_srq_resp: mminfo, srq_num,
-// reserved.
-const rxeCreateSRQRespSize = 24
-
-// rxeSRQ is an SRQ's ring, which user space produces into like an RQ.
-type rxeSRQ struct {
-	ring *rxeRing
-	err  QueueError
-}
-
-func (c *rxeContext) createSRQ(req *srqRequest, exec execFunc) (providerSRQ, error) {
-	if req.MaxSGE > 1 {
-		return nil, fmt.Errorf("rxe: %d SGEs per SRQ receive requested, this data path posts one", req.MaxSGE)
-	}
-	out := make([]byte, rxeCreateSRQRespSize)
-	if _, err := exec(nil, out); err != nil {
-		return nil, err
-	}
-	r, err := c.mapRing("SRQ", parseRxeMMInfo(out))
-	if err != nil {
-		return nil, err
-	}
-	if r.slotSize < rxeRWQEHdrSize+rxeSGESize {
-		_ = unmapRing(r)
-		return nil, fmt.Errorf("rxe: SRQ slots are %d bytes, too small for a WQE with one SGE", r.slotSize)
-	}
-	return &rxeSRQ{ring: r, err: QueueError{Device: req.Device, Queue: "rxe SRQ ring"}}, nil
-}
-
-func (s *rxeSRQ) release() error   { return unmapRing(s.ring) }
-func (s *rxeSRQ) capacity() uint32 { return s.ring.capacity() }
-func (s *rxeSRQ) detachable()      {}
-
-// PostRecv writes all of wrs into the SRQ ring and publishes the producer
-// index once, as rxeQP.PostRecv does for an RQ; both indices are checked
-// first (a corrupt index is a *QueueError, never an access outside the
-// mapping).
-//
-// Part of the detached data path (detached.go): nosplit.
-//
-//go:nosplit
-func (s *rxeSRQ) PostRecv(wrs []RecvWR) error {
-	if len(wrs) == 0 {
-		return nil
-	}
-	r := s.ring
-	prod := r.loadProd()
-	cons := r.loadCons()
-	if prod|cons|s.err.poison > r.mask {
-		return r.indexFault(&s.err, 0, prod, cons)
-	}
-	if uint64(len(wrs)) > uint64(r.free(prod, cons)) {
-		if uint64(len(wrs)) > uint64(r.capacity()) {
-			return errBatchTooLarge
-		}
-		return ErrQueueFull
-	}
-	for i := range wrs {
-		encodeRxeRecvWQE(r.slot(prod), &wrs[i])
-		prod = r.next(prod)
-	}
-	r.storeProd(prod)
-	return nil
 }
