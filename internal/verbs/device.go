@@ -27,8 +27,8 @@ type Device struct {
 	Driver   string // "rxe", "mlx5", or the best name known
 }
 
-// Where to look. Tests point these at a captured tree.
-var (
+// Where the kernel shows the uverbs devices and their nodes.
+const (
 	sysfsRoot = "/sys"
 	devRoot   = "/dev"
 )
@@ -117,7 +117,7 @@ func readUverbs(verbsDir, node string) (Device, error) {
 		return Device{}, fmt.Errorf("%s: malformed dev %q", dir, s)
 	}
 	if d.DriverID == 0 {
-		d.DriverID = guessDriverID(ibdev)
+		d.DriverID = guessDriverID(sysfsRoot, ibdev)
 	}
 	d.Driver = driverName(d.DriverID, ibdev)
 	return d, nil
@@ -131,19 +131,19 @@ func NewDevice(ibdev, node string, abi, major, minor, driverID uint32) Device {
 	d := Device{Name: ibdev, Uverbs: node, Path: filepath.Join(devRoot, "infiniband", node),
 		Major: major, Minor: minor, ABI: abi, DriverID: driverID}
 	if d.DriverID == 0 {
-		d.DriverID = guessDriverID(ibdev)
+		d.DriverID = guessDriverID(sysfsRoot, ibdev)
 	}
 	d.Driver = driverName(d.DriverID, ibdev)
 	return d
 }
 
-// guessDriverID names the driver without netlink: from the kernel module
-// behind the device's parent (a provider's kernelModule), or, for software
-// devices that have no parent device, from the name prefix the rdma tool
-// gives them (a provider's namePrefix; rdma-core matches rxe the same way,
-// providers/rxe/rxe.c hca_table).
-func guessDriverID(ibdev string) uint32 {
-	if l, err := os.Readlink(filepath.Join(sysfsRoot, "class", "infiniband", ibdev, "device", "driver")); err == nil {
+// guessDriverID names the driver without netlink (sysfs under root): from
+// the kernel module behind the device's parent (a provider's
+// kernelModule), or, for software devices that have no parent device,
+// from the name prefix the rdma tool gives them (a provider's namePrefix;
+// rdma-core matches rxe the same way, providers/rxe/rxe.c hca_table).
+func guessDriverID(root, ibdev string) uint32 {
+	if l, err := os.Readlink(filepath.Join(root, "class", "infiniband", ibdev, "device", "driver")); err == nil {
 		for _, e := range providerList {
 			if m := e.p.kernelModule(); m != "" && filepath.Base(l) == m {
 				return e.id

@@ -65,9 +65,6 @@ func TestProviderFacts(t *testing.T) {
 
 func TestGuessDriverID(t *testing.T) {
 	root := t.TempDir()
-	old := sysfsRoot
-	sysfsRoot = root
-	t.Cleanup(func() { sysfsRoot = old })
 	ib := filepath.Join(root, "class", "infiniband")
 	for name, module := range map[string]string{"mlx5_0": "mlx5_core", "mlx4_0": "mlx4_core", "rxe_odd": ""} {
 		if err := os.MkdirAll(filepath.Join(ib, name), 0o755); err != nil {
@@ -87,7 +84,7 @@ func TestGuessDriverID(t *testing.T) {
 		}
 	}
 	for name, want := range map[string]uint32{"mlx5_0": DriverMLX5, "mlx4_0": 0, "rxe_odd": DriverRXE, "rxe3": DriverRXE, "mlx5_9": DriverMLX5, "siw0": 0} {
-		if got := guessDriverID(name); got != want {
+		if got := guessDriverID(root, name); got != want {
 			t.Errorf("%s: driver %d, want %d", name, got, want)
 		}
 	}
