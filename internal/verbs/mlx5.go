@@ -72,14 +72,22 @@ func (mlx5Provider) contextUData() ([]byte, int) {
 	return abiBytes(req), int(unsafe.Sizeof(mlx5AllocUcontextResp{}))
 }
 
-// mlx5MapUAR maps length bytes of fd at offset (the UAR pages); a
-// variable so that host tests can hand out ordinary memory.
-var mlx5MapUAR = func(fd int, offset int64, length int) ([]byte, error) {
+// uarMapper maps and unmaps a context's UAR pages: mmapUARs, or, in host
+// tests, ordinary memory.
+type uarMapper interface {
+	mapUAR(fd int, offset int64, length int) ([]byte, error)
+	unmapUAR(b []byte) error
+}
+
+// mmapUARs maps length bytes of the command fd at offset.
+type mmapUARs struct{}
+
+func (mmapUARs) mapUAR(fd int, offset int64, length int) ([]byte, error) {
 	// Write-only, shared: rdma-core's mlx5_mmap. The UAR is never read.
 	return unix.Mmap(fd, offset, length, unix.PROT_WRITE, unix.MAP_SHARED)
 }
 
-var mlx5UnmapUAR = unix.Munmap
+func (mmapUARs) unmapUAR(b []byte) error { return unix.Munmap(b) }
 
 // mlx5Context is one open mlx5 context: the GET_CONTEXT answer and the
 // static UAR pages it announced.
@@ -88,15 +96,16 @@ type mlx5Context struct {
 	resp     mlx5AllocUcontextResp
 	pageSize int
 	uars     [][]byte // system pages of UARs; uars[i] is UAR mmap page i
+	uarMap   uarMapper
 	nextUIdx uint32
 }
 
 func (mlx5Provider) openContext(cmdFD int, out []byte) (providerContext, error) {
-	return mlx5OpenContext(cmdFD, out, unix.Getpagesize())
+	return mlx5OpenContext(cmdFD, out, unix.Getpagesize(), mmapUARs{})
 }
 
-func mlx5OpenContext(cmdFD int, out []byte, pageSize int) (*mlx5Context, error) {
-	c := &mlx5Context{fd: cmdFD, pageSize: pageSize}
+func mlx5OpenContext(cmdFD int, out []byte, pageSize int, uars uarMapper) (*mlx5Context, error) {
+	c := &mlx5Context{fd: cmdFD, pageSize: pageSize, uarMap: uars}
 	if len(out) < int(unsafe.Sizeof(c.resp)) {
 		return nil, fmt.Errorf("GET_CONTEXT response udata is %d bytes, want %d", len(out), unsafe.Sizeof(c.resp))
 	}
@@ -124,7 +133,7 @@ func mlx5OpenContext(cmdFD int, out []byte, pageSize int) (*mlx5Context, error) 
 		return nil, fmt.Errorf("kernel announced %d UAR pages, more than the mmap index can name", npages)
 	}
 	for i := uint32(0); i < npages; i++ {
-		m, err := mlx5MapUAR(cmdFD, mlx5UARMmapOffset(mlx5MmapRegularPg, i, pageSize), pageSize)
+		m, err := uars.mapUAR(cmdFD, mlx5UARMmapOffset(mlx5MmapRegularPg, i, pageSize), pageSize)
 		if err != nil {
 			_ = c.close()
 			return nil, fmt.Errorf("mmap UAR page %d: %w", i, err)
@@ -137,7 +146,7 @@ func mlx5OpenContext(cmdFD int, out []byte, pageSize int) (*mlx5Context, error) 
 func (c *mlx5Context) close() error {
 	var errs []error
 	for _, m := range c.uars {
-		errs = append(errs, mlx5UnmapUAR(m))
+		errs = append(errs, c.uarMap.unmapUAR(m))
 	}
 	c.uars = nil
 	return errors.Join(errs...)

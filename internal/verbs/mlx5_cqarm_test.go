@@ -87,8 +87,7 @@ func TestMLX5ArmGolden(t *testing.T) {
 // the doorbell record's word 1, then the register, nothing through the
 // command fd.
 func TestMLX5CreateCQArmReg(t *testing.T) {
-	mlx5FakeUARs(t)
-	c, err := mlx5OpenContext(-1, mlx5FakeResp(), 4096)
+	c, err := mlx5OpenContext(-1, mlx5FakeResp(), 4096, mlx5FakeUARs(t))
 	if err != nil {
 		t.Fatal(err)
 	}

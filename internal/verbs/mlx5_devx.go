@@ -124,7 +124,7 @@ func OpenMLX5DevX(d Device) (*Context, error) {
 	}
 	c.asyncFD = int(resp.AsyncFD)
 	c.numCompVectors = resp.NumCompVectors
-	pc, err := mlx5OpenContext(fd, out, unix.Getpagesize())
+	pc, err := mlx5OpenContext(fd, out, unix.Getpagesize(), mmapUARs{})
 	if err != nil {
 		c.release()
 		return nil, fmt.Errorf("%s: mlx5 provider: %w", d.Name, err)

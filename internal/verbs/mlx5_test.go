@@ -333,21 +333,23 @@ func mlx5FakeResp() []byte {
 	return append([]byte(nil), abiBytes(&r)...)
 }
 
-// mlx5FakeUARs replaces the UAR mmap with anonymous pages for a test and
-// records the offsets asked for.
-func mlx5FakeUARs(t *testing.T) *[]int64 {
-	var offs []int64
-	oldMap, oldUnmap := mlx5MapUAR, mlx5UnmapUAR
-	mlx5MapUAR = func(fd int, off int64, n int) ([]byte, error) {
-		offs = append(offs, off)
-		return unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
-	}
-	t.Cleanup(func() { mlx5MapUAR, mlx5UnmapUAR = oldMap, oldUnmap })
-	return &offs
+// fakeUARs hands out anonymous pages as UAR pages and records the
+// offsets asked for.
+type fakeUARs struct{ offs []int64 }
+
+func (f *fakeUARs) mapUAR(fd int, off int64, n int) ([]byte, error) {
+	f.offs = append(f.offs, off)
+	return unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 }
 
+func (f *fakeUARs) unmapUAR(b []byte) error { return unix.Munmap(b) }
+
+// mlx5FakeUARs is a fakeUARs for a test.
+func mlx5FakeUARs(t *testing.T) *fakeUARs { return &fakeUARs{} }
+
 func TestMLX5OpenContext(t *testing.T) {
-	offs := mlx5FakeUARs(t)
+	fake := mlx5FakeUARs(t)
+	offs := &fake.offs
 	in, outLen := mlx5Provider{}.contextUData()
 	var req mlx5AllocUcontextReq
 	copy(abiBytes(&req), in)
@@ -355,7 +357,7 @@ func TestMLX5OpenContext(t *testing.T) {
 		req.LibCaps != mlx5LibCap4KUAR || len(in) != 32 || outLen != 72 {
 		t.Errorf("GET_CONTEXT udata %+v (%d bytes, out %d): want rdma-core's static-bfreg request", req, len(in), outLen)
 	}
-	c, err := mlx5OpenContext(-1, mlx5FakeResp(), 4096)
+	c, err := mlx5OpenContext(-1, mlx5FakeResp(), 4096, fake)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,7 +391,7 @@ func TestMLX5OpenContext(t *testing.T) {
 		var r mlx5AllocUcontextResp
 		copy(abiBytes(&r), b)
 		mod(&r)
-		c, err := mlx5OpenContext(-1, abiBytes(&r), 4096)
+		c, err := mlx5OpenContext(-1, abiBytes(&r), 4096, fake)
 		if err == nil {
 			c.close()
 		}
@@ -404,7 +406,7 @@ func TestMLX5OpenContext(t *testing.T) {
 	if err := bad(func(r *mlx5AllocUcontextResp) { r.CQEVersion = 2 }); err == nil {
 		t.Error("cqe_version 2 accepted")
 	}
-	if _, err := mlx5OpenContext(-1, make([]byte, 40), 4096); err == nil {
+	if _, err := mlx5OpenContext(-1, make([]byte, 40), 4096, fake); err == nil {
 		t.Error("40-byte response accepted")
 	}
 }
@@ -415,8 +417,7 @@ func FuzzMLX5ContextResp(f *testing.F) {
 	f.Add(mlx5FakeResp())
 	f.Add(make([]byte, 72))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		mlx5FakeUARs(t)
-		c, err := mlx5OpenContext(-1, b, 4096)
+		c, err := mlx5OpenContext(-1, b, 4096, mlx5FakeUARs(t))
 		if err != nil {
 			return
 		}
