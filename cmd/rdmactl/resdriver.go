@@ -11,6 +11,7 @@ import (
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/rdmactl/rdmactl/internal/nldev"
+	"github.com/rdmactl/rdmactl/internal/resobj"
 )
 
 // rdma's -dd and -r on res (driver details, raw dumps).
@@ -96,7 +97,7 @@ func (r driverRow) MarshalJSON() ([]byte, error) {
 // resRawJSON is one object of -j -r, as rdma -j -r prints it: the device,
 // the port when the kernel gives one, and the bytes as numbers.
 type resRawJSON struct {
-	resHeadJSON
+	resobj.Head
 	Port *uint32 `json:"port,omitempty"`
 	Data []int   `json:"data"`
 }
@@ -143,14 +144,14 @@ func runResRaw(a *app, obj, dev, linkFlag string, set []string) error {
 	}
 	tbl := newTable(a.stdout, head, "DATA")
 	for _, e := range ents {
-		r := resRawJSON{resHeadJSON: resHeadJSON{Ifindex: e.DevIndex, Ifname: e.DevName}, Port: e.Port, Data: make([]int, len(e.Data))}
+		r := resRawJSON{Head: resobj.Head{Ifindex: e.DevIndex, Ifname: e.DevName}, Port: e.Port, Data: make([]int, len(e.Data))}
 		for i, v := range e.Data {
 			r.Data[i] = int(v)
 		}
 		rows = append(rows, r)
 		where := e.DevName
 		if obj == "qp" {
-			where = link(inventory.ResHead{Dev: e.DevName}, e.Port)
+			where = resobj.Link(e.DevName, e.Port)
 		}
 		tbl.row(where, hex.EncodeToString(e.Data))
 	}

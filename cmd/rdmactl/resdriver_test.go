@@ -12,6 +12,7 @@ import (
 
 	"github.com/rdmactl/rdmactl/internal/nldev"
 	"github.com/rdmactl/rdmactl/internal/render"
+	"github.com/rdmactl/rdmactl/internal/resobj"
 )
 
 var hnsCQDriver = []nldev.DriverAttr{
@@ -28,7 +29,12 @@ var hnsCQDriver = []nldev.DriverAttr{
 // driver details, the object is unchanged.
 func TestDriverJSON(t *testing.T) {
 	cqn, cqe := uint32(3), uint32(255)
-	row := resCQJSON{resHeadJSON: resHeadJSON{Ifindex: 0, Ifname: "hns_0"}, CQN: &cqn, CQE: &cqe}
+	// A CQ's JSON as resobj makes it: the head, then its own keys.
+	row := struct {
+		resobj.Head
+		CQN *uint32 `json:"cqn,omitempty"`
+		CQE *uint32 `json:"cqe,omitempty"`
+	}{Head: resobj.Head{Ifindex: 0, Ifname: "hns_0"}, CQN: &cqn, CQE: &cqe}
 	plain, _ := json.Marshal(row)
 	for _, v := range []any{withDriver(false, row, hnsCQDriver), withDriver(true, row, nil)} {
 		if b, _ := json.Marshal(v); !bytes.Equal(b, plain) {
@@ -84,7 +90,7 @@ func TestDriverTable(t *testing.T) {
 // with one line naming what is missing.
 func TestRawJSONAndRefusal(t *testing.T) {
 	p := uint32(1)
-	b, _ := json.Marshal(resRawJSON{resHeadJSON: resHeadJSON{Ifindex: 7, Ifname: "mlx5_1"}, Port: &p, Data: []int{0, 255}})
+	b, _ := json.Marshal(resRawJSON{Head: resobj.Head{Ifindex: 7, Ifname: "mlx5_1"}, Port: &p, Data: []int{0, 255}})
 	if string(b) != `{"ifindex":7,"ifname":"mlx5_1","port":1,"data":[0,255]}` {
 		t.Errorf("raw JSON %s", b)
 	}

@@ -16,6 +16,8 @@ import (
 	"errors"
 	"sort"
 	"strings"
+
+	"github.com/rdmactl/rdmactl/internal/resobj"
 )
 
 // rdmaTop is rdma.c's table, in its order.
@@ -37,18 +39,6 @@ var (
 	rdmaStatMode     = []string{"link", "show", "supported", "help"}
 )
 
-// rdmaResFilters are res.h's valid filters per object, in their order;
-// "dev" and "link" become rdmactl's DEV argument and --link.
-var rdmaResFilters = map[string][]string{
-	"qp":    {"link", "lqpn", "rqpn", "pid", "sq-psn", "rq-psn", "type", "path-mig-state", "state", "pdn"},
-	"cm_id": {"link", "lqpn", "qp-type", "state", "ps", "dev-type", "transport-type", "pid", "src-addr", "src-port", "dst-addr", "dst-port", "cm-idn"},
-	"cq":    {"dev", "users", "poll-ctx", "pid", "cqn", "ctxn"},
-	"mr":    {"dev", "rkey", "lkey", "mrlen", "pid", "mrn", "pdn"},
-	"pd":    {"dev", "users", "pid", "ctxn", "pdn"},
-	"ctx":   {"dev", "pid", "ctxn"},
-	"srq":   {"dev", "pid", "srqn", "type", "pdn", "cqn", "lqpn"},
-}
-
 // rdmaMatch is rdma's strcmpx over a table: the first entry word is a
 // prefix of ("" matches the first, as in rdma).
 func rdmaMatch(word string, table []string) (string, bool) {
@@ -69,9 +59,6 @@ func OwnWords() []string {
 	sort.Strings(w)
 	return w
 }
-
-// ResFilters are rdma's filters of res object obj, in res.h's order.
-func ResFilters(obj string) []string { return rdmaResFilters[obj] }
 
 // rdmactlTop are the words rdmactl itself takes first: they keep their
 // meaning, even where rdma would read the word differently. cmd/rdmactl's
@@ -269,7 +256,7 @@ func grRes(tail []string, isDevice func(string) bool) []string {
 	if len(tail) == 0 {
 		return []string{"res"}
 	}
-	if _, ok := rdmaResFilters[tail[0]]; ok { // rdmactl's "res OBJECT"
+	if resobj.Lookup(tail[0]) != nil { // rdmactl's "res OBJECT"
 		return append([]string{"res"}, tail...)
 	}
 	w := grSub(tail, rdmaResCmds)
@@ -291,7 +278,7 @@ func grRes(tail []string, isDevice func(string) bool) []string {
 	out := []string{"res", obj}
 	filters := args[1:]
 	for k := 0; k < len(filters); k += 2 {
-		key, ok := rdmaMatch(filters[k], rdmaResFilters[obj])
+		key, ok := rdmaMatch(filters[k], resFilters(obj))
 		if !ok || filters[k] == "" {
 			key = filters[k]
 		}
@@ -385,4 +372,14 @@ func grStat(tail []string) []string {
 		return append([]string{"statistic", w}, tail[1:]...)
 	}
 	return append([]string{"statistic"}, tail...)
+}
+
+// resFilters are rdma's filters of res object obj (res.h's valid filters,
+// in their order): resobj's table; "dev" and "link" become rdmactl's DEV
+// argument and --link.
+func resFilters(obj string) []string {
+	if o := resobj.Lookup(obj); o != nil {
+		return o.Filters
+	}
+	return nil
 }

@@ -1,0 +1,30 @@
+package resobj
+
+import "github.com/rdmactl/rdmactl/internal/inventory"
+
+// cqObject is res cq (iproute2 rdma/res-cq.c).
+var cqObject = &Object{
+	Name:    "cq",
+	Filters: []string{"dev", "users", "poll-ctx", "pid", "cqn", "ctxn"},
+	Columns: []string{"DEV", "CQN", "CQE", "USERS", "POLL_CTX", "ADAPTIVE_MOD", "CTXN", "PID", "COMM"},
+	rows: func(src Source, f inventory.ResFilter, m inventory.ResMatch) ([]Row, error) {
+		return collect(src.CQs, f, m.CQ, cqRow)
+	},
+}
+
+type cqJSON struct {
+	Head
+	CQN     *uint32 `json:"cqn,omitempty"`
+	CQE     *uint32 `json:"cqe,omitempty"`
+	Users   *uint64 `json:"users,omitempty"`
+	PollCtx string  `json:"poll_ctx,omitempty"`
+	DIM     *bool   `json:"adaptive_moderation,omitempty"`
+	CtxN    *uint32 `json:"ctxn,omitempty"`
+	ownerJSON
+}
+
+func cqRow(q inventory.CQ) Row {
+	r := cqJSON{Head: head(q.ResHead), CQN: q.CQN, CQE: q.CQE, Users: q.Users, PollCtx: q.PollCtx, DIM: q.DIM, CtxN: q.CtxN, ownerJSON: owner(q.Owner)}
+	return Row{JSON: r, Driver: q.Driver, Cells: []any{q.Dev, optU32(r.CQN), optU32(r.CQE), optU64(r.Users), r.PollCtx, onOff(r.DIM),
+		optU32(r.CtxN), optU32(r.PID), commText(q.Owner)}}
+}

@@ -1,0 +1,32 @@
+package resobj
+
+import "github.com/rdmactl/rdmactl/internal/inventory"
+
+// mrObject is res mr (iproute2 rdma/res-mr.c). Keys and addresses are
+// reported to root only (the kernel's choice).
+var mrObject = &Object{
+	Name:    "mr",
+	Filters: []string{"dev", "rkey", "lkey", "mrlen", "pid", "mrn", "pdn"},
+	Columns: []string{"DEV", "MRN", "RKEY", "LKEY", "IOVA", "MRLEN", "PDN", "PID", "COMM"},
+	rows: func(src Source, f inventory.ResFilter, m inventory.ResMatch) ([]Row, error) {
+		return collect(src.MRs, f, m.MR, mrRow)
+	},
+}
+
+type mrJSON struct {
+	Head
+	MRN   *uint32 `json:"mrn,omitempty"`
+	RKey  *uint32 `json:"rkey,omitempty"`
+	LKey  *uint32 `json:"lkey,omitempty"`
+	IOVA  *uint64 `json:"iova,omitempty"`
+	MRLen *uint64 `json:"mrlen,omitempty"`
+	PDN   *uint32 `json:"pdn,omitempty"`
+	CtxN  *uint32 `json:"ctxn,omitempty"`
+	ownerJSON
+}
+
+func mrRow(m inventory.MR) Row {
+	r := mrJSON{Head: head(m.ResHead), MRN: m.MRN, RKey: m.RKey, LKey: m.LKey, IOVA: m.IOVA, MRLen: m.Len, PDN: m.PDN, CtxN: m.CtxN, ownerJSON: owner(m.Owner)}
+	return Row{JSON: r, Driver: m.Driver, Cells: []any{m.Dev, optU32(r.MRN), hex32(r.RKey), hex32(r.LKey), hex64(r.IOVA), optU64(r.MRLen),
+		optU32(r.PDN), optU32(r.PID), commText(m.Owner)}}
+}

@@ -1,0 +1,29 @@
+package resobj
+
+import "github.com/rdmactl/rdmactl/internal/inventory"
+
+// pdObject is res pd (iproute2 rdma/res-pd.c).
+var pdObject = &Object{
+	Name:    "pd",
+	Filters: []string{"dev", "users", "pid", "ctxn", "pdn"},
+	Columns: []string{"DEV", "PDN", "LOCAL_DMA_LKEY", "USERS", "UNSAFE_GLOBAL_RKEY", "CTXN", "PID", "COMM"},
+	rows: func(src Source, f inventory.ResFilter, m inventory.ResMatch) ([]Row, error) {
+		return collect(src.PDs, f, m.PD, pdRow)
+	},
+}
+
+type pdJSON struct {
+	Head
+	PDN              *uint32 `json:"pdn,omitempty"`
+	LocalDMALKey     *uint32 `json:"local_dma_lkey,omitempty"`
+	Users            *uint64 `json:"users,omitempty"`
+	UnsafeGlobalRKey *uint32 `json:"unsafe_global_rkey,omitempty"`
+	CtxN             *uint32 `json:"ctxn,omitempty"`
+	ownerJSON
+}
+
+func pdRow(p inventory.PD) Row {
+	r := pdJSON{Head: head(p.ResHead), PDN: p.PDN, LocalDMALKey: p.LocalDMALKey, Users: p.Users, UnsafeGlobalRKey: p.UnsafeGlobalRKey, CtxN: p.CtxN, ownerJSON: owner(p.Owner)}
+	return Row{JSON: r, Driver: p.Driver, Cells: []any{p.Dev, optU32(r.PDN), hex32(r.LocalDMALKey), optU64(r.Users), hex32(r.UnsafeGlobalRKey),
+		optU32(r.CtxN), optU32(r.PID), commText(p.Owner)}}
+}

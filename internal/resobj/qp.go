@@ -1,0 +1,35 @@
+package resobj
+
+import "github.com/rdmactl/rdmactl/internal/inventory"
+
+// qpObject is res qp (iproute2 rdma/res-qp.c).
+var qpObject = &Object{
+	Name:    "qp",
+	Filters: []string{"link", "lqpn", "rqpn", "pid", "sq-psn", "rq-psn", "type", "path-mig-state", "state", "pdn"},
+	Columns: []string{"LINK", "LQPN", "RQPN", "TYPE", "STATE", "RQ_PSN", "SQ_PSN", "PATH_MIG", "PDN", "PID", "COMM"},
+	rows: func(src Source, f inventory.ResFilter, m inventory.ResMatch) ([]Row, error) {
+		return collect(src.QPs, f, m.QP, qpRow)
+	},
+}
+
+type qpJSON struct {
+	Head
+	Port         *uint32 `json:"port,omitempty"`
+	LQPN         *uint32 `json:"lqpn,omitempty"`
+	RQPN         *uint32 `json:"rqpn,omitempty"`
+	Type         string  `json:"type,omitempty"`
+	Subtype      string  `json:"subtype,omitempty"` // a driver QP's kind (type DRIVER)
+	State        string  `json:"state,omitempty"`
+	RQPSN        *uint32 `json:"rq_psn,omitempty"`
+	SQPSN        *uint32 `json:"sq_psn,omitempty"`
+	PathMigState string  `json:"path_mig_state,omitempty"`
+	PDN          *uint32 `json:"pdn,omitempty"`
+	ownerJSON
+}
+
+func qpRow(q inventory.QP) Row {
+	r := qpJSON{Head: head(q.ResHead), Port: q.Port, LQPN: q.LQPN, RQPN: q.RQPN, Type: q.Type, Subtype: q.Subtype, State: q.State,
+		RQPSN: q.RQPSN, SQPSN: q.SQPSN, PathMigState: q.PathMigState, PDN: q.PDN, ownerJSON: owner(q.Owner)}
+	return Row{JSON: r, Driver: q.Driver, Cells: []any{Link(q.Dev, q.Port), optU32(r.LQPN), optU32(r.RQPN), r.Type, r.State,
+		optU32(r.RQPSN), optU32(r.SQPSN), r.PathMigState, optU32(r.PDN), optU32(r.PID), commText(q.Owner)}}
+}

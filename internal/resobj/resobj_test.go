@@ -1,0 +1,136 @@
+package resobj
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/rdmactl/rdmactl/internal/inventory"
+	"github.com/rdmactl/rdmactl/internal/nldev"
+)
+
+// TestFilterTables: every filter an object names is DEV, --link, or one
+// of the kinds res has a flag for; every kind applies to some object.
+func TestFilterTables(t *testing.T) {
+	kind := map[string]bool{"dev": true, "link": true}
+	for _, k := range append(append([]string{}, NumFilters...), NameFilters...) {
+		kind[k] = true
+	}
+	for k := range IgnoredFilters {
+		kind[k] = true
+	}
+	used := map[string]bool{}
+	for _, o := range Objects {
+		for _, f := range o.Filters {
+			if !kind[f] {
+				t.Errorf("%s: filter %q has no kind", o.Name, f)
+			}
+			used[f] = true
+		}
+		if Lookup(o.Name) != o {
+			t.Errorf("Lookup(%q)", o.Name)
+		}
+	}
+	for k := range kind {
+		if !used[k] {
+			t.Errorf("filter %q applies to no object", k)
+		}
+	}
+	if got := strings.Join(Names(), ","); got != "qp,cq,mr,pd,cm_id,ctx,srq" {
+		t.Errorf("names %s", got)
+	}
+}
+
+// fakeSource lists one object of each kind.
+type fakeSource struct{}
+
+func u32(v uint32) *uint32 { return &v }
+func u64(v uint64) *uint64 { return &v }
+
+var kernelOwned = inventory.ResHead{DevIndex: 1, Dev: "rxe1", Owner: inventory.Owner{Comm: "ib_core", Kernel: true}}
+var userOwned = inventory.ResHead{DevIndex: 0, Dev: "rxe0", Owner: inventory.Owner{PID: u32(244), Comm: "ibv_rc_pingpong"}}
+
+func (fakeSource) ResSummaries(string) ([]inventory.ResSummary, error) {
+	return []inventory.ResSummary{{DevIndex: 0, Dev: "rxe0", Counts: map[string]uint64{"pd": 1, "qp": 2, "cm_id": 3}}}, nil
+}
+func (fakeSource) QPs(inventory.ResFilter) ([]inventory.QP, error) {
+	return []inventory.QP{
+		{ResHead: userOwned, Port: u32(1), LQPN: u32(18), RQPN: u32(0), Type: "RC", State: "INIT", RQPSN: u32(0), SQPSN: u32(0), PathMigState: "MIGRATED", PDN: u32(2)},
+		{ResHead: kernelOwned, Port: u32(1), LQPN: u32(1), Type: "GSI", State: "RTS", SQPSN: u32(0)},
+	}, nil
+}
+func (fakeSource) CQs(inventory.ResFilter) ([]inventory.CQ, error) {
+	b := true
+	return []inventory.CQ{{ResHead: userOwned, CQN: u32(3), CQE: u32(255), Users: u64(1), PollCtx: "WORKQUEUE", DIM: &b, CtxN: u32(4)}}, nil
+}
+func (fakeSource) MRs(inventory.ResFilter) ([]inventory.MR, error) {
+	return []inventory.MR{{ResHead: userOwned, MRN: u32(5), RKey: u32(0x1234), LKey: u32(0x1234), IOVA: u64(0x7f0000001000), Len: u64(4096), PDN: u32(2)}}, nil
+}
+func (fakeSource) PDs(inventory.ResFilter) ([]inventory.PD, error) {
+	return []inventory.PD{{ResHead: userOwned, PDN: u32(2), LocalDMALKey: u32(0), Users: u64(4), CtxN: u32(4)}}, nil
+}
+func (fakeSource) CMIDs(inventory.ResFilter) ([]inventory.CMID, error) {
+	return []inventory.CMID{{ResHead: userOwned, CMIDN: u32(7), QPType: "RC", State: "LISTEN", PS: "TCP", SrcAddr: netip.MustParseAddrPort("10.77.0.1:18515")}}, nil
+}
+func (fakeSource) Contexts(inventory.ResFilter) ([]inventory.Ctx, error) {
+	return []inventory.Ctx{{ResHead: userOwned, CtxN: u32(4)}}, nil
+}
+func (fakeSource) SRQs(inventory.ResFilter) ([]inventory.SRQ, error) {
+	return []inventory.SRQ{{ResHead: userOwned, SRQN: u32(1), Type: "BASIC", PDN: u32(2), CQN: u32(3),
+		QPs: []nldev.QPRange{{Min: 17, Max: 17}, {Min: 19, Max: 32}}}}, nil
+}
+
+// TestRows: each object's JSON keys and table cells, as res prints them.
+func TestRows(t *testing.T) {
+	want := map[string]struct{ json, cells string }{
+		"": {`{"ifindex":0,"ifname":"rxe0","pd":1,"cq":0,"qp":2,"cm_id":3,"mr":0,"ctx":0,"srq":0}`, `[0 rxe0 1 0 2 3 0 0 0]`},
+		"qp": {`{"ifindex":0,"ifname":"rxe0","port":1,"lqpn":18,"rqpn":0,"type":"RC","state":"INIT","rq_psn":0,"sq_psn":0,"path_mig_state":"MIGRATED","pdn":2,"pid":244,"comm":"ibv_rc_pingpong"}`,
+			`[rxe0/1 18 0 RC INIT 0 0 MIGRATED 2 244 ibv_rc_pingpong]`},
+		"cq": {`{"ifindex":0,"ifname":"rxe0","cqn":3,"cqe":255,"users":1,"poll_ctx":"WORKQUEUE","adaptive_moderation":true,"ctxn":4,"pid":244,"comm":"ibv_rc_pingpong"}`,
+			`[rxe0 3 255 1 WORKQUEUE on 4 244 ibv_rc_pingpong]`},
+		"mr": {`{"ifindex":0,"ifname":"rxe0","mrn":5,"rkey":4660,"lkey":4660,"iova":139637976731648,"mrlen":4096,"pdn":2,"pid":244,"comm":"ibv_rc_pingpong"}`,
+			`[rxe0 5 0x1234 0x1234 0x7f0000001000 4096 2 244 ibv_rc_pingpong]`},
+		"pd": {`{"ifindex":0,"ifname":"rxe0","pdn":2,"local_dma_lkey":0,"users":4,"ctxn":4,"pid":244,"comm":"ibv_rc_pingpong"}`,
+			`[rxe0 2 0x0 4 <nil> 4 244 ibv_rc_pingpong]`},
+		"cm_id": {`{"ifindex":0,"ifname":"rxe0","cm_idn":7,"qp_type":"RC","state":"LISTEN","ps":"TCP","src_addr":"10.77.0.1:18515","pid":244,"comm":"ibv_rc_pingpong"}`,
+			`[rxe0/- 7 <nil> RC LISTEN TCP 10.77.0.1:18515  244 ibv_rc_pingpong]`},
+		"ctx": {`{"ifindex":0,"ifname":"rxe0","ctxn":4,"pid":244,"comm":"ibv_rc_pingpong"}`, `[rxe0 4 244 ibv_rc_pingpong]`},
+		"srq": {`{"ifindex":0,"ifname":"rxe0","srqn":1,"type":"BASIC","lqpn":["17","19-32"],"pdn":2,"cqn":3,"pid":244,"comm":"ibv_rc_pingpong"}`,
+			`[rxe0 1 BASIC 17,19-32 2 3 244 ibv_rc_pingpong]`},
+	}
+	for name, w := range want {
+		o := Summary
+		if name != "" {
+			o = Lookup(name)
+		}
+		rows, err := o.Rows(fakeSource{}, inventory.ResFilter{}, inventory.ResMatch{})
+		if err != nil || len(rows) == 0 {
+			t.Fatalf("%q: %v, %d rows", name, err, len(rows))
+		}
+		b, _ := json.Marshal(rows[0].JSON)
+		if string(b) != w.json {
+			t.Errorf("%q JSON\n got %s\nwant %s", name, b, w.json)
+		}
+		if got := fmt.Sprint(rows[0].Cells); got != w.cells {
+			t.Errorf("%q cells\n got %s\nwant %s", name, got, w.cells)
+		}
+		if len(rows[0].Cells) != len(o.Columns) {
+			t.Errorf("%q: %d cells for %d columns", name, len(rows[0].Cells), len(o.Columns))
+		}
+	}
+	// A kernel-owned object: the module in brackets in the table, bare in JSON.
+	rows, _ := Lookup("qp").Rows(fakeSource{}, inventory.ResFilter{}, inventory.ResMatch{})
+	if c := rows[1].Cells[len(rows[1].Cells)-1]; c != "[ib_core]" {
+		t.Errorf("kernel QP's comm cell %v", c)
+	}
+	// The match drops what it does not select.
+	var m inventory.ResMatch
+	if err := m.SetNum("lqpn", "1"); err != nil {
+		t.Fatal(err)
+	}
+	if rows, _ := Lookup("qp").Rows(fakeSource{}, inventory.ResFilter{}, m); len(rows) != 1 || rows[0].Cells[1] != uint32(1) {
+		t.Errorf("lqpn 1: %v", rows)
+	}
+}

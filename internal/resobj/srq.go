@@ -1,0 +1,43 @@
+package resobj
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/rdmactl/rdmactl/internal/inventory"
+)
+
+// srqObject is res srq (iproute2 rdma/res-srq.c).
+var srqObject = &Object{
+	Name:    "srq",
+	Filters: []string{"dev", "pid", "srqn", "type", "pdn", "cqn", "lqpn"},
+	Columns: []string{"DEV", "SRQN", "TYPE", "LQPN", "PDN", "CQN", "PID", "COMM"},
+	rows: func(src Source, f inventory.ResFilter, m inventory.ResMatch) ([]Row, error) {
+		return collect(src.SRQs, f, m.SRQ, srqRow)
+	},
+}
+
+// srqJSON: lqpn is rdma's list of QP numbers and ranges ("126-128").
+type srqJSON struct {
+	Head
+	SRQN *uint32  `json:"srqn,omitempty"`
+	Type string   `json:"type,omitempty"`
+	LQPN []string `json:"lqpn,omitempty"`
+	PDN  *uint32  `json:"pdn,omitempty"`
+	CQN  *uint32  `json:"cqn,omitempty"`
+	ownerJSON
+}
+
+func srqRow(s inventory.SRQ) Row {
+	r := srqJSON{Head: head(s.ResHead), SRQN: s.SRQN, Type: s.Type, PDN: s.PDN, CQN: s.CQN, ownerJSON: owner(s.Owner)}
+	for _, q := range s.QPs {
+		if q.Min == q.Max {
+			r.LQPN = append(r.LQPN, strconv.FormatUint(uint64(q.Min), 10))
+		} else {
+			r.LQPN = append(r.LQPN, fmt.Sprintf("%d-%d", q.Min, q.Max))
+		}
+	}
+	return Row{JSON: r, Driver: s.Driver, Cells: []any{s.Dev, optU32(r.SRQN), r.Type, strings.Join(r.LQPN, ","), optU32(r.PDN), optU32(r.CQN),
+		optU32(r.PID), commText(s.Owner)}}
+}
