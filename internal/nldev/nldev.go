@@ -207,6 +207,9 @@ var opNames = map[uint16]string{
 	cmdStatGet: "STAT_GET", cmdResCtxGet: "RES_CTX_GET", cmdResSRQGet: "RES_SRQ_GET",
 	cmdResQPGetRaw: "RES_QP_GET_RAW", cmdResCQGetRaw: "RES_CQ_GET_RAW", cmdResMRGetRaw: "RES_MR_GET_RAW",
 	cmdResSRQGetRaw: "RES_SRQ_GET_RAW",
+	// The writes (write.go).
+	cmdSet: "SET", cmdNewLink: "NEWLINK", cmdDelLink: "DELLINK", cmdSysSet: "SYS_SET",
+	cmdStatSet: "STAT_SET", cmdStatDel: "STAT_DEL", cmdStatGetStatus: "STAT_GET_STATUS",
 }
 
 // exchange is execute with a kernel's errno as a *KernelError naming op.

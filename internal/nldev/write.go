@@ -47,13 +47,6 @@ const (
 // of requests; the kernel accepts either.
 const nlaFNested = 0x8000
 
-func init() {
-	for op, n := range map[uint16]string{cmdSet: "SET", cmdNewLink: "NEWLINK", cmdDelLink: "DELLINK",
-		cmdSysSet: "SYS_SET", cmdStatSet: "STAT_SET", cmdStatDel: "STAT_DEL", cmdStatGetStatus: "STAT_GET_STATUS"} {
-		opNames[op] = n
-	}
-}
-
 // doAck sends one request with NLM_F_ACK, as rdma does, and returns the
 // NLDEV answers that came before the acknowledgement. Commands that
 // answer (STAT_SET, STAT_GET) send their answer and then the ack in two
