@@ -89,7 +89,8 @@ func TestDoctorBadInput(t *testing.T) {
 		{[]string{"--sysfs-root", rxeTree, "doctor", "--watch", "-1s"}, exitUsage, "negative"},
 		{[]string{"--sysfs-root", rxeTree, "doctor", "--watch", "soon"}, exitUsage, "invalid"},
 		{[]string{"--sysfs-root", rxeTree, "doctor", "extra"}, exitUsage, "unknown command"},
-		{[]string{"--sysfs-root", "/nonexistent", "doctor"}, exitUnsupported, "no RDMA"},
+		{[]string{"--sysfs-root", "/nonexistent", "doctor"}, exitUsage, "--sysfs-root /nonexistent: no such file or directory"},
+		{[]string{"--sysfs-root", t.TempDir(), "doctor"}, exitUnsupported, "captured tree"},
 	} {
 		out, stderr, code := runCmd(t, tc.args...)
 		if code != tc.code || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {

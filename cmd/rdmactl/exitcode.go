@@ -51,6 +51,7 @@ func classify(err error) (int, error) {
 		kernel *inventory.NetlinkError
 		dest   *inventory.DestNotEmptyError
 		bundle *inventory.BadBundleError
+		root   *inventory.RootError
 	)
 	fromKernel := errors.As(err, &kernel) // an NLDEV request's errno
 	switch {
@@ -70,6 +71,9 @@ func classify(err error) (int, error) {
 		return exitUsage, err
 	// --sysfs-root FILE: not a bundle rdmactl can read back.
 	case errors.As(err, &bundle):
+		return exitUsage, err
+	// --sysfs-root PATH: nothing there (or not readable).
+	case errors.As(err, &root):
 		return exitUsage, err
 	case errors.Is(err, inventory.ErrNoNetlink):
 		return exitUnsupported, errNoRDMA

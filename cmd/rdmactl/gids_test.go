@@ -134,7 +134,8 @@ func TestGIDsErrors(t *testing.T) {
 		{[]string{"--sysfs-root", rxeTree, "gids", "rxe0/x"}, exitUsage, "port must be a number"},
 		{[]string{"--sysfs-root", rxeTree, "gids", "--type", "v3"}, exitUsage, "want v1, v2 or ib"},
 		{[]string{"--sysfs-root", rxeTree, "gids", "--ip", "10.1"}, exitUsage, "not an IP address"},
-		{[]string{"--sysfs-root", t.TempDir(), "gids"}, exitUnsupported, "this kernel has no RDMA devices"},
+		{[]string{"--sysfs-root", t.TempDir(), "gids"}, exitUnsupported, "has no RDMA devices (no class/infiniband in it"},
+		{[]string{"--sysfs-root", "/does/not/exist", "gids"}, exitUsage, "--sysfs-root /does/not/exist: no such file or directory"},
 		{[]string{"--sysfs-root", rxeTree, "counters", "rxe7"}, exitNotFound, "devices: rxe0, rxe1"},
 		{[]string{"--sysfs-root", t.TempDir(), "counters"}, exitUnsupported, "no RDMA devices"},
 	} {

@@ -2,7 +2,9 @@ package inventory
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,12 +109,29 @@ func writeJSON(path string, v any) error {
 // BadBundleError: --sysfs-root names a file that is not a bundle.
 type BadBundleError = sysfs.BadBundleError
 
+// RootError is a --sysfs-root that names nothing rdmactl can open: a
+// usage error, naming the path and why.
+type RootError struct {
+	Root string
+	Err  error
+}
+
+func (e *RootError) Error() string { return fmt.Sprintf("--sysfs-root %s: %v", e.Root, e.Err) }
+func (e *RootError) Unwrap() error { return e.Err }
+
 // openCaptured is the captured source under root: a directory, or a
 // bundle file unpacked into a temporary directory that Close removes.
 func openCaptured(root string) (*Source, error) {
 	st, err := os.Stat(root)
-	if err != nil || st.IsDir() {
-		return Captured(root), nil // a missing root fails where it is read
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, &RootError{Root: root, Err: err}
+	}
+	if st.IsDir() {
+		return Captured(root), nil
 	}
 	tmp, err := os.MkdirTemp("", "rdmactl-bundle-")
 	if err != nil {

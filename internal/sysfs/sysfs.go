@@ -18,14 +18,27 @@ import (
 	"os"
 	"path/filepath"
 
-	"golang.org/x/sys/unix"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // ErrNoRDMA means the kernel has no /sys/class/infiniband at all: no RDMA
 // core loaded, or no RDMA support.
 var ErrNoRDMA = errors.New("this kernel has no RDMA devices (no /sys/class/infiniband; is ib_core loaded?)")
+
+// noRDMACapture is ErrNoRDMA for a captured tree: the tree, not this
+// kernel, has no class/infiniband.
+type noRDMACapture struct{ root string }
+
+func (e *noRDMACapture) Error() string {
+	return fmt.Sprintf("the captured tree %s has no RDMA devices (no class/infiniband in it; 'rdmactl capture' on a host with RDMA makes one)", e.root)
+}
+
+func (e *noRDMACapture) Is(target error) bool { return target == ErrNoRDMA }
 
 // NotFoundError reports an unknown device or port together with what exists,
 // so that the message can say what to type instead.
@@ -55,11 +68,87 @@ type FS struct {
 }
 
 // New returns a reader of the sysfs tree at root; "" means the live "/sys".
+// Any other root is a captured tree, whose files are read only where they
+// are regular files inside it (captureRoots).
 func New(root string) *FS {
 	if root == "" {
 		root = "/sys"
 	}
+	if root != "/sys" {
+		addCaptureRoot(root)
+	}
 	return &FS{root: root}
+}
+
+// captureRoots are the captured trees this process reads (New), each as
+// given and as resolved. A read below one (readBoundedAt) must end on a
+// regular file inside the resolved root: a capture is input like any
+// other, and a symlink in it to /etc/shadow, or a FIFO where a port's
+// state should be, must not be printed or hang the reader. Bundles are
+// checked so when they are unpacked; a directory given as --sysfs-root
+// is checked here, file by file.
+var captureRoots sync.Map // filepath.Clean(root) -> resolved root
+
+func addCaptureRoot(root string) {
+	root = filepath.Clean(root)
+	if _, ok := captureRoots.Load(root); ok {
+		return
+	}
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		real = root // the reads will fail with the root's own error
+	}
+	if abs, err := filepath.Abs(real); err == nil {
+		real = abs
+	}
+	captureRoots.Store(root, real)
+}
+
+// captureRootOf is the resolved root of the captured tree path lies in.
+func captureRootOf(path string) (string, bool) {
+	path = filepath.Clean(path)
+	var real string
+	captureRoots.Range(func(k, v any) bool {
+		if r := k.(string); path == r || strings.HasPrefix(path, r+"/") {
+			real = v.(string)
+			return false
+		}
+		return true
+	})
+	return real, real != ""
+}
+
+// errOutside and errNotRegular refuse a file of a captured tree.
+var (
+	errOutside    = errors.New("a symlink leads out of the captured tree")
+	errNotRegular = errors.New("not a regular file")
+)
+
+// checkCaptured refuses the open file fd of a captured tree unless it is a
+// regular file inside its tree (the kernel's name for the open file,
+// /proc/self/fd/N, says where the symlinks led).
+func checkCaptured(fd int, path string) error {
+	root, ok := captureRootOf(path)
+	if !ok {
+		return nil
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return errNotRegular
+	}
+	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	if err != nil {
+		if real, err = filepath.EvalSymlinks(path); err != nil {
+			return err
+		}
+	}
+	if !inside(root, real) {
+		return errOutside
+	}
+	return nil
 }
 
 // Root is the directory that plays the part of /sys.
@@ -79,6 +168,9 @@ func (f *FS) portDir(dev string, port uint32) string {
 func (f *FS) Devices() ([]string, error) {
 	ents, err := os.ReadDir(f.ibDir())
 	if errors.Is(err, fs.ErrNotExist) {
+		if f.root != "/sys" {
+			return nil, &noRDMACapture{root: f.root}
+		}
 		return nil, ErrNoRDMA
 	}
 	if err != nil {
@@ -173,8 +265,15 @@ func readBoundedAt(dirfd int, name, path string) ([]byte, error) {
 	kernfs := strings.HasPrefix(path, "/sys/")
 	var fd int
 	var err error
+	flags := unix.O_RDONLY | unix.O_CLOEXEC
+	if !kernfs {
+		// A FIFO opens at once without a writer (and reads as empty);
+		// in a captured tree checkCaptured refuses it, and whatever else
+		// is not a regular file.
+		flags |= unix.O_NONBLOCK | unix.O_NOCTTY
+	}
 	for {
-		fd, err = unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		fd, err = unix.Openat(dirfd, name, flags, 0)
 		if err != unix.EINTR {
 			break
 		}
@@ -183,6 +282,11 @@ func readBoundedAt(dirfd int, name, path string) ([]byte, error) {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer unix.Close(fd)
+	if !kernfs {
+		if err := checkCaptured(fd, path); err != nil {
+			return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+		}
+	}
 	buf := make([]byte, 0, 512)
 	for len(buf) < MaxRead {
 		if len(buf) == cap(buf) {

@@ -1,10 +1,15 @@
 package sysfs
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestDir: files and links read relative to an opened directory, and by
@@ -71,5 +76,72 @@ func checkDir(t *testing.T, d *Dir, dev string) {
 	}
 	if a := d.LinkBase("hw_rev"); a != "" {
 		t.Errorf("a file as a link: %q", a)
+	}
+}
+
+// TestCapturedTreeRefusesOutsideFiles: in a captured tree a read ends on a
+// regular file inside the tree, or is refused: a symlink to a file outside
+// (board_id -> /etc/hostname), a FIFO where a port's state is (which would
+// block a plain open forever), a device node. Links inside the tree are
+// followed as before, and the fields that were refused are missing.
+func TestCapturedTreeRefusesOutsideFiles(t *testing.T) {
+	root := t.TempDir()
+	if err := os.CopyFS(root, os.DirFS("testdata/mlx5")); err != nil {
+		t.Fatal(err)
+	}
+	dev := filepath.Join(root, "class", "infiniband", "mlx5_0")
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("do not print me\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustReplace := func(p string, mk func(string) error) {
+		t.Helper()
+		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		if err := mk(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustReplace(filepath.Join(dev, "board_id"), func(p string) error { return os.Symlink(secret, p) })
+	mustReplace(filepath.Join(dev, "hca_type"), func(p string) error { return os.Symlink("../../../../"+filepath.Base(root)+"/../x", p) })
+	mustReplace(filepath.Join(dev, "fw_ver"), func(p string) error { return os.Symlink("/dev/zero", p) })
+	mustReplace(filepath.Join(dev, "ports", "1", "state"), func(p string) error { return unix.Mkfifo(p, 0o644) })
+
+	f := New(root)
+	done := make(chan struct{})
+	var d *Device
+	var p *Port
+	var derr, perr error
+	go func() {
+		defer close(done)
+		d, derr = f.Device("mlx5_0")
+		p, perr = f.Port("mlx5_0", 1)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("reading a captured tree with a FIFO in it still blocks after 10 s")
+	}
+	if derr != nil || perr != nil {
+		t.Fatalf("Device: %v; Port: %v", derr, perr)
+	}
+	if d.BoardID != "" || d.HCAType != "" || d.FWVer != "" {
+		t.Errorf("board_id %q, hca_type %q, fw_ver %q: read through links out of the tree", d.BoardID, d.HCAType, d.FWVer)
+	}
+	if d.NodeGUID == "" {
+		t.Error("node_guid, a plain file of the tree, is missing")
+	}
+	if p.State != "" {
+		t.Errorf("port state %q from a FIFO", p.State)
+	}
+	// A link inside the tree still works: the device's PCI parent.
+	if _, err := ReadBounded(filepath.Join(dev, "device", "vendor")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a file behind a link inside the tree: %v", err)
+	}
+	for _, name := range []string{"board_id", "fw_ver"} {
+		if _, err := ReadBounded(filepath.Join(dev, name)); err == nil {
+			t.Errorf("%s read", name)
+		}
 	}
 }
