@@ -44,6 +44,7 @@ type Table struct {
 	w   *tabwriter.Writer
 	buf *bufio.Writer
 	row []byte // the row being formatted, reused (counters: 4,000 rows)
+	esc []byte // a cell being escaped (escapeCell), reused
 }
 
 // NewTable starts a table on w with a header row.
@@ -84,10 +85,9 @@ func (t *Table) Row(cells ...any) {
 		if len(b) == n {
 			b = append(b, '-')
 		}
-		for j := n; j < len(b); j++ { // ASCII: never inside a UTF-8 sequence
-			if b[j] == '\t' || b[j] == '\n' || b[j] == '\r' {
-				b[j] = ' '
-			}
+		if esc, ok := escapeCell(b[n:], t.esc[:0]); ok {
+			t.esc = esc
+			b = append(b[:n], esc...)
 		}
 	}
 	b = append(b, '\n')
@@ -101,4 +101,58 @@ func (t *Table) Flush() error {
 		return err
 	}
 	return t.buf.Flush()
+}
+
+// escapeCell makes a cell's bytes safe for a terminal and for the column
+// layout: tabs and line ends become spaces, and every other control
+// character (C0, DEL, and C1 as UTF-8: U+0080-U+009F, which some
+// terminals obey as escape sequences) is written as \xNN or \uNNNN, as Go's
+// %q does. A device name, firmware version or counter name from a captured
+// tree is then printed, never obeyed: it cannot clear the screen or draw a
+// forged line. ok is false, and nothing is copied, for a clean cell; the
+// escaped cell is built in scratch.
+func escapeCell(c, scratch []byte) (esc []byte, ok bool) {
+	i := 0
+	for ; i < len(c); i++ {
+		if needsEscape(c, i) {
+			break
+		}
+	}
+	if i == len(c) {
+		return nil, false
+	}
+	out := append(scratch, c[:i]...)
+	for ; i < len(c); i++ {
+		x := c[i]
+		switch {
+		case x == '\t' || x == '\n' || x == '\r':
+			out = append(out, ' ')
+		case x < 0x20 || x == 0x7f:
+			out = fmt.Appendf(out, "\\x%02x", x)
+		case needsEscape(c, i): // C1: 0xc2 then 0x80-0x9f
+			i++
+			out = fmt.Appendf(out, "\\u%04x", c[i])
+		default:
+			out = append(out, x)
+		}
+	}
+	return out, true
+}
+
+// Escape is s as a table cell prints it (escapeCell), for text drawn
+// outside a Table (top's screen).
+func Escape(s string) string {
+	for i := 0; i < len(s); i++ {
+		if needsEscape([]byte(s[i:min(i+2, len(s))]), 0) {
+			esc, _ := escapeCell([]byte(s), nil)
+			return string(esc)
+		}
+	}
+	return s
+}
+
+// needsEscape: c[i] starts a byte sequence escapeCell rewrites.
+func needsEscape(c []byte, i int) bool {
+	x := c[i]
+	return x < 0x20 || x == 0x7f || x == 0xc2 && i+1 < len(c) && c[i+1] >= 0x80 && c[i+1] <= 0x9f
 }

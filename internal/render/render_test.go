@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
@@ -74,5 +75,32 @@ func TestNewDevInfo(t *testing.T) {
 		!bytes.Contains(b.Bytes(), []byte("  board_id:                    MT_0000000012\n")) ||
 		!bytes.Contains(b.Bytes(), []byte("    GID[  0]:                  fe80::1, IB\n")) {
 		t.Errorf("text:\n%s", out)
+	}
+}
+
+// TestTableEscapesControls: control characters in a cell (a captured
+// tree's device name, firmware or counter name) are printed escaped,
+// never written to the terminal; tabs and line ends become spaces; other
+// text, UTF-8 included, is as it was.
+func TestTableEscapesControls(t *testing.T) {
+	var b bytes.Buffer
+	tb := NewTable(&b, "NAME", "FW")
+	tb.Row("rxe\x1b[2J0", "1.0\x00")
+	tb.Row("a\tb\nc", "\u009b31mred\x7f")
+	tb.Row("rxé0", "ok")
+	if err := tb.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	want := "NAME         FW\n" +
+		"rxe\\x1b[2J0  1.0\\x00\n" +
+		"a b c        \\u009b31mred\\x7f\n" +
+		"rxé0         ok\n"
+	if b.String() != want {
+		t.Errorf("table\n%q\nwant\n%q", b.String(), want)
+	}
+	for i, c := range []string{"\x1b", "\u0085", "\x7f", "\x1f"} {
+		if strings.ContainsAny(b.String(), c) {
+			t.Errorf("control %d (%q) reached the output", i, c)
+		}
 	}
 }

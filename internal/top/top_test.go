@@ -205,3 +205,21 @@ func TestRenderFits(t *testing.T) {
 		t.Errorf("process pane:\n%s", out[strings.Index(out, "    PID"):])
 	}
 }
+
+// TestRenderEscapesControls: names top draws but did not choose (a
+// process's comm, a captured device's name, an event line) cannot write
+// escape sequences to the terminal.
+func TestRenderEscapesControls(t *testing.T) {
+	f := &Frame{Time: t0, Events: []string{"rxe9 renamed to \x1b]0;owned\x07"}}
+	f.Rows = []Row{{Dev: "rxe\x1b[2J", Port: 1, State: "ACTIVE"}}
+	f.Procs = []Proc{{PID: 7, Comm: "\x1b[1;31mPASS", Dev: "rxe0", QPs: 1}}
+	out := Render(f, View{}, Plain, 0, 0)
+	if strings.ContainsAny(out, "\x1b\x07") {
+		t.Errorf("control characters reached the screen:\n%q", out)
+	}
+	for _, want := range []string{`rxe\x1b[2J/1`, `\x1b[1;31mPASS`, `\x1b]0;owned\x07`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%q not shown escaped in\n%s", want, out)
+		}
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rdmactl/rdmactl/internal/render"
 )
 
 // Frame is what one refresh shows.
@@ -168,11 +170,11 @@ func Render(f *Frame, v View, st Style, width, height int) string {
 		hdr += " (reversed)"
 	}
 	if v.Filter != "" {
-		hdr += "  filter " + v.Filter
+		hdr += "  filter " + render.Escape(v.Filter)
 	}
 	line(st.apply(st.Header, pad(hdr, width)))
 	for _, e := range f.Events {
-		line("  " + e)
+		line("  " + render.Escape(e))
 	}
 	var h strings.Builder
 	for i, c := range Columns {
@@ -196,7 +198,7 @@ func Render(f *Frame, v View, st Style, width, height int) string {
 			if i > 0 {
 				l.WriteByte(' ')
 			}
-			l.WriteString(pad(c.Cell(r), c.Width))
+			l.WriteString(pad(render.Escape(c.Cell(r)), c.Width))
 		}
 		line(strings.TrimRight(l.String(), " "))
 	}
@@ -212,7 +214,9 @@ func Render(f *Frame, v View, st Style, width, height int) string {
 	}
 	line(st.apply(st.Heading, pad(ph, width)))
 	for _, p := range procs {
-		l := fmt.Sprintf("%7d %-15s %-12s %5d %5d %5d", p.PID, trunc(p.Comm, 15), trunc(p.Dev, 12), p.QPs, p.CQs, p.MRs)
+		// A process names itself (prctl PR_SET_NAME) and a capture its
+		// devices: printed, never obeyed (render.Escape).
+		l := fmt.Sprintf("%7d %-15s %-12s %5d %5d %5d", p.PID, trunc(render.Escape(p.Comm), 15), trunc(render.Escape(p.Dev), 12), p.QPs, p.CQs, p.MRs)
 		if traffic && p.Traffic != nil {
 			t := p.Traffic
 			l += fmt.Sprintf(" %-10s %-10s %5s", traffic2(t.TxBytes, t.TxPkts), traffic2(t.RxBytes, t.RxPkts), count(t.Ops))
