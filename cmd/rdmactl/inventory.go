@@ -1,6 +1,10 @@
 package main
 
-import "github.com/rdmactl/rdmactl/internal/inventory"
+import (
+	"fmt"
+
+	"github.com/rdmactl/rdmactl/internal/inventory"
+)
 
 // openInventory is the source of the inspection commands (inventory.Open
 // with --sysfs-root). sysfsOK: answer from the live /sys alone when RDMA
@@ -9,6 +13,9 @@ func (a *app) openInventory(sysfsOK bool) (src *inventory.Source, close func(), 
 	src, err = inventory.Open(a.opts.sysfsRoot, sysfsOK)
 	if err != nil {
 		return nil, nil, err
+	}
+	if src.Offline() {
+		src.SetWarn(func(s string) { fmt.Fprintf(a.stderr, "rdmactl: warning: %s\n", s) })
 	}
 	return src, func() { src.Close() }, nil
 }

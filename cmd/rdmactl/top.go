@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/rdmactl/rdmactl/internal/top"
 	"github.com/spf13/cobra"
 )
@@ -119,12 +118,12 @@ func parseTopInterval(s string) (time.Duration, error) {
 // fresh inventory each frame; --sysfs-root reads the captured tree.
 func (a *app) topSampler(dev string, port uint32) (*top.Sampler, func(), error) {
 	s := &top.Sampler{Dev: dev, Port: port}
-	src, err := inventory.Open(a.opts.sysfsRoot, false)
+	src, closeSrc, err := a.openInventory(false)
 	if err != nil {
 		return nil, nil, err
 	}
 	s.Open = func() (top.Inventory, error) { return src.Fresh(), nil }
-	return s, func() { src.Close() }, nil
+	return s, closeSrc, nil
 }
 
 // sampleAfter waits iv (or until ctx is done) and samples.

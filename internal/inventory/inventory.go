@@ -85,6 +85,9 @@ func Captured(root string) *Source {
 	return &Source{fs: sysfs.New(root), dump: d}
 }
 
+// SetWarn sends the captured tree's warnings (entries skipped) to warn.
+func (s *Source) SetWarn(warn func(string)) { s.fs.Warn = warn }
+
 // Offline reports whether the source is a captured tree.
 func (s *Source) Offline() bool { return s.nl == nil }
 

@@ -138,11 +138,16 @@ func softDriver(name string) string {
 
 // ports lists the numeric entries of <dev>/ports, sorted.
 func (f *FS) ports(dev string) []uint32 {
-	ents, _ := os.ReadDir(filepath.Join(f.devDir(dev), "ports"))
+	dir := filepath.Join(f.devDir(dev), "ports")
+	ents, _ := os.ReadDir(dir)
 	var ps []uint32
 	for _, e := range ents {
-		if n, err := strconv.ParseUint(e.Name(), 10, 32); err == nil {
+		// A port is a directory named by its number, from 1 (checkPort's
+		// rule), or it would be listed and then not found.
+		if n, err := strconv.ParseUint(e.Name(), 10, 32); err == nil && n != 0 && e.IsDir() {
 			ps = append(ps, uint32(n))
+		} else {
+			f.skip(filepath.Join(dir, e.Name()), "not a port directory")
 		}
 	}
 	slices.Sort(ps)

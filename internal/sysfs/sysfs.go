@@ -65,6 +65,22 @@ func (e *NotFoundError) Is(target error) bool { return target == fs.ErrNotExist 
 // FS reads one sysfs tree.
 type FS struct {
 	root string
+
+	// Warn, if set, gets one line for each entry of a captured tree that
+	// is skipped (a device entry that is not a directory, a port
+	// directory that is not a port number), once per entry.
+	Warn   func(string)
+	warned sync.Map
+}
+
+// skip reports a skipped entry of a captured tree once.
+func (f *FS) skip(path, why string) {
+	if f.Warn == nil {
+		return
+	}
+	if _, dup := f.warned.LoadOrStore(path, true); !dup {
+		f.Warn(path + ": " + why + ", skipped")
+	}
 }
 
 // New returns a reader of the sysfs tree at root; "" means the live "/sys".
@@ -178,6 +194,14 @@ func (f *FS) Devices() ([]string, error) {
 	}
 	var names []string
 	for _, e := range ents {
+		// In a captured tree an entry is a device only if it is a
+		// directory (HasDevice's rule), or one dangling link or stray
+		// file would fail every listing with "no RDMA device" for a
+		// device it listed. The live /sys has only device links here.
+		if f.root != "/sys" && !f.HasDevice(e.Name()) {
+			f.skip(filepath.Join(f.ibDir(), e.Name()), "not a device directory")
+			continue
+		}
 		names = append(names, e.Name())
 	}
 	slices.Sort(names)

@@ -145,3 +145,52 @@ func TestCapturedTreeRefusesOutsideFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestCapturedTreeSkipsBadEntries: a dangling link, a stray file and a
+// link loop among the devices, a port directory 0 and a file among the
+// ports are skipped with one warning each; the rest is listed, and what
+// is listed is found.
+func TestCapturedTreeSkipsBadEntries(t *testing.T) {
+	root := t.TempDir()
+	if err := os.CopyFS(root, os.DirFS("testdata/mlx5")); err != nil {
+		t.Fatal(err)
+	}
+	ib := filepath.Join(root, "class", "infiniband")
+	for _, err := range []error{
+		os.Symlink("../../nowhere", filepath.Join(ib, "mlx5_2")),
+		os.WriteFile(filepath.Join(ib, "mlx5_3"), []byte("x\n"), 0o644),
+		os.Symlink("mlx5_4", filepath.Join(ib, "mlx5_4")),
+		os.Mkdir(filepath.Join(ib, "mlx5_0", "ports", "0"), 0o755),
+		os.WriteFile(filepath.Join(ib, "mlx5_0", "ports", "2"), nil, 0o644),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var warned []string
+	f := New(root)
+	f.Warn = func(s string) { warned = append(warned, s) }
+	for range 2 { // warnings once per entry, however often it is listed
+		names, err := f.Devices()
+		if err != nil || strings.Join(names, ",") != "mlx5_0,mlx5_1" {
+			t.Fatalf("Devices: %v %v", names, err)
+		}
+		for _, n := range names {
+			ports, err := f.PortNumbers(n)
+			if err != nil || len(ports) != 1 || ports[0] != 1 {
+				t.Fatalf("%s ports: %v %v", n, ports, err)
+			}
+			if err := f.CheckPort(n, ports[0]); err != nil {
+				t.Errorf("%s/%d listed but not found: %v", n, ports[0], err)
+			}
+		}
+	}
+	if len(warned) != 5 {
+		t.Errorf("%d warnings, want 5 (one per bad entry): %q", len(warned), warned)
+	}
+	for _, w := range warned {
+		if !strings.HasSuffix(w, ", skipped") || !strings.HasPrefix(w, root) {
+			t.Errorf("warning %q", w)
+		}
+	}
+}
