@@ -163,6 +163,15 @@ func parsePerfArgs(verb perf.Verb, args []string) (*perfFlags, error) {
 	if f.duration < 0 || f.interval < 0 {
 		return f, usageErrorf("-D and --interval take a positive number of seconds")
 	}
+	if f.duration > maxPerfSeconds {
+		return f, usageErrorf("-D %d: at most %d seconds (a year)", f.duration, maxPerfSeconds)
+	}
+	if f.interval > maxPerfSeconds {
+		return f, usageErrorf("--interval %d: at most %d seconds (a year)", f.interval, maxPerfSeconds)
+	}
+	if err := checkGivenZeros(fs, p); err != nil {
+		return f, err
+	}
 	if err := applyQoSFlags(f); err != nil {
 		return f, err
 	}
@@ -306,4 +315,32 @@ func cmRouteDevice(r rdmacm.Route) (verbs.Device, error) {
 		return verbs.Device{}, fmt.Errorf("-R: the device of the RDMA CM's route: %w", err)
 	}
 	return d, nil
+}
+
+// maxPerfSeconds bounds -D and --interval: a year, far above any soak, and
+// far below where seconds overflow a time.Duration.
+const maxPerfSeconds = 365 * 24 * 3600
+
+// checkGivenZeros refuses a 0 typed for an option whose 0 means "the
+// default" inside Params (Defaults fills it in): -n 0 or -t 0 given on the
+// command line is a mistake to name, not a request for the default.
+func checkGivenZeros(fs *pflag.FlagSet, p *perf.Params) error {
+	for _, c := range []struct {
+		name, short string
+		zero        bool
+		want        string
+	}{
+		{"iters", "n", p.Iters == 0, "at least 5 iterations (as perftest)"},
+		{"qp", "q", p.QPs == 0, "number of QPs must be 1..16384"},
+		{"tx-depth", "t", p.TxDepth == 0, "TX depth must be 1..16384"},
+		{"rx-depth", "r", p.RxDepth == 0, "RX depth must be 1..16384"},
+		{"cq-mod", "Q", p.CQMod == 0, "CQ moderation must be 1..1024"},
+		{"port", "p", p.Port == 0, "TCP port must be 1..65535"},
+		{"ib-port", "i", p.IBPort == 0, "device ports are numbered 1..255"},
+	} {
+		if c.zero && fs.Changed(c.name) {
+			return usageErrorf("-%s 0: %s", c.short, c.want)
+		}
+	}
+	return nil
 }

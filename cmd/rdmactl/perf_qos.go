@@ -38,9 +38,15 @@ func applyQoSFlags(f *perfFlags) error {
 	q, fs := &f.p.QoS, f.fs
 	q.TClass, q.TOS = -1, -1
 	if fs.Changed("tclass") {
+		if f.qos.tclass < 0 {
+			return usageErrorf("--tclass %d: traffic class must be 0..255", f.qos.tclass)
+		}
 		q.TClass = f.qos.tclass
 	}
 	if fs.Changed("tos") {
+		if f.qos.tos < 0 {
+			return usageErrorf("-T %d: TOS must be 0..255", f.qos.tos)
+		}
 		q.TOS = f.qos.tos
 	}
 	q.UserTimeout = fs.Changed("qp-timeout")

@@ -61,3 +61,23 @@ func TestPerfUnknownDevice(t *testing.T) {
 		t.Fatalf("code %d stderr %q", code, stderr)
 	}
 }
+
+// TestPerfFlagRangesFirst: every flag's range is checked before any device
+// is looked up, for every test: one line naming the flag, exit 2 (on a
+// host without RDMA a missed check would say "no RDMA device", exit 5).
+func TestPerfFlagRangesFirst(t *testing.T) {
+	bad := [][]string{
+		{"-p", "70000"}, {"-p", "0"}, {"-n", "0"}, {"-t", "0"}, {"-r", "0"}, {"-q", "0"}, {"-Q", "0"}, {"-i", "0"}, {"-i", "300"},
+		{"--tclass", "-1"}, {"-T", "-3"}, {"-w", "NaN"}, {"-y", "Inf"}, {"--limit_lat", "NaN"},
+		{"-D", "9223372036854775807"}, {"-D", "-1"}, {"-s", "0"}, {"-w", "-1"},
+	}
+	for _, test := range [][]string{{"write"}, {"write", "--lat"}, {"read"}, {"read", "--lat"}, {"send"}, {"send", "--lat"}, {"atomic"}, {"atomic", "--lat"}} {
+		for _, b := range bad {
+			args := append(append([]string{"perf"}, test...), b...)
+			out, stderr, code := runCmd(t, args...)
+			if code != exitUsage || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, b[0]) {
+				t.Errorf("%v: exit %d, stderr %q; want exit %d and one line naming %s", args, code, stderr, exitUsage, b[0])
+			}
+		}
+	}
+}

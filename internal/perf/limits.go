@@ -3,6 +3,7 @@ package perf
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 )
 
@@ -58,6 +59,12 @@ func (e *LimitError) Error() string {
 // validate checks the limits against the test with one line each.
 func (l *Limits) validate(t Test) error {
 	switch {
+	case math.IsNaN(l.BW) || math.IsInf(l.BW, 0):
+		return fmt.Errorf("-w %g: want a number", l.BW)
+	case math.IsNaN(l.MsgRate) || math.IsInf(l.MsgRate, 0):
+		return fmt.Errorf("-y %g: want a number", l.MsgRate)
+	case math.IsNaN(l.Lat) || math.IsInf(l.Lat, 0):
+		return fmt.Errorf("--limit_lat %g: want a number", l.Lat)
 	case l.BW < 0:
 		return fmt.Errorf("-w %g: the BW limit must be positive", l.BW)
 	case l.MsgRate < 0:

@@ -244,6 +244,10 @@ func (p *Params) Validate() error {
 		return errors.New("--use-srq applies to send tests only (as perftest)")
 	case p.UseSRQ && p.Conn == UD:
 		return errors.New("--use-srq: this data path has SRQ for RC and UC QPs only")
+	case p.Port < 1 || p.Port > 65535:
+		return fmt.Errorf("-p %d: TCP port must be 1..65535", p.Port)
+	case p.IBPort < 1 || p.IBPort > 255:
+		return fmt.Errorf("-i %d: device ports are numbered 1..255", p.IBPort)
 	case p.Size < 1 || p.Size > maxMsgSize:
 		return fmt.Errorf("-s %d: message size must be 1..%d", p.Size, maxMsgSize)
 	case p.Duration == 0 && p.Iters < 5:
