@@ -33,8 +33,8 @@ func exitStatusSection() gendocs.Section {
 		{exitPeer, "benchmark peer unreachable, vanished or garbled, or the run's port went down"},
 		{exitPerfThreshold, "a perf result missed a threshold (-w, -y, --limit_lat)"},
 		{exitDoctorFail, "doctor found a FAIL"},
-		{exitInterrupted, "interrupted (SIGINT/SIGTERM) while perf, top, monitor, the exporter or counters --watch ran; " +
-			"a one-shot inspection command is ended by the signal itself, as rdma is (a shell shows 130 for ^C)"},
+		{exitInterrupted, "perf interrupted (SIGINT/SIGTERM): the run has no result. top, monitor, the exporter and counters --watch " +
+			"end on these signals with 0; a one-shot inspection command is ended by the signal itself, as rdma is (a shell shows 130 for ^C)"},
 	}
 	s := gendocs.Section{Title: "Exit status"}
 	for _, r := range rows {
