@@ -21,6 +21,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -122,6 +123,10 @@ func TestExporterBadInput(t *testing.T) {
 	}
 	cert, key := selfSigned(t, dir)
 	_, otherKey := selfSigned(t, t.TempDir())
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	badUsers := filepath.Join(dir, "users")
 	if err := os.WriteFile(badUsers, []byte("prom:plaintext\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -138,6 +143,11 @@ func TestExporterBadInput(t *testing.T) {
 		{"exporter", "--web.tls-cert-file", "/nonexistent.crt", "--web.tls-key-file", key},
 		{"exporter", "--web.basic-auth-users-file", badUsers},
 		{"exporter", "--web.basic-auth-users-file", "/nonexistent/users"},
+		// Not files to read: refused at once, not read forever or blocked on.
+		{"exporter", "--web.tls-cert-file", "/dev/zero", "--web.tls-key-file", key},
+		{"exporter", "--web.tls-cert-file", cert, "--web.tls-key-file", fifo},
+		{"exporter", "--web.basic-auth-users-file", "/dev/zero"},
+		{"exporter", "--web.basic-auth-users-file", fifo},
 		{"exporter", "extra"},
 	} {
 		_, stderr, code := runCmd(t, args...)

@@ -23,6 +23,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -247,7 +248,15 @@ func (k *keyPair) get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	if k.kp != nil && k.stamps == [2]fileStamp{c, p} {
 		return k.kp, nil
 	}
-	kp, err := tls.LoadX509KeyPair(k.cert, k.key)
+	certPEM, err := readConfigFile(k.cert)
+	if err != nil {
+		return nil, err
+	}
+	keyPEM, err := readConfigFile(k.key)
+	if err != nil {
+		return nil, err
+	}
+	kp, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
 		return nil, err
 	}
@@ -276,7 +285,7 @@ func (u *userFile) load() (map[string][]byte, error) {
 	if u.users != nil && st == u.stamp {
 		return u.users, nil
 	}
-	b, err := os.ReadFile(u.path)
+	b, err := readConfigFile(u.path)
 	if err != nil {
 		return nil, err
 	}
@@ -370,4 +379,36 @@ func firstLine(s string) string {
 		s = s[:i]
 	}
 	return s
+}
+
+// maxConfigFile bounds a certificate, key or users file: far above any
+// real one (a certificate chain is a few KB).
+const maxConfigFile = 1 << 20
+
+// readConfigFile reads a configuration file the exporter was pointed at:
+// a regular file of at most maxConfigFile bytes. /dev/zero as a
+// certificate would otherwise be read until memory runs out, and a FIFO
+// would block the exporter before it listens, deaf to SIGINT and SIGTERM
+// (opened O_NONBLOCK, a FIFO opens at once and is refused here).
+func readConfigFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxConfigFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxConfigFile {
+		return nil, fmt.Errorf("%s: larger than %d bytes: not a certificate, key or users file", path, maxConfigFile)
+	}
+	return b, nil
 }

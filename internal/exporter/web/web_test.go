@@ -1,8 +1,12 @@
 package web
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/crypto/bcrypt"
 )
@@ -38,4 +42,38 @@ func FuzzParseUsers(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReadConfigFile: certificates, keys and users files are regular files
+// of at most maxConfigFile bytes; /dev/zero, a FIFO (which would block
+// before the exporter listens) and a huge file are refused at once.
+func TestReadConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	ok := filepath.Join(dir, "users")
+	if err := os.WriteFile(ok, []byte("prom:$2a$04$x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big")
+	if err := os.WriteFile(big, make([]byte, maxConfigFile+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := readConfigFile(ok); err != nil || len(b) != 14 {
+		t.Errorf("regular file: %d bytes, %v", len(b), err)
+	}
+	for path, want := range map[string]string{"/dev/zero": "not a regular file", fifo: "not a regular file", big: "larger than"} {
+		done := make(chan error, 1)
+		go func() { _, err := readConfigFile(path); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: %v, want %q", path, err, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: still reading after 5 s", path)
+		}
+	}
 }
