@@ -1,11 +1,15 @@
 package main
 
 import (
+	"archive/tar"
 	"bufio"
+	"compress/gzip"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -117,4 +121,79 @@ func until(d time.Duration, cond func() bool) bool {
 		}
 	}
 	return cond()
+}
+
+// TestBundleRemovedOnSignal: a signal while a bundle is being unpacked
+// ends rdmactl as the signal does, and leaves no rdmactl-bundle-* in the
+// temporary directory.
+func TestBundleRemovedOnSignal(t *testing.T) {
+	tmp := t.TempDir()
+	bundle := filepath.Join(t.TempDir(), "big.tar.gz")
+	writeBigBundle(t, bundle, 200<<20)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		cmd := exec.Command(os.Args[0], "--sysfs-root", bundle, "link", "show")
+		cmd.Env = append(os.Environ(), "RDMACTL_TEST_AS_MAIN=1", "TMPDIR="+tmp)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		unpacking := func() bool {
+			m, _ := filepath.Glob(filepath.Join(tmp, "rdmactl-bundle-*", "devices"))
+			return len(m) > 0
+		}
+		if !until(20*time.Second, unpacking) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("%v: the bundle was not being unpacked within 20 s", sig)
+		}
+		_ = cmd.Process.Signal(sig)
+		err := cmd.Wait()
+		var xe *exec.ExitError
+		if !errors.As(err, &xe) || xe.Sys().(syscall.WaitStatus).Signal() != sig {
+			t.Errorf("%v: ended with %v, want the signal", sig, err)
+		}
+		if left, _ := filepath.Glob(filepath.Join(tmp, "rdmactl-bundle-*")); len(left) > 0 {
+			t.Errorf("%v: left %v", sig, left)
+			for _, l := range left {
+				os.RemoveAll(l)
+			}
+		}
+	}
+}
+
+// writeBigBundle writes a capture bundle: the rxe tree and a file of n
+// zero bytes, which takes a while to unpack.
+func writeBigBundle(t *testing.T, path string, n int64) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	gz := gzip.NewWriter(f)
+	tw := tar.NewWriter(gz)
+	if err := tw.AddFS(os.DirFS(rxeTree)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.WriteHeader(&tar.Header{Name: "devices/", Typeflag: tar.TypeDir, Mode: 0o755}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.WriteHeader(&tar.Header{Name: "devices/zeros", Typeflag: tar.TypeReg, Mode: 0o644, Size: n}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.CopyN(tw, zeroReader{}, n); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }

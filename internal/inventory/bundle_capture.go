@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rdmactl/rdmactl/internal/sysfs"
@@ -137,7 +139,10 @@ func openCaptured(root string) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := sysfs.ExtractBundle(root, tmp); err != nil {
+	stop := removeOnSignal(tmp)
+	err = sysfs.ExtractBundle(root, tmp)
+	stop()
+	if err != nil {
 		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("--sysfs-root: %w", err)
 	}
@@ -145,4 +150,31 @@ func openCaptured(root string) (*Source, error) {
 	s.origin = root
 	s.cleanup = func() { os.RemoveAll(tmp) }
 	return s, nil
+}
+
+// removeOnSignal removes dir if SIGINT, SIGTERM or SIGHUP arrives before
+// stop is called, and then lets the signal end the process as it would
+// have (a bundle's unpacking takes long enough to be interrupted: up to
+// 256 MiB, and without this every ^C left an rdmactl-bundle-* behind).
+func removeOnSignal(dir string) (stop func()) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case sig := <-sigs:
+			os.RemoveAll(dir)
+			signal.Reset(sig) // every handler of it: the default action again
+			_ = unix.Kill(os.Getpid(), sig.(unix.Signal))
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(done)
+		wg.Wait()
+	}
 }
