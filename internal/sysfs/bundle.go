@@ -126,6 +126,38 @@ func ExtractBundle(file, dst string) error {
 	return extractTar(zr, file, dst)
 }
 
+// headerRoom is what an entry's headers may take of the uncompressed tar
+// stream, on average over the entries so far: a header block, the
+// content's padding, a long name. The files' contents are bounded by
+// CaptureMaxBytes; this bounds the rest (PAX records, up to 1 MiB each,
+// cost inflating and parsing but write nothing), plus one MiB to start.
+const headerRoom = 4096
+
+// countingReader counts what is read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// maxEntryName bounds an entry's name: sysfs paths are a few hundred
+// bytes, and one longer than PATH_MAX fails in the kernel with a line as
+// long as the name.
+const maxEntryName = 1024
+
+// shortName is an entry's name for a message: at most 80 bytes of it.
+func shortName(n string) string {
+	if len(n) > 80 {
+		return n[:60] + "..." + n[len(n)-17:]
+	}
+	return n
+}
+
 func extractTar(r io.Reader, file, dst string) error {
 	bad := func(format string, a ...any) error { return &BadBundleError{file, fmt.Sprintf(format, a...)} }
 	dst, err := filepath.EvalSymlinks(dst)
@@ -135,7 +167,8 @@ func extractTar(r io.Reader, file, dst string) error {
 	if err != nil {
 		return err
 	}
-	tr := tar.NewReader(r)
+	cr := &countingReader{r: r}
+	tr := tar.NewReader(cr)
 	var files int
 	var bytes int64
 	type link struct{ at, target string }
@@ -148,6 +181,12 @@ func extractTar(r io.Reader, file, dst string) error {
 		if err != nil {
 			return bad("%v", err)
 		}
+		if cr.n-bytes > int64(files+1)*headerRoom+1<<20 {
+			return bad("%d bytes of tar headers for %d entries: far more than the entries need", cr.n-bytes, files+1)
+		}
+		if len(h.Name) > maxEntryName || len(h.Linkname) > maxEntryName {
+			return bad("entry %q: a name of more than %d bytes", shortName(h.Name), maxEntryName)
+		}
 		name := strings.TrimSuffix(h.Name, "/")
 		if name == "" || path.IsAbs(name) || strings.Contains(name, "\\") || strings.ContainsRune(name, 0) ||
 			path.Clean(name) != name || name == ".." || strings.HasPrefix(name, "../") {
@@ -158,33 +197,32 @@ func extractTar(r io.Reader, file, dst string) error {
 		}
 		p := filepath.Join(dst, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
+			return bad("entry %q: %v", shortName(h.Name), errors.Unwrap(err))
 		}
 		switch h.Typeflag {
 		case tar.TypeDir:
 			if err := os.MkdirAll(p, 0o755); err != nil {
-				return err
+				return bad("entry %q: %v", shortName(h.Name), errors.Unwrap(err))
 			}
 		case tar.TypeReg:
 			if bytes += h.Size; h.Size < 0 || bytes > CaptureMaxBytes {
 				return bad("more than %d bytes", CaptureMaxBytes)
 			}
-			// Parents are made above as directories; a symlink made
-			// earlier at a parent's place is refused by O_NOFOLLOW only
-			// for the last element, so check the parents' real path.
-			if !inside(dst, realParent(p)) {
-				return bad("entry %q is written through a symlink", h.Name)
-			}
+			// No symlink exists in dst while files are written (they are
+			// made after the last entry), so a parent cannot lead out:
+			// no per-entry resolution of the parents, whose cost grew
+			// with the square of the nesting depth. O_NOFOLLOW and
+			// O_EXCL refuse anything already at the file's place.
 			out, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscallNoFollow, 0o644)
 			if err != nil {
-				return bad("entry %q: %v", h.Name, err)
+				return bad("entry %q: %v", shortName(h.Name), errors.Unwrap(err))
 			}
 			_, err = io.Copy(out, io.LimitReader(tr, h.Size))
 			if cerr := out.Close(); err == nil {
 				err = cerr
 			}
 			if err != nil {
-				return bad("entry %q: %v", h.Name, err)
+				return bad("entry %q: %v", shortName(h.Name), err)
 			}
 		case tar.TypeSymlink:
 			t := h.Linkname
@@ -239,13 +277,4 @@ func extractTar(r io.Reader, file, dst string) error {
 		}
 	}
 	return nil
-}
-
-// realParent is p's directory with its symlinks resolved ("" on error).
-func realParent(p string) string {
-	d, err := filepath.EvalSymlinks(filepath.Dir(p))
-	if err != nil {
-		return ""
-	}
-	return d
 }
