@@ -131,7 +131,7 @@ func serveExporter(ctx context.Context, a *app, col *exporter.Collector, fl *exp
 	err := web.Serve(ctx, col, web.Config{
 		Listen: fl.listen, Path: fl.path, TLSCert: fl.tlsCert, TLSKey: fl.tlsKey, UsersFile: fl.authUsers,
 		GoMetrics: fl.goMetrics, ProcessMetrics: fl.procMetric,
-		Build: buildInfoMetric(), Version: buildInfo().Version, Log: a.stderr,
+		Build: buildInfoMetric(), Version: buildInfo().Version, Log: a.stderr, ScrapeTimeout: fl.timeout,
 	})
 	var ce *web.ConfigError
 	if errors.As(err, &ce) {

@@ -55,7 +55,10 @@ func (h *metricsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("Limit of concurrent requests reached (%d), try again later.", inFlight), http.StatusServiceUnavailable)
 		return
 	}
-	ms := append(h.col.Collect(), h.build)
+	ms := h.col.Collect()
+	if h.build.Desc != nil {
+		ms = append(ms, h.build)
+	}
 	if h.goMetrics {
 		ms = append(ms, exporter.GoMetrics()...)
 	}
@@ -128,13 +131,37 @@ type Config struct {
 	UsersFile string // --web.basic-auth-users-file
 	// GoMetrics and ProcessMetrics add the go_ and process_ series.
 	GoMetrics, ProcessMetrics bool
-	// Build is the build-info series every scrape ends with; Version the
-	// version the landing page names.
+	// Build is the build-info series every scrape ends with (none if its
+	// Desc is nil); Version the version the landing page names.
 	Build   promtext.Metric
 	Version string
 	// Log gets the server's error lines.
 	Log io.Writer
+	// ScrapeTimeout is the longest a scrape's snapshot may take (the
+	// collector's --timeout): the write deadline leaves it that much.
+	ScrapeTimeout time.Duration
+
+	// Tests shorten the connection bounds (0: the constants below).
+	readTimeout, idleTimeout time.Duration
+	conns                    int
 }
+
+// bcryptAtOnce is how many password checks run at once.
+const bcryptAtOnce = 2
+
+// Connection bounds. A client that sends its request slowly, or never,
+// or keeps an idle connection, is cut within these; the number of open
+// connections stays below the file limit, so that slow clients cannot
+// make real scrapes fail with "too many open files" (accept waits for a
+// slot instead, and slots free up within the timeouts).
+const (
+	readTimeout  = 10 * time.Second // the whole request: a GET, no body
+	idleTimeout  = 60 * time.Second // keep-alive between scrapes
+	writeMargin  = 30 * time.Second // beyond the snapshot's own timeout
+	maxHeader    = 16 << 10
+	maxConnsCap  = 256
+	minConnsHold = 16 // fds kept free for the rest of the process
+)
 
 // ConfigError is a Config value Serve refuses: the caller's usage error.
 type ConfigError struct{ msg string }
@@ -185,8 +212,20 @@ func Serve(ctx context.Context, col *exporter.Collector, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("exporter: %w", err)
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsCfg,
-		ErrorLog: logger}
+	rt, it, n := readTimeout, idleTimeout, maxConns()
+	if cfg.readTimeout > 0 {
+		rt = cfg.readTimeout
+	}
+	if cfg.idleTimeout > 0 {
+		it = cfg.idleTimeout
+	}
+	if cfg.conns > 0 {
+		n = cfg.conns
+	}
+	ln = limitListener(ln, n)
+	srv := &http.Server{Handler: handler, TLSConfig: tlsCfg, ErrorLog: logger,
+		ReadHeaderTimeout: rt, ReadTimeout: rt, IdleTimeout: it,
+		WriteTimeout: cfg.ScrapeTimeout + writeMargin, MaxHeaderBytes: maxHeader}
 	errc := make(chan error, 1)
 	go func() {
 		if tlsCfg != nil {
@@ -332,10 +371,31 @@ func parseUsers(b []byte) (map[string][]byte, error) {
 func basicAuth(u *userFile, next http.Handler, logger *log.Logger) http.Handler {
 	var mu sync.Mutex
 	ok := map[[32]byte]bool{}
-	dummy := sync.OnceValue(func() []byte { // compared against for an unknown user: same cost as a known one
-		h, _ := bcrypt.GenerateFromPassword([]byte("rdmactl exporter: no such user"), bcrypt.DefaultCost)
+	// An unknown user is checked against a hash of the file's highest
+	// cost, so that a wrong name takes as long as a wrong password:
+	// names do not leak by timing.
+	dummies := map[int][]byte{}
+	dummy := func(users map[string][]byte) []byte {
+		cost := bcrypt.DefaultCost
+		for _, h := range users {
+			if c, err := bcrypt.Cost(h); err == nil && c > cost {
+				cost = c
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if h, ok := dummies[cost]; ok {
+			return h
+		}
+		h, _ := bcrypt.GenerateFromPassword([]byte("rdmactl exporter: no such user"), cost)
+		dummies[cost] = h
 		return h
-	})
+	}
+	// bcrypt costs tens of milliseconds of CPU a check, by design: at
+	// most bcryptAtOnce run at once, and a burst of requests with bad
+	// credentials waits its turn (or its client gives up) instead of
+	// taking every core.
+	checks := make(chan struct{}, bcryptAtOnce)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		users, err := u.load()
 		if err != nil {
@@ -347,20 +407,28 @@ func basicAuth(u *userFile, next http.Handler, logger *log.Logger) http.Handler 
 		hash, known := users[user]
 		if given {
 			if !known {
-				hash = dummy()
+				hash = dummy(users)
 			}
 			key := sha256.Sum256(bytes.Join([][]byte{[]byte(user), []byte(pass), hash}, []byte{0}))
 			mu.Lock()
 			hit := ok[key]
 			mu.Unlock()
-			if !hit && bcrypt.CompareHashAndPassword(hash, []byte(pass)) == nil {
-				hit = true
-				mu.Lock()
-				if len(ok) >= 256 {
-					clear(ok)
+			if !hit {
+				select {
+				case checks <- struct{}{}:
+				case <-r.Context().Done():
+					return
 				}
-				ok[key] = true
-				mu.Unlock()
+				hit = bcrypt.CompareHashAndPassword(hash, []byte(pass)) == nil
+				<-checks
+				if hit {
+					mu.Lock()
+					if len(ok) >= 256 {
+						clear(ok)
+					}
+					ok[key] = true
+					mu.Unlock()
+				}
 			}
 			if hit && known {
 				next.ServeHTTP(w, r)
@@ -411,4 +479,62 @@ func readConfigFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: larger than %d bytes: not a certificate, key or users file", path, maxConfigFile)
 	}
 	return b, nil
+}
+
+// maxConns is how many connections are open at once: half the file limit
+// (RLIMIT_NOFILE) less what the process keeps for itself, at most
+// maxConnsCap, at least 1.
+func maxConns() int {
+	var rl syscall.Rlimit
+	n := maxConnsCap
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl) == nil && rl.Cur < uint64(2*(maxConnsCap+minConnsHold)) {
+		n = int(rl.Cur)/2 - minConnsHold
+	}
+	return max(n, 1)
+}
+
+// limitListener accepts at most n connections at once: Accept waits for
+// one to close (a semaphore of n slots, released by the connection's
+// Close).
+func limitListener(l net.Listener, n int) net.Listener {
+	return &limitedListener{Listener: l, sem: make(chan struct{}, n), closed: make(chan struct{})}
+}
+
+type limitedListener struct {
+	net.Listener
+	sem       chan struct{}
+	closed    chan struct{} // Close: an Accept waiting for a slot returns
+	closeOnce sync.Once
+}
+
+func (l *limitedListener) Close() error {
+	err := l.Listener.Close()
+	l.closeOnce.Do(func() { close(l.closed) })
+	return err
+}
+
+func (l *limitedListener) Accept() (net.Conn, error) {
+	select {
+	case l.sem <- struct{}{}:
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.sem
+		return nil, err
+	}
+	return &limitedConn{Conn: c, release: func() { <-l.sem }}, nil
+}
+
+type limitedConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
 }
