@@ -427,7 +427,15 @@ func (m *merger) apply(n nldev.Notification) []inventory.Event {
 		}
 		d := m.state.Devices[i]
 		m.state.Devices = slices.Delete(m.state.Devices, i, i+1)
-		return []inventory.Event{{Type: inventory.DeviceRemoved, Ifindex: &idx, Ifname: d.Name}}
+		// UNREGISTER carries the device's name at its removal: one
+		// renamed without an event (6.12 sends none) is named so, and
+		// its rename said first, as for every other event below.
+		var out []inventory.Event
+		if n.DevName != "" && n.DevName != d.Name {
+			out = append(out, inventory.Event{Type: inventory.DeviceRenamed, Ifindex: &idx, Ifname: n.DevName, Old: d.Name, New: n.DevName})
+			d.Name = n.DevName
+		}
+		return append(out, inventory.Event{Type: inventory.DeviceRemoved, Ifindex: &idx, Ifname: d.Name})
 	}
 	if i < 0 {
 		return nil // a device the state does not have: the next poll tells

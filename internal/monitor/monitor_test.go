@@ -514,3 +514,24 @@ func TestPollAwaitsKernel(t *testing.T) {
 		}
 	})
 }
+
+// TestUnregisterNamesTheDeviceNow: a device renamed without an event (6.12
+// sends none) and then deleted is named as the kernel's UNREGISTER names
+// it, its rename said first; a known name is removed as it is.
+func TestUnregisterNamesTheDeviceNow(t *testing.T) {
+	w := newWorld()
+	m, got := collect(t, w)
+	m.kernel([]nldev.Notification{
+		{Type: nldev.NotifyUnregister, DevIndex: 0, DevName: "rxemr2"}, // was rxe0
+	})
+	ev := func(t inventory.EventType, name, old, new string) Event {
+		return Event{Event: inventory.Event{Type: t, Ifindex: u32(0), Ifname: name, Old: old, New: new}, Source: FromKernel}
+	}
+	want := []Event{
+		ev(inventory.DeviceRenamed, "rxemr2", "rxe0", "rxemr2"),
+		ev(inventory.DeviceRemoved, "rxemr2", "", ""),
+	}
+	if !reflect.DeepEqual(*got, want) {
+		t.Errorf("got\n%s\nwant\n%s", lines(*got), lines(want))
+	}
+}
