@@ -148,7 +148,10 @@ func openCaptured(root string) (*Source, error) {
 	}
 	s := Captured(tmp)
 	s.origin = root
-	s.cleanup = func() { os.RemoveAll(tmp) }
+	s.cleanup = func() {
+		sysfs.ForgetCaptureRoot(tmp)
+		os.RemoveAll(tmp)
+	}
 	return s, nil
 }
 

@@ -120,6 +120,11 @@ func addCaptureRoot(root string) {
 	captureRoots.Store(root, real)
 }
 
+// ForgetCaptureRoot drops root from captureRoots: an unpacked bundle's
+// directory, removed when its source closes (an exporter reading a bundle
+// unpacks it for each scrape).
+func ForgetCaptureRoot(root string) { captureRoots.Delete(filepath.Clean(root)) }
+
 // captureRootOf is the resolved root of the captured tree path lies in.
 func captureRootOf(path string) (string, bool) {
 	path = filepath.Clean(path)
