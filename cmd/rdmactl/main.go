@@ -129,6 +129,12 @@ It is one static binary that talks to the kernel directly: RDMA netlink,
 	}
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
+	// --version, which people type first: the same lines as 'rdmactl
+	// version' (cobra enables the flag when Version is set; the text is
+	// made only when asked).
+	root.Version = "set"
+	cobra.AddTemplateFunc("rdmactlVersion", versionText)
+	root.SetVersionTemplate(`{{rdmactlVersion}}`)
 	pf := root.PersistentFlags()
 	pf.BoolVarP(&a.opts.json, "json", "j", false, "print JSON instead of a table")
 	pf.BoolVarP(&a.opts.pretty, "pretty", "p", false, "indent JSON output (implies nothing without -j)")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"runtime"
 	"runtime/debug"
 
@@ -111,6 +112,15 @@ func fillFromBuildInfo(v *versionInfo, bi *debug.BuildInfo) {
 	}
 }
 
+// versionLines is what 'rdmactl version' and 'rdmactl --version' print.
+func versionLines(v versionInfo) string {
+	return fmt.Sprintf("rdmactl %s\ncommit:   %s\ndate:     %s\ngo:       %s %s\n",
+		v.Version, v.Commit, v.Date, v.GoVersion, v.Platform)
+}
+
+// versionText is --version's text.
+func versionText() string { return versionLines(buildInfo()) }
+
 func newVersionCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
@@ -134,8 +144,7 @@ absent, to try the paths older kernels take.`,
 			if a.opts.json {
 				return a.printJSON(v)
 			}
-			_, err := fmt.Fprintf(a.stdout, "rdmactl %s\ncommit:   %s\ndate:     %s\ngo:       %s %s\n",
-				v.Version, v.Commit, v.Date, v.GoVersion, v.Platform)
+			_, err := io.WriteString(a.stdout, versionLines(v))
 			if err != nil || v.Kernel == nil {
 				return err
 			}

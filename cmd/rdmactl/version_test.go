@@ -108,3 +108,17 @@ func TestNoDefaultGODEBUG(t *testing.T) {
 		t.Errorf("the go command would default GODEBUG to %q, which the builds' -X runtime.godebugDefault=disablethp=1 drops: add it to that flag (Makefile, goreleaser.yaml, scripts/release-snapshot.sh)", s)
 	}
 }
+
+// TestVersionFlag: --version (and -v), which people type first, print
+// what 'rdmactl version' prints.
+func TestVersionFlag(t *testing.T) {
+	want, _, code := runCmd(t, "version")
+	if code != 0 || !strings.HasPrefix(want, "rdmactl ") || !strings.Contains(want, "commit:") {
+		t.Fatalf("version: exit %d, %q", code, want)
+	}
+	for _, f := range []string{"--version", "-v"} {
+		if out, stderr, code := runCmd(t, f); code != 0 || out != want || stderr != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want %q", f, code, out, stderr, want)
+		}
+	}
+}
