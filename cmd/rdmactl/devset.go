@@ -85,7 +85,7 @@ func runDevSet(a *app, dev string, kw map[string]string) error {
 		return err
 	}
 	defer closeFn()
-	d, err := deviceByName(c, dev)
+	d, err := c.Device(dev)
 	if err != nil {
 		return err
 	}

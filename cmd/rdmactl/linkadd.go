@@ -100,7 +100,7 @@ func runLinkDelete(a *app, name string) error {
 		return err
 	}
 	defer closeFn()
-	d, err := deviceByName(c, name)
+	d, err := c.Device(name)
 	if err != nil {
 		return err
 	}

@@ -183,20 +183,11 @@ func runRes(a *app, obj, dev string, fl *resFlags, match inventory.ResMatch) err
 	if err != nil {
 		return err
 	}
-	header := o.Columns
-	if obj != "" {
-		header = resHeader(dd, header...)
-	}
-	tbl := newTable(a.stdout, header...)
+	tbl := newTable(a.stdout, o.Header(dd)...)
 	rows := make([]any, 0, len(rs))
 	for _, r := range rs {
-		if obj == "" {
-			rows = append(rows, r.JSON)
-			tbl.row(r.Cells...)
-			continue
-		}
-		rows = append(rows, withDriver(dd, r.JSON, r.Driver))
-		tbl.row(resCells(dd, r.Driver, r.Cells...)...)
+		rows = append(rows, r.JSONObject(dd))
+		tbl.row(r.TableCells(dd)...)
 	}
 	if a.opts.json {
 		return a.printJSON(rows)

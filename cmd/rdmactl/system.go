@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"syscall"
 
-	"github.com/rdmactl/rdmactl/internal/nldev"
+	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/spf13/cobra"
 )
 
@@ -93,7 +93,7 @@ func runSystemShow(a *app) error {
 	defer closeSrc()
 	st, err := src.System()
 	if err != nil {
-		if errors.Is(err, nldev.ErrNoSystem) {
+		if errors.Is(err, inventory.ErrNoSystem) {
 			return withCode(exitUnsupported, err)
 		}
 		return err
@@ -143,7 +143,7 @@ func runSystemSet(a *app, kw map[string]string) error {
 	// Kernels without the setting do not report it; they would refuse the
 	// attribute with a bare EINVAL.
 	st, err := c.System()
-	if err != nil && !errors.Is(err, nldev.ErrNoSystem) {
+	if err != nil && !errors.Is(err, inventory.ErrNoSystem) {
 		return writeError("system set privileged-qkey "+v, err, nil)
 	}
 	if err != nil || st.PrivilegedQKey == nil {

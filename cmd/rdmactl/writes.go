@@ -9,7 +9,6 @@ import (
 	"syscall"
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
-	"github.com/rdmactl/rdmactl/internal/nldev"
 	"golang.org/x/sys/unix"
 )
 
@@ -64,15 +63,14 @@ type refusal struct {
 // after.
 func writeError(what string, err error, why map[syscall.Errno]refusal) error {
 	var ee *exitError
-	var nf *nldev.NotFoundError
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, &ee):
 		return err
-	case errors.As(err, &nf):
+	case inventory.IsUnknown(err):
 		return withCode(exitNotFound, err)
-	case errors.Is(err, nldev.ErrNoRDMA):
+	case errors.Is(err, inventory.ErrNoNetlink):
 		return err
 	}
 	var en syscall.Errno
@@ -169,14 +167,4 @@ func checkDevName(cmd, name string) error {
 		return usageErrorf("%s: %q: a device name cannot contain '%%', '/' or white space", cmd, name)
 	}
 	return nil
-}
-
-// deviceByName resolves a device name to its NLDEV entry (exit 3 when
-// there is none, listing the devices).
-func deviceByName(c *inventory.Config, name string) (*nldev.Device, error) {
-	d, err := c.Device(name)
-	if err != nil {
-		return nil, err
-	}
-	return d, nil
 }

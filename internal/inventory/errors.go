@@ -21,6 +21,10 @@ var ErrNoNetlink = nldev.ErrNoRDMA
 // ErrNoSysfs matches errors of a tree without /sys/class/infiniband.
 var ErrNoSysfs = sysfs.ErrNoRDMA
 
+// ErrNoSystem matches errors of a kernel without the RDMA subsystem
+// settings (SYS_GET).
+var ErrNoSystem = nldev.ErrNoSystem
+
 // NetlinkError is an errno the kernel answered an NLDEV request with.
 type NetlinkError = nldev.KernelError
 

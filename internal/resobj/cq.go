@@ -7,6 +7,7 @@ var cqObject = &Object{
 	Name:    "cq",
 	Filters: []string{"dev", "users", "poll-ctx", "pid", "cqn", "ctxn"},
 	Columns: []string{"DEV", "CQN", "CQE", "USERS", "POLL_CTX", "ADAPTIVE_MOD", "CTXN", "PID", "COMM"},
+	Raw:     true,
 	rows: func(src Source, f inventory.ResFilter, m inventory.ResMatch) ([]Row, error) {
 		return collect(src.CQs, f, m.CQ, cqRow)
 	},

@@ -8,6 +8,7 @@ var mrObject = &Object{
 	Name:    "mr",
 	Filters: []string{"dev", "rkey", "lkey", "mrlen", "pid", "mrn", "pdn"},
 	Columns: []string{"DEV", "MRN", "RKEY", "LKEY", "IOVA", "MRLEN", "PDN", "PID", "COMM"},
+	Raw:     true,
 	rows: func(src Source, f inventory.ResFilter, m inventory.ResMatch) ([]Row, error) {
 		return collect(src.MRs, f, m.MR, mrRow)
 	},

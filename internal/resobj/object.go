@@ -43,7 +43,10 @@ type Object struct {
 	Filters []string
 	// Columns is the table's header (a DRIVER column follows under -dd).
 	Columns []string
-	rows    func(src Source, f inventory.ResFilter, m inventory.ResMatch) ([]Row, error)
+	// Raw: the kernel dumps the object's driver image (rdma -r; the
+	// RES_*_GET_RAW commands: qp, cq, mr, srq).
+	Raw  bool
+	rows func(src Source, f inventory.ResFilter, m inventory.ResMatch) ([]Row, error)
 }
 
 // Row is one object: its table cells (Columns' order; nil prints as the
@@ -53,6 +56,8 @@ type Row struct {
 	Cells  []any
 	JSON   any
 	Driver []nldev.DriverAttr
+
+	counts bool // a row of Summary: no driver column
 }
 
 // Rows lists the objects f selects and m matches, as rows.

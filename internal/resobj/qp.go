@@ -7,6 +7,7 @@ var qpObject = &Object{
 	Name:    "qp",
 	Filters: []string{"link", "lqpn", "rqpn", "pid", "sq-psn", "rq-psn", "type", "path-mig-state", "state", "pdn"},
 	Columns: []string{"LINK", "LQPN", "RQPN", "TYPE", "STATE", "RQ_PSN", "SQ_PSN", "PATH_MIG", "PDN", "PID", "COMM"},
+	Raw:     true,
 	rows: func(src Source, f inventory.ResFilter, m inventory.ResMatch) ([]Row, error) {
 		return collect(src.QPs, f, m.QP, qpRow)
 	},

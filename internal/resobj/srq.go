@@ -13,6 +13,7 @@ var srqObject = &Object{
 	Name:    "srq",
 	Filters: []string{"dev", "pid", "srqn", "type", "pdn", "cqn", "lqpn"},
 	Columns: []string{"DEV", "SRQN", "TYPE", "LQPN", "PDN", "CQN", "PID", "COMM"},
+	Raw:     true,
 	rows: func(src Source, f inventory.ResFilter, m inventory.ResMatch) ([]Row, error) {
 		return collect(src.SRQs, f, m.SRQ, srqRow)
 	},
