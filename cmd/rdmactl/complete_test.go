@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	cpl "github.com/rdmactl/rdmactl/internal/complete"
 	"io"
 	"strings"
 	"testing"
@@ -13,7 +14,7 @@ import (
 const rxeFixture = "../../internal/sysfs/testdata/rxe"
 
 // completeWith runs cobra's hidden __complete command on a root with test
-// commands attached the way attachCompletions does it, and returns the
+// commands attached the way cpl.Attach does it, and returns the
 // offered words (descriptions cut off) and the directive line.
 func completeWith(t *testing.T, args ...string) (words []string, directive string) {
 	t.Helper()
@@ -30,7 +31,7 @@ func completeWith(t *testing.T, args ...string) (words []string, directive strin
 	flagged.Flags().String("ib-dev", "", "")
 	flagged.Flags().Int("gid-index", 0, "")
 	root.AddCommand(flagged)
-	attachCompletions(root)
+	cpl.Attach(root)
 	root.SetArgs(append([]string{cobra.ShellCompRequestCmd, "--sysfs-root", rxeFixture}, args...))
 	if err := root.Execute(); err != nil {
 		t.Fatalf("__complete %v: %v (stderr %s)", args, err, errb.String())
@@ -99,9 +100,9 @@ func TestArgCompletionFromUse(t *testing.T) {
 		{"res [qp|cq|mr] [DEV]", []string{"qp"}, "rxe0 rxe1"},
 		{"res qp|cq DEV", nil, "qp cq"},
 	} {
-		f := argCompletion(tc.use)
+		f := cpl.ForUsage(tc.use)
 		if f == nil {
-			t.Errorf("argCompletion(%q) = nil", tc.use)
+			t.Errorf("cpl.ForUsage(%q) = nil", tc.use)
 			continue
 		}
 		c := &cobra.Command{}
@@ -121,8 +122,8 @@ func TestArgCompletionFromUse(t *testing.T) {
 		}
 	}
 	for _, use := range []string{"write [SERVER]", "DEV", "res [qp|cq|mr|pd] [DEVX]", "completion bash|zsh|fish|powershell"} {
-		if argCompletion(use) != nil {
-			t.Errorf("argCompletion(%q) should be nil", use)
+		if cpl.ForUsage(use) != nil {
+			t.Errorf("cpl.ForUsage(%q) should be nil", use)
 		}
 	}
 }
@@ -157,7 +158,7 @@ func TestAttachCompletionsRealTree(t *testing.T) {
 	complete := func(args ...string) []string {
 		var out bytes.Buffer
 		root := newRootCmd(&app{stdout: &out, stderr: &out})
-		attachCompletions(root)
+		cpl.Attach(root)
 		root.SetArgs(append([]string{cobra.ShellCompRequestCmd, "--sysfs-root", rxeFixture}, args...))
 		if err := root.Execute(); err != nil {
 			t.Fatalf("__complete %q: %v", args, err)
@@ -174,7 +175,7 @@ func TestAttachCompletionsRealTree(t *testing.T) {
 	root := newRootCmd(&app{stdout: io.Discard, stderr: io.Discard})
 	n := 0
 	walk(root, func(c *cobra.Command) {
-		if c == root || argCompletion(c.Use) == nil || keywordUsage(c.Use) {
+		if c == root || cpl.ForUsage(c.Use) == nil || keywordUsage(c.Use) {
 			return
 		}
 		path := strings.Fields(c.CommandPath())[1:]
@@ -219,9 +220,9 @@ func TestAttachCompletionsRealTree(t *testing.T) {
 // a DEV slot got completion, then completes through run itself.
 func TestEveryDevCommandCompletes(t *testing.T) {
 	root := newRootCmd(&app{stdout: io.Discard, stderr: io.Discard})
-	attachCompletions(root)
+	cpl.Attach(root)
 	walk(root, func(c *cobra.Command) {
-		if argCompletion(c.Use) != nil && c.ValidArgsFunction == nil {
+		if cpl.ForUsage(c.Use) != nil && c.ValidArgsFunction == nil {
 			t.Errorf("%s (%q) has no completion: is it built outside newRootCmd's tree?", c.CommandPath(), c.Use)
 		}
 	})
@@ -243,7 +244,7 @@ func keywordUsage(use string) bool {
 	return w != "" && strings.ToLower(w) == w && !strings.Contains(w, "|")
 }
 
-// completing tells the shell's completion requests, wherever the global
+// cpl.Requested tells the shell's completion requests, wherever the global
 // flags put the hidden command, from every other run.
 func TestCompleting(t *testing.T) {
 	for _, tc := range []struct {
@@ -256,8 +257,16 @@ func TestCompleting(t *testing.T) {
 		{[]string{"completion", "bash"}, false},
 		{nil, false},
 	} {
-		if got := completing(tc.args); got != tc.want {
-			t.Errorf("completing(%q) = %v, want %v", tc.args, got, tc.want)
+		if got := cpl.Requested(tc.args); got != tc.want {
+			t.Errorf("cpl.Requested(%q) = %v, want %v", tc.args, got, tc.want)
 		}
+	}
+}
+
+// walk calls f on c and every command below it.
+func walk(c *cobra.Command, f func(*cobra.Command)) {
+	f(c)
+	for _, s := range c.Commands() {
+		walk(s, f)
 	}
 }

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"github.com/rdmactl/rdmactl/internal/complete"
 	"os"
 	"strings"
 	"testing"
@@ -26,7 +27,7 @@ func TestVMCompletionLive(t *testing.T) {
 		var out bytes.Buffer
 		root := newRootCmd(&app{stdout: &out, stderr: &out})
 		root.AddCommand(&cobra.Command{Use: "vmt DEV/PORT GID", RunE: func(*cobra.Command, []string) error { return nil }})
-		attachCompletions(root)
+		complete.Attach(root)
 		root.SetArgs(append([]string{cobra.ShellCompRequestCmd}, args...))
 		if err := root.Execute(); err != nil {
 			t.Fatalf("__complete %q: %v", args, err)

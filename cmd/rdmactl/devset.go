@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/rdmactl/rdmactl/internal/complete"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -178,7 +179,7 @@ func netnsNames() []string {
 func completeDevSet(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	switch len(args) {
 	case 0:
-		return completeDevices(cmd, args, toComplete)
+		return complete.Devices(cmd, args, toComplete)
 	case 1:
 		return prefixed(toComplete, "name", "netns", "adaptive-moderation"), cobra.ShellCompDirectiveNoFileComp
 	case 2:

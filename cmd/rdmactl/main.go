@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/rdmactl/rdmactl/internal/complete"
 	"io"
 	"os"
 	"os/signal"
@@ -186,10 +187,10 @@ func runApp(a *app, args []string) int {
 	root := newRootCmd(a)
 	// rdma's grammar too; "res show NAME" depends on this host's devices.
 	cargs := rdmagrammar.Translate(args, inventory.LiveDeviceExists)
-	if completing(cargs) {
+	if complete.Requested(cargs) {
 		// Device, port and GID completion for every command, chosen from
-		// its usage line and flag names (complete.go).
-		attachCompletions(root)
+		// its usage line and flag names (internal/complete).
+		complete.Attach(root)
 	}
 	root.SetArgs(cargs)
 	err := rdmagrammar.OptionError(args)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/rdmactl/rdmactl/internal/complete"
 	"strings"
 	"syscall"
 
@@ -110,7 +111,7 @@ lqpn N (counters with QP N), pid N and cntn N select, as rdma's filters.`,
   rdmactl -j statistic qp show link mlx5_0/1 lqpn 178`,
 		Args:              cobra.ArbitraryArgs,
 		RunE:              func(c *cobra.Command, args []string) error { return runQPShow(a, args) },
-		ValidArgsFunction: keywordCompletion(map[string]cobra.CompletionFunc{"link": completeDevPorts}, "link", "lqpn", "pid", "cntn"),
+		ValidArgsFunction: keywordCompletion(map[string]cobra.CompletionFunc{"link": complete.DevPorts}, "link", "lqpn", "pid", "cntn"),
 	}))
 	qp.AddCommand(needs(needNetlink, &cobra.Command{
 		Use:               "mode [link DEV[/PORT]]",
@@ -118,7 +119,7 @@ lqpn N (counters with QP N), pid N and cntn N select, as rdma's filters.`,
 		Example:           "  rdmactl statistic qp mode\n  rdmactl statistic qp mode link rxe0/1",
 		Args:              cobra.ArbitraryArgs,
 		RunE:              func(c *cobra.Command, args []string) error { return runQPMode(a, args) },
-		ValidArgsFunction: keywordCompletion(map[string]cobra.CompletionFunc{"link": completeDevPorts}, "link"),
+		ValidArgsFunction: keywordCompletion(map[string]cobra.CompletionFunc{"link": complete.DevPorts}, "link"),
 	}))
 	qp.AddCommand(needs(needNetAdmin, &cobra.Command{
 		Use:   "set link DEV/PORT auto type|pid|type,pid on|off [optional-counters on|off]",
@@ -141,7 +142,7 @@ on success.`,
   rdmactl statistic qp bind link mlx5_0/1 lqpn 178 cntn 4`,
 		Args:              cobra.ArbitraryArgs,
 		RunE:              func(c *cobra.Command, args []string) error { return runQPBind(a, args) },
-		ValidArgsFunction: keywordCompletion(map[string]cobra.CompletionFunc{"link": completeDevPorts}, "link", "lqpn", "cntn"),
+		ValidArgsFunction: keywordCompletion(map[string]cobra.CompletionFunc{"link": complete.DevPorts}, "link", "lqpn", "cntn"),
 	}))
 	qp.AddCommand(needs(needNetAdmin, &cobra.Command{
 		Use:   "unbind link DEV/PORT cntn N [lqpn N]",
@@ -150,7 +151,7 @@ on success.`,
   rdmactl statistic qp unbind link mlx5_0/1 cntn 4 lqpn 178`,
 		Args:              cobra.ArbitraryArgs,
 		RunE:              func(c *cobra.Command, args []string) error { return runQPUnbind(a, args) },
-		ValidArgsFunction: keywordCompletion(map[string]cobra.CompletionFunc{"link": completeDevPorts}, "link", "cntn", "lqpn"),
+		ValidArgsFunction: keywordCompletion(map[string]cobra.CompletionFunc{"link": complete.DevPorts}, "link", "cntn", "lqpn"),
 	}))
 	c.AddCommand(qp)
 	c.AddCommand(needs(needNetlink, &cobra.Command{
@@ -191,7 +192,7 @@ counters exit 5. Prints nothing on success.`,
 		Example:           "  rdmactl statistic mr\n  rdmactl -j statistic mr dev mlx5_0",
 		Args:              cobra.ArbitraryArgs,
 		RunE:              func(c *cobra.Command, args []string) error { return runStatMR(a, args) },
-		ValidArgsFunction: keywordCompletion(map[string]cobra.CompletionFunc{"dev": completeDevices}, "dev", "mrn"),
+		ValidArgsFunction: keywordCompletion(map[string]cobra.CompletionFunc{"dev": complete.Devices}, "dev", "mrn"),
 	}))
 	return c
 }
@@ -714,7 +715,7 @@ func qpSetCompletion(cmd *cobra.Command, args []string, toComplete string) ([]co
 	case 0:
 		return prefixed(toComplete, "link"), nf
 	case 1:
-		return completeDevPorts(cmd, nil, toComplete)
+		return complete.DevPorts(cmd, nil, toComplete)
 	case 2:
 		return prefixed(toComplete, "auto"), nf
 	case 3:
@@ -742,7 +743,7 @@ func statModeCompletion(cmd *cobra.Command, args []string, toComplete string) ([
 		rest = args[1:]
 	}
 	if len(rest) == 1 && rest[0] == "link" {
-		return completeDevPorts(cmd, nil, toComplete)
+		return complete.DevPorts(cmd, nil, toComplete)
 	}
 	if len(rest) == 0 {
 		words = append(words, "link")
@@ -759,7 +760,7 @@ func optCountersCompletion(cmd *cobra.Command, args []string, toComplete string)
 	case 0:
 		return prefixed(toComplete, "link"), nf
 	case 1:
-		return completeDevPorts(cmd, nil, toComplete)
+		return complete.DevPorts(cmd, nil, toComplete)
 	case 2:
 		return prefixed(toComplete, "optional-counters"), nf
 	case 3:
@@ -775,7 +776,7 @@ func optCountersCompletion(cmd *cobra.Command, args []string, toComplete string)
 			done, cur = toComplete[:i+1], toComplete[i+1:]
 		}
 		var out []cobra.Completion
-		for _, n := range completionSource(cmd, args).HWCounterNames(dev, port) {
+		for _, n := range complete.Source(cmd, args).HWCounterNames(dev, port) {
 			if strings.HasPrefix(n, cur) {
 				out = append(out, done+n)
 			}
