@@ -31,6 +31,7 @@ func TestMain(m *testing.M) {
 // nothing on stderr but what they print anyway, on SIGINT and on SIGTERM:
 // the signal is how they are meant to end (README "Exit codes").
 func TestObserversEndOnSignals(t *testing.T) {
+	addr := freeAddr(t)
 	for _, c := range []struct {
 		args  []string
 		ready func(line string) bool // the output line after which it watches
@@ -39,7 +40,7 @@ func TestObserversEndOnSignals(t *testing.T) {
 		{args: []string{"top", "-b", "-i", "100ms"}, ready: func(l string) bool { return strings.HasPrefix(l, "rdmactl top") }},
 		{args: []string{"counters", "--watch=100ms"}, ready: func(l string) bool { return strings.HasPrefix(l, "watching counters") }},
 		{args: []string{"monitor", "--poll", "100ms"}},
-		{args: []string{"exporter", "--web.listen-address", "127.0.0.1:19881"}, port: "127.0.0.1:19881"},
+		{args: []string{"exporter", "--web.listen-address", addr}, port: addr},
 	} {
 		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 			name := strings.Join(c.args, " ") + "/" + sig.String()
