@@ -8,8 +8,14 @@
 set -euo pipefail
 rev=${1:?usage: build-at.sh REV OUT} out=${2:?usage: build-at.sh REV OUT}
 root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
+if ! git -C "$root" cat-file -e "$rev^{commit}" 2>/dev/null &&
+	[ "$(git -C "$root" rev-parse --is-shallow-repository 2>/dev/null)" = true ]; then
+	# A shallow clone (CI's, say): fetch the history it lacks, once.
+	echo "build-at.sh: $rev is not in this shallow clone: git fetch --unshallow" >&2
+	git -C "$root" fetch --quiet --unshallow 2>&1 | sed 's/^/build-at.sh: /' >&2 || true
+fi
 if ! git -C "$root" cat-file -e "$rev^{commit}" 2>/dev/null; then
-	echo "build-at.sh: commit $rev is not in this clone (a shallow clone? git fetch --unshallow)" >&2
+	echo "build-at.sh: commit $rev is not in this clone, and could not be fetched" >&2
 	exit 1
 fi
 src=$(mktemp -d)
