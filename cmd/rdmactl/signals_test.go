@@ -198,3 +198,58 @@ func (zeroReader) Read(p []byte) (int, error) {
 	clear(p)
 	return len(p), nil
 }
+
+// TestUnreadablePortsArePermission: a ports directory the user cannot
+// read says "permission denied", exit 4, not "no RDMA port", exit 3. Run
+// as root, the command runs as nobody (root reads everything).
+func TestUnreadablePortsArePermission(t *testing.T) {
+	dir, err := os.MkdirTemp("", "rdmactl-perm-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		os.Chmod(filepath.Join(dir, "tree", "class", "infiniband", "rxe0", "ports"), 0o755)
+		os.RemoveAll(dir)
+	})
+	tree := filepath.Join(dir, "tree")
+	if err := os.CopyFS(tree, os.DirFS(rxeTree)); err != nil {
+		t.Fatal(err)
+	}
+	// Readable by everyone, as a capture handed around is.
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil {
+			if d.IsDir() {
+				os.Chmod(p, 0o755)
+			} else {
+				os.Chmod(p, 0o644)
+			}
+		}
+		return nil
+	})
+	bin := filepath.Join(dir, "rdmactl")
+	self, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(tree, "class", "infiniband", "rxe0", "ports"), 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"link", "show", "rxe0/1"}, {"gids", "rxe0/1"}} {
+		cmd := exec.Command(bin, append([]string{"--sysfs-root", tree}, args...)...)
+		cmd.Env = append(os.Environ(), "RDMACTL_TEST_AS_MAIN=1")
+		if os.Geteuid() == 0 {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var xe *exec.ExitError
+		if !errors.As(err, &xe) || xe.ExitCode() != exitPermission || !strings.Contains(stderr.String(), "permission denied") ||
+			strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("%v: %v, stderr %q; want exit %d and one line saying permission denied", args, err, stderr.String(), exitPermission)
+		}
+	}
+}

@@ -137,9 +137,18 @@ func softDriver(name string) string {
 }
 
 // ports lists the numeric entries of <dev>/ports, sorted.
+// ports is portList without its error: a device whose ports cannot be
+// listed has none to show.
 func (f *FS) ports(dev string) []uint32 {
+	ps, _ := f.portList(dev)
+	return ps
+}
+
+// portList lists dev's port numbers, and the error of reading its ports
+// directory, if any.
+func (f *FS) portList(dev string) ([]uint32, error) {
 	dir := filepath.Join(f.devDir(dev), "ports")
-	ents, _ := os.ReadDir(dir)
+	ents, err := os.ReadDir(dir)
 	var ps []uint32
 	for _, e := range ents {
 		// A port is a directory named by its number, from 1 (checkPort's
@@ -151,7 +160,7 @@ func (f *FS) ports(dev string) []uint32 {
 		}
 	}
 	slices.Sort(ps)
-	return ps
+	return ps, err
 }
 
 // fillUverbs finds the uverbs char device whose ibdev is d.Name. The uverbs

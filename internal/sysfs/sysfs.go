@@ -242,11 +242,21 @@ func (f *FS) checkPort(dev string, port uint32) error {
 	if err := f.checkDevice(dev); err != nil {
 		return err
 	}
-	if st, err := os.Stat(f.portDir(dev, port)); err == nil && st.IsDir() && port != 0 {
+	st, err := os.Stat(f.portDir(dev, port))
+	if err == nil && st.IsDir() && port != 0 {
 		return nil
 	}
+	// A ports directory this user cannot read hides the port; say so
+	// (exit 4) rather than that there is no such port.
+	if errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	ps, err := f.portList(dev)
+	if errors.Is(err, fs.ErrPermission) {
+		return err
+	}
 	var have []string
-	for _, p := range f.ports(dev) {
+	for _, p := range ps {
 		have = append(have, fmt.Sprintf("%s/%d", dev, p))
 	}
 	return &NotFoundError{Kind: "port", Name: fmt.Sprintf("%s/%d", dev, port), Exists: have}
@@ -448,5 +458,11 @@ func (f *FS) PortNumbers(dev string) ([]uint32, error) {
 	if err := f.checkDevice(dev); err != nil {
 		return nil, err
 	}
-	return f.ports(dev), nil
+	ps, err := f.portList(dev)
+	if errors.Is(err, fs.ErrPermission) {
+		// Listed with the rest, this device without ports, and said
+		// (a lookup of one of its ports is refused: checkPort).
+		f.skip(filepath.Join(f.devDir(dev), "ports"), "permission denied")
+	}
+	return ps, nil
 }
