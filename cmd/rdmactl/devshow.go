@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/rdmactl/rdmactl/internal/render"
 	"strings"
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
@@ -116,7 +117,7 @@ func printDevShow(a *app, rows []devShowJSON) error {
 	}
 	tb := newTable(a.stdout, hdr...)
 	for _, r := range rows {
-		cells := []any{optU32(r.Ifindex), r.Ifname, r.NodeType, r.FW, r.NodeGUID, r.SysImageGUID, r.Driver, r.Uverbs, r.PCIAddr, r.NetnsMode}
+		cells := []any{render.Opt(r.Ifindex), r.Ifname, r.NodeType, r.FW, r.NodeGUID, r.SysImageGUID, r.Driver, r.Uverbs, r.PCIAddr, r.NetnsMode}
 		if a.opts.details {
 			cells = append(cells, r.BoardID, r.HCAType, r.HWRev, strings.Join(r.Caps, ","))
 		}

@@ -148,10 +148,3 @@ func dashU32(p *uint32) string {
 	}
 	return strconv.FormatUint(uint64(*p), 10)
 }
-
-func optU32(p *uint32) any {
-	if p == nil {
-		return nil
-	}
-	return *p
-}

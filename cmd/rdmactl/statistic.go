@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"github.com/rdmactl/rdmactl/internal/complete"
+	"github.com/rdmactl/rdmactl/internal/render"
 	"strings"
 	"syscall"
 
@@ -315,7 +316,7 @@ func runQPShow(a *app, args []string) error {
 		for _, n := range r.LQPN {
 			l = append(l, fmt.Sprint(n))
 		}
-		tb.row(fmt.Sprintf("%s/%d", r.Ifname, r.Port), r.CntN, r.QPType, optU32(r.PID), r.Comm, strings.Join(l, ","), statValuesText(qs[i].Counters))
+		tb.row(fmt.Sprintf("%s/%d", r.Ifname, r.Port), r.CntN, r.QPType, render.Opt(r.PID), r.Comm, strings.Join(l, ","), statValuesText(qs[i].Counters))
 	}
 	return tb.render()
 }
@@ -677,7 +678,7 @@ func runStatMR(a *app, args []string) error {
 		for _, v := range r.Counters {
 			vs = append(vs, fmt.Sprintf("%s=%d", v.Name, v.Value))
 		}
-		tb.row(r.Ifname, optU32(r.MRN), strings.Join(vs, " "))
+		tb.row(r.Ifname, render.Opt(r.MRN), strings.Join(vs, " "))
 	}
 	return tb.render()
 }

@@ -156,3 +156,12 @@ func needsEscape(c []byte, i int) bool {
 	x := c[i]
 	return x < 0x20 || x == 0x7f || x == 0xc2 && i+1 < len(c) && c[i+1] >= 0x80 && c[i+1] <= 0x9f
 }
+
+// Opt is *p as a table cell: nil, which prints as the table's empty mark,
+// when p is nil (a field the kernel did not report).
+func Opt[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}

@@ -1,6 +1,9 @@
 package resobj
 
-import "github.com/rdmactl/rdmactl/internal/inventory"
+import (
+	"github.com/rdmactl/rdmactl/internal/inventory"
+	"github.com/rdmactl/rdmactl/internal/render"
+)
 
 // cmIDObject is res cm_id (iproute2 rdma/res-cmid.c). rdma's table also
 // has dev-type and transport-type, which it never applies (every CM ID
@@ -36,6 +39,6 @@ func cmIDRow(m inventory.CMID) Row {
 	if m.DstAddr.IsValid() {
 		r.DstAddr = m.DstAddr.String()
 	}
-	return Row{JSON: r, Driver: m.Driver, Cells: []any{Link(m.Dev, m.Port), optU32(r.CMIDN), optU32(r.LQPN), r.QPType, r.State, r.PS,
-		r.SrcAddr, r.DstAddr, optU32(r.PID), commText(m.Owner)}}
+	return Row{JSON: r, Driver: m.Driver, Cells: []any{Link(m.Dev, m.Port), render.Opt(r.CMIDN), render.Opt(r.LQPN), r.QPType, r.State, r.PS,
+		r.SrcAddr, r.DstAddr, render.Opt(r.PID), commText(m.Owner)}}
 }

@@ -1,6 +1,9 @@
 package resobj
 
-import "github.com/rdmactl/rdmactl/internal/inventory"
+import (
+	"github.com/rdmactl/rdmactl/internal/inventory"
+	"github.com/rdmactl/rdmactl/internal/render"
+)
 
 // cqObject is res cq (iproute2 rdma/res-cq.c).
 var cqObject = &Object{
@@ -26,6 +29,6 @@ type cqJSON struct {
 
 func cqRow(q inventory.CQ) Row {
 	r := cqJSON{Head: head(q.ResHead), CQN: q.CQN, CQE: q.CQE, Users: q.Users, PollCtx: q.PollCtx, DIM: q.DIM, CtxN: q.CtxN, ownerJSON: owner(q.Owner)}
-	return Row{JSON: r, Driver: q.Driver, Cells: []any{q.Dev, optU32(r.CQN), optU32(r.CQE), optU64(r.Users), r.PollCtx, onOff(r.DIM),
-		optU32(r.CtxN), optU32(r.PID), commText(q.Owner)}}
+	return Row{JSON: r, Driver: q.Driver, Cells: []any{q.Dev, render.Opt(r.CQN), render.Opt(r.CQE), render.Opt(r.Users), r.PollCtx, onOff(r.DIM),
+		render.Opt(r.CtxN), render.Opt(r.PID), commText(q.Owner)}}
 }

@@ -1,6 +1,9 @@
 package resobj
 
-import "github.com/rdmactl/rdmactl/internal/inventory"
+import (
+	"github.com/rdmactl/rdmactl/internal/inventory"
+	"github.com/rdmactl/rdmactl/internal/render"
+)
 
 // ctxObject is res ctx (iproute2 rdma/res-ctx.c).
 var ctxObject = &Object{
@@ -20,5 +23,5 @@ type ctxJSON struct {
 
 func ctxRow(x inventory.Ctx) Row {
 	r := ctxJSON{Head: head(x.ResHead), CtxN: x.CtxN, ownerJSON: owner(x.Owner)}
-	return Row{JSON: r, Driver: x.Driver, Cells: []any{x.Dev, optU32(r.CtxN), optU32(r.PID), commText(x.Owner)}}
+	return Row{JSON: r, Driver: x.Driver, Cells: []any{x.Dev, render.Opt(r.CtxN), render.Opt(r.PID), commText(x.Owner)}}
 }

@@ -41,20 +41,6 @@ func Link(dev string, port *uint32) string {
 // Table cells of optional fields: nil (the table's empty mark) when the
 // kernel did not report the field.
 
-func optU32(p *uint32) any {
-	if p == nil {
-		return nil
-	}
-	return *p
-}
-
-func optU64(p *uint64) any {
-	if p == nil {
-		return nil
-	}
-	return *p
-}
-
 func hex32(p *uint32) any {
 	if p == nil {
 		return nil

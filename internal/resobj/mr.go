@@ -1,6 +1,9 @@
 package resobj
 
-import "github.com/rdmactl/rdmactl/internal/inventory"
+import (
+	"github.com/rdmactl/rdmactl/internal/inventory"
+	"github.com/rdmactl/rdmactl/internal/render"
+)
 
 // mrObject is res mr (iproute2 rdma/res-mr.c). Keys and addresses are
 // reported to root only (the kernel's choice).
@@ -28,6 +31,6 @@ type mrJSON struct {
 
 func mrRow(m inventory.MR) Row {
 	r := mrJSON{Head: head(m.ResHead), MRN: m.MRN, RKey: m.RKey, LKey: m.LKey, IOVA: m.IOVA, MRLen: m.Len, PDN: m.PDN, CtxN: m.CtxN, ownerJSON: owner(m.Owner)}
-	return Row{JSON: r, Driver: m.Driver, Cells: []any{m.Dev, optU32(r.MRN), hex32(r.RKey), hex32(r.LKey), hex64(r.IOVA), optU64(r.MRLen),
-		optU32(r.PDN), optU32(r.PID), commText(m.Owner)}}
+	return Row{JSON: r, Driver: m.Driver, Cells: []any{m.Dev, render.Opt(r.MRN), hex32(r.RKey), hex32(r.LKey), hex64(r.IOVA), render.Opt(r.MRLen),
+		render.Opt(r.PDN), render.Opt(r.PID), commText(m.Owner)}}
 }

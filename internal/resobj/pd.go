@@ -1,6 +1,9 @@
 package resobj
 
-import "github.com/rdmactl/rdmactl/internal/inventory"
+import (
+	"github.com/rdmactl/rdmactl/internal/inventory"
+	"github.com/rdmactl/rdmactl/internal/render"
+)
 
 // pdObject is res pd (iproute2 rdma/res-pd.c).
 var pdObject = &Object{
@@ -24,6 +27,6 @@ type pdJSON struct {
 
 func pdRow(p inventory.PD) Row {
 	r := pdJSON{Head: head(p.ResHead), PDN: p.PDN, LocalDMALKey: p.LocalDMALKey, Users: p.Users, UnsafeGlobalRKey: p.UnsafeGlobalRKey, CtxN: p.CtxN, ownerJSON: owner(p.Owner)}
-	return Row{JSON: r, Driver: p.Driver, Cells: []any{p.Dev, optU32(r.PDN), hex32(r.LocalDMALKey), optU64(r.Users), hex32(r.UnsafeGlobalRKey),
-		optU32(r.CtxN), optU32(r.PID), commText(p.Owner)}}
+	return Row{JSON: r, Driver: p.Driver, Cells: []any{p.Dev, render.Opt(r.PDN), hex32(r.LocalDMALKey), render.Opt(r.Users), hex32(r.UnsafeGlobalRKey),
+		render.Opt(r.CtxN), render.Opt(r.PID), commText(p.Owner)}}
 }

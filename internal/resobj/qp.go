@@ -1,6 +1,9 @@
 package resobj
 
-import "github.com/rdmactl/rdmactl/internal/inventory"
+import (
+	"github.com/rdmactl/rdmactl/internal/inventory"
+	"github.com/rdmactl/rdmactl/internal/render"
+)
 
 // qpObject is res qp (iproute2 rdma/res-qp.c).
 var qpObject = &Object{
@@ -31,6 +34,6 @@ type qpJSON struct {
 func qpRow(q inventory.QP) Row {
 	r := qpJSON{Head: head(q.ResHead), Port: q.Port, LQPN: q.LQPN, RQPN: q.RQPN, Type: q.Type, Subtype: q.Subtype, State: q.State,
 		RQPSN: q.RQPSN, SQPSN: q.SQPSN, PathMigState: q.PathMigState, PDN: q.PDN, ownerJSON: owner(q.Owner)}
-	return Row{JSON: r, Driver: q.Driver, Cells: []any{Link(q.Dev, q.Port), optU32(r.LQPN), optU32(r.RQPN), r.Type, r.State,
-		optU32(r.RQPSN), optU32(r.SQPSN), r.PathMigState, optU32(r.PDN), optU32(r.PID), commText(q.Owner)}}
+	return Row{JSON: r, Driver: q.Driver, Cells: []any{Link(q.Dev, q.Port), render.Opt(r.LQPN), render.Opt(r.RQPN), r.Type, r.State,
+		render.Opt(r.RQPSN), render.Opt(r.SQPSN), r.PathMigState, render.Opt(r.PDN), render.Opt(r.PID), commText(q.Owner)}}
 }

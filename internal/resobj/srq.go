@@ -2,6 +2,7 @@ package resobj
 
 import (
 	"fmt"
+	"github.com/rdmactl/rdmactl/internal/render"
 	"strconv"
 	"strings"
 
@@ -39,6 +40,6 @@ func srqRow(s inventory.SRQ) Row {
 			r.LQPN = append(r.LQPN, fmt.Sprintf("%d-%d", q.Min, q.Max))
 		}
 	}
-	return Row{JSON: r, Driver: s.Driver, Cells: []any{s.Dev, optU32(r.SRQN), r.Type, strings.Join(r.LQPN, ","), optU32(r.PDN), optU32(r.CQN),
-		optU32(r.PID), commText(s.Owner)}}
+	return Row{JSON: r, Driver: s.Driver, Cells: []any{s.Dev, render.Opt(r.SRQN), r.Type, strings.Join(r.LQPN, ","), render.Opt(r.PDN), render.Opt(r.CQN),
+		render.Opt(r.PID), commText(s.Owner)}}
 }
