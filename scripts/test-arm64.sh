@@ -14,7 +14,8 @@
 #      through qemu explicitly: binfmt_misc is often not mounted in a
 #      container. The C oracles are built with CC="aarch64-linux-gnu-gcc
 #      -static" and run through $RDMACTL_TEST_EXEC, set here to qemu, for
-#      the same reason (internal/verbs oracle_test.go);
+#      the same reason, as is every program a test starts, the test binary
+#      itself included (internal/testexec);
 #   4. prints a summary: per package its tests passed, failed, skipped and
 #      excluded, and the time.
 #

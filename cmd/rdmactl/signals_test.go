@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rdmactl/rdmactl/internal/testexec"
 )
 
 // TestMain runs rdmactl's main instead of the tests when asked
@@ -45,7 +47,7 @@ func TestObserversEndOnSignals(t *testing.T) {
 		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 			name := strings.Join(c.args, " ") + "/" + sig.String()
 			t.Run(name, func(t *testing.T) {
-				cmd := exec.Command(os.Args[0], append([]string{"--sysfs-root", rxeTree}, c.args...)...)
+				cmd := testexec.Self(append([]string{"--sysfs-root", rxeTree}, c.args...)...)
 				cmd.Env = append(os.Environ(), "RDMACTL_TEST_AS_MAIN=1", "NO_COLOR=1")
 				stdout, err := cmd.StdoutPipe()
 				if err != nil {
@@ -132,7 +134,7 @@ func TestBundleRemovedOnSignal(t *testing.T) {
 	bundle := filepath.Join(t.TempDir(), "big.tar.gz")
 	writeBigBundle(t, bundle, 200<<20)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
-		cmd := exec.Command(os.Args[0], "--sysfs-root", bundle, "link", "show")
+		cmd := testexec.Self("--sysfs-root", bundle, "link", "show")
 		cmd.Env = append(os.Environ(), "RDMACTL_TEST_AS_MAIN=1", "TMPDIR="+tmp)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -238,7 +240,7 @@ func TestUnreadablePortsArePermission(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{{"link", "show", "rxe0/1"}, {"gids", "rxe0/1"}} {
-		cmd := exec.Command(bin, append([]string{"--sysfs-root", tree}, args...)...)
+		cmd := testexec.Command(bin, append([]string{"--sysfs-root", tree}, args...)...)
 		cmd.Env = append(os.Environ(), "RDMACTL_TEST_AS_MAIN=1")
 		if os.Geteuid() == 0 {
 			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}

@@ -5,11 +5,12 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rdmactl/rdmactl/internal/testexec"
 )
 
 // layoutTypes maps each UAPI struct (C name) to its Go mirror in abi.go.
@@ -116,26 +117,9 @@ func fieldByNorm(typ reflect.Type, cname string) (reflect.StructField, bool) {
 	return reflect.StructField{}, false
 }
 
-// oracle builds a C program with $CC (gcc by default) and returns the
-// command that runs it (through $RDMACTL_TEST_EXEC when set, as
-// internal/verbs' oracles).
+// oracle builds a C program with $CC and returns the command that runs
+// it (package testexec).
 func oracle(t *testing.T, src string) *exec.Cmd {
 	t.Helper()
-	cc := strings.Fields(os.Getenv("CC"))
-	if len(cc) == 0 {
-		cc = []string{"gcc"}
-	}
-	path, err := exec.LookPath(cc[0])
-	if err != nil {
-		t.Fatalf("%s is needed to build %s: %v", cc[0], src, err)
-	}
-	bin := filepath.Join(t.TempDir(), "layout")
-	args := append(append(cc[1:len(cc):len(cc)], "-Wall", "-Werror"), "-o", bin, src)
-	if out, err := exec.Command(path, args...).CombinedOutput(); err != nil {
-		t.Fatalf("%s %s: %v\n%s", strings.Join(cc, " "), src, err, out)
-	}
-	if wrap := strings.Fields(os.Getenv("RDMACTL_TEST_EXEC")); len(wrap) > 0 {
-		return exec.Command(wrap[0], append(wrap[1:], bin)...)
-	}
-	return exec.Command(bin)
+	return testexec.Command(testexec.BuildC(t, src, "-Wall", "-Werror"))
 }

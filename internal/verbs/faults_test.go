@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -13,6 +12,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/rdmactl/rdmactl/internal/testexec"
 	"golang.org/x/sys/unix"
 )
 
@@ -37,13 +37,7 @@ func runIsolated(t *testing.T, fn func(t *testing.T)) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	// Through $RDMACTL_TEST_EXEC, as the C oracles (oracle_test.go): under
-	// qemu-user without binfmt_misc the binary cannot exec itself.
-	name, args := os.Args[0], []string{"-test.run=" + strings.Join(parts, "/"), "-test.count=1", "-test.v"}
-	if wrap := strings.Fields(os.Getenv("RDMACTL_TEST_EXEC")); len(wrap) > 0 {
-		name, args = wrap[0], append(append(wrap[1:len(wrap):len(wrap)], os.Args[0]), args...)
-	}
-	cmd := exec.CommandContext(ctx, name, args...)
+	cmd := testexec.CommandContext(ctx, os.Args[0], "-test.run="+strings.Join(parts, "/"), "-test.count=1", "-test.v")
 	cmd.Env = append(os.Environ(), "VERBS_FAULT_CHILD="+t.Name())
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--- PASS: "+parts0(t.Name())) {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rdmactl/rdmactl/internal/testexec"
 )
 
 // layoutTypes maps each UAPI struct (by its C name) to its Go mirror in
@@ -51,7 +53,7 @@ var goOnly = map[string]bool{
 // MaxQPRdAtom both become maxqprdatom.
 func norm(s string) string { return strings.ToLower(strings.ReplaceAll(s, "_", "")) }
 
-// TestLayout compiles testdata/layout/layout.c with gcc (buildOracle)
+// TestLayout compiles testdata/layout/layout.c with gcc (testexec.BuildC)
 // against the UAPI headers in /usr/include/rdma and compares every size
 // and offset it prints with the Go structs, and every Go field with a C
 // one.
@@ -59,7 +61,7 @@ func TestLayout(t *testing.T) {
 	if _, err := os.Stat("/usr/include/rdma/ib_user_verbs.h"); err != nil {
 		t.Fatalf("the UAPI headers are needed (Debian: linux-libc-dev): %v", err)
 	}
-	out, err := oracleCmd(buildOracle(t, "testdata/layout/layout.c", "-Wall", "-Werror")).Output()
+	out, err := testexec.Command(testexec.BuildC(t, "testdata/layout/layout.c", "-Wall", "-Werror")).Output()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/rdmactl/rdmactl/internal/testexec"
 	"golang.org/x/sys/unix"
 )
 
@@ -30,7 +31,7 @@ import (
 //     the owner-bit protocol.
 
 // mlx5Golden builds testdata/mlx5/golden.c into the test's temporary
-// directory (buildOracle: gcc, or $CC). A missing header fails the test
+// directory (testexec.BuildC: gcc, or $CC). A missing header fails the test
 // (it must not be skipped): install libibverbs-dev.
 func mlx5Golden(t *testing.T) string {
 	t.Helper()
@@ -39,7 +40,7 @@ func mlx5Golden(t *testing.T) string {
 			t.Fatalf("%s is missing: install rdma-core's development headers (Debian: apt-get install -y libibverbs-dev linux-libc-dev): %v", h, err)
 		}
 	}
-	return buildOracle(t, "testdata/mlx5/golden.c", "-Wall", "-Werror", "-O1")
+	return testexec.BuildC(t, "testdata/mlx5/golden.c", "-Wall", "-Werror", "-O1")
 }
 
 var mlx5LayoutTypes = map[string]reflect.Type{
@@ -126,7 +127,7 @@ var mlx5SyndromeNames = map[string]string{
 // TestMLX5Layout compares the Go mirrors of mlx5-abi.h and every
 // hard-coded mlx5dv.h / verbs.h value with what gcc computes.
 func TestMLX5Layout(t *testing.T) {
-	out, err := oracleCmd(mlx5Golden(t), "layout").Output()
+	out, err := testexec.Command(mlx5Golden(t), "layout").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +279,7 @@ func TestMLX5WQEGolden(t *testing.T) {
 				cur += nbb
 				inUse += nbb
 			}
-			cmd := oracleCmd(bin, "wqe")
+			cmd := testexec.Command(bin, "wqe")
 			cmd.Stdin = strings.NewReader(in.String())
 			out, err := cmd.Output()
 			if err != nil {
@@ -939,7 +940,7 @@ func TestMLX5CQEGolden(t *testing.T) {
 	for _, r := range rows {
 		fmt.Fprintf(&in, "%d %d %d %d %d %d %d %d %d %d %d\n", r.op, r.owner, r.qpn, r.sop, r.ctr, r.cnt, r.imm, r.frq, r.slid, r.synd, r.vend)
 	}
-	cmd := oracleCmd(mlx5Golden(t), "cqe")
+	cmd := testexec.Command(mlx5Golden(t), "cqe")
 	cmd.Stdin = strings.NewReader(in.String())
 	out, err := cmd.Output()
 	if err != nil || len(out) != 64*len(rows) {
@@ -983,7 +984,7 @@ func TestMLX5RecvWQEGolden(t *testing.T) {
 	for _, r := range rows {
 		fmt.Fprintf(&in, "%d %d %d %d\n", r.stride, r.wr.SGE.Length, r.wr.SGE.LKey, r.wr.SGE.Addr)
 	}
-	cmd := oracleCmd(mlx5Golden(t), "rwqe")
+	cmd := testexec.Command(mlx5Golden(t), "rwqe")
 	cmd.Stdin = strings.NewReader(in.String())
 	out, err := cmd.Output()
 	if err != nil {

@@ -7,14 +7,16 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rdmactl/rdmactl/internal/testexec"
 )
 
 // TestQPLayoutAgainstC compiles testdata/layout/qp_layout.c with gcc
-// (buildOracle) against the system's UAPI headers and compares every
+// (testexec.BuildC) against the system's UAPI headers and compares every
 // offset and size it prints with the Go declarations (qp_abi.go structs,
 // rxe_*.go constants). Without gcc it fails, as the other oracles do.
 func TestQPLayoutAgainstC(t *testing.T) {
-	out, err := oracleCmd(buildOracle(t, "testdata/layout/qp_layout.c")).Output()
+	out, err := testexec.Command(testexec.BuildC(t, "testdata/layout/qp_layout.c")).Output()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,66 @@
+// Package testexec runs the programs tests start (a C oracle, or the test
+// binary itself as a child) the way the tests' own binary is run.
+//
+// A test binary built for another architecture runs under an emulator:
+// scripts/test-arm64.sh runs GOARCH=arm64 test binaries under qemu-user
+// and sets $RDMACTL_TEST_EXEC to the emulator (a command and its
+// arguments, as go test -exec takes). Without binfmt_misc, which a
+// container often lacks, such a binary cannot exec another arm64 binary,
+// itself included, so every program a test starts goes through that
+// command too. $CC (gcc by default; as for cgo it may carry flags) builds
+// the C oracles for the same architecture.
+package testexec
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Command is exec.Command, through $RDMACTL_TEST_EXEC when it is set.
+func Command(name string, args ...string) *exec.Cmd {
+	name, args = wrap(name, args)
+	return exec.Command(name, args...)
+}
+
+// CommandContext is exec.CommandContext, through $RDMACTL_TEST_EXEC when
+// it is set.
+func CommandContext(ctx context.Context, name string, args ...string) *exec.Cmd {
+	name, args = wrap(name, args)
+	return exec.CommandContext(ctx, name, args...)
+}
+
+// Self is Command of the running test binary.
+func Self(args ...string) *exec.Cmd { return Command(os.Args[0], args...) }
+
+func wrap(name string, args []string) (string, []string) {
+	w := strings.Fields(os.Getenv("RDMACTL_TEST_EXEC"))
+	if len(w) == 0 {
+		return name, args
+	}
+	return w[0], append(append(w[1:], name), args...)
+}
+
+// BuildC compiles the C program src (relative to the package directory)
+// with $CC and flags into the test's temporary directory and returns the
+// binary's path; a missing compiler or a failed build fails the test.
+func BuildC(t testing.TB, src string, flags ...string) string {
+	t.Helper()
+	cc := strings.Fields(os.Getenv("CC"))
+	if len(cc) == 0 {
+		cc = []string{"gcc"}
+	}
+	path, err := exec.LookPath(cc[0])
+	if err != nil {
+		t.Fatalf("%s is needed to build %s: %v", cc[0], src, err)
+	}
+	bin := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(src), ".c"))
+	args := append(append(cc[1:len(cc):len(cc)], flags...), "-o", bin, src)
+	if out, err := exec.Command(path, args...).CombinedOutput(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", strings.Join(cc, " "), src, err, out)
+	}
+	return bin
+}
