@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
+	"github.com/rdmactl/rdmactl/internal/render"
 	"github.com/rdmactl/rdmactl/internal/vocab"
 	"github.com/spf13/cobra"
 )
@@ -236,15 +237,15 @@ func printCounters(a *app, rows []counterJSON) error {
 		}
 		return a.printJSON(rows)
 	}
-	tb := newTable(a.stdout, "DEV", "PORT", "SOURCE", "COUNTER", "VALUE", "UNIT")
+	tb := render.NewTable(a.stdout, "DEV", "PORT", "SOURCE", "COUNTER", "VALUE", "UNIT")
 	for _, r := range rows {
 		var port any = r.Port
 		if r.Port == 0 {
 			port = nil // device-level
 		}
-		tb.row(r.Ifname, port, r.Source, r.Name, r.Value, r.Unit)
+		tb.Row(r.Ifname, port, r.Source, r.Name, r.Value, r.Unit)
 	}
-	return tb.render()
+	return tb.Flush()
 }
 
 // watchCounters samples every interval and prints the per-second rate of
@@ -347,7 +348,7 @@ func printRates(a *app, now time.Time, rep *inventory.RateReport, out []counterR
 	if notes {
 		header = append(header, "NOTE")
 	}
-	tb := newTable(a.stdout, header...)
+	tb := render.NewTable(a.stdout, header...)
 	for _, r := range out {
 		var port any = r.Port
 		if r.Port == 0 {
@@ -357,7 +358,7 @@ func printRates(a *app, now time.Time, rep *inventory.RateReport, out []counterR
 		if notes {
 			cells = append(cells, r.note())
 		}
-		tb.row(cells...)
+		tb.Row(cells...)
 	}
-	return tb.render()
+	return tb.Flush()
 }

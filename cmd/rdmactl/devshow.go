@@ -115,13 +115,13 @@ func printDevShow(a *app, rows []devShowJSON) error {
 	if a.opts.details {
 		hdr = append(hdr, "BOARD_ID", "HCA_TYPE", "HW_REV", "CAPS")
 	}
-	tb := newTable(a.stdout, hdr...)
+	tb := render.NewTable(a.stdout, hdr...)
 	for _, r := range rows {
 		cells := []any{render.Opt(r.Ifindex), r.Ifname, r.NodeType, r.FW, r.NodeGUID, r.SysImageGUID, r.Driver, r.Uverbs, r.PCIAddr, r.NetnsMode}
 		if a.opts.details {
 			cells = append(cells, r.BoardID, r.HCAType, r.HWRev, strings.Join(r.Caps, ","))
 		}
-		tb.row(cells...)
+		tb.Row(cells...)
 	}
-	return tb.render()
+	return tb.Flush()
 }

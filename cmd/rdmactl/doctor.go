@@ -8,6 +8,7 @@ import (
 
 	"github.com/rdmactl/rdmactl/internal/doctor"
 	"github.com/rdmactl/rdmactl/internal/perf"
+	"github.com/rdmactl/rdmactl/internal/render"
 	"github.com/spf13/cobra"
 )
 
@@ -114,18 +115,18 @@ func (a *app) printDoctor(rs []doctor.Result, offline bool) error {
 		}
 		return a.printJSON(out)
 	}
-	t := newTable(a.stdout, "STATUS", "CHECK", "TARGET", "EVIDENCE")
+	t := render.NewTable(a.stdout, "STATUS", "CHECK", "TARGET", "EVIDENCE")
 	for _, r := range rs {
 		target := r.Device
 		if r.Port != 0 {
 			target = fmt.Sprintf("%s/%d", r.Device, r.Port)
 		}
-		t.row(string(r.Status), r.Check, target, r.Evidence)
+		t.Row(string(r.Status), r.Check, target, r.Evidence)
 		if r.Fix != "" {
-			t.row(" ", " ", " ", "fix: "+r.Fix) // " ": blank, not the table's "-"
+			t.Row(" ", " ", " ", "fix: "+r.Fix) // " ": blank, not the table's "-"
 		}
 	}
-	return t.render()
+	return t.Flush()
 }
 
 // perfWritePins is what 'rdmactl perf write' pins with its defaults, and

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
+	"github.com/rdmactl/rdmactl/internal/render"
 	"github.com/rdmactl/rdmactl/internal/vocab"
 	"github.com/spf13/cobra"
 )
@@ -198,7 +199,7 @@ func runGIDs(a *app, arg string, fl *gidsFlags) error {
 		}
 		return a.printJSON(rows)
 	}
-	tb := newTable(a.stdout, "DEV", "PORT", "INDEX", "GID", "TYPE", "NETDEV", "IP")
+	tb := render.NewTable(a.stdout, "DEV", "PORT", "INDEX", "GID", "TYPE", "NETDEV", "IP")
 	for _, r := range rows {
 		ip := ""
 		if r.IPv4 != nil {
@@ -206,9 +207,9 @@ func runGIDs(a *app, arg string, fl *gidsFlags) error {
 		} else if r.IPv6 != nil {
 			ip = *r.IPv6
 		}
-		tb.row(r.Ifname, r.Port, r.Index, r.GID, deref(r.Type), deref(r.Netdev), ip)
+		tb.Row(r.Ifname, r.Port, r.Index, r.GID, deref(r.Type), deref(r.Netdev), ip)
 	}
-	if err := tb.render(); err != nil {
+	if err := tb.Flush(); err != nil {
 		return err
 	}
 	if len(rows) == 0 {

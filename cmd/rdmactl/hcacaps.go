@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
+	"github.com/rdmactl/rdmactl/internal/render"
 	"github.com/spf13/cobra"
 )
 
@@ -78,26 +79,26 @@ func printHCACaps(a *app, caps []inventory.HCACaps) error {
 		}
 		return a.printJSON(res)
 	}
-	t := newTable(a.stdout, "DEV", "GROUP", "FIELD", "VALUE")
+	t := render.NewTable(a.stdout, "DEV", "GROUP", "FIELD", "VALUE")
 	for _, j := range caps {
 		for _, p := range j.Pages {
 			for _, f := range j.Order[p] {
-				t.row(j.Device, p, f, j.Caps[p][f])
+				t.Row(j.Device, p, f, j.Caps[p][f])
 			}
 		}
 		for _, f := range j.Order["vport_counters"] {
-			t.row(j.Device, "vport_counters", f, j.VportCounters[f])
+			t.Row(j.Device, "vport_counters", f, j.VportCounters[f])
 		}
 		for _, p := range []string{"rroce_rp", "rroce_np"} {
 			if prios, ok := j.CongStatus[p]; ok {
-				t.row(j.Device, "cong_status", p+"_enabled_priorities", fmt.Sprint(prios))
+				t.Row(j.Device, "cong_status", p+"_enabled_priorities", fmt.Sprint(prios))
 			}
 		}
 		for _, u := range j.Unavailable {
-			t.row(j.Device, "unavailable", u, "-")
+			t.Row(j.Device, "unavailable", u, "-")
 		}
 	}
-	return t.render()
+	return t.Flush()
 }
 
 // addHCACapsFlag gives `dev query` its --hca-caps flag: with it, the query

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
+	"github.com/rdmactl/rdmactl/internal/render"
 	"github.com/rdmactl/rdmactl/internal/vocab"
 	"github.com/spf13/cobra"
 )
@@ -119,7 +120,7 @@ func runLinkShow(a *app, arg string) error {
 		}
 		return a.printJSON(rows)
 	}
-	tb := newTable(a.stdout, "PORT", "STATE", "PHYS_STATE", "LINK_LAYER", "NETDEV", "LID", "SM_LID", "LMC", "RATE", "MTU")
+	tb := render.NewTable(a.stdout, "PORT", "STATE", "PHYS_STATE", "LINK_LAYER", "NETDEV", "LID", "SM_LID", "LMC", "RATE", "MTU")
 	for _, r := range rows {
 		rate := ""
 		if r.RateGbps != nil {
@@ -136,10 +137,10 @@ func runLinkShow(a *app, arg string) error {
 		if nd != "" && r.NetdevIndex != nil {
 			nd = fmt.Sprintf("%s (%d)", nd, *r.NetdevIndex)
 		}
-		tb.row(fmt.Sprintf("%s/%d", r.Ifname, r.Port), r.State, r.PhysState, r.LinkLayer, nd,
+		tb.Row(fmt.Sprintf("%s/%d", r.Ifname, r.Port), r.State, r.PhysState, r.LinkLayer, nd,
 			dashU32(r.LID), dashU32(r.SMLID), dashU32(r.LMC), rate, mtu)
 	}
-	return tb.render()
+	return tb.Flush()
 }
 
 func dashU32(p *uint32) string {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/rdmactl/rdmactl/internal/nldev"
+	"github.com/rdmactl/rdmactl/internal/render"
 	"github.com/rdmactl/rdmactl/internal/sysfs"
 )
 
@@ -71,11 +72,11 @@ func BenchmarkVMLinkShowTableOnly(b *testing.B) {
 	}
 	for i := 0; i < b.N; i++ {
 		var buf bytes.Buffer
-		tb := newTable(&buf, "PORT", "STATE", "PHYS_STATE", "LINK_LAYER", "NETDEV", "LID", "SM_LID", "LMC", "RATE", "MTU")
+		tb := render.NewTable(&buf, "PORT", "STATE", "PHYS_STATE", "LINK_LAYER", "NETDEV", "LID", "SM_LID", "LMC", "RATE", "MTU")
 		for _, r := range rows {
-			tb.row(r.Dev, r.State, r.PhysState, r.LinkLayer, r.Netdev, nil, nil, nil, "", "")
+			tb.Row(r.Dev, r.State, r.PhysState, r.LinkLayer, r.Netdev, nil, nil, nil, "", "")
 		}
-		_ = tb.render()
+		_ = tb.Flush()
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rdmactl/rdmactl/internal/render"
 )
 
 func runCmd(t *testing.T, args ...string) (stdout, stderr string, code int) {
@@ -39,10 +41,10 @@ func TestBareDevIsDevShow(t *testing.T) {
 
 func TestTableRendering(t *testing.T) {
 	var b bytes.Buffer
-	tb := newTable(&b, "DEV", "PORT", "STATE")
-	tb.row("rxe0", 1, "ACTIVE")
-	tb.row("rxe1", 1, "")
-	if err := tb.render(); err != nil {
+	tb := render.NewTable(&b, "DEV", "PORT", "STATE")
+	tb.Row("rxe0", 1, "ACTIVE")
+	tb.Row("rxe1", 1, "")
+	if err := tb.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")

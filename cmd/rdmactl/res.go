@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
+	"github.com/rdmactl/rdmactl/internal/render"
 	"github.com/rdmactl/rdmactl/internal/resobj"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -183,14 +184,14 @@ func runRes(a *app, obj, dev string, fl *resFlags, match inventory.ResMatch) err
 	if err != nil {
 		return err
 	}
-	tbl := newTable(a.stdout, o.Header(dd)...)
+	tbl := render.NewTable(a.stdout, o.Header(dd)...)
 	rows := make([]any, 0, len(rs))
 	for _, r := range rs {
 		rows = append(rows, r.JSONObject(dd))
-		tbl.row(r.TableCells(dd)...)
+		tbl.Row(r.TableCells(dd)...)
 	}
 	if a.opts.json {
 		return a.printJSON(rows)
 	}
-	return tbl.render()
+	return tbl.Flush()
 }

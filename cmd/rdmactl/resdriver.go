@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
+	"github.com/rdmactl/rdmactl/internal/render"
 	"github.com/rdmactl/rdmactl/internal/resobj"
 )
 
@@ -60,7 +61,7 @@ func runResRaw(a *app, obj, dev, linkFlag string, set []string) error {
 	if obj == "qp" {
 		head = "LINK"
 	}
-	tbl := newTable(a.stdout, head, "DATA")
+	tbl := render.NewTable(a.stdout, head, "DATA")
 	for _, e := range ents {
 		r := resRawJSON{Head: resobj.Head{Ifindex: e.DevIndex, Ifname: e.DevName}, Port: e.Port, Data: make([]int, len(e.Data))}
 		for i, v := range e.Data {
@@ -71,12 +72,12 @@ func runResRaw(a *app, obj, dev, linkFlag string, set []string) error {
 		if obj == "qp" {
 			where = resobj.Link(e.DevName, e.Port)
 		}
-		tbl.row(where, hex.EncodeToString(e.Data))
+		tbl.Row(where, hex.EncodeToString(e.Data))
 	}
 	if a.opts.json {
 		return a.printJSON(rows)
 	}
-	return tbl.render()
+	return tbl.Flush()
 }
 
 // rawRefusal explains the kernel's refusal of a raw dump, exit 5. The

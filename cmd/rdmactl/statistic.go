@@ -310,15 +310,15 @@ func runQPShow(a *app, args []string) error {
 	if a.opts.json {
 		return a.printJSON(rows)
 	}
-	tb := newTable(a.stdout, "LINK", "CNTN", "QP_TYPE", "PID", "COMM", "LQPN", "COUNTERS")
+	tb := render.NewTable(a.stdout, "LINK", "CNTN", "QP_TYPE", "PID", "COMM", "LQPN", "COUNTERS")
 	for i, r := range rows {
 		var l []string
 		for _, n := range r.LQPN {
 			l = append(l, fmt.Sprint(n))
 		}
-		tb.row(fmt.Sprintf("%s/%d", r.Ifname, r.Port), r.CntN, r.QPType, render.Opt(r.PID), r.Comm, strings.Join(l, ","), statValuesText(qs[i].Counters))
+		tb.Row(fmt.Sprintf("%s/%d", r.Ifname, r.Port), r.CntN, r.QPType, render.Opt(r.PID), r.Comm, strings.Join(l, ","), statValuesText(qs[i].Counters))
 	}
-	return tb.render()
+	return tb.Flush()
 }
 
 // rdmaModeText is rdma's "mode" string of a port's QP counter mode.
@@ -359,11 +359,11 @@ func runQPMode(a *app, args []string) error {
 	if a.opts.json {
 		return a.printJSON(rows)
 	}
-	tb := newTable(a.stdout, "LINK", "MODE", "AUTO", "OPTIONAL_COUNTERS")
+	tb := render.NewTable(a.stdout, "LINK", "MODE", "AUTO", "OPTIONAL_COUNTERS")
 	for _, r := range rows {
-		tb.row(fmt.Sprintf("%s/%d", r.Ifname, r.Port), r.CounterMode, strings.Join(r.Auto, ","), onOffText(r.OptionalCounters))
+		tb.Row(fmt.Sprintf("%s/%d", r.Ifname, r.Port), r.CounterMode, strings.Join(r.Auto, ","), onOffText(r.OptionalCounters))
 	}
-	return tb.render()
+	return tb.Flush()
 }
 
 func runQPSet(a *app, args []string) error {
@@ -549,11 +549,11 @@ func runStatMode(a *app, args []string) error {
 	if supported {
 		h = "SUPPORTED_OPTIONAL_COUNTERS"
 	}
-	tb := newTable(a.stdout, "LINK", h)
+	tb := render.NewTable(a.stdout, "LINK", h)
 	for _, r := range rows {
-		tb.row(fmt.Sprintf("%s/%d", r.Ifname, r.Port), strings.Join(append(r.Supported, r.Enabled...), ","))
+		tb.Row(fmt.Sprintf("%s/%d", r.Ifname, r.Port), strings.Join(append(r.Supported, r.Enabled...), ","))
 	}
-	return tb.render()
+	return tb.Flush()
 }
 
 // optCounterArgs parses "link DEV/PORT optional-counters [LIST]".
@@ -672,15 +672,15 @@ func runStatMR(a *app, args []string) error {
 	if a.opts.json {
 		return a.printJSON(rows)
 	}
-	tb := newTable(a.stdout, "DEV", "MRN", "COUNTERS")
+	tb := render.NewTable(a.stdout, "DEV", "MRN", "COUNTERS")
 	for _, r := range rows {
 		var vs []string
 		for _, v := range r.Counters {
 			vs = append(vs, fmt.Sprintf("%s=%d", v.Name, v.Value))
 		}
-		tb.row(r.Ifname, render.Opt(r.MRN), strings.Join(vs, " "))
+		tb.Row(r.Ifname, render.Opt(r.MRN), strings.Join(vs, " "))
 	}
-	return tb.render()
+	return tb.Flush()
 }
 
 // keywordCompletion completes rdma's "KEY VALUE" arguments: a key not yet

@@ -6,6 +6,7 @@ import (
 	"syscall"
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
+	"github.com/rdmactl/rdmactl/internal/render"
 	"github.com/spf13/cobra"
 )
 
@@ -102,9 +103,9 @@ func runSystemShow(a *app) error {
 	if a.opts.json {
 		return a.printJSON(j)
 	}
-	tb := newTable(a.stdout, "NETNS", "PRIVILEGED_QKEY", "COPY_ON_FORK")
-	tb.row(j.Netns, onOffText(j.PrivilegedQKey), onOffText(j.CopyOnFork))
-	return tb.render()
+	tb := render.NewTable(a.stdout, "NETNS", "PRIVILEGED_QKEY", "COPY_ON_FORK")
+	tb.Row(j.Netns, onOffText(j.PrivilegedQKey), onOffText(j.CopyOnFork))
+	return tb.Flush()
 }
 
 func onOffText(b *bool) string {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
+	"github.com/rdmactl/rdmactl/internal/render"
 )
 
 // Stamped at link time by the Makefile and goreleaser:
@@ -154,11 +155,11 @@ absent, to try the paths older kernels take.`,
 				dev = "no device"
 			}
 			fmt.Fprintf(a.stdout, "kernel:   %s\nfeatures (probed on %s; see docs/kernels.md):\n", k.Release, dev)
-			tw := newTable(a.stdout, "  FEATURE", "STATE", "HOW")
+			tw := render.NewTable(a.stdout, "  FEATURE", "STATE", "HOW")
 			for _, f := range k.Features {
-				tw.row("  "+f.Name, f.State, f.Detail)
+				tw.Row("  "+f.Name, f.State, f.Detail)
 			}
-			return tw.render()
+			return tw.Flush()
 		},
 	}
 }
