@@ -5,7 +5,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newCaptureCmd(a *app) *cobra.Command {
+func newCaptureCmd(a *App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "capture DIR|FILE.tar.gz",
 		Short: "Write a support bundle (sysfs copy, NLDEV dumps, versions) to DIR or FILE.tar.gz, to read back with --sysfs-root",
@@ -30,7 +30,7 @@ its netlink dump, if it has one).`,
   rdmactl capture rdma-sysfs && rdmactl --sysfs-root rdma-sysfs link show`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) != 1 || args[0] == "" {
-				return usageErrorf("capture needs one argument, the directory or .tar.gz file to write (try 'rdmactl capture rdma.tar.gz')")
+				return UsageErrorf("capture needs one argument, the directory or .tar.gz file to write (try 'rdmactl capture rdma.tar.gz')")
 			}
 			return nil
 		},
@@ -42,13 +42,13 @@ its netlink dump, if it has one).`,
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			// Live: netlink too, for the NLDEV dump; without it, sysfs alone.
-			src, err := inventory.Open(a.opts.sysfsRoot, true)
+			src, err := inventory.Open(a.Opts.SysfsRoot, true)
 			if err != nil {
 				return err
 			}
 			defer src.Close()
 			v := buildInfo()
-			if a.opts.sysfsRoot == "" {
+			if a.Opts.SysfsRoot == "" {
 				v.Kernel = probeKernel()
 			}
 			return src.CaptureBundle(args[0], v)

@@ -46,10 +46,10 @@ func TestCaptureErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"capture"}, exitUsage, "one argument"},
-		{[]string{"capture", "a", "b"}, exitUsage, "one argument"},
-		{[]string{"--sysfs-root", rxeTree, "capture", full}, exitUsage, "not empty"},
-		{[]string{"--sysfs-root", t.TempDir(), "capture", filepath.Join(t.TempDir(), "c")}, exitUnsupported, "no RDMA"},
+		{[]string{"capture"}, ExitUsage, "one argument"},
+		{[]string{"capture", "a", "b"}, ExitUsage, "one argument"},
+		{[]string{"--sysfs-root", rxeTree, "capture", full}, ExitUsage, "not empty"},
+		{[]string{"--sysfs-root", t.TempDir(), "capture", filepath.Join(t.TempDir(), "c")}, ExitUnsupported, "no RDMA"},
 	} {
 		out, stderr, code := runCmd(t, tc.args...)
 		if code != tc.code || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {

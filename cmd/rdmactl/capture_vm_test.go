@@ -51,8 +51,8 @@ func TestVMCaptureMatchesLive(t *testing.T) {
 	checkCaptureLayout(t, dir)
 
 	// A second capture into the same directory refuses, in one line.
-	if _, stderr, code := runCmd(t, "capture", dir); code != exitUsage || strings.Count(stderr, "\n") != 1 {
-		t.Errorf("capture into a non-empty directory: exit %d, %q; want %d and one line", code, stderr, exitUsage)
+	if _, stderr, code := runCmd(t, "capture", dir); code != ExitUsage || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("capture into a non-empty directory: exit %d, %q; want %d and one line", code, stderr, ExitUsage)
 	}
 
 	cases := []struct {

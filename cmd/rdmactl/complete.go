@@ -6,7 +6,7 @@ import (
 
 // newCompletionCmd replaces cobra's default `completion` command with one
 // that has examples and says where each shell wants the script.
-func newCompletionCmd(a *app) *cobra.Command {
+func newCompletionCmd(a *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "completion bash|zsh|fish|powershell",
 		Short: "Print the shell completion script for bash, zsh, fish or PowerShell",
@@ -27,7 +27,7 @@ release archives ship the same scripts in completions/.`,
   rdmactl completion powershell | Out-String | Invoke-Expression`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			return usageErrorf("'rdmactl completion' needs a shell: bash, zsh, fish or powershell")
+			return UsageErrorf("'rdmactl completion' needs a shell: bash, zsh, fish or powershell")
 		},
 	}
 	shells := []struct {
@@ -52,7 +52,7 @@ release archives ship the same scripts in completions/.`,
 			Args:              cobra.NoArgs,
 			ValidArgsFunction: cobra.NoFileCompletions,
 			RunE: func(c *cobra.Command, args []string) error {
-				c.SetOut(a.stdout)
+				c.SetOut(a.Stdout)
 				return gen(c.Root(), c)
 			},
 		})

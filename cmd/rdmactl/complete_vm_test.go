@@ -25,7 +25,7 @@ func TestVMCompletionLive(t *testing.T) {
 	}
 	complete := func(args ...string) []string {
 		var out bytes.Buffer
-		root := newRootCmd(&app{stdout: &out, stderr: &out})
+		root := newRootCmd(&App{Stdout: &out, Stderr: &out})
 		root.AddCommand(&cobra.Command{Use: "vmt DEV/PORT GID", RunE: func(*cobra.Command, []string) error { return nil }})
 		complete.Attach(root)
 		root.SetArgs(append([]string{cobra.ShellCompRequestCmd}, args...))

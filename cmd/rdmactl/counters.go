@@ -85,7 +85,7 @@ type countersFlags struct {
 	warned map[string]bool
 }
 
-func newCountersCmd(a *app) *cobra.Command {
+func newCountersCmd(a *App) *cobra.Command {
 	var fl countersFlags
 	c := &cobra.Command{
 		Use:   "counters [DEV[/PORT]]",
@@ -125,15 +125,15 @@ saturated). Ports that appear or vanish meanwhile are said on a line.`,
 			}
 			for _, s := range fl.sources {
 				if s != srcCounters && s != srcHWCounters && s != srcNetlink {
-					return usageErrorf("--source %q: want counters, hw_counters or netlink", s)
+					return UsageErrorf("--source %q: want counters, hw_counters or netlink", s)
 				}
 			}
 			if c.Flags().Changed("watch") {
-				iv, err := parseInterval(fl.watch)
+				iv, err := ParseInterval(fl.watch)
 				if err != nil {
 					return err
 				}
-				return watchCounters(watching(c), a, arg, &fl, iv)
+				return watchCounters(Watching(c), a, arg, &fl, iv)
 			}
 			rows, err := collectCounters(a, arg, &fl)
 			if err != nil {
@@ -150,8 +150,8 @@ saturated). Ports that appear or vanish meanwhile are said on a line.`,
 	return c
 }
 
-// parseInterval accepts a Go duration ("500ms", "2s") or plain seconds ("2").
-func parseInterval(s string) (time.Duration, error) {
+// ParseInterval accepts a Go duration ("500ms", "2s") or plain seconds ("2").
+func ParseInterval(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(s)
 	if err != nil {
 		if secs, err2 := strconv.ParseFloat(s, 64); err2 == nil {
@@ -159,7 +159,7 @@ func parseInterval(s string) (time.Duration, error) {
 		}
 	}
 	if err != nil || d < 10*time.Millisecond || d > 24*time.Hour {
-		return 0, usageErrorf("--watch=%s: want an interval from 10ms to 24h, such as --watch=2s", s)
+		return 0, UsageErrorf("--watch=%s: want an interval from 10ms to 24h, such as --watch=2s", s)
 	}
 	return d, nil
 }
@@ -177,12 +177,12 @@ func toJSON(dev string, port uint32, src, name string, value uint64) counterJSON
 
 // snapshotCounters reads every selected counter once. A netlink failure
 // (sysfs answered) is said once per port, not every --watch interval.
-func snapshotCounters(a *app, arg string, fl *countersFlags) (*inventory.CounterSnapshot, error) {
-	dev, port, err := parseDevPort(arg)
+func snapshotCounters(a *App, arg string, fl *countersFlags) (*inventory.CounterSnapshot, error) {
+	dev, port, err := ParseDevPort(arg)
 	if err != nil {
 		return nil, err
 	}
-	src, closeSrc, err := a.openInventory(true)
+	src, closeSrc, err := a.OpenInventory(true)
 	if err != nil {
 		return nil, err
 	}
@@ -207,13 +207,13 @@ func snapshotCounters(a *app, arg string, fl *countersFlags) (*inventory.Counter
 			fl.warned = map[string]bool{}
 		}
 		fl.warned[key] = true
-		fmt.Fprintf(a.stderr, "rdmactl: netlink statistics of %s/%d: %v (showing sysfs only)\n", set.Dev, set.Port, errorLine(set.Err))
+		fmt.Fprintf(a.Stderr, "rdmactl: netlink statistics of %s/%d: %v (showing sysfs only)\n", set.Dev, set.Port, ErrorLine(set.Err))
 	}
 	return snap, nil
 }
 
 // collectCounters reads every selected counter once. --nonzero is applied.
-func collectCounters(a *app, arg string, fl *countersFlags) ([]counterJSON, error) {
+func collectCounters(a *App, arg string, fl *countersFlags) ([]counterJSON, error) {
 	snap, err := snapshotCounters(a, arg, fl)
 	if err != nil {
 		return nil, err
@@ -230,14 +230,14 @@ func collectCounters(a *app, arg string, fl *countersFlags) ([]counterJSON, erro
 	return rows, nil
 }
 
-func printCounters(a *app, rows []counterJSON) error {
-	if a.opts.json {
+func printCounters(a *App, rows []counterJSON) error {
+	if a.Opts.JSON {
 		if rows == nil {
 			rows = []counterJSON{}
 		}
-		return a.printJSON(rows)
+		return a.PrintJSON(rows)
 	}
-	tb := render.NewTable(a.stdout, "DEV", "PORT", "SOURCE", "COUNTER", "VALUE", "UNIT")
+	tb := render.NewTable(a.Stdout, "DEV", "PORT", "SOURCE", "COUNTER", "VALUE", "UNIT")
 	for _, r := range rows {
 		var port any = r.Port
 		if r.Port == 0 {
@@ -252,13 +252,13 @@ func printCounters(a *app, rows []counterJSON) error {
 // each counter that moved (inventory.Rates: wraps counted across, resets
 // and saturation said), until ctx is cancelled (Ctrl-C), then returns nil:
 // stopping a watch is the normal way to end it.
-func watchCounters(ctx context.Context, a *app, arg string, fl *countersFlags, iv time.Duration) error {
+func watchCounters(ctx context.Context, a *App, arg string, fl *countersFlags, iv time.Duration) error {
 	prev, err := snapshotCounters(a, arg, fl)
 	if err != nil {
 		return err
 	}
-	if !a.opts.json {
-		fmt.Fprintf(a.stdout, "watching counters every %v; Ctrl-C to stop\n", iv)
+	if !a.Opts.JSON {
+		fmt.Fprintf(a.Stdout, "watching counters every %v; Ctrl-C to stop\n", iv)
 	}
 	tick := time.NewTicker(iv)
 	defer tick.Stop()
@@ -315,7 +315,7 @@ func (r counterRateJSON) note() string {
 // printRates prints one interval. Counter sets that appeared or vanished
 // are said on a line each (on stderr with -j, where stdout is one JSON
 // array of rates per interval).
-func printRates(a *app, now time.Time, rep *inventory.RateReport, out []counterRateJSON) error {
+func printRates(a *App, now time.Time, rep *inventory.RateReport, out []counterRateJSON) error {
 	stamp := now.Format("15:04:05")
 	var events []string
 	for _, k := range rep.Vanished {
@@ -324,20 +324,20 @@ func printRates(a *app, now time.Time, rep *inventory.RateReport, out []counterR
 	for _, k := range rep.Appeared {
 		events = append(events, fmt.Sprintf("%s/%d %s counters appeared", k.Dev, k.Port, k.Source))
 	}
-	if a.opts.json {
+	if a.Opts.JSON {
 		for _, e := range events {
-			fmt.Fprintf(a.stderr, "rdmactl: %s\n", e)
+			fmt.Fprintf(a.Stderr, "rdmactl: %s\n", e)
 		}
 		if out == nil {
 			out = []counterRateJSON{}
 		}
-		return a.printJSON(out)
+		return a.PrintJSON(out)
 	}
 	for _, e := range events {
-		fmt.Fprintf(a.stdout, "%s  %s\n", stamp, e)
+		fmt.Fprintf(a.Stdout, "%s  %s\n", stamp, e)
 	}
 	if len(out) == 0 {
-		fmt.Fprintf(a.stdout, "%s  no counter moved\n", stamp)
+		fmt.Fprintf(a.Stdout, "%s  no counter moved\n", stamp)
 		return nil
 	}
 	notes := false
@@ -348,7 +348,7 @@ func printRates(a *app, now time.Time, rep *inventory.RateReport, out []counterR
 	if notes {
 		header = append(header, "NOTE")
 	}
-	tb := render.NewTable(a.stdout, header...)
+	tb := render.NewTable(a.Stdout, header...)
 	for _, r := range out {
 		var port any = r.Port
 		if r.Port == 0 {

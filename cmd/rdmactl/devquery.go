@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newDevQueryCmd(a *app) *cobra.Command {
+func newDevQueryCmd(a *App) *cobra.Command {
 	var port uint
 	c := &cobra.Command{
 		Use:   "query [DEV[/PORT]]",
@@ -41,23 +41,23 @@ flag names (key_names).`,
 	// -p is the global --pretty, so the port is --port/-i (ibv_devinfo's -i).
 	c.Flags().UintVarP(&port, "port", "i", 0, "query only port `N` (as DEV/N)")
 	addHCACapsFlag(a, c)
-	return needs(needUverbs, c)
+	return Needs(NeedUverbs, c)
 }
 
-func runDevQuery(a *app, arg string, port uint) error {
+func runDevQuery(a *App, arg string, port uint) error {
 	name, p, hasPort := strings.Cut(arg, "/")
 	if hasPort {
 		n, err := strconv.ParseUint(p, 10, 8)
 		if err != nil || n == 0 {
-			return usageErrorf("%q: the port must be a number from 1, as in rxe0/1", arg)
+			return UsageErrorf("%q: the port must be a number from 1, as in rxe0/1", arg)
 		}
 		if port != 0 && uint(n) != port {
-			return usageErrorf("port given twice (%s and --port %d)", arg, port)
+			return UsageErrorf("port given twice (%s and --port %d)", arg, port)
 		}
 		port = uint(n)
 	}
 	if port > 255 {
-		return usageErrorf("--port %d: ports are numbered 1..255", port)
+		return UsageErrorf("--port %d: ports are numbered 1..255", port)
 	}
 	// The uverbs nodes and driver ids come from netlink (GET_CHARDEV),
 	// else from sysfs.
@@ -71,8 +71,8 @@ func runDevQuery(a *app, arg string, port uint) error {
 		return err
 	}
 	devs := render.DevInfos(qs)
-	if a.opts.json {
-		return a.printJSON(devs)
+	if a.Opts.JSON {
+		return a.PrintJSON(devs)
 	}
-	return render.DevInfoText(a.stdout, devs)
+	return render.DevInfoText(a.Stdout, devs)
 }

@@ -14,12 +14,12 @@ func TestDevQueryArgs(t *testing.T) {
 		{"dev", "query", "a", "b"},
 	} {
 		_, stderr, code := runCmd(t, args...)
-		if code != exitUsage || strings.Count(stderr, "\n") != 1 {
+		if code != ExitUsage || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%v: code %d stderr %q", args, code, stderr)
 		}
 	}
 	_, stderr, code := runCmd(t, "--sysfs-root", t.TempDir(), "dev", "query")
-	if code != exitUnsupported || !strings.Contains(stderr, "sysfs-root") {
+	if code != ExitUnsupported || !strings.Contains(stderr, "sysfs-root") {
 		t.Errorf("--sysfs-root: code %d stderr %q", code, stderr)
 	}
 }

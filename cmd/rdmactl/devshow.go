@@ -47,7 +47,7 @@ type devShowJSON struct {
 	NetnsMode    string   `json:"netns_mode,omitempty"`
 }
 
-func newDevShowCmd(a *app) *cobra.Command {
+func newDevShowCmd(a *App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "show [DEV]",
 		Short: "Show RDMA devices: index, node type, firmware, GUIDs, driver, uverbs node (like rdma dev show, ibv_devices)",
@@ -74,8 +74,8 @@ hardware revision where the device has them (sysfs), and the netns mode.
 	}
 }
 
-func devShow(a *app, dev string) ([]devShowJSON, error) {
-	src, closeSrc, err := a.openInventory(false)
+func devShow(a *App, dev string) ([]devShowJSON, error) {
+	src, closeSrc, err := a.OpenInventory(false)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func devShow(a *app, dev string) ([]devShowJSON, error) {
 	// JSON only; node description and NUMA node in -d's JSON only (a
 	// sysfs read per device that the table would not print).
 	devs, err := src.Devices(dev, inventory.DeviceOptions{Chardev: true, Sysfs: true,
-		Board: a.opts.details || a.opts.json, Details: a.opts.details && a.opts.json})
+		Board: a.Opts.Details || a.Opts.JSON, Details: a.Opts.Details && a.Opts.JSON})
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func devShow(a *app, dev string) ([]devShowJSON, error) {
 			Driver: d.Driver, DriverID: d.DriverID, Uverbs: d.Uverbs, UverbsMajor: d.UverbsMajor,
 			UverbsMinor: d.UverbsMinor, UverbsABI: d.UverbsABI, PCIAddr: d.PCIAddr, NUMANode: d.NUMANode,
 			BoardID: d.BoardID, HCAType: d.HCAType, HWRev: d.HWRev, NodeDesc: d.NodeDesc, NetnsMode: netns}
-		if d.Caps != nil && a.opts.details {
+		if d.Caps != nil && a.Opts.Details {
 			r.Caps = inventory.DeviceCapNames(*d.Caps)
 		}
 		rows = append(rows, r)
@@ -104,21 +104,21 @@ func devShow(a *app, dev string) ([]devShowJSON, error) {
 	return rows, nil
 }
 
-func printDevShow(a *app, rows []devShowJSON) error {
-	if a.opts.json {
+func printDevShow(a *App, rows []devShowJSON) error {
+	if a.Opts.JSON {
 		if rows == nil {
 			rows = []devShowJSON{}
 		}
-		return a.printJSON(rows)
+		return a.PrintJSON(rows)
 	}
 	hdr := []string{"IDX", "DEV", "NODE_TYPE", "FW", "NODE_GUID", "SYS_IMAGE_GUID", "DRIVER", "UVERBS", "PCI", "NETNS"}
-	if a.opts.details {
+	if a.Opts.Details {
 		hdr = append(hdr, "BOARD_ID", "HCA_TYPE", "HW_REV", "CAPS")
 	}
-	tb := render.NewTable(a.stdout, hdr...)
+	tb := render.NewTable(a.Stdout, hdr...)
 	for _, r := range rows {
 		cells := []any{render.Opt(r.Ifindex), r.Ifname, r.NodeType, r.FW, r.NodeGUID, r.SysImageGUID, r.Driver, r.Uverbs, r.PCIAddr, r.NetnsMode}
-		if a.opts.details {
+		if a.Opts.Details {
 			cells = append(cells, r.BoardID, r.HCAType, r.HWRev, strings.Join(r.Caps, ","))
 		}
 		tb.Row(cells...)

@@ -24,16 +24,16 @@ func exitStatusSection() gendocs.Section {
 		code int
 		text string
 	}{
-		{exitOK, "success"},
-		{exitFailure, "any failure not listed below"},
-		{exitUsage, "bad flags or arguments"},
-		{exitNotFound, "unknown device, port, GID index or resource"},
-		{exitPermission, "permission denied (EACCES/EPERM), or RLIMIT_MEMLOCK too low"},
-		{exitUnsupported, "the kernel or the device lacks the feature"},
-		{exitPeer, "benchmark peer unreachable, vanished or garbled, or the run's port went down"},
-		{exitPerfThreshold, "a perf result missed a threshold (-w, -y, --limit_lat)"},
-		{exitDoctorFail, "doctor found a FAIL"},
-		{exitInterrupted, "perf interrupted (SIGINT/SIGTERM): the run has no result. top, monitor, the exporter and counters --watch " +
+		{ExitOK, "success"},
+		{ExitFailure, "any failure not listed below"},
+		{ExitUsage, "bad flags or arguments"},
+		{ExitNotFound, "unknown device, port, GID index or resource"},
+		{ExitPermission, "permission denied (EACCES/EPERM), or RLIMIT_MEMLOCK too low"},
+		{ExitUnsupported, "the kernel or the device lacks the feature"},
+		{ExitPeer, "benchmark peer unreachable, vanished or garbled, or the run's port went down"},
+		{ExitPerfThreshold, "a perf result missed a threshold (-w, -y, --limit_lat)"},
+		{ExitDoctorFail, "doctor found a FAIL"},
+		{ExitInterrupted, "perf interrupted (SIGINT/SIGTERM): the run has no result. top, monitor, the exporter and counters --watch " +
 			"end on these signals with 0; a one-shot inspection command is ended by the signal itself, as rdma is (a shell shows 130 for ^C)"},
 	}
 	s := gendocs.Section{Title: "Exit status"}
@@ -45,9 +45,9 @@ func exitStatusSection() gendocs.Section {
 
 func generateDocs(t *testing.T) map[string][]byte {
 	t.Helper()
-	a := &app{stdout: io.Discard, stderr: io.Discard}
+	a := &App{Stdout: io.Discard, Stderr: io.Discard}
 	root := newRootCmd(a)
-	a.expandHelp()
+	a.ExpandHelp()
 	files, err := gendocs.Generate(root, gendocs.Options{
 		Manual:      "rdmactl Manual",
 		Source:      "rdmactl",

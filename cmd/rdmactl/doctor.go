@@ -30,7 +30,7 @@ type doctorSummary struct {
 	Skip int `json:"skip"`
 }
 
-func newDoctorCmd(a *app) *cobra.Command {
+func newDoctorCmd(a *App) *cobra.Command {
 	var watch time.Duration
 	var only []string
 	var ids strings.Builder
@@ -62,13 +62,13 @@ Checks:
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if watch < 0 {
-				return usageErrorf("--watch %v: the duration must not be negative", watch)
+				return UsageErrorf("--watch %v: the duration must not be negative", watch)
 			}
 			checks, err := doctor.Select(only)
 			if err != nil {
-				return withCode(exitUsage, err)
+				return WithCode(ExitUsage, err)
 			}
-			src, closeSrc, err := a.openInventory(true)
+			src, closeSrc, err := a.OpenInventory(true)
 			if err != nil {
 				return err
 			}
@@ -85,7 +85,7 @@ Checks:
 				return err
 			}
 			if doctor.Worst(rs) == doctor.Fail {
-				return withCode(exitDoctorFail, errDoctorFail)
+				return WithCode(ExitDoctorFail, errDoctorFail)
 			}
 			return nil
 		},
@@ -95,8 +95,8 @@ Checks:
 	return c
 }
 
-func (a *app) printDoctor(rs []doctor.Result, offline bool) error {
-	if a.opts.json {
+func (a *App) printDoctor(rs []doctor.Result, offline bool) error {
+	if a.Opts.JSON {
 		out := doctorJSON{Results: rs, Offline: offline}
 		if out.Results == nil {
 			out.Results = []doctor.Result{}
@@ -113,9 +113,9 @@ func (a *app) printDoctor(rs []doctor.Result, offline bool) error {
 				out.Summary.Skip++
 			}
 		}
-		return a.printJSON(out)
+		return a.PrintJSON(out)
 	}
-	t := render.NewTable(a.stdout, "STATUS", "CHECK", "TARGET", "EVIDENCE")
+	t := render.NewTable(a.Stdout, "STATUS", "CHECK", "TARGET", "EVIDENCE")
 	for _, r := range rs {
 		target := r.Device
 		if r.Port != 0 {

@@ -31,15 +31,15 @@ func TestDoctorExitAndJSON(t *testing.T) {
 	}
 	// A FAIL: the report on stdout, one line on stderr, exit 8.
 	out, stderr, code = runCmd(t, "--sysfs-root", doctorFixtures+"ibnosm", "doctor")
-	if code != exitDoctorFail || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "FAIL") {
-		t.Errorf("ibnosm: exit %d, stderr %q; want %d and one line", code, stderr, exitDoctorFail)
+	if code != ExitDoctorFail || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "FAIL") {
+		t.Errorf("ibnosm: exit %d, stderr %q; want %d and one line", code, stderr, ExitDoctorFail)
 	}
 	if !strings.Contains(out, "FAIL    ib_sm") || !strings.Contains(out, "fix: start a subnet manager") {
 		t.Errorf("ibnosm table:\n%s", out)
 	}
 
 	v, code := doctorOut(t, "--sysfs-root", doctorFixtures+"pcie", "doctor")
-	if code != exitDoctorFail {
+	if code != ExitDoctorFail {
 		t.Errorf("pcie -j: exit %d", code)
 	}
 	if v["offline"] != true {
@@ -85,12 +85,12 @@ func TestDoctorBadInput(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"--sysfs-root", rxeTree, "doctor", "--check", "nope"}, exitUsage, "unknown check"},
-		{[]string{"--sysfs-root", rxeTree, "doctor", "--watch", "-1s"}, exitUsage, "negative"},
-		{[]string{"--sysfs-root", rxeTree, "doctor", "--watch", "soon"}, exitUsage, "invalid"},
-		{[]string{"--sysfs-root", rxeTree, "doctor", "extra"}, exitUsage, "unknown command"},
-		{[]string{"--sysfs-root", "/nonexistent", "doctor"}, exitUsage, "--sysfs-root /nonexistent: no such file or directory"},
-		{[]string{"--sysfs-root", t.TempDir(), "doctor"}, exitUnsupported, "captured tree"},
+		{[]string{"--sysfs-root", rxeTree, "doctor", "--check", "nope"}, ExitUsage, "unknown check"},
+		{[]string{"--sysfs-root", rxeTree, "doctor", "--watch", "-1s"}, ExitUsage, "negative"},
+		{[]string{"--sysfs-root", rxeTree, "doctor", "--watch", "soon"}, ExitUsage, "invalid"},
+		{[]string{"--sysfs-root", rxeTree, "doctor", "extra"}, ExitUsage, "unknown command"},
+		{[]string{"--sysfs-root", "/nonexistent", "doctor"}, ExitUsage, "--sysfs-root /nonexistent: no such file or directory"},
+		{[]string{"--sysfs-root", t.TempDir(), "doctor"}, ExitUnsupported, "captured tree"},
 	} {
 		out, stderr, code := runCmd(t, tc.args...)
 		if code != tc.code || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
@@ -107,7 +107,7 @@ func TestCaptureBundleFile(t *testing.T) {
 	if out, stderr, code := runCmd(t, "--sysfs-root", doctorFixtures+"pcie", "capture", file); code != 0 || out != "" || stderr != "" {
 		t.Fatalf("capture: exit %d %q %q", code, out, stderr)
 	}
-	if _, stderr, code := runCmd(t, "--sysfs-root", doctorFixtures+"pcie", "capture", file); code != exitUsage || !strings.Contains(stderr, "not empty") {
+	if _, stderr, code := runCmd(t, "--sysfs-root", doctorFixtures+"pcie", "capture", file); code != ExitUsage || !strings.Contains(stderr, "not empty") {
 		t.Errorf("capture over an existing file: exit %d %q", code, stderr)
 	}
 	tmpBefore, _ := filepath.Glob(filepath.Join(os.TempDir(), "rdmactl-bundle-*"))
@@ -124,7 +124,7 @@ func TestCaptureBundleFile(t *testing.T) {
 	bad := t.TempDir() + "/bad.tar.gz"
 	os.WriteFile(bad, []byte("not a bundle"), 0o644)
 	out, stderr, code := runCmd(t, "--sysfs-root", bad, "doctor")
-	if code != exitUsage || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "not an rdmactl capture bundle") {
+	if code != ExitUsage || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "not an rdmactl capture bundle") {
 		t.Errorf("bad bundle: exit %d, %q, %q", code, out, stderr)
 	}
 }

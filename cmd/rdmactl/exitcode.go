@@ -14,38 +14,38 @@ import (
 // Exit codes. They are part of the interface (README "Exit codes"): scripts
 // branch on them, so never renumber.
 const (
-	exitOK            = 0
-	exitFailure       = 1   // anything not listed below
-	exitUsage         = 2   // bad flags or arguments
-	exitNotFound      = 3   // unknown device, port, GID index, resource
-	exitPermission    = 4   // EACCES/EPERM, RLIMIT_MEMLOCK too low
-	exitUnsupported   = 5   // the kernel or device lacks the feature
-	exitPeer          = 6   // benchmark peer unreachable, vanished or garbled; port went down
-	exitPerfThreshold = 7   // perf missed a threshold (-w, -y, --limit_lat)
-	exitDoctorFail    = 8   // doctor found a FAIL
-	exitInterrupted   = 130 // SIGINT/SIGTERM
+	ExitOK            = 0
+	ExitFailure       = 1   // anything not listed below
+	ExitUsage         = 2   // bad flags or arguments
+	ExitNotFound      = 3   // unknown device, port, GID index, resource
+	ExitPermission    = 4   // EACCES/EPERM, RLIMIT_MEMLOCK too low
+	ExitUnsupported   = 5   // the kernel or device lacks the feature
+	ExitPeer          = 6   // benchmark peer unreachable, vanished or garbled; port went down
+	ExitPerfThreshold = 7   // perf missed a threshold (-w, -y, --limit_lat)
+	ExitDoctorFail    = 8   // doctor found a FAIL
+	ExitInterrupted   = 130 // SIGINT/SIGTERM
 )
 
-// exitStatus is the one mapping from an error to rdmactl's exit code and
+// ExitStatus is the one mapping from an error to rdmactl's exit code and
 // the one line printed for it (without the "rdmactl: " prefix). Commands
 // return errors as the packages made them; the packages' typed errors say
 // what went wrong, and this says what it means to a script. The first rule
 // that matches wins, so the order matters where an error matches several
 // (a verbs PermissionError also wraps EACCES, a sysfs NotFoundError also
 // matches fs.ErrNotExist).
-func exitStatus(err error) (code int, msg string) {
+func ExitStatus(err error) (code int, msg string) {
 	if err == nil {
-		return exitOK, ""
+		return ExitOK, ""
 	}
-	code, err = classify(err)
-	return code, oneLine(err.Error())
+	code, err = Classify(err)
+	return code, OneLine(err.Error())
 }
 
-// classify is exitStatus's table, returning the error to print: the same
+// Classify is exitStatus's table, returning the error to print: the same
 // one, or one that adds what to do.
-func classify(err error) (int, error) {
+func Classify(err error) (int, error) {
 	var (
-		ee     *exitError
+		ee     *ExitError
 		peer   *perf.PeerError
 		limit  *perf.LimitError
 		kernel *inventory.NetlinkError
@@ -57,42 +57,42 @@ func classify(err error) (int, error) {
 	switch {
 	// A signal ends every command with 130, whatever error it caused.
 	case errors.Is(err, context.Canceled):
-		return exitInterrupted, err
+		return ExitInterrupted, err
 	// A command's own decision: bad arguments, a request it refuses.
 	case errors.As(err, &ee):
-		return ee.code, ee.err
+		return ee.Code, ee.Err
 	case errors.As(err, &peer):
-		return exitPeer, err
+		return ExitPeer, err
 	// perf -w/-y/--limit_lat: the run finished and missed a threshold.
 	case errors.As(err, &limit):
-		return exitPerfThreshold, err
+		return ExitPerfThreshold, err
 	// capture DIR: DIR must be new or empty.
 	case errors.As(err, &dest):
-		return exitUsage, err
+		return ExitUsage, err
 	// --sysfs-root FILE: not a bundle rdmactl can read back.
 	case errors.As(err, &bundle):
-		return exitUsage, err
+		return ExitUsage, err
 	// --sysfs-root PATH: nothing there (or not readable).
 	case errors.As(err, &root):
-		return exitUsage, err
+		return ExitUsage, err
 	case errors.Is(err, inventory.ErrNoNetlink):
-		return exitUnsupported, errNoRDMA
+		return ExitUnsupported, ErrNoRDMA
 	case errors.Is(err, inventory.ErrNoSysfs):
-		return exitUnsupported, err
+		return ExitUnsupported, err
 	case inventory.IsUnknown(err), inventory.IsGone(err):
-		return exitNotFound, err
+		return ExitNotFound, err
 	case inventory.IsPermission(err) && fromKernel:
-		return exitPermission, fmt.Errorf("%w (needs root or CAP_NET_ADMIN)", err)
+		return ExitPermission, fmt.Errorf("%w (needs root or CAP_NET_ADMIN)", err)
 	case inventory.IsPermission(err):
-		return exitPermission, err
+		return ExitPermission, err
 	case fromKernel && errors.Is(err, syscall.EOPNOTSUPP):
-		return exitUnsupported, fmt.Errorf("%w (this kernel does not support the request)", err)
+		return ExitUnsupported, fmt.Errorf("%w (this kernel does not support the request)", err)
 	case inventory.IsUnsupported(err):
-		return exitUnsupported, err
+		return ExitUnsupported, err
 	case isCobraUsage(err):
-		return exitUsage, err
+		return ExitUsage, err
 	}
-	return exitFailure, err
+	return ExitFailure, err
 }
 
 // isCobraUsage recognises the errors cobra makes itself, before any
@@ -102,42 +102,42 @@ func isCobraUsage(err error) bool {
 	return strings.HasPrefix(s, "unknown command") || strings.HasPrefix(s, "unknown flag") || strings.Contains(s, "arg(s)")
 }
 
-// errNoRDMA is the one line printed on a machine without any RDMA: no
+// ErrNoRDMA is the one line printed on a machine without any RDMA: no
 // NETLINK_RDMA family and no /sys/class/infiniband.
-var errNoRDMA = errors.New("this kernel has no RDMA support: no RDMA netlink (NETLINK_RDMA) and no /sys/class/infiniband (is ib_core loaded? for Soft-RoCE: modprobe rdma_rxe; rdma link add rxe0 type rxe netdev eth0)")
+var ErrNoRDMA = errors.New("this kernel has no RDMA support: no RDMA netlink (NETLINK_RDMA) and no /sys/class/infiniband (is ib_core loaded? for Soft-RoCE: modprobe rdma_rxe; rdma link add rxe0 type rxe netdev eth0)")
 
-// exitError is a command's own decision about an error's exit code: bad
+// ExitError is a command's own decision about an error's exit code: bad
 // arguments (usageErrorf), or a feature a command refuses outright
 // (unsupportedf). Errors from the packages are not wrapped in it; their
 // type decides (classify).
-type exitError struct {
-	code int
-	err  error
+type ExitError struct {
+	Code int
+	Err  error
 }
 
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
 
-// withCode wraps err so that main exits with code.
-func withCode(code int, err error) error {
+// WithCode wraps err so that main exits with code.
+func WithCode(code int, err error) error {
 	if err == nil {
 		return nil
 	}
-	return &exitError{code: code, err: err}
+	return &ExitError{Code: code, Err: err}
 }
 
-// usageErrorf reports bad command-line input (exit 2).
-func usageErrorf(format string, a ...any) error {
-	return withCode(exitUsage, fmt.Errorf(format, a...))
+// UsageErrorf reports bad command-line input (exit 2).
+func UsageErrorf(format string, a ...any) error {
+	return WithCode(ExitUsage, fmt.Errorf(format, a...))
 }
 
-// unsupportedf reports what a command cannot do here (exit 5).
-func unsupportedf(format string, a ...any) error {
-	return withCode(exitUnsupported, fmt.Errorf(format, a...))
+// Unsupportedf reports what a command cannot do here (exit 5).
+func Unsupportedf(format string, a ...any) error {
+	return WithCode(ExitUnsupported, fmt.Errorf(format, a...))
 }
 
-// oneLine keeps error output to a single line, whatever the error says.
-func oneLine(s string) string {
+// OneLine keeps error output to a single line, whatever the error says.
+func OneLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
@@ -145,9 +145,9 @@ func oneLine(s string) string {
 	return s
 }
 
-// errorLine is the line main would print for err, for a message printed
+// ErrorLine is the line main would print for err, for a message printed
 // in passing (a warning that does not end the command).
-func errorLine(err error) string {
-	_, msg := exitStatus(err)
+func ErrorLine(err error) string {
+	_, msg := ExitStatus(err)
 	return msg
 }

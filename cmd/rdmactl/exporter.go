@@ -35,7 +35,7 @@ type exporterFlags struct {
 	gidEvery   time.Duration
 }
 
-func newExporterCmd(a *app) *cobra.Command {
+func newExporterCmd(a *App) *cobra.Command {
 	var fl exporterFlags
 	c := &cobra.Command{
 		Use:   "exporter",
@@ -65,22 +65,22 @@ were left out).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if fl.timeout < 10*time.Millisecond || fl.timeout > 10*time.Minute {
-				return usageErrorf("--timeout=%v: want 10ms to 10m", fl.timeout)
+				return UsageErrorf("--timeout=%v: want 10ms to 10m", fl.timeout)
 			}
 			if fl.gidEvery < 0 {
-				return usageErrorf("--collector.gid.interval=%v: want 0 (every scrape) or more", fl.gidEvery)
+				return UsageErrorf("--collector.gid.interval=%v: want 0 (every scrape) or more", fl.gidEvery)
 			}
 			if fl.qpLimit < 1 {
-				return usageErrorf("--collector.qp.limit=%d: want at least 1", fl.qpLimit)
+				return UsageErrorf("--collector.qp.limit=%d: want at least 1", fl.qpLimit)
 			}
 			col := exporter.New(exporter.Options{
-				Open:    func() (*inventory.Source, func(), error) { return a.openInventory(true) },
+				Open:    func() (*inventory.Source, func(), error) { return a.OpenInventory(true) },
 				Timeout: fl.timeout, QP: fl.qp, QPLimit: fl.qpLimit, GIDInterval: fl.gidEvery,
 			})
 			if fl.once {
 				return exportOnce(a, col)
 			}
-			return serveExporter(watching(c), a, col, &fl)
+			return serveExporter(Watching(c), a, col, &fl)
 		},
 	}
 	f := c.Flags()
@@ -113,29 +113,29 @@ func buildInfoMetric() promtext.Metric {
 
 // exportOnce writes the RDMA series (no go_/process_ ones: those would be
 // this short process's) in the text format. A failed snapshot is an error.
-func exportOnce(a *app, col *exporter.Collector) error {
+func exportOnce(a *App, col *exporter.Collector) error {
 	ms := col.Collect()
 	for _, m := range ms {
 		if m.Desc.Name() == "rdma_exporter_scrape_success" && m.Value != 1 {
 			return errors.New("exporter: no inventory snapshot within --timeout (or the device list failed)")
 		}
 	}
-	return promtext.Write(a.stdout, append(ms, buildInfoMetric()))
+	return promtext.Write(a.Stdout, append(ms, buildInfoMetric()))
 }
 
 // serveExporter serves col until ctx is done (internal/exporter/web).
-func serveExporter(ctx context.Context, a *app, col *exporter.Collector, fl *exporterFlags) error {
+func serveExporter(ctx context.Context, a *App, col *exporter.Collector, fl *exporterFlags) error {
 	if fl.webConfig != "" {
-		return usageErrorf("--web.config.file=%s: exporter-toolkit's YAML web config is not read; use --web.tls-cert-file, --web.tls-key-file and --web.basic-auth-users-file (docs/exporter.md)", fl.webConfig)
+		return UsageErrorf("--web.config.file=%s: exporter-toolkit's YAML web config is not read; use --web.tls-cert-file, --web.tls-key-file and --web.basic-auth-users-file (docs/exporter.md)", fl.webConfig)
 	}
 	err := web.Serve(ctx, col, web.Config{
 		Listen: fl.listen, Path: fl.path, TLSCert: fl.tlsCert, TLSKey: fl.tlsKey, UsersFile: fl.authUsers,
 		GoMetrics: fl.goMetrics, ProcessMetrics: fl.procMetric,
-		Build: buildInfoMetric(), Version: buildInfo().Version, Log: a.stderr, ScrapeTimeout: fl.timeout,
+		Build: buildInfoMetric(), Version: buildInfo().Version, Log: a.Stderr, ScrapeTimeout: fl.timeout,
 	})
 	var ce *web.ConfigError
 	if errors.As(err, &ce) {
-		return usageErrorf("%v", err)
+		return UsageErrorf("%v", err)
 	}
 	return err
 }

@@ -151,12 +151,12 @@ func TestExporterBadInput(t *testing.T) {
 		{"exporter", "extra"},
 	} {
 		_, stderr, code := runCmd(t, args...)
-		if code != exitUsage || strings.Count(stderr, "\n") != 1 {
+		if code != ExitUsage || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
 		}
 	}
 	_, stderr, code := runCmd(t, "--sysfs-root", t.TempDir(), "exporter", "--once")
-	if code != exitFailure || strings.Count(stderr, "\n") != 1 {
+	if code != ExitFailure || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("empty tree --once: exit %d, stderr %q", code, stderr)
 	}
 }

@@ -53,7 +53,7 @@ type gidsFlags struct {
 	wantTyp vocab.GIDType // vocab.GIDTypeUnknown: no --type
 }
 
-func newGIDsCmd(a *app) *cobra.Command {
+func newGIDsCmd(a *App) *cobra.Command {
 	var fl gidsFlags
 	c := &cobra.Command{
 		Use:   "gids [DEV[/PORT]]",
@@ -106,7 +106,7 @@ func (fl *gidsFlags) validate() error {
 	if fl.ip != "" {
 		a, err := netip.ParseAddr(fl.ip)
 		if err != nil {
-			return usageErrorf("--ip %q is not an IP address (try --ip 192.168.1.10 or --ip fe80::1)", fl.ip)
+			return UsageErrorf("--ip %q is not an IP address (try --ip 192.168.1.10 or --ip fe80::1)", fl.ip)
 		}
 		fl.ipAddr = a.Unmap()
 	}
@@ -114,7 +114,7 @@ func (fl *gidsFlags) validate() error {
 	if fl.typ != "" {
 		t, ok := vocab.ParseGIDTypeFlag(fl.typ)
 		if !ok {
-			return usageErrorf("--type %q: want v1, v2 or ib", fl.typ)
+			return UsageErrorf("--type %q: want v1, v2 or ib", fl.typ)
 		}
 		fl.wantTyp = t
 	}
@@ -144,12 +144,12 @@ func (fl *gidsFlags) keep(g inventory.GID) bool {
 	return true
 }
 
-func runGIDs(a *app, arg string, fl *gidsFlags) error {
-	dev, port, err := parseDevPort(arg)
+func runGIDs(a *App, arg string, fl *gidsFlags) error {
+	dev, port, err := ParseDevPort(arg)
 	if err != nil {
 		return err
 	}
-	src, closeSrc, err := a.openInventory(true)
+	src, closeSrc, err := a.OpenInventory(true)
 	if err != nil {
 		return err
 	}
@@ -193,13 +193,13 @@ func runGIDs(a *app, arg string, fl *gidsFlags) error {
 			rows = append(rows, r)
 		}
 	}
-	if a.opts.json {
+	if a.Opts.JSON {
 		if rows == nil {
 			rows = []gidJSON{}
 		}
-		return a.printJSON(rows)
+		return a.PrintJSON(rows)
 	}
-	tb := render.NewTable(a.stdout, "DEV", "PORT", "INDEX", "GID", "TYPE", "NETDEV", "IP")
+	tb := render.NewTable(a.Stdout, "DEV", "PORT", "INDEX", "GID", "TYPE", "NETDEV", "IP")
 	for _, r := range rows {
 		ip := ""
 		if r.IPv4 != nil {
@@ -213,7 +213,7 @@ func runGIDs(a *app, arg string, fl *gidsFlags) error {
 		return err
 	}
 	if len(rows) == 0 {
-		fmt.Fprintln(a.stderr, "rdmactl: no GID matches (try --all, or fewer filters)")
+		fmt.Fprintln(a.Stderr, "rdmactl: no GID matches (try --all, or fewer filters)")
 	}
 	return nil
 }

@@ -29,8 +29,8 @@ type hcaCapsJSON struct {
 	Unavailable   []string                     `json:"unavailable,omitempty"`
 }
 
-func newDevHCACapsCmd(a *app) *cobra.Command {
-	return needs(needUverbs, &cobra.Command{
+func newDevHCACapsCmd(a *App) *cobra.Command {
+	return Needs(NeedUverbs, &cobra.Command{
 		Use:   "hca-caps [DEV]",
 		Short: "Show an mlx5 (ConnectX) device's firmware capabilities and counters through DEVX",
 		Long: `Ask a ConnectX device's firmware directly, through the kernel's mlx5 DEVX
@@ -57,7 +57,7 @@ it only the capability pages are shown, when the kernel allows it.`,
 	})
 }
 
-func runHCACaps(a *app, name string) error {
+func runHCACaps(a *App, name string) error {
 	src, err := inventory.Open("", true)
 	if err != nil {
 		return err
@@ -70,16 +70,16 @@ func runHCACaps(a *app, name string) error {
 	return printHCACaps(a, caps)
 }
 
-func printHCACaps(a *app, caps []inventory.HCACaps) error {
-	if a.opts.json {
+func printHCACaps(a *App, caps []inventory.HCACaps) error {
+	if a.Opts.JSON {
 		res := make([]hcaCapsJSON, 0, len(caps))
 		for _, c := range caps {
 			res = append(res, hcaCapsJSON{Ifname: c.Device, Driver: c.Driver, DevX: c.DevX, Caps: c.Caps,
 				VportCounters: c.VportCounters, CongStatus: c.CongStatus, Unavailable: c.Unavailable})
 		}
-		return a.printJSON(res)
+		return a.PrintJSON(res)
 	}
-	t := render.NewTable(a.stdout, "DEV", "GROUP", "FIELD", "VALUE")
+	t := render.NewTable(a.Stdout, "DEV", "GROUP", "FIELD", "VALUE")
 	for _, j := range caps {
 		for _, p := range j.Pages {
 			for _, f := range j.Order[p] {
@@ -105,7 +105,7 @@ func printHCACaps(a *app, caps []inventory.HCACaps) error {
 // becomes `dev hca-caps` for the same device (the DEV part of DEV/PORT).
 // The dev query command (devquery.go, not this file) calls it once in
 // newDevQueryCmd: addHCACapsFlag(a, c).
-func addHCACapsFlag(a *app, c *cobra.Command) {
+func addHCACapsFlag(a *App, c *cobra.Command) {
 	var on bool
 	c.Flags().BoolVar(&on, "hca-caps", false, "show the mlx5 firmware capability pages and counters instead (as 'dev hca-caps')")
 	inner := c.RunE

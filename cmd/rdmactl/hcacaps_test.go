@@ -11,7 +11,7 @@ import (
 
 func TestHCACapsSysfsRoot(t *testing.T) {
 	_, stderr, code := runCmd(t, "--sysfs-root", "/tmp", "dev", "hca-caps", "mlx5_0")
-	if code != exitUnsupported || strings.Count(stderr, "\n") != 1 {
+	if code != ExitUnsupported || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("code %d stderr %q", code, stderr)
 	}
 }
@@ -27,8 +27,8 @@ func TestHCACapsPrint(t *testing.T) {
 		CongStatus:    map[string][]int{"rroce_rp": {3}, "rroce_np": {}},
 		Unavailable:   []string{"QUERY_HCA_CAP(qos): bad operation"}}}
 	var o strings.Builder
-	a := &app{stdout: &o}
-	a.opts.json = true
+	a := &App{Stdout: &o}
+	a.Opts.JSON = true
 	if err := printHCACaps(a, caps); err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestHCACapsPrint(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.Reset()
-	a.opts.json = false
+	a.Opts.JSON = false
 	if err := printHCACaps(a, caps); err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ mlx5_0  unavailable     QUERY_HCA_CAP(qos): bad operation  -
 // command without it.
 func TestAddHCACapsFlag(t *testing.T) {
 	var o strings.Builder
-	a := &app{stdout: &o}
+	a := &App{Stdout: &o}
 	ran := false
 	c := &cobra.Command{Use: "query", RunE: func(*cobra.Command, []string) error { ran = true; return nil }}
 	addHCACapsFlag(a, c)

@@ -6,16 +6,16 @@ import (
 	"github.com/rdmactl/rdmactl/internal/inventory"
 )
 
-// openInventory is the source of the inspection commands (inventory.Open
+// OpenInventory is the source of the inspection commands (inventory.Open
 // with --sysfs-root). sysfsOK: answer from the live /sys alone when RDMA
 // netlink cannot be opened (gids, counters). close releases the socket.
-func (a *app) openInventory(sysfsOK bool) (src *inventory.Source, close func(), err error) {
-	src, err = inventory.Open(a.opts.sysfsRoot, sysfsOK)
+func (a *App) OpenInventory(sysfsOK bool) (src *inventory.Source, close func(), err error) {
+	src, err = inventory.Open(a.Opts.SysfsRoot, sysfsOK)
 	if err != nil {
 		return nil, nil, err
 	}
 	if src.Offline() {
-		src.SetWarn(func(s string) { fmt.Fprintf(a.stderr, "rdmactl: warning: %s\n", s) })
+		src.SetWarn(func(s string) { fmt.Fprintf(a.Stderr, "rdmactl: warning: %s\n", s) })
 	}
 	return src, func() { src.Close() }, nil
 }

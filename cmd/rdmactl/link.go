@@ -46,7 +46,7 @@ type linkJSON struct {
 	MaxMTU       *uint32  `json:"max_mtu,omitempty"`
 }
 
-func newLinkCmd(a *app) *cobra.Command {
+func newLinkCmd(a *App) *cobra.Command {
 	show := func(c *cobra.Command, args []string) error {
 		arg := ""
 		if len(args) == 1 {
@@ -89,17 +89,17 @@ the rate. With --sysfs-root everything comes from the captured sysfs tree.`,
 	return c
 }
 
-func runLinkShow(a *app, arg string) error {
-	dev, port, err := parseDevPort(arg)
+func runLinkShow(a *App, arg string) error {
+	dev, port, err := ParseDevPort(arg)
 	if err != nil {
 		return err
 	}
-	src, closeSrc, err := a.openInventory(false)
+	src, closeSrc, err := a.OpenInventory(false)
 	if err != nil {
 		return err
 	}
 	defer closeSrc()
-	ports, err := src.Ports(dev, port, inventory.PortOptions{QueryPort: a.opts.driverDetails && !src.Offline()})
+	ports, err := src.Ports(dev, port, inventory.PortOptions{QueryPort: a.Opts.DriverDetails && !src.Offline()})
 	if err != nil {
 		return err
 	}
@@ -109,18 +109,18 @@ func runLinkShow(a *app, arg string) error {
 			LID: p.LID, SMLID: p.SMLID, LMC: p.LMC, State: p.State, PhysState: p.PhysState,
 			Netdev: p.Netdev, NetdevIndex: p.NetdevIndex, LinkLayer: p.LinkLayer,
 			RateGbps: p.RateGbps, Width: p.Width, Speed: p.Speed, ActiveMTU: p.ActiveMTU, MaxMTU: p.MaxMTU}
-		if p.Caps != nil && a.opts.details {
+		if p.Caps != nil && a.Opts.Details {
 			r.Caps = inventory.PortCapNames(*p.Caps)
 		}
 		rows = append(rows, r)
 	}
-	if a.opts.json {
+	if a.Opts.JSON {
 		if rows == nil {
 			rows = []linkJSON{}
 		}
-		return a.printJSON(rows)
+		return a.PrintJSON(rows)
 	}
-	tb := render.NewTable(a.stdout, "PORT", "STATE", "PHYS_STATE", "LINK_LAYER", "NETDEV", "LID", "SM_LID", "LMC", "RATE", "MTU")
+	tb := render.NewTable(a.Stdout, "PORT", "STATE", "PHYS_STATE", "LINK_LAYER", "NETDEV", "LID", "SM_LID", "LMC", "RATE", "MTU")
 	for _, r := range rows {
 		rate := ""
 		if r.RateGbps != nil {

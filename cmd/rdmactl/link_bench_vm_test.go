@@ -82,7 +82,7 @@ func BenchmarkVMLinkShowTableOnly(b *testing.B) {
 
 func BenchmarkVMRootCmdBuild(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		newRootCmd(&app{stdout: io.Discard, stderr: io.Discard})
+		newRootCmd(&App{Stdout: io.Discard, Stderr: io.Discard})
 	}
 }
 

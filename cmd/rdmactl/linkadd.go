@@ -13,10 +13,10 @@ import (
 
 // linkSubcommands are the write children of "rdmactl link" (link.go adds
 // them beside show).
-var linkSubcommands = []func(*app) *cobra.Command{newLinkAddCmd, newLinkDeleteCmd}
+var linkSubcommands = []func(*App) *cobra.Command{newLinkAddCmd, newLinkDeleteCmd}
 
-func newLinkAddCmd(a *app) *cobra.Command {
-	return needs(needNetAdmin, &cobra.Command{
+func newLinkAddCmd(a *App) *cobra.Command {
+	return Needs(NeedNetAdmin, &cobra.Command{
 		Use:   "add NAME type rxe|siw netdev NETDEV",
 		Short: "Create a software RDMA device on a netdev (needs CAP_NET_ADMIN)",
 		Long: `Create a software RDMA device NAME of type rxe (Soft-RoCE) or siw (soft
@@ -31,32 +31,32 @@ driver (exit 5) or the caller lacks CAP_NET_ADMIN (exit 4).`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usageErrorf("link add: needs NAME type rxe|siw netdev NETDEV")
+				return UsageErrorf("link add: needs NAME type rxe|siw netdev NETDEV")
 			}
-			kw, err := keywords("link add", args[1:], "type", "netdev")
+			kw, err := Keywords("link add", args[1:], "type", "netdev")
 			if err != nil {
 				return err
 			}
 			if kw["type"] == "" || kw["netdev"] == "" {
-				return usageErrorf("link add: needs NAME type rxe|siw netdev NETDEV")
+				return UsageErrorf("link add: needs NAME type rxe|siw netdev NETDEV")
 			}
 			return runLinkAdd(a, args[0], kw["type"], kw["netdev"])
 		},
 	})
 }
 
-func runLinkAdd(a *app, name, typ, netdev string) error {
+func runLinkAdd(a *App, name, typ, netdev string) error {
 	what := fmt.Sprintf("link add %s", name)
-	if err := checkDevName("link add", name); err != nil {
+	if err := CheckDevName("link add", name); err != nil {
 		return err
 	}
 	if typ != "rxe" && typ != "siw" {
-		return usageErrorf("link add: type %q: want rxe or siw", typ)
+		return UsageErrorf("link add: type %q: want rxe or siw", typ)
 	}
 	if _, err := net.InterfaceByName(netdev); err != nil {
-		return withCode(exitNotFound, fmt.Errorf("%s: no network device %q in this network namespace", what, netdev))
+		return WithCode(ExitNotFound, fmt.Errorf("%s: no network device %q in this network namespace", what, netdev))
 	}
-	c, _, closeFn, err := a.openWrite()
+	c, _, closeFn, err := a.OpenWrite()
 	if err != nil {
 		return err
 	}
@@ -67,19 +67,19 @@ func runLinkAdd(a *app, name, typ, netdev string) error {
 	}
 	for _, d := range devs {
 		if d.Name == name {
-			return withCode(exitFailure, fmt.Errorf("%s: an RDMA device called %s exists already", what, name))
+			return WithCode(ExitFailure, fmt.Errorf("%s: an RDMA device called %s exists already", what, name))
 		}
 	}
-	return writeError(what, c.NewLink(name, typ, netdev), map[syscall.Errno]refusal{
-		syscall.EEXIST: {exitFailure, fmt.Sprintf("%s already has an %s device (EEXIST)", netdev, typ)},
-		syscall.ENFILE: {exitFailure, fmt.Sprintf("an RDMA device called %s exists already (ENFILE)", name)},
-		syscall.ENODEV: {exitNotFound, fmt.Sprintf("no network device %q (ENODEV)", netdev)},
-		syscall.EINVAL: {exitUnsupported, fmt.Sprintf("the kernel refused (EINVAL): it has no %s link type (module rdma-link-%s not available?), or %s cannot carry one", typ, typ, netdev)},
+	return WriteError(what, c.NewLink(name, typ, netdev), map[syscall.Errno]Refusal{
+		syscall.EEXIST: {ExitFailure, fmt.Sprintf("%s already has an %s device (EEXIST)", netdev, typ)},
+		syscall.ENFILE: {ExitFailure, fmt.Sprintf("an RDMA device called %s exists already (ENFILE)", name)},
+		syscall.ENODEV: {ExitNotFound, fmt.Sprintf("no network device %q (ENODEV)", netdev)},
+		syscall.EINVAL: {ExitUnsupported, fmt.Sprintf("the kernel refused (EINVAL): it has no %s link type (module rdma-link-%s not available?), or %s cannot carry one", typ, typ, netdev)},
 	})
 }
 
-func newLinkDeleteCmd(a *app) *cobra.Command {
-	return needs(needNetAdmin, &cobra.Command{
+func newLinkDeleteCmd(a *App) *cobra.Command {
+	return Needs(NeedNetAdmin, &cobra.Command{
 		Use:     "delete NAME",
 		Aliases: []string{"del"},
 		Short:   "Remove a software RDMA device (rxe, siw; needs CAP_NET_ADMIN)",
@@ -94,8 +94,8 @@ refused (exit 5). Prints nothing on success.`,
 	})
 }
 
-func runLinkDelete(a *app, name string) error {
-	c, _, closeFn, err := a.openWrite()
+func runLinkDelete(a *App, name string) error {
+	c, _, closeFn, err := a.OpenWrite()
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func runLinkDelete(a *app, name string) error {
 	if err != nil {
 		return err
 	}
-	return writeError("link delete "+name, c.DelLink(d.Index), map[syscall.Errno]refusal{
-		syscall.EINVAL: {exitUnsupported, "the kernel refused (EINVAL): only software devices (rxe, siw) can be deleted"},
+	return WriteError("link delete "+name, c.DelLink(d.Index), map[syscall.Errno]Refusal{
+		syscall.EINVAL: {ExitUnsupported, "the kernel refused (EINVAL): only software devices (rxe, siw) can be deleted"},
 	})
 }

@@ -20,50 +20,50 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// options are the global flags, shared by every command.
-type options struct {
-	json          bool
-	pretty        bool
-	details       bool
-	driverDetails bool // -dd, as rdma: details plus the driver's own (res)
-	raw           bool // -r, as rdma: raw resource dumps (res only)
-	sysfsRoot     string
+// Options are the global flags, shared by every command.
+type Options struct {
+	JSON          bool
+	Pretty        bool
+	Details       bool
+	DriverDetails bool // -dd, as rdma: details plus the driver's own (res)
+	Raw           bool // -r, as rdma: raw resource dumps (res only)
+	SysfsRoot     string
 }
 
-// detailsFlag is -d/--details: a bool that, given twice (-dd, -d -d), also
+// DetailsFlag is -d/--details: a bool that, given twice (-dd, -d -d), also
 // sets driverDetails, as rdma's -dd does.
-type detailsFlag struct{ o *options }
+type DetailsFlag struct{ o *Options }
 
-func (f detailsFlag) String() string { return strconv.FormatBool(f.o != nil && f.o.details) }
-func (f detailsFlag) Type() string   { return "bool" }
-func (f detailsFlag) Set(s string) error {
+func (f DetailsFlag) String() string { return strconv.FormatBool(f.o != nil && f.o.Details) }
+func (f DetailsFlag) Type() string   { return "bool" }
+func (f DetailsFlag) Set(s string) error {
 	on, err := strconv.ParseBool(s)
 	if err != nil {
 		return err
 	}
-	f.o.driverDetails = on && f.o.details
-	f.o.details = on
+	f.o.DriverDetails = on && f.o.Details
+	f.o.Details = on
 	return nil
 }
 
-// app is what every command gets: global options and where to write.
-type app struct {
-	opts   options
-	stdout io.Writer
-	stderr io.Writer
+// App is what every command gets: global options and where to write.
+type App struct {
+	Opts   Options
+	Stdout io.Writer
+	Stderr io.Writer
 	lazy   []func()        // fill the long help texts lazyLong deferred
-	ctx    context.Context // run's; a write looks at it to catch signals (openWrite)
-	// soleSession: a perf command is the only benchmark in the process,
+	Ctx    context.Context // run's; a write looks at it to catch signals (openWrite)
+	// SoleSession: a perf command is the only benchmark in the process,
 	// as in the binary (main sets it); tests that run both sides of a
 	// benchmark in one process leave it false (perf.Session.SoleSession).
-	soleSession bool
+	SoleSession bool
 }
 
-// lazyLong gives c the long help build returns, built when c's help is
+// LazyLong gives c the long help build returns, built when c's help is
 // shown or the manual is generated (expandHelp) instead of at every start:
 // perf's four flag tables cost 8 of the 46 ms of CPU every rdmactl run
 // took to start (TCG guest, perf stat).
-func (a *app) lazyLong(c *cobra.Command, build func() string) {
+func (a *App) LazyLong(c *cobra.Command, build func() string) {
 	fill := func() {
 		if c.Long == "" {
 			c.Long = build()
@@ -76,9 +76,9 @@ func (a *app) lazyLong(c *cobra.Command, build func() string) {
 	})
 }
 
-// expandHelp fills every long help lazyLong deferred (the manual needs
+// ExpandHelp fills every long help lazyLong deferred (the manual needs
 // them all).
-func (a *app) expandHelp() {
+func (a *App) ExpandHelp() {
 	for _, f := range a.lazy {
 		f()
 	}
@@ -88,7 +88,7 @@ func (a *app) expandHelp() {
 // one explicit list instead of init() registration, so that nothing depends
 // on the order in which the compiler sees the files. Help lists commands
 // sorted by name (cobra's default), whatever the order here.
-var commands = []func(*app) *cobra.Command{
+var commands = []func(*App) *cobra.Command{
 	newDevCmd,
 	newLinkCmd,
 	newGIDsCmd,
@@ -107,14 +107,14 @@ var commands = []func(*app) *cobra.Command{
 }
 
 // devSubcommands are the children of "rdmactl dev".
-var devSubcommands = []func(*app) *cobra.Command{
+var devSubcommands = []func(*App) *cobra.Command{
 	newDevShowCmd,
 	newDevQueryCmd,
 	newDevHCACapsCmd,
 	newDevSetCmd,
 }
 
-func newRootCmd(a *app) *cobra.Command {
+func newRootCmd(a *App) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "rdmactl",
 		Short: "Inspect RDMA devices and benchmark RDMA fabrics, without libibverbs",
@@ -128,8 +128,8 @@ It is one static binary that talks to the kernel directly: RDMA netlink,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetOut(a.stdout)
-	root.SetErr(a.stderr)
+	root.SetOut(a.Stdout)
+	root.SetErr(a.Stderr)
 	// --version, which people type first: the same lines as 'rdmactl
 	// version' (cobra enables the flag when Version is set; the text is
 	// made only when asked).
@@ -137,21 +137,21 @@ It is one static binary that talks to the kernel directly: RDMA netlink,
 	cobra.AddTemplateFunc("rdmactlVersion", versionText)
 	root.SetVersionTemplate(`{{rdmactlVersion}}`)
 	pf := root.PersistentFlags()
-	pf.BoolVarP(&a.opts.json, "json", "j", false, "print JSON instead of a table")
-	pf.BoolVarP(&a.opts.pretty, "pretty", "p", false, "indent JSON output (implies nothing without -j)")
-	pf.VarPF(detailsFlag{&a.opts}, "details", "d", "print more details; twice (-dd) adds what the driver itself reports: of resources, as rdma -dd, and (link show) each port's MTUs as the device answers").NoOptDefVal = "true"
-	pf.BoolVarP(&a.opts.raw, "raw", "r", false, "res qp|cq|mr|srq: the driver's raw image of each object, as rdma -r")
-	pf.StringVar(&a.opts.sysfsRoot, "sysfs-root", "", "read a capture (rdmactl capture: a directory or .tar.gz bundle) at `PATH` instead of the live /sys and netlink")
+	pf.BoolVarP(&a.Opts.JSON, "json", "j", false, "print JSON instead of a table")
+	pf.BoolVarP(&a.Opts.Pretty, "pretty", "p", false, "indent JSON output (implies nothing without -j)")
+	pf.VarPF(DetailsFlag{&a.Opts}, "details", "d", "print more details; twice (-dd) adds what the driver itself reports: of resources, as rdma -dd, and (link show) each port's MTUs as the device answers").NoOptDefVal = "true"
+	pf.BoolVarP(&a.Opts.Raw, "raw", "r", false, "res qp|cq|mr|srq: the driver's raw image of each object, as rdma -r")
+	pf.StringVar(&a.Opts.SysfsRoot, "sysfs-root", "", "read a capture (rdmactl capture: a directory or .tar.gz bundle) at `PATH` instead of the live /sys and netlink")
 	// -r is global as in rdma (where it goes before the object), but only
 	// res has raw dumps.
 	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
-		if a.opts.raw && c.Name() != "res" {
-			return usageErrorf("-r (raw) applies to res qp, cq, mr and srq only, not to '%s'", c.CommandPath())
+		if a.Opts.Raw && c.Name() != "res" {
+			return UsageErrorf("-r (raw) applies to res qp, cq, mr and srq only, not to '%s'", c.CommandPath())
 		}
-		return a.checkNeeds(c)
+		return a.CheckNeeds(c)
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageErrorf("%v (see '%s --help')", err, c.CommandPath())
+		return UsageErrorf("%v (see '%s --help')", err, c.CommandPath())
 	})
 
 	for _, f := range commands {
@@ -161,13 +161,13 @@ It is one static binary that talks to the kernel directly: RDMA netlink,
 }
 
 // newDevCmd is "rdmactl dev", the parent of devSubcommands.
-func newDevCmd(a *app) *cobra.Command {
+func newDevCmd(a *App) *cobra.Command {
 	dev := &cobra.Command{
 		Use:   "dev",
 		Short: "RDMA devices: show, query",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			return usageErrorf("'rdmactl dev' needs a subcommand: try 'rdmactl dev show' (as in 'rdma dev show') or 'rdmactl dev query' (as ibv_devinfo -v)")
+			return UsageErrorf("'rdmactl dev' needs a subcommand: try 'rdmactl dev show' (as in 'rdma dev show') or 'rdmactl dev query' (as ibv_devinfo -v)")
 		},
 	}
 	for _, f := range devSubcommands {
@@ -178,12 +178,12 @@ func newDevCmd(a *app) *cobra.Command {
 
 // run executes rdmactl with args and returns the process exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return runApp(&app{stdout: stdout, stderr: stderr, ctx: ctx}, args)
+	return runApp(&App{Stdout: stdout, Stderr: stderr, Ctx: ctx}, args)
 }
 
 // runApp is run with the app given: its writers, context and soleSession.
-func runApp(a *app, args []string) int {
-	stderr, ctx := a.stderr, a.ctx
+func runApp(a *App, args []string) int {
+	stderr, ctx := a.Stderr, a.Ctx
 	root := newRootCmd(a)
 	// rdma's grammar too; "res show NAME" depends on this host's devices.
 	cargs := rdmagrammar.Translate(args, inventory.LiveDeviceExists)
@@ -195,12 +195,12 @@ func runApp(a *app, args []string) int {
 	root.SetArgs(cargs)
 	err := rdmagrammar.OptionError(args)
 	if err != nil {
-		err = usageErrorf("%v", err)
+		err = UsageErrorf("%v", err)
 	} else {
 		err = root.ExecuteContext(ctx)
 	}
-	code, msg := exitStatus(err)
-	if code != exitOK {
+	code, msg := ExitStatus(err)
+	if code != ExitOK {
 		fmt.Fprintf(stderr, "rdmactl: %s\n", msg)
 	}
 	return code
@@ -208,7 +208,7 @@ func runApp(a *app, args []string) int {
 
 func main() {
 	ctx := &signalContext{}
-	code := runApp(&app{stdout: os.Stdout, stderr: os.Stderr, ctx: ctx, soleSession: true}, os.Args[1:])
+	code := runApp(&App{Stdout: os.Stdout, Stderr: os.Stderr, Ctx: ctx, SoleSession: true}, os.Args[1:])
 	ctx.stop()
 	os.Exit(code)
 }
@@ -236,11 +236,11 @@ func (s *signalContext) Done() <-chan struct{}       { s.start(); return s.ctx.D
 func (s *signalContext) Err() error                  { s.start(); return s.ctx.Err() }
 func (s *signalContext) Value(key any) any           { return nil }
 
-// watching is c's context with SIGINT and SIGTERM caught from now on
+// Watching is c's context with SIGINT and SIGTERM caught from now on
 // (signalContext asks for them when first looked at), for the commands
 // that run until interrupted and then end cleanly: perf, top, monitor,
 // the exporter, counters --watch.
-func watching(c *cobra.Command) context.Context {
+func Watching(c *cobra.Command) context.Context {
 	ctx := c.Context()
 	_ = ctx.Done()
 	return ctx

@@ -22,8 +22,8 @@ func runCmd(t *testing.T, args ...string) (stdout, stderr string, code int) {
 
 func TestUnknownCommandIsUsageError(t *testing.T) {
 	_, stderr, code := runCmd(t, "frobnicate")
-	if code != exitUsage {
-		t.Fatalf("exit code %d, want %d", code, exitUsage)
+	if code != ExitUsage {
+		t.Fatalf("exit code %d, want %d", code, ExitUsage)
 	}
 	if strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "rdmactl: ") {
 		t.Fatalf("want one line on stderr, got %q", stderr)

@@ -13,7 +13,7 @@ import (
 	"github.com/rdmactl/rdmactl/internal/monitor"
 )
 
-func newMonitorCmd(a *app) *cobra.Command {
+func newMonitorCmd(a *App) *cobra.Command {
 	var poll string
 	c := &cobra.Command{
 		Use:   "monitor",
@@ -54,11 +54,11 @@ whichever source saw it.`,
 			var iv time.Duration
 			if c.Flags().Changed("poll") {
 				var err error
-				if iv, err = parseInterval(poll); err != nil {
-					return usageErrorf("--poll %s: want an interval from 10ms to 24h, such as --poll 1s", poll)
+				if iv, err = ParseInterval(poll); err != nil {
+					return UsageErrorf("--poll %s: want an interval from 10ms to 24h, such as --poll 1s", poll)
 				}
 			}
-			return runMonitor(watching(c), a, iv)
+			return runMonitor(Watching(c), a, iv)
 		},
 	}
 	c.Flags().StringVar(&poll, "poll", "", "also compare the inventory every `INTERVAL` (500ms, 2s...): port state, and everything on kernels without events")
@@ -66,33 +66,33 @@ whichever source saw it.`,
 }
 
 // runMonitor prints events until ctx is done (Ctrl-C: status 0).
-func runMonitor(ctx context.Context, a *app, poll time.Duration) error {
-	if a.opts.sysfsRoot != "" && poll == 0 {
-		return usageErrorf("a captured tree (--sysfs-root) sends no events: add --poll INTERVAL to compare it with itself")
+func runMonitor(ctx context.Context, a *App, poll time.Duration) error {
+	if a.Opts.SysfsRoot != "" && poll == 0 {
+		return UsageErrorf("a captured tree (--sysfs-root) sends no events: add --poll INTERVAL to compare it with itself")
 	}
-	cfg, how, closeSrc, err := monitor.Open(a.opts.sysfsRoot, poll)
+	cfg, how, closeSrc, err := monitor.Open(a.Opts.SysfsRoot, poll)
 	if errors.Is(err, monitor.ErrNoEvents) {
-		return unsupportedf("%v: add --poll INTERVAL to compare the devices every INTERVAL instead", err)
+		return Unsupportedf("%v: add --poll INTERVAL to compare the devices every INTERVAL instead", err)
 	}
 	if err != nil {
 		return err
 	}
 	defer closeSrc()
 	cfg.Emit = a.printEvent
-	cfg.Warn = func(err error) { fmt.Fprintf(a.stderr, "rdmactl: %s\n", errorLine(err)) }
+	cfg.Warn = func(err error) { fmt.Fprintf(a.Stderr, "rdmactl: %s\n", ErrorLine(err)) }
 	// What is watched goes to stderr, as tcpdump says "listening on": stdout
 	// stays events only, and a script knows when changes start to count.
-	cfg.Ready = func() { fmt.Fprintf(a.stderr, "rdmactl: monitoring RDMA devices: %s; Ctrl-C to stop\n", how) }
+	cfg.Ready = func() { fmt.Fprintf(a.Stderr, "rdmactl: monitoring RDMA devices: %s; Ctrl-C to stop\n", how) }
 	return monitor.Run(ctx, cfg)
 }
 
 // printEvent writes one event: a JSON object on its own line with -j,
 // else a line of text.
-func (a *app) printEvent(e monitor.Event) error {
-	if a.opts.json {
-		return a.printJSON(e)
+func (a *App) printEvent(e monitor.Event) error {
+	if a.Opts.JSON {
+		return a.PrintJSON(e)
 	}
-	_, err := io.WriteString(a.stdout, eventLine(time.Now(), e))
+	_, err := io.WriteString(a.Stdout, eventLine(time.Now(), e))
 	return err
 }
 

@@ -166,11 +166,11 @@ func TestMonitorBadInput(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"monitor", "--poll", "soon"}, exitUsage, "--poll soon: want an interval"},
-		{[]string{"monitor", "--poll", "1ns"}, exitUsage, "--poll 1ns: want an interval"},
-		{[]string{"monitor", "rxe0"}, exitUsage, "unknown command"},
-		{[]string{"--sysfs-root", rxeTree, "monitor"}, exitUsage, "add --poll INTERVAL"},
-		{[]string{"--sysfs-root", t.TempDir(), "monitor", "--poll", "1s"}, exitUnsupported, "no RDMA"},
+		{[]string{"monitor", "--poll", "soon"}, ExitUsage, "--poll soon: want an interval"},
+		{[]string{"monitor", "--poll", "1ns"}, ExitUsage, "--poll 1ns: want an interval"},
+		{[]string{"monitor", "rxe0"}, ExitUsage, "unknown command"},
+		{[]string{"--sysfs-root", rxeTree, "monitor"}, ExitUsage, "add --poll INTERVAL"},
+		{[]string{"--sysfs-root", t.TempDir(), "monitor", "--poll", "1s"}, ExitUnsupported, "no RDMA"},
 	} {
 		out, stderr, code := runCmd(t, c.args...)
 		if code != c.code || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.msg) {

@@ -208,7 +208,7 @@ func TestVMMonitor(t *testing.T) {
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitUnsupported || so.Len() != 0 ||
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != ExitUnsupported || so.Len() != 0 ||
 		strings.Count(se.String(), "\n") != 1 || !strings.Contains(se.String(), "--poll INTERVAL") {
 		t.Errorf("%v monitor without --poll: %v, stdout %q, stderr %q; want exit 5 and one line", env, err, so.String(), se.String())
 	}

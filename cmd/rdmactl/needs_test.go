@@ -13,38 +13,38 @@ import (
 // new command that reads NLDEV resources or uverbs, or writes, belongs
 // here; one missing from this table fails.
 func TestNeedsDeclared(t *testing.T) {
-	want := map[string]need{
-		"dev query":           needUverbs,
-		"dev hca-caps":        needUverbs,
-		"dev set":             needNetAdmin,
-		"link add":            needNetAdmin,
-		"link delete":         needNetAdmin,
-		"res":                 needNetlink,
-		"system":              needNetlink,
-		"system show":         needNetlink,
-		"system set":          needNetAdmin,
-		"statistic qp":        needNetlink,
-		"statistic qp show":   needNetlink,
-		"statistic qp mode":   needNetlink,
-		"statistic qp set":    needNetAdmin,
-		"statistic qp bind":   needNetAdmin,
-		"statistic qp unbind": needNetAdmin,
-		"statistic mode":      needNetlink,
-		"statistic set":       needNetAdmin,
-		"statistic unset":     needNetAdmin,
-		"statistic mr":        needNetlink,
+	want := map[string]Need{
+		"dev query":           NeedUverbs,
+		"dev hca-caps":        NeedUverbs,
+		"dev set":             NeedNetAdmin,
+		"link add":            NeedNetAdmin,
+		"link delete":         NeedNetAdmin,
+		"res":                 NeedNetlink,
+		"system":              NeedNetlink,
+		"system show":         NeedNetlink,
+		"system set":          NeedNetAdmin,
+		"statistic qp":        NeedNetlink,
+		"statistic qp show":   NeedNetlink,
+		"statistic qp mode":   NeedNetlink,
+		"statistic qp set":    NeedNetAdmin,
+		"statistic qp bind":   NeedNetAdmin,
+		"statistic qp unbind": NeedNetAdmin,
+		"statistic mode":      NeedNetlink,
+		"statistic set":       NeedNetAdmin,
+		"statistic unset":     NeedNetAdmin,
+		"statistic mr":        NeedNetlink,
 	}
-	got := map[string]need{}
+	got := map[string]Need{}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
-		if n := needsOf(c); n != 0 {
+		if n := NeedsOf(c); n != 0 {
 			got[strings.TrimPrefix(c.CommandPath(), "rdmactl ")] = n
 		}
 		for _, s := range c.Commands() {
 			walk(s)
 		}
 	}
-	walk(newRootCmd(&app{stdout: io.Discard, stderr: io.Discard}))
+	walk(newRootCmd(&App{Stdout: io.Discard, Stderr: io.Discard}))
 	var bad []string
 	for k, v := range want {
 		if got[k] != v {
@@ -77,9 +77,9 @@ func TestNeedsRefuseCapturedTree(t *testing.T) {
 		{"statistic", "unset", "link", "rxe0/1", "optional-counters"},
 	} {
 		out, stderr, code := runCmd(t, append([]string{"--sysfs-root", rxeFixture}, args...)...)
-		if code != exitUnsupported || out != "" || strings.Count(stderr, "\n") != 1 ||
+		if code != ExitUnsupported || out != "" || strings.Count(stderr, "\n") != 1 ||
 			!strings.Contains(stderr, "needs the running kernel") || !strings.Contains(stderr, "--sysfs-root") {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d and one line", args, code, out, stderr, exitUnsupported)
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d and one line", args, code, out, stderr, ExitUnsupported)
 		}
 	}
 }

@@ -45,7 +45,7 @@ const perfExample = `  # bandwidth, like ib_write_bw: start the server, then the
   # latency gate: exit 7 when the 99th percentile exceeds 25 usec
   rdmactl perf send --lat -d rxe1 --limit_lat 25 --limit_lat_pct 99 10.77.0.1`
 
-func newPerfCmd(a *app) *cobra.Command {
+func newPerfCmd(a *App) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "perf",
 		Short: "Benchmark RDMA bandwidth and latency, wire-compatible with perftest",
@@ -56,7 +56,7 @@ perftest's report layout, or JSON with -j.`,
 		Example: perfExample,
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			return usageErrorf("'rdmactl perf' needs a test: send, write, read or atomic (e.g. 'rdmactl perf write -d rxe0')")
+			return UsageErrorf("'rdmactl perf' needs a test: send, write, read or atomic (e.g. 'rdmactl perf write -d rxe0')")
 		},
 	}
 	for _, v := range []perf.Verb{perf.VerbSend, perf.VerbWrite, perf.VerbRead, perf.VerbAtomic} {
@@ -132,7 +132,7 @@ func parsePerfArgs(verb perf.Verb, args []string) (*perfFlags, error) {
 	f := &perfFlags{}
 	fs := perfFlagSet(f, verb)
 	if err := fs.Parse(args); err != nil {
-		return f, usageErrorf("%v (see 'rdmactl perf %s --help')", err, verb)
+		return f, UsageErrorf("%v (see 'rdmactl perf %s --help')", err, verb)
 	}
 	if f.help {
 		return f, nil
@@ -146,11 +146,11 @@ func parsePerfArgs(verb perf.Verb, args []string) (*perfFlags, error) {
 	p.UserGID = fs.Changed("gid-index")
 	var err error
 	if p.Conn, err = perf.ParseTransport(f.conn); err != nil {
-		return f, usageErrorf("-c: %v", err)
+		return f, UsageErrorf("-c: %v", err)
 	}
 	if f.size != "" {
 		if p.Size, err = perf.ParseSize(f.size); err != nil {
-			return f, usageErrorf("-s: %v", err)
+			return f, UsageErrorf("-s: %v", err)
 		}
 	}
 	p.Inline = f.inline
@@ -158,16 +158,16 @@ func parsePerfArgs(verb perf.Verb, args []string) (*perfFlags, error) {
 		return f, err
 	}
 	if p.Loop, err = rtloop.ParseMode(f.loop); err != nil {
-		return f, usageErrorf("--loop: %v", err)
+		return f, UsageErrorf("--loop: %v", err)
 	}
 	if f.duration < 0 || f.interval < 0 {
-		return f, usageErrorf("-D and --interval take a positive number of seconds")
+		return f, UsageErrorf("-D and --interval take a positive number of seconds")
 	}
 	if f.duration > maxPerfSeconds {
-		return f, usageErrorf("-D %d: at most %d seconds (a year)", f.duration, maxPerfSeconds)
+		return f, UsageErrorf("-D %d: at most %d seconds (a year)", f.duration, maxPerfSeconds)
 	}
 	if f.interval > maxPerfSeconds {
-		return f, usageErrorf("--interval %d: at most %d seconds (a year)", f.interval, maxPerfSeconds)
+		return f, UsageErrorf("--interval %d: at most %d seconds (a year)", f.interval, maxPerfSeconds)
 	}
 	if err := checkGivenZeros(fs, p); err != nil {
 		return f, err
@@ -187,16 +187,16 @@ func parsePerfArgs(verb perf.Verb, args []string) (*perfFlags, error) {
 	case 1:
 		p.Host = rest[0]
 	default:
-		return f, usageErrorf("too many arguments %q: give at most the server's address", rest)
+		return f, UsageErrorf("too many arguments %q: give at most the server's address", rest)
 	}
 	p.Defaults()
 	if err := p.Validate(); err != nil {
-		return f, usageErrorf("%v", err)
+		return f, UsageErrorf("%v", err)
 	}
 	return f, nil
 }
 
-func newPerfVerbCmd(a *app, verb perf.Verb) *cobra.Command {
+func newPerfVerbCmd(a *App, verb perf.Verb) *cobra.Command {
 	name := verb.String()
 	c := &cobra.Command{
 		Use:                name + " [flags] [SERVER]",
@@ -206,22 +206,22 @@ func newPerfVerbCmd(a *app, verb perf.Verb) *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			pf, err := parsePerfArgs(verb, args)
 			if pf.help {
-				fmt.Fprintf(a.stdout, "%s\n\nUsage:\n  rdmactl perf %s [flags] [SERVER]\n\nFlags:\n%s\nExamples:\n%s\n", c.Short, name, pf.fs.FlagUsages(), perfExample)
+				fmt.Fprintf(a.Stdout, "%s\n\nUsage:\n  rdmactl perf %s [flags] [SERVER]\n\nFlags:\n%s\nExamples:\n%s\n", c.Short, name, pf.fs.FlagUsages(), perfExample)
 				return nil
 			}
 			if err != nil {
 				return err
 			}
 			if pf.json {
-				a.opts.json = true
+				a.Opts.JSON = true
 			}
 			if pf.pretty {
-				a.opts.pretty = true
+				a.Opts.Pretty = true
 			}
-			return runPerf(watching(c), a, &pf.p)
+			return runPerf(Watching(c), a, &pf.p)
 		},
 	}
-	a.lazyLong(c, func() string {
+	a.LazyLong(c, func() string {
 		return fmt.Sprintf(`Without SERVER, wait for one client (like 'ib_%[1]s_bw -d DEV'); with SERVER,
 connect to it and run. Either side may be perftest's ib_%[1]s_bw/_lat.
 
@@ -231,7 +231,7 @@ Flags (perftest's letters; here -d is the device and -p the TCP port):
 	return c
 }
 
-func runPerf(ctx context.Context, a *app, p *perf.Params) error {
+func runPerf(ctx context.Context, a *App, p *perf.Params) error {
 	if p.RDMACM {
 		return runPerfSession(ctx, a, p, nil)
 	}
@@ -258,26 +258,26 @@ func runPerf(ctx context.Context, a *app, p *perf.Params) error {
 
 // runPerfSession runs the session on dev (nil with -R: the RDMA CM's
 // route names the device).
-func runPerfSession(ctx context.Context, a *app, p *perf.Params, dev perf.Device) error {
-	s := &perf.Session{P: p, Dev: dev, SoleSession: a.soleSession}
+func runPerfSession(ctx context.Context, a *App, p *perf.Params, dev perf.Device) error {
+	s := &perf.Session{P: p, Dev: dev, SoleSession: a.SoleSession}
 	if p.RDMACM {
 		s.CMDevice = cmRouteDevice
 	}
 	if p.CounterDeltas {
 		s.Counters = &perfCounterWatch{a: a, p: p}
 	}
-	if !a.opts.json {
-		s.Out = a.stdout
+	if !a.Opts.JSON {
+		s.Out = a.Stdout
 	}
-	if isTerminal(a.stderr) {
-		s.Progress = a.stderr
+	if IsTerminal(a.Stderr) {
+		s.Progress = a.Stderr
 	}
 	res, err := s.Run(ctx)
 	if ue := (*rdmacm.UnsupportedError)(nil); errors.As(err, &ue) {
-		err = withCode(exitUnsupported, err) // no rdma_cm device: modprobe rdma_ucm
+		err = WithCode(ExitUnsupported, err) // no rdma_cm device: modprobe rdma_ucm
 	}
-	if a.opts.json && res != nil {
-		if jerr := a.printJSON(res); jerr != nil && err == nil {
+	if a.Opts.JSON && res != nil {
+		if jerr := a.PrintJSON(res); jerr != nil && err == nil {
 			err = jerr
 		}
 	}
@@ -287,8 +287,8 @@ func runPerfSession(ctx context.Context, a *app, p *perf.Params, dev perf.Device
 	return err
 }
 
-// isTerminal reports whether w is a terminal (for the progress line).
-func isTerminal(w io.Writer) bool {
+// IsTerminal reports whether w is a terminal (for the progress line).
+func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
@@ -339,7 +339,7 @@ func checkGivenZeros(fs *pflag.FlagSet, p *perf.Params) error {
 		{"ib-port", "i", p.IBPort == 0, "device ports are numbered 1..255"},
 	} {
 		if c.zero && fs.Changed(c.name) {
-			return usageErrorf("-%s 0: %s", c.short, c.want)
+			return UsageErrorf("-%s 0: %s", c.short, c.want)
 		}
 	}
 	return nil

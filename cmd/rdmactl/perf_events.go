@@ -33,7 +33,7 @@ func applyPerfEventFlags(f *perfFlags) error {
 	if f.fs.Changed("report-counters") {
 		l, err := perf.ParseCounterList(f.ev.counterList)
 		if err != nil {
-			return usageErrorf("%v", err)
+			return UsageErrorf("%v", err)
 		}
 		f.p.ReportCounters = l
 	}
@@ -50,13 +50,13 @@ var badRunCategories = map[vocab.Category]bool{
 // snapshots of the run's port before and after, compared by
 // inventory.Rates (resets and wraps handled there).
 type perfCounterWatch struct {
-	a    *app
+	a    *App
 	p    *perf.Params // its device is known at the start (with -R, from the CM's route)
 	prev *inventory.CounterSnapshot
 }
 
 func (w *perfCounterWatch) snapshot() (*inventory.CounterSnapshot, error) {
-	src, closeSrc, err := w.a.openInventory(true)
+	src, closeSrc, err := w.a.OpenInventory(true)
 	if err != nil {
 		return nil, err
 	}

@@ -31,8 +31,8 @@ func TestPerfEventFlags(t *testing.T) {
 		{"perf", "write", "-W", "../../../etc/shadow"},
 	} {
 		_, stderr, code := runCmd(t, args...)
-		if code != exitUsage || strings.Count(stderr, "\n") != 1 {
-			t.Errorf("%v: exit %d, stderr %q; want %d and one line", args, code, stderr, exitUsage)
+		if code != ExitUsage || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want %d and one line", args, code, stderr, ExitUsage)
 		}
 	}
 }

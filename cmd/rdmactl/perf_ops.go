@@ -31,7 +31,7 @@ func parsePerfOpsFlags(f *perfFlags) error {
 	}
 	op, err := perf.ParseAtomicOp(f.ops.atomic)
 	if err != nil {
-		return usageErrorf("-A: %v", err)
+		return UsageErrorf("-A: %v", err)
 	}
 	f.p.Atomic = op
 	return nil

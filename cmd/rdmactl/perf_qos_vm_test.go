@@ -281,7 +281,7 @@ func runLimited(t *testing.T, port int, common, climits []string) (int, string, 
 		return sargs, append(append(cargs, climits...), perfServerIP)
 	}
 	again := func(r pairOut) string {
-		if r.serr == nil && (r.ccode == 0 || r.ccode == exitPerfThreshold) {
+		if r.serr == nil && (r.ccode == 0 || r.ccode == ExitPerfThreshold) {
 			return ""
 		}
 		return fmt.Sprintf("the run itself failed (server: %v; client: exit %d: %s)", r.serr, r.ccode, strings.TrimSpace(r.cstderr))
@@ -315,14 +315,14 @@ func TestVMPerfLimits(t *testing.T) {
 		want   []verdict
 	}{
 		{"bw_pass", []string{"write", "-j", "-n", "300"}, []string{"-w", "0.001"}, 0, "", []verdict{{"bw_avg", true}}},
-		{"bw_fail", []string{"write", "-j", "-n", "300"}, []string{"-w", "1000000"}, exitPerfThreshold,
+		{"bw_fail", []string{"write", "-j", "-n", "300"}, []string{"-w", "1000000"}, ExitPerfThreshold,
 			"is below -w/--limit_bw 1000000 by", []verdict{{"bw_avg", false}}},
-		{"bw_pass_msgrate_fail", []string{"write", "-j", "-n", "300"}, []string{"-w", "0.001", "-y", "1000"}, exitPerfThreshold,
+		{"bw_pass_msgrate_fail", []string{"write", "-j", "-n", "300"}, []string{"-w", "0.001", "-y", "1000"}, ExitPerfThreshold,
 			"is below -y/--limit_msgrate 1000 by", []verdict{{"bw_avg", true}, {"msg_rate", false}}},
 		{"lat_pass", []string{"send", "--lat", "-j", "-n", "300"}, []string{"--limit_lat", "10000000"}, 0, "", []verdict{{"lat_p50", true}}},
-		{"lat_fail", []string{"send", "--lat", "-j", "-n", "300"}, []string{"--limit_lat", "1"}, exitPerfThreshold,
+		{"lat_fail", []string{"send", "--lat", "-j", "-n", "300"}, []string{"--limit_lat", "1"}, ExitPerfThreshold,
 			"is above --limit_lat 1 by", []verdict{{"lat_p50", false}}},
-		{"lat_p99_fail", []string{"send", "--lat", "-j", "-n", "300"}, []string{"--limit_lat", "1", "--limit_lat_pct", "99"}, exitPerfThreshold,
+		{"lat_p99_fail", []string{"send", "--lat", "-j", "-n", "300"}, []string{"--limit_lat", "1", "--limit_lat_pct", "99"}, ExitPerfThreshold,
 			"is above --limit_lat 1 by", []verdict{{"lat_p99", false}}},
 	}
 	for i, c := range cases {
@@ -377,7 +377,7 @@ func TestVMPerfPKeyIndex(t *testing.T) {
 		ent = "entry"
 	}
 	want := fmt.Sprintf("rdmactl: --pkey_index %d: the P_Key table of rxe1 port 1 has %d %s (0..%d)\n", n, n, ent, n-1)
-	if code != exitFailure || e.String() != want {
+	if code != ExitFailure || e.String() != want {
 		t.Errorf("--pkey_index %d: exit %d, stderr %q; want exit 1, %q", n, code, e.String(), want)
 	}
 	last := strconv.Itoa(n - 1)

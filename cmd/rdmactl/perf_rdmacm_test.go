@@ -22,7 +22,7 @@ func TestPerfRDMACMFlag(t *testing.T) {
 	}
 	for _, c := range []string{"UD", "UC"} {
 		_, stderr, code := runCmd(t, "perf", "send", "-R", "-c", c, "10.0.0.1")
-		if code != exitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "-R") {
+		if code != ExitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "-R") {
 			t.Fatalf("-R -c %s: code %d, stderr %q", c, code, stderr)
 		}
 	}

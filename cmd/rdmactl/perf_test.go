@@ -49,7 +49,7 @@ func TestPerfUsageErrors(t *testing.T) {
 		{"perf", "send", "-m", "1000", "h"},
 	} {
 		_, stderr, code := runCmd(t, args...)
-		if code != exitUsage || strings.Count(stderr, "\n") != 1 {
+		if code != ExitUsage || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%q: code %d stderr %q", args, code, stderr)
 		}
 	}
@@ -75,8 +75,8 @@ func TestPerfFlagRangesFirst(t *testing.T) {
 		for _, b := range bad {
 			args := append(append([]string{"perf"}, test...), b...)
 			out, stderr, code := runCmd(t, args...)
-			if code != exitUsage || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, b[0]) {
-				t.Errorf("%v: exit %d, stderr %q; want exit %d and one line naming %s", args, code, stderr, exitUsage, b[0])
+			if code != ExitUsage || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, b[0]) {
+				t.Errorf("%v: exit %d, stderr %q; want exit %d and one line naming %s", args, code, stderr, ExitUsage, b[0])
 			}
 		}
 	}

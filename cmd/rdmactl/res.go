@@ -19,7 +19,7 @@ type resFlags struct {
 	match map[string]*string // rdma's filters: key -> flag value
 }
 
-func newResCmd(a *app) *cobra.Command {
+func newResCmd(a *App) *cobra.Command {
 	var fl resFlags
 	c := &cobra.Command{
 		Use:     "res [qp|cq|mr|pd|cm_id|ctx|srq] [DEV]",
@@ -69,7 +69,7 @@ apply to raw objects, except DEV and --link.`,
 				} else if len(args) == 1 {
 					dev = args[0]
 				} else {
-					return usageErrorf("%q is not a resource: want one of %s", args[0], strings.Join(resobj.Names(), ", "))
+					return UsageErrorf("%q is not a resource: want one of %s", args[0], strings.Join(resobj.Names(), ", "))
 				}
 			}
 			var set []string
@@ -79,17 +79,17 @@ apply to raw objects, except DEV and --link.`,
 				}
 			})
 			if obj == "" && len(set) > 0 {
-				return usageErrorf("--%s filters objects: name one, as in 'rdmactl res qp --pid 1234'", set[0])
+				return UsageErrorf("--%s filters objects: name one, as in 'rdmactl res qp --pid 1234'", set[0])
 			}
 			for _, k := range set {
 				if !resFilterApplies(obj, k) {
-					return usageErrorf("--%s does not apply to %s (rdma has no such filter for it)", k, obj)
+					return UsageErrorf("--%s does not apply to %s (rdma has no such filter for it)", k, obj)
 				}
 				if why := resobj.IgnoredFilters[k]; why != "" {
-					return usageErrorf("--%s: %s", k, why)
+					return UsageErrorf("--%s: %s", k, why)
 				}
 			}
-			if a.opts.raw {
+			if a.Opts.Raw {
 				return runResRaw(a, obj, dev, fl.link, set)
 			}
 			if !c.Flags().Changed("qpn") {
@@ -100,12 +100,12 @@ apply to raw objects, except DEV and --link.`,
 				return err
 			}
 			if fl.link != "" {
-				ldev, port, err := parseDevPort(fl.link)
+				ldev, port, err := ParseDevPort(fl.link)
 				if err != nil {
 					return err
 				}
 				if dev != "" && dev != ldev {
-					return usageErrorf("res %s %s --link %s: two different devices", obj, dev, fl.link)
+					return UsageErrorf("res %s %s --link %s: two different devices", obj, dev, fl.link)
 				}
 				dev = ldev
 				if port != 0 {
@@ -127,7 +127,7 @@ apply to raw objects, except DEV and --link.`,
 	for _, k := range slices.Sorted(maps.Keys(resobj.IgnoredFilters)) {
 		c.Flags().String(k, "", "refused: rdma accepts it for cm_id but filters nothing")
 	}
-	return needs(needNetlink, c)
+	return Needs(NeedNetlink, c)
 }
 
 // resFilterApplies: rdma's filter table of obj has key (--qpn is lqpn).
@@ -145,14 +145,14 @@ func resMatch(fl *resFlags, changed func(string) bool) (inventory.ResMatch, erro
 	for _, k := range resobj.NumFilters {
 		if changed(k) {
 			if err := m.SetNum(k, *fl.match[k]); err != nil {
-				return m, usageErrorf("--%v", err)
+				return m, UsageErrorf("--%v", err)
 			}
 		}
 	}
 	for _, k := range resobj.NameFilters {
 		if changed(k) {
 			if *fl.match[k] == "" {
-				return m, usageErrorf("--%s: want one or more names", k)
+				return m, UsageErrorf("--%s: want one or more names", k)
 			}
 			m.SetNames(k, *fl.match[k])
 		}
@@ -160,18 +160,18 @@ func resMatch(fl *resFlags, changed func(string) bool) (inventory.ResMatch, erro
 	return m, nil
 }
 
-func runRes(a *app, obj, dev string, fl *resFlags, match inventory.ResMatch) error {
-	src, closeSrc, err := a.openInventory(false)
+func runRes(a *App, obj, dev string, fl *resFlags, match inventory.ResMatch) error {
+	src, closeSrc, err := a.OpenInventory(false)
 	if err != nil {
 		return err
 	}
 	defer closeSrc()
-	src.SetDriverDetails(a.opts.driverDetails)
-	dd := a.opts.driverDetails
+	src.SetDriverDetails(a.Opts.DriverDetails)
+	dd := a.Opts.DriverDetails
 	f := inventory.ResFilter{Dev: dev}
 	if fl.qpn >= 0 {
 		if fl.qpn > math.MaxUint32 {
-			return usageErrorf("--qpn %d: not a QP number", fl.qpn)
+			return UsageErrorf("--qpn %d: not a QP number", fl.qpn)
 		}
 		q := uint32(fl.qpn)
 		f.LQPN = &q
@@ -184,14 +184,14 @@ func runRes(a *app, obj, dev string, fl *resFlags, match inventory.ResMatch) err
 	if err != nil {
 		return err
 	}
-	tbl := render.NewTable(a.stdout, o.Header(dd)...)
+	tbl := render.NewTable(a.Stdout, o.Header(dd)...)
 	rows := make([]any, 0, len(rs))
 	for _, r := range rs {
 		rows = append(rows, r.JSONObject(dd))
 		tbl.Row(r.TableCells(dd)...)
 	}
-	if a.opts.json {
-		return a.printJSON(rows)
+	if a.Opts.JSON {
+		return a.PrintJSON(rows)
 	}
 	return tbl.Flush()
 }

@@ -24,30 +24,30 @@ type resRawJSON struct {
 // runResRaw is 'res OBJ -r': the driver's raw image of each object. rdma
 // -r prints the bytes as decimals run together in its text output; the
 // table here shows them as one hex string per object instead.
-func runResRaw(a *app, obj, dev, linkFlag string, set []string) error {
+func runResRaw(a *App, obj, dev, linkFlag string, set []string) error {
 	if o := resobj.Lookup(obj); o == nil || !o.Raw {
 		if obj == "" {
-			return usageErrorf("-r (raw) needs an object: qp, cq, mr or srq, as in 'rdmactl -r res qp'")
+			return UsageErrorf("-r (raw) needs an object: qp, cq, mr or srq, as in 'rdmactl -r res qp'")
 		}
-		return usageErrorf("-r (raw): the kernel has raw dumps of qp, cq, mr and srq only, not %s", obj)
+		return UsageErrorf("-r (raw): the kernel has raw dumps of qp, cq, mr and srq only, not %s", obj)
 	}
 	for _, k := range set {
 		if k != "link" {
-			return usageErrorf("-r (raw) with --%s: raw objects have no fields to filter on; only DEV and --link apply", k)
+			return UsageErrorf("-r (raw) with --%s: raw objects have no fields to filter on; only DEV and --link apply", k)
 		}
 	}
 	var port uint32
 	if linkFlag != "" {
-		ldev, p, err := parseDevPort(linkFlag)
+		ldev, p, err := ParseDevPort(linkFlag)
 		if err != nil {
 			return err
 		}
 		if dev != "" && dev != ldev {
-			return usageErrorf("res %s %s --link %s: two different devices", obj, dev, linkFlag)
+			return UsageErrorf("res %s %s --link %s: two different devices", obj, dev, linkFlag)
 		}
 		dev, port = ldev, p
 	}
-	src, closeSrc, err := a.openInventory(false)
+	src, closeSrc, err := a.OpenInventory(false)
 	if err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func runResRaw(a *app, obj, dev, linkFlag string, set []string) error {
 	if obj == "qp" {
 		head = "LINK"
 	}
-	tbl := render.NewTable(a.stdout, head, "DATA")
+	tbl := render.NewTable(a.Stdout, head, "DATA")
 	for _, e := range ents {
 		r := resRawJSON{Head: resobj.Head{Ifindex: e.DevIndex, Ifname: e.DevName}, Port: e.Port, Data: make([]int, len(e.Data))}
 		for i, v := range e.Data {
@@ -74,8 +74,8 @@ func runResRaw(a *app, obj, dev, linkFlag string, set []string) error {
 		}
 		tbl.Row(where, hex.EncodeToString(e.Data))
 	}
-	if a.opts.json {
-		return a.printJSON(rows)
+	if a.Opts.JSON {
+		return a.PrintJSON(rows)
 	}
 	return tbl.Flush()
 }
@@ -87,7 +87,7 @@ func runResRaw(a *app, obj, dev, linkFlag string, set []string) error {
 // 6.1 has no SRQ raw dump), so the line names both.
 func rawRefusal(obj string, err error) error {
 	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.EOPNOTSUPP) {
-		return withCode(exitUnsupported, fmt.Errorf("res %s -r: %w: no raw dump of %s objects here: the device's driver has none (mlx5 has them, rxe and siw do not), or the kernel lacks the command (QP, CQ, MR since Linux 5.9; SRQ after 6.1); rdma -r is refused the same way", obj, err, obj))
+		return WithCode(ExitUnsupported, fmt.Errorf("res %s -r: %w: no raw dump of %s objects here: the device's driver has none (mlx5 has them, rxe and siw do not), or the kernel lacks the command (QP, CQ, MR since Linux 5.9; SRQ after 6.1); rdma -r is refused the same way", obj, err, obj))
 	}
 	return err
 }

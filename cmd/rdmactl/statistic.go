@@ -80,7 +80,7 @@ type mrStatJSON struct {
 	Counters []statValueJSON `json:"counters"`
 }
 
-func newStatisticCmd(a *app) *cobra.Command {
+func newStatisticCmd(a *App) *cobra.Command {
 	c := &cobra.Command{
 		Use:     "statistic",
 		Aliases: []string{"stat"},
@@ -93,16 +93,16 @@ A port's own counters ('rdma statistic show') are 'rdmactl counters'.`,
   rdmactl statistic mode supported`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			return usageErrorf("'rdmactl statistic' needs a subcommand: qp, mode, set, unset or mr (a port's counters: rdmactl counters)")
+			return UsageErrorf("'rdmactl statistic' needs a subcommand: qp, mode, set, unset or mr (a port's counters: rdmactl counters)")
 		},
 	}
-	qp := needs(needNetlink, &cobra.Command{
+	qp := Needs(NeedNetlink, &cobra.Command{
 		Use:   "qp [show] [link DEV[/PORT]] [lqpn N] [pid N] [cntn N]",
 		Short: "QP counters: show, mode, set, bind, unbind",
 		Args:  cobra.ArbitraryArgs,
 		RunE:  func(c *cobra.Command, args []string) error { return runQPShow(a, args) },
 	})
-	qp.AddCommand(needs(needNetlink, &cobra.Command{
+	qp.AddCommand(Needs(NeedNetlink, &cobra.Command{
 		Use:   "show [link DEV[/PORT]] [lqpn N] [pid N] [cntn N]",
 		Short: "Show the QP counters: bound QPs and values (filters: lqpn, pid, cntn)",
 		Long: `Show each QP counter: its port, id (cntn), the QP type or process it counts in
@@ -114,7 +114,7 @@ lqpn N (counters with QP N), pid N and cntn N select, as rdma's filters.`,
 		RunE:              func(c *cobra.Command, args []string) error { return runQPShow(a, args) },
 		ValidArgsFunction: keywordCompletion(map[string]cobra.CompletionFunc{"link": complete.DevPorts}, "link", "lqpn", "pid", "cntn"),
 	}))
-	qp.AddCommand(needs(needNetlink, &cobra.Command{
+	qp.AddCommand(Needs(NeedNetlink, &cobra.Command{
 		Use:               "mode [link DEV[/PORT]]",
 		Short:             "Show each port's QP counter mode: none, auto (by type, pid) or manual",
 		Example:           "  rdmactl statistic qp mode\n  rdmactl statistic qp mode link rxe0/1",
@@ -122,7 +122,7 @@ lqpn N (counters with QP N), pid N and cntn N select, as rdma's filters.`,
 		RunE:              func(c *cobra.Command, args []string) error { return runQPMode(a, args) },
 		ValidArgsFunction: keywordCompletion(map[string]cobra.CompletionFunc{"link": complete.DevPorts}, "link"),
 	}))
-	qp.AddCommand(needs(needNetAdmin, &cobra.Command{
+	qp.AddCommand(Needs(NeedNetAdmin, &cobra.Command{
 		Use:   "set link DEV/PORT auto type|pid|type,pid on|off [optional-counters on|off]",
 		Short: "Set automatic QP counters by QP type and/or process, or off (needs CAP_NET_ADMIN)",
 		Long: `Bind new QPs of DEV/PORT to counters automatically, one counter per QP type
@@ -136,7 +136,7 @@ on success.`,
 		RunE:              func(c *cobra.Command, args []string) error { return runQPSet(a, args) },
 		ValidArgsFunction: qpSetCompletion,
 	}))
-	qp.AddCommand(needs(needNetAdmin, &cobra.Command{
+	qp.AddCommand(Needs(NeedNetAdmin, &cobra.Command{
 		Use:   "bind link DEV/PORT lqpn N [cntn N]",
 		Short: "Bind QP N to counter cntn, or to a new counter (needs CAP_NET_ADMIN)",
 		Example: `  rdmactl statistic qp bind link mlx5_0/1 lqpn 178
@@ -145,7 +145,7 @@ on success.`,
 		RunE:              func(c *cobra.Command, args []string) error { return runQPBind(a, args) },
 		ValidArgsFunction: keywordCompletion(map[string]cobra.CompletionFunc{"link": complete.DevPorts}, "link", "lqpn", "cntn"),
 	}))
-	qp.AddCommand(needs(needNetAdmin, &cobra.Command{
+	qp.AddCommand(Needs(NeedNetAdmin, &cobra.Command{
 		Use:   "unbind link DEV/PORT cntn N [lqpn N]",
 		Short: "Unbind QP N, or every QP, from counter cntn (needs CAP_NET_ADMIN)",
 		Example: `  rdmactl statistic qp unbind link mlx5_0/1 cntn 4
@@ -155,7 +155,7 @@ on success.`,
 		ValidArgsFunction: keywordCompletion(map[string]cobra.CompletionFunc{"link": complete.DevPorts}, "link", "cntn", "lqpn"),
 	}))
 	c.AddCommand(qp)
-	c.AddCommand(needs(needNetlink, &cobra.Command{
+	c.AddCommand(Needs(NeedNetlink, &cobra.Command{
 		Use:   "mode [supported] [link DEV[/PORT]]",
 		Short: "Show the optional counters each port has on, or (supported) has",
 		Long: `Show the optional counters that are on, per port, or with 'supported' all the
@@ -167,7 +167,7 @@ optional counters (rxe) are left out.`,
 		RunE:              func(c *cobra.Command, args []string) error { return runStatMode(a, args) },
 		ValidArgsFunction: statModeCompletion,
 	}))
-	c.AddCommand(needs(needNetAdmin, &cobra.Command{
+	c.AddCommand(Needs(NeedNetAdmin, &cobra.Command{
 		Use:   "set link DEV/PORT optional-counters NAME[,NAME...]",
 		Short: "Turn on exactly these optional counters of a port (needs CAP_NET_ADMIN)",
 		Long: `Turn on the optional counters named (and every other optional counter of the
@@ -179,7 +179,7 @@ counters exit 5. Prints nothing on success.`,
 		RunE:              func(c *cobra.Command, args []string) error { return runStatSetOpt(a, args) },
 		ValidArgsFunction: optCountersCompletion,
 	}))
-	c.AddCommand(needs(needNetAdmin, &cobra.Command{
+	c.AddCommand(Needs(NeedNetAdmin, &cobra.Command{
 		Use:               "unset link DEV/PORT optional-counters",
 		Short:             "Turn every optional counter of a port off (needs CAP_NET_ADMIN)",
 		Example:           `  rdmactl statistic unset link mlx5_0/1 optional-counters`,
@@ -187,7 +187,7 @@ counters exit 5. Prints nothing on success.`,
 		RunE:              func(c *cobra.Command, args []string) error { return runStatUnsetOpt(a, args) },
 		ValidArgsFunction: optCountersCompletion,
 	}))
-	c.AddCommand(needs(needNetlink, &cobra.Command{
+	c.AddCommand(Needs(NeedNetlink, &cobra.Command{
 		Use:               "mr [dev DEV] [mrn N]",
 		Short:             "Show each memory region's driver counters (none on rxe)",
 		Example:           "  rdmactl statistic mr\n  rdmactl -j statistic mr dev mlx5_0",
@@ -203,16 +203,16 @@ func linkArg(cmd string, kw map[string]string, need, needPort bool) (string, uin
 	v, ok := kw["link"]
 	if !ok {
 		if need {
-			return "", 0, usageErrorf("%s: needs link DEV/PORT", cmd)
+			return "", 0, UsageErrorf("%s: needs link DEV/PORT", cmd)
 		}
 		return "", 0, nil
 	}
-	dev, port, err := parseDevPort(v)
+	dev, port, err := ParseDevPort(v)
 	if err != nil {
 		return "", 0, err
 	}
 	if needPort && port == 0 {
-		return "", 0, usageErrorf("%s: link %s: needs a port, as in %s/1", cmd, v, dev)
+		return "", 0, UsageErrorf("%s: link %s: needs a port, as in %s/1", cmd, v, dev)
 	}
 	return dev, port, nil
 }
@@ -228,7 +228,7 @@ type qpArgs struct {
 // (lqpn and cntn, in the order cmd's usage names them); cmd cannot do
 // without need.
 func parseQPArgs(cmd string, args []string, need, other string) (qpArgs, error) {
-	kw, err := keywords(cmd, args, "link", need, other)
+	kw, err := Keywords(cmd, args, "link", need, other)
 	if err != nil {
 		return qpArgs{}, err
 	}
@@ -241,7 +241,7 @@ func parseQPArgs(cmd string, args []string, need, other string) (qpArgs, error) 
 		return qpArgs{}, err
 	}
 	if n == nil {
-		return qpArgs{}, usageErrorf("%s: needs %s N", cmd, need)
+		return qpArgs{}, UsageErrorf("%s: needs %s N", cmd, need)
 	}
 	o, err := optU32Arg(cmd, kw, other)
 	if err != nil {
@@ -260,18 +260,18 @@ func optU32Arg(cmd string, kw map[string]string, key string) (*uint32, error) {
 	if !ok {
 		return nil, nil
 	}
-	n, err := parseU32(cmd, key, v)
+	n, err := ParseU32(cmd, key, v)
 	if err != nil {
 		return nil, err
 	}
 	return &n, nil
 }
 
-func runQPShow(a *app, args []string) error {
+func runQPShow(a *App, args []string) error {
 	if len(args) > 0 && args[0] == "show" {
 		args = args[1:]
 	}
-	kw, err := keywords("statistic qp show", args, "link", "lqpn", "pid", "cntn")
+	kw, err := Keywords("statistic qp show", args, "link", "lqpn", "pid", "cntn")
 	if err != nil {
 		return err
 	}
@@ -289,7 +289,7 @@ func runQPShow(a *app, args []string) error {
 	if f.CntN, err = optU32Arg("statistic qp show", kw, "cntn"); err != nil {
 		return err
 	}
-	src, closeSrc, err := a.openInventory(false)
+	src, closeSrc, err := a.OpenInventory(false)
 	if err != nil {
 		return err
 	}
@@ -307,10 +307,10 @@ func runQPShow(a *app, args []string) error {
 		rows = append(rows, qpCounterJSON{Ifindex: q.DevIndex, Ifname: q.Dev, Port: q.Port, CntN: q.ID, QPType: q.QPType,
 			PID: q.PID, Comm: q.Comm, LQPN: lq, Counters: statValues(q.Counters)})
 	}
-	if a.opts.json {
-		return a.printJSON(rows)
+	if a.Opts.JSON {
+		return a.PrintJSON(rows)
 	}
-	tb := render.NewTable(a.stdout, "LINK", "CNTN", "QP_TYPE", "PID", "COMM", "LQPN", "COUNTERS")
+	tb := render.NewTable(a.Stdout, "LINK", "CNTN", "QP_TYPE", "PID", "COMM", "LQPN", "COUNTERS")
 	for i, r := range rows {
 		var l []string
 		for _, n := range r.LQPN {
@@ -328,13 +328,13 @@ func rdmaModeText(m inventory.QPCounterMode) string {
 	}
 	s := "qp auto " + strings.Join(m.Auto, ",") + " on"
 	if m.OptionalCounters != nil {
-		s += " optional-counters " + onOffText(m.OptionalCounters)
+		s += " optional-counters " + OnOffText(m.OptionalCounters)
 	}
 	return s
 }
 
-func runQPMode(a *app, args []string) error {
-	kw, err := keywords("statistic qp mode", args, "link")
+func runQPMode(a *App, args []string) error {
+	kw, err := Keywords("statistic qp mode", args, "link")
 	if err != nil {
 		return err
 	}
@@ -342,7 +342,7 @@ func runQPMode(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	src, closeSrc, err := a.openInventory(false)
+	src, closeSrc, err := a.OpenInventory(false)
 	if err != nil {
 		return err
 	}
@@ -356,21 +356,21 @@ func runQPMode(a *app, args []string) error {
 		rows = append(rows, qpModeJSON{Ifindex: m.DevIndex, Ifname: m.Dev, Port: m.Port, Mode: rdmaModeText(m),
 			CounterMode: m.Mode, Auto: m.Auto, OptionalCounters: m.OptionalCounters})
 	}
-	if a.opts.json {
-		return a.printJSON(rows)
+	if a.Opts.JSON {
+		return a.PrintJSON(rows)
 	}
-	tb := render.NewTable(a.stdout, "LINK", "MODE", "AUTO", "OPTIONAL_COUNTERS")
+	tb := render.NewTable(a.Stdout, "LINK", "MODE", "AUTO", "OPTIONAL_COUNTERS")
 	for _, r := range rows {
-		tb.Row(fmt.Sprintf("%s/%d", r.Ifname, r.Port), r.CounterMode, strings.Join(r.Auto, ","), onOffText(r.OptionalCounters))
+		tb.Row(fmt.Sprintf("%s/%d", r.Ifname, r.Port), r.CounterMode, strings.Join(r.Auto, ","), OnOffText(r.OptionalCounters))
 	}
 	return tb.Flush()
 }
 
-func runQPSet(a *app, args []string) error {
+func runQPSet(a *App, args []string) error {
 	const cmd = "statistic qp set"
 	// link DEV/PORT auto (off | CRITERIA on [optional-counters on|off])
 	if len(args) < 4 || args[0] != "link" || args[2] != "auto" {
-		return usageErrorf("%s: needs link DEV/PORT auto type|pid|type,pid on|off", cmd)
+		return UsageErrorf("%s: needs link DEV/PORT auto type|pid|type,pid on|off", cmd)
 	}
 	dev, port, err := linkArg(cmd, map[string]string{"link": args[1]}, true, true)
 	if err != nil {
@@ -386,36 +386,36 @@ func runQPSet(a *app, args []string) error {
 		if rest[1] == "off" {
 			// rdma takes only "auto off"; "auto type off" means the same.
 			if _, err := inventory.AutoMask(strings.Split(crit, ",")); err != nil {
-				return withCode(exitUsage, fmt.Errorf("%s: %v", cmd, err))
+				return WithCode(ExitUsage, fmt.Errorf("%s: %v", cmd, err))
 			}
 			if len(rest) != 2 {
-				return usageErrorf("%s: nothing may follow off", cmd)
+				return UsageErrorf("%s: nothing may follow off", cmd)
 			}
 			break
 		}
 		if rest[1] != "on" {
-			return usageErrorf("%s: auto %s %q: want on or off", cmd, crit, rest[1])
+			return UsageErrorf("%s: auto %s %q: want on or off", cmd, crit, rest[1])
 		}
 		m, err := inventory.AutoMask(strings.Split(crit, ","))
 		if err != nil {
-			return withCode(exitUsage, fmt.Errorf("%s: %v", cmd, err))
+			return WithCode(ExitUsage, fmt.Errorf("%s: %v", cmd, err))
 		}
 		mask = m
 		if len(rest) > 2 {
-			kw, err := keywords(cmd, rest[2:], "optional-counters")
+			kw, err := Keywords(cmd, rest[2:], "optional-counters")
 			if err != nil {
 				return err
 			}
-			b, err := parseOnOff(cmd+" optional-counters", kw["optional-counters"])
+			b, err := ParseOnOff(cmd+" optional-counters", kw["optional-counters"])
 			if err != nil {
 				return err
 			}
 			opt = &b
 		}
 	default:
-		return usageErrorf("%s: auto needs off, or criteria (type, pid, type,pid) and on", cmd)
+		return UsageErrorf("%s: auto needs off, or criteria (type, pid, type,pid) and on", cmd)
 	}
-	c, _, closeFn, err := a.openWrite()
+	c, _, closeFn, err := a.OpenWrite()
 	if err != nil {
 		return err
 	}
@@ -425,10 +425,10 @@ func runQPSet(a *app, args []string) error {
 		return err
 	}
 	what := fmt.Sprintf("%s link %s/%d", cmd, dev, port)
-	return writeError(what, c.SetQPAutoMode(*ref.Index, port, mask, opt), map[syscall.Errno]refusal{
-		syscall.EOPNOTSUPP: {exitUnsupported, fmt.Sprintf("%s/%d has no QP counters (EOPNOTSUPP)", dev, port)},
-		syscall.EBUSY:      {exitFailure, "QPs are bound to counters by hand (EBUSY): unbind them first (rdmactl statistic qp show)"},
-		syscall.EINVAL:     {exitFailure, "the kernel refused (EINVAL): the port is not in auto mode, or the criteria or optional-counters are not supported"},
+	return WriteError(what, c.SetQPAutoMode(*ref.Index, port, mask, opt), map[syscall.Errno]Refusal{
+		syscall.EOPNOTSUPP: {ExitUnsupported, fmt.Sprintf("%s/%d has no QP counters (EOPNOTSUPP)", dev, port)},
+		syscall.EBUSY:      {ExitFailure, "QPs are bound to counters by hand (EBUSY): unbind them first (rdmactl statistic qp show)"},
+		syscall.EINVAL:     {ExitFailure, "the kernel refused (EINVAL): the port is not in auto mode, or the criteria or optional-counters are not supported"},
 	})
 }
 
@@ -442,14 +442,14 @@ func portRef(c *inventory.Config, dev string, port uint32) (inventory.PortRef, e
 	return refs[0], nil
 }
 
-func runQPBind(a *app, args []string) error {
+func runQPBind(a *App, args []string) error {
 	const cmd = "statistic qp bind"
 	qa, err := parseQPArgs(cmd, args, "lqpn", "cntn")
 	if err != nil {
 		return err
 	}
 	dev, port, lqpn, cntn := qa.dev, qa.port, qa.lqpn, qa.cntn
-	c, _, closeFn, err := a.openWrite()
+	c, _, closeFn, err := a.OpenWrite()
 	if err != nil {
 		return err
 	}
@@ -460,22 +460,22 @@ func runQPBind(a *app, args []string) error {
 	}
 	what := fmt.Sprintf("%s link %s/%d lqpn %d", cmd, dev, port, *lqpn)
 	_, err = c.BindQP(*ref.Index, port, *lqpn, cntn)
-	return writeError(what, err, map[syscall.Errno]refusal{
-		syscall.ENOENT:     {exitNotFound, fmt.Sprintf("no QP %d on %s/%d that a counter can take, or no such counter (ENOENT)", *lqpn, dev, port)},
-		syscall.EOPNOTSUPP: {exitUnsupported, fmt.Sprintf("%s has no QP counters to bind to (EOPNOTSUPP)", dev)},
-		syscall.EINVAL:     {exitFailure, "the kernel refused (EINVAL): the port is in auto mode, or the QP and counter do not match"},
-		syscall.ENOMEM:     {exitUnsupported, fmt.Sprintf("the kernel could not make a counter (ENOMEM): %s has no QP counters to allocate", dev)},
+	return WriteError(what, err, map[syscall.Errno]Refusal{
+		syscall.ENOENT:     {ExitNotFound, fmt.Sprintf("no QP %d on %s/%d that a counter can take, or no such counter (ENOENT)", *lqpn, dev, port)},
+		syscall.EOPNOTSUPP: {ExitUnsupported, fmt.Sprintf("%s has no QP counters to bind to (EOPNOTSUPP)", dev)},
+		syscall.EINVAL:     {ExitFailure, "the kernel refused (EINVAL): the port is in auto mode, or the QP and counter do not match"},
+		syscall.ENOMEM:     {ExitUnsupported, fmt.Sprintf("the kernel could not make a counter (ENOMEM): %s has no QP counters to allocate", dev)},
 	})
 }
 
-func runQPUnbind(a *app, args []string) error {
+func runQPUnbind(a *App, args []string) error {
 	const cmd = "statistic qp unbind"
 	qa, err := parseQPArgs(cmd, args, "cntn", "lqpn")
 	if err != nil {
 		return err
 	}
 	dev, port, lqpn, cntn := qa.dev, qa.port, qa.lqpn, qa.cntn
-	c, _, closeFn, err := a.openWrite()
+	c, _, closeFn, err := a.OpenWrite()
 	if err != nil {
 		return err
 	}
@@ -485,35 +485,35 @@ func runQPUnbind(a *app, args []string) error {
 		return err
 	}
 	what := fmt.Sprintf("%s link %s/%d cntn %d", cmd, dev, port, *cntn)
-	why := map[syscall.Errno]refusal{
-		syscall.ENOENT:     {exitNotFound, fmt.Sprintf("no counter %d with that QP on %s/%d (ENOENT)", *cntn, dev, port)},
-		syscall.EOPNOTSUPP: {exitUnsupported, fmt.Sprintf("%s has no QP counters (EOPNOTSUPP)", dev)},
-		syscall.EINVAL:     {exitNotFound, fmt.Sprintf("the kernel refused (EINVAL): no counter %d bound by hand on %s/%d", *cntn, dev, port)},
+	why := map[syscall.Errno]Refusal{
+		syscall.ENOENT:     {ExitNotFound, fmt.Sprintf("no counter %d with that QP on %s/%d (ENOENT)", *cntn, dev, port)},
+		syscall.EOPNOTSUPP: {ExitUnsupported, fmt.Sprintf("%s has no QP counters (EOPNOTSUPP)", dev)},
+		syscall.EINVAL:     {ExitNotFound, fmt.Sprintf("the kernel refused (EINVAL): no counter %d bound by hand on %s/%d", *cntn, dev, port)},
 	}
 	if lqpn != nil {
-		return writeError(what, c.UnbindQP(*ref.Index, port, *cntn, *lqpn), why)
+		return WriteError(what, c.UnbindQP(*ref.Index, port, *cntn, *lqpn), why)
 	}
 	// Every QP of the counter, as rdma does: read the counter, unbind each.
 	q, err := c.QPCounterByID(*ref.Index, port, *cntn)
 	if err != nil {
-		return writeError(what, err, why)
+		return WriteError(what, err, why)
 	}
 	for _, n := range q.LQPNs {
 		if err := c.UnbindQP(*ref.Index, port, *cntn, n); err != nil {
-			return writeError(fmt.Sprintf("%s lqpn %d", what, n), err, why)
+			return WriteError(fmt.Sprintf("%s lqpn %d", what, n), err, why)
 		}
 	}
 	return nil
 }
 
-func runStatMode(a *app, args []string) error {
+func runStatMode(a *App, args []string) error {
 	supported := false
 	if len(args) > 0 && args[0] == "supported" {
 		supported, args = true, args[1:]
 	} else if len(args) > 0 && args[0] == "show" {
 		args = args[1:]
 	}
-	kw, err := keywords("statistic mode", args, "link")
+	kw, err := Keywords("statistic mode", args, "link")
 	if err != nil {
 		return err
 	}
@@ -521,7 +521,7 @@ func runStatMode(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	src, closeSrc, err := a.openInventory(false)
+	src, closeSrc, err := a.OpenInventory(false)
 	if err != nil {
 		return err
 	}
@@ -542,14 +542,14 @@ func runStatMode(a *app, args []string) error {
 			rows = append(rows, r)
 		}
 	}
-	if a.opts.json {
-		return a.printJSON(rows)
+	if a.Opts.JSON {
+		return a.PrintJSON(rows)
 	}
 	h := "OPTIONAL_COUNTERS"
 	if supported {
 		h = "SUPPORTED_OPTIONAL_COUNTERS"
 	}
-	tb := render.NewTable(a.stdout, "LINK", h)
+	tb := render.NewTable(a.Stdout, "LINK", h)
 	for _, r := range rows {
 		tb.Row(fmt.Sprintf("%s/%d", r.Ifname, r.Port), strings.Join(append(r.Supported, r.Enabled...), ","))
 	}
@@ -562,7 +562,7 @@ func optCounterArgs(cmd string, args []string, needList bool) (string, uint32, [
 		dev, port, err := linkArg(cmd, map[string]string{"link": args[1]}, true, true)
 		return dev, port, nil, err
 	}
-	kw, err := keywords(cmd, args, "link", "optional-counters")
+	kw, err := Keywords(cmd, args, "link", "optional-counters")
 	if err != nil {
 		return "", 0, nil, err
 	}
@@ -573,30 +573,30 @@ func optCounterArgs(cmd string, args []string, needList bool) (string, uint32, [
 	v, ok := kw["optional-counters"]
 	if !needList {
 		if ok {
-			return "", 0, nil, usageErrorf("%s: optional-counters takes no names (unset turns all of them off)", cmd)
+			return "", 0, nil, UsageErrorf("%s: optional-counters takes no names (unset turns all of them off)", cmd)
 		}
-		return "", 0, nil, usageErrorf("%s: needs link DEV/PORT optional-counters", cmd)
+		return "", 0, nil, UsageErrorf("%s: needs link DEV/PORT optional-counters", cmd)
 	}
 	if !ok || v == "" {
-		return "", 0, nil, usageErrorf("%s: needs optional-counters NAME[,NAME...]", cmd)
+		return "", 0, nil, UsageErrorf("%s: needs optional-counters NAME[,NAME...]", cmd)
 	}
 	var names []string
 	for _, n := range strings.Split(v, ",") {
 		if n == "" {
-			return "", 0, nil, usageErrorf("%s: optional-counters %q: an empty name", cmd, v)
+			return "", 0, nil, UsageErrorf("%s: optional-counters %q: an empty name", cmd, v)
 		}
 		names = append(names, n)
 	}
 	return dev, port, names, nil
 }
 
-func runStatSetOpt(a *app, args []string) error {
+func runStatSetOpt(a *App, args []string) error {
 	const cmd = "statistic set"
 	dev, port, names, err := optCounterArgs(cmd, args, true)
 	if err != nil {
 		return err
 	}
-	c, src, closeFn, err := a.openWrite()
+	c, src, closeFn, err := a.OpenWrite()
 	if err != nil {
 		return err
 	}
@@ -604,32 +604,32 @@ func runStatSetOpt(a *app, args []string) error {
 	what := fmt.Sprintf("%s link %s/%d optional-counters %s", cmd, dev, port, strings.Join(names, ","))
 	ocs, err := src.OptionalCounters(dev, port)
 	if err != nil {
-		return writeError(what, err, nil)
+		return WriteError(what, err, nil)
 	}
 	o := ocs[0]
 	if o.NoStatus || len(o.Supported) == 0 {
-		return withCode(exitUnsupported, fmt.Errorf("%s: %s/%d has no optional counters", what, dev, port))
+		return WithCode(ExitUnsupported, fmt.Errorf("%s: %s/%d has no optional counters", what, dev, port))
 	}
 	var idx []uint32
 	for _, n := range names {
 		i, ok := o.Index(n)
 		if !ok {
-			return withCode(exitNotFound, fmt.Errorf("%s: %s/%d has no optional counter %q (it has: %s)", what, dev, port, n, strings.Join(o.Supported, ", ")))
+			return WithCode(ExitNotFound, fmt.Errorf("%s: %s/%d has no optional counter %q (it has: %s)", what, dev, port, n, strings.Join(o.Supported, ", ")))
 		}
 		idx = append(idx, i)
 	}
-	return writeError(what, c.SetOptionalCounters(o.DevIndex, port, idx), map[syscall.Errno]refusal{
-		syscall.EOPNOTSUPP: {exitUnsupported, fmt.Sprintf("%s/%d cannot switch optional counters (EOPNOTSUPP)", dev, port)},
+	return WriteError(what, c.SetOptionalCounters(o.DevIndex, port, idx), map[syscall.Errno]Refusal{
+		syscall.EOPNOTSUPP: {ExitUnsupported, fmt.Sprintf("%s/%d cannot switch optional counters (EOPNOTSUPP)", dev, port)},
 	})
 }
 
-func runStatUnsetOpt(a *app, args []string) error {
+func runStatUnsetOpt(a *App, args []string) error {
 	const cmd = "statistic unset"
 	dev, port, _, err := optCounterArgs(cmd, args, false)
 	if err != nil {
 		return err
 	}
-	c, _, closeFn, err := a.openWrite()
+	c, _, closeFn, err := a.OpenWrite()
 	if err != nil {
 		return err
 	}
@@ -639,13 +639,13 @@ func runStatUnsetOpt(a *app, args []string) error {
 		return err
 	}
 	what := fmt.Sprintf("%s link %s/%d optional-counters", cmd, dev, port)
-	return writeError(what, c.SetOptionalCounters(*ref.Index, port, nil), map[syscall.Errno]refusal{
-		syscall.EOPNOTSUPP: {exitUnsupported, fmt.Sprintf("%s/%d has no optional counters (EOPNOTSUPP)", dev, port)},
+	return WriteError(what, c.SetOptionalCounters(*ref.Index, port, nil), map[syscall.Errno]Refusal{
+		syscall.EOPNOTSUPP: {ExitUnsupported, fmt.Sprintf("%s/%d has no optional counters (EOPNOTSUPP)", dev, port)},
 	})
 }
 
-func runStatMR(a *app, args []string) error {
-	kw, err := keywords("statistic mr", args, "dev", "mrn")
+func runStatMR(a *App, args []string) error {
+	kw, err := Keywords("statistic mr", args, "dev", "mrn")
 	if err != nil {
 		return err
 	}
@@ -653,7 +653,7 @@ func runStatMR(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	src, closeSrc, err := a.openInventory(false)
+	src, closeSrc, err := a.OpenInventory(false)
 	if err != nil {
 		return err
 	}
@@ -669,10 +669,10 @@ func runStatMR(a *app, args []string) error {
 		}
 		rows = append(rows, mrStatJSON{Ifindex: m.DevIndex, Ifname: m.Dev, MRN: m.MRN, Counters: statValues(m.Counters)})
 	}
-	if a.opts.json {
-		return a.printJSON(rows)
+	if a.Opts.JSON {
+		return a.PrintJSON(rows)
 	}
-	tb := render.NewTable(a.stdout, "DEV", "MRN", "COUNTERS")
+	tb := render.NewTable(a.Stdout, "DEV", "MRN", "COUNTERS")
 	for _, r := range rows {
 		var vs []string
 		for _, v := range r.Counters {
@@ -704,7 +704,7 @@ func keywordCompletion(values map[string]cobra.CompletionFunc, keys ...string) c
 				left = append(left, k)
 			}
 		}
-		return prefixed(toComplete, left...), cobra.ShellCompDirectiveNoFileComp
+		return Prefixed(toComplete, left...), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 
@@ -714,23 +714,23 @@ func qpSetCompletion(cmd *cobra.Command, args []string, toComplete string) ([]co
 	nf := cobra.ShellCompDirectiveNoFileComp
 	switch len(args) {
 	case 0:
-		return prefixed(toComplete, "link"), nf
+		return Prefixed(toComplete, "link"), nf
 	case 1:
 		return complete.DevPorts(cmd, nil, toComplete)
 	case 2:
-		return prefixed(toComplete, "auto"), nf
+		return Prefixed(toComplete, "auto"), nf
 	case 3:
-		return prefixed(toComplete, "type", "pid", "type,pid", "off"), nf
+		return Prefixed(toComplete, "type", "pid", "type,pid", "off"), nf
 	case 4:
 		if args[3] != "off" {
-			return prefixed(toComplete, "on", "off"), nf
+			return Prefixed(toComplete, "on", "off"), nf
 		}
 	case 5:
 		if args[4] == "on" {
-			return prefixed(toComplete, "optional-counters"), nf
+			return Prefixed(toComplete, "optional-counters"), nf
 		}
 	case 6:
-		return prefixed(toComplete, "on", "off"), nf
+		return Prefixed(toComplete, "on", "off"), nf
 	}
 	return nil, nf
 }
@@ -749,7 +749,7 @@ func statModeCompletion(cmd *cobra.Command, args []string, toComplete string) ([
 	if len(rest) == 0 {
 		words = append(words, "link")
 	}
-	return prefixed(toComplete, words...), cobra.ShellCompDirectiveNoFileComp
+	return Prefixed(toComplete, words...), cobra.ShellCompDirectiveNoFileComp
 }
 
 // optCountersCompletion completes "link DEV/PORT optional-counters
@@ -759,16 +759,16 @@ func optCountersCompletion(cmd *cobra.Command, args []string, toComplete string)
 	nf := cobra.ShellCompDirectiveNoFileComp
 	switch len(args) {
 	case 0:
-		return prefixed(toComplete, "link"), nf
+		return Prefixed(toComplete, "link"), nf
 	case 1:
 		return complete.DevPorts(cmd, nil, toComplete)
 	case 2:
-		return prefixed(toComplete, "optional-counters"), nf
+		return Prefixed(toComplete, "optional-counters"), nf
 	case 3:
 		if cmd.Name() != "set" {
 			return nil, nf
 		}
-		dev, port, err := parseDevPort(args[1])
+		dev, port, err := ParseDevPort(args[1])
 		if err != nil || port == 0 {
 			return nil, nf
 		}

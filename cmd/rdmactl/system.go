@@ -22,9 +22,9 @@ type systemJSON struct {
 	CopyOnFork     *bool  `json:"copy_on_fork,omitempty"`
 }
 
-func newSystemCmd(a *app) *cobra.Command {
+func newSystemCmd(a *App) *cobra.Command {
 	show := func(c *cobra.Command, args []string) error { return runSystemShow(a) }
-	c := needs(needNetlink, &cobra.Command{
+	c := Needs(NeedNetlink, &cobra.Command{
 		Use:     "system",
 		Aliases: []string{"sys"},
 		Short:   "RDMA subsystem settings: netns mode, privileged Q_Key, copy-on-fork (like rdma system)",
@@ -34,7 +34,7 @@ func newSystemCmd(a *app) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: show,
 	})
-	c.AddCommand(needs(needNetlink, &cobra.Command{
+	c.AddCommand(Needs(NeedNetlink, &cobra.Command{
 		Use:   "show",
 		Short: "Show the netns mode, the privileged Q_Key setting and copy-on-fork",
 		Long: `Show the RDMA subsystem's settings (RDMA netlink SYS_GET): the netns mode
@@ -46,7 +46,7 @@ that have the setting) and whether fork() keeps DMA-pinned memory valid.`,
 		Args: cobra.NoArgs,
 		RunE: show,
 	}))
-	c.AddCommand(needs(needNetAdmin, &cobra.Command{
+	c.AddCommand(Needs(NeedNetAdmin, &cobra.Command{
 		Use:   "set netns|privileged-qkey VALUE",
 		Short: "Set the netns mode (shared|exclusive) or privileged-qkey (on|off); needs CAP_NET_ADMIN",
 		Long: `Change one subsystem setting, as 'rdma system set':
@@ -63,9 +63,9 @@ Prints nothing on success; without CAP_NET_ADMIN exit 4.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) != 2 {
-				return usageErrorf("system set: needs one setting: netns shared|exclusive or privileged-qkey on|off")
+				return UsageErrorf("system set: needs one setting: netns shared|exclusive or privileged-qkey on|off")
 			}
-			kw, err := keywords("system set", args, "netns", "privileged-qkey")
+			kw, err := Keywords("system set", args, "netns", "privileged-qkey")
 			if err != nil {
 				return err
 			}
@@ -74,11 +74,11 @@ Prints nothing on success; without CAP_NET_ADMIN exit 4.`,
 		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			switch {
 			case len(args) == 0:
-				return prefixed(toComplete, "netns", "privileged-qkey"), cobra.ShellCompDirectiveNoFileComp
+				return Prefixed(toComplete, "netns", "privileged-qkey"), cobra.ShellCompDirectiveNoFileComp
 			case len(args) == 1 && args[0] == "netns":
-				return prefixed(toComplete, "shared", "exclusive"), cobra.ShellCompDirectiveNoFileComp
+				return Prefixed(toComplete, "shared", "exclusive"), cobra.ShellCompDirectiveNoFileComp
 			case len(args) == 1 && args[0] == "privileged-qkey":
-				return prefixed(toComplete, "on", "off"), cobra.ShellCompDirectiveNoFileComp
+				return Prefixed(toComplete, "on", "off"), cobra.ShellCompDirectiveNoFileComp
 			}
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		},
@@ -86,8 +86,8 @@ Prints nothing on success; without CAP_NET_ADMIN exit 4.`,
 	return c
 }
 
-func runSystemShow(a *app) error {
-	src, closeSrc, err := a.openInventory(false)
+func runSystemShow(a *App) error {
+	src, closeSrc, err := a.OpenInventory(false)
 	if err != nil {
 		return err
 	}
@@ -95,20 +95,20 @@ func runSystemShow(a *app) error {
 	st, err := src.System()
 	if err != nil {
 		if errors.Is(err, inventory.ErrNoSystem) {
-			return withCode(exitUnsupported, err)
+			return WithCode(ExitUnsupported, err)
 		}
 		return err
 	}
 	j := systemJSON{Netns: st.NetnsMode, PrivilegedQKey: st.PrivilegedQKey, CopyOnFork: st.CopyOnFork}
-	if a.opts.json {
-		return a.printJSON(j)
+	if a.Opts.JSON {
+		return a.PrintJSON(j)
 	}
-	tb := render.NewTable(a.stdout, "NETNS", "PRIVILEGED_QKEY", "COPY_ON_FORK")
-	tb.Row(j.Netns, onOffText(j.PrivilegedQKey), onOffText(j.CopyOnFork))
+	tb := render.NewTable(a.Stdout, "NETNS", "PRIVILEGED_QKEY", "COPY_ON_FORK")
+	tb.Row(j.Netns, OnOffText(j.PrivilegedQKey), OnOffText(j.CopyOnFork))
 	return tb.Flush()
 }
 
-func onOffText(b *bool) string {
+func OnOffText(b *bool) string {
 	switch {
 	case b == nil:
 		return ""
@@ -118,26 +118,26 @@ func onOffText(b *bool) string {
 	return "off"
 }
 
-func runSystemSet(a *app, kw map[string]string) error {
+func runSystemSet(a *App, kw map[string]string) error {
 	if v, ok := kw["netns"]; ok && v != "shared" && v != "exclusive" {
-		return usageErrorf("system set netns: %q: want shared or exclusive", v)
+		return UsageErrorf("system set netns: %q: want shared or exclusive", v)
 	}
 	var on bool
 	if v, ok := kw["privileged-qkey"]; ok {
-		b, err := parseOnOff("system set privileged-qkey", v)
+		b, err := ParseOnOff("system set privileged-qkey", v)
 		if err != nil {
 			return err
 		}
 		on = b
 	}
-	c, _, closeFn, err := a.openWrite()
+	c, _, closeFn, err := a.OpenWrite()
 	if err != nil {
 		return err
 	}
 	defer closeFn()
 	if v, ok := kw["netns"]; ok {
-		return writeError("system set netns "+v, c.SetNetnsMode(v == "shared"), map[syscall.Errno]refusal{
-			syscall.EBUSY: {exitFailure, "a network namespace besides the initial one exists (EBUSY): the kernel changes the mode only without them (ip netns list)"},
+		return WriteError("system set netns "+v, c.SetNetnsMode(v == "shared"), map[syscall.Errno]Refusal{
+			syscall.EBUSY: {ExitFailure, "a network namespace besides the initial one exists (EBUSY): the kernel changes the mode only without them (ip netns list)"},
 		})
 	}
 	v := kw["privileged-qkey"]
@@ -145,12 +145,12 @@ func runSystemSet(a *app, kw map[string]string) error {
 	// attribute with a bare EINVAL.
 	st, err := c.System()
 	if err != nil && !errors.Is(err, inventory.ErrNoSystem) {
-		return writeError("system set privileged-qkey "+v, err, nil)
+		return WriteError("system set privileged-qkey "+v, err, nil)
 	}
 	if err != nil || st.PrivilegedQKey == nil {
-		return withCode(exitUnsupported, fmt.Errorf("system set privileged-qkey %s: this kernel has no privileged Q_Key setting (Linux 6.5+)", v))
+		return WithCode(ExitUnsupported, fmt.Errorf("system set privileged-qkey %s: this kernel has no privileged Q_Key setting (Linux 6.5+)", v))
 	}
-	return writeError("system set privileged-qkey "+v, c.SetPrivilegedQKey(on), map[syscall.Errno]refusal{
-		syscall.EINVAL: {exitUnsupported, "the kernel refused (EINVAL): it has no privileged Q_Key setting"},
+	return WriteError("system set privileged-qkey "+v, c.SetPrivilegedQKey(on), map[syscall.Errno]Refusal{
+		syscall.EINVAL: {ExitUnsupported, "the kernel refused (EINVAL): it has no privileged Q_Key setting"},
 	})
 }

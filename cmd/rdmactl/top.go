@@ -32,7 +32,7 @@ type topFlags struct {
 	sort     string
 }
 
-func newTopCmd(a *app) *cobra.Command {
+func newTopCmd(a *App) *cobra.Command {
 	var fl topFlags
 	c := &cobra.Command{
 		Use:   "top [DEV[/PORT]]",
@@ -69,13 +69,13 @@ are followed; counter wraps and resets are handled as in counters --watch.`,
 				return err
 			}
 			if fl.frames < 0 {
-				return usageErrorf("-n %d: want a number of frames from 1 (0: until q)", fl.frames)
+				return UsageErrorf("-n %d: want a number of frames from 1 (0: until q)", fl.frames)
 			}
 			col := top.ColumnByKey(fl.sort)
 			if col < 0 {
-				return usageErrorf("--sort %q: want one of %s", fl.sort, strings.Join(top.SortKeys(), ", "))
+				return UsageErrorf("--sort %q: want one of %s", fl.sort, strings.Join(top.SortKeys(), ", "))
 			}
-			dev, port, err := parseDevPort(arg)
+			dev, port, err := ParseDevPort(arg)
 			if err != nil {
 				return err
 			}
@@ -86,15 +86,15 @@ are followed; counter wraps and resets are handled as in counters --watch.`,
 			defer closeSrc()
 			view := top.View{SortCol: col}
 			switch {
-			case a.opts.json:
-				return topSnapshot(watching(c), a, s, iv)
+			case a.Opts.JSON:
+				return topSnapshot(Watching(c), a, s, iv)
 			case fl.batch:
-				return topBatch(watching(c), a, s, view, iv, fl.frames)
+				return topBatch(Watching(c), a, s, view, iv, fl.frames)
 			}
-			if !isTerminal(a.stdout) || !isTerminal(os.Stdin) {
-				return usageErrorf("top needs a terminal: use -b for text frames or -j for a JSON snapshot")
+			if !IsTerminal(a.Stdout) || !IsTerminal(os.Stdin) {
+				return UsageErrorf("top needs a terminal: use -b for text frames or -j for a JSON snapshot")
 			}
-			return top.RunScreen(watching(c), a.stdout, s, view, iv, fl.frames)
+			return top.RunScreen(Watching(c), a.Stdout, s, view, iv, fl.frames)
 		},
 	}
 	f := c.Flags()
@@ -107,18 +107,18 @@ are followed; counter wraps and resets are handled as in counters --watch.`,
 
 // parseTopInterval is parseInterval with the message naming --interval.
 func parseTopInterval(s string) (time.Duration, error) {
-	d, err := parseInterval(s)
+	d, err := ParseInterval(s)
 	if err != nil {
-		return 0, usageErrorf("--interval=%s: want an interval from 10ms to 24h, such as -i 2s", s)
+		return 0, UsageErrorf("--interval=%s: want an interval from 10ms to 24h, such as -i 2s", s)
 	}
 	return d, nil
 }
 
 // topSampler reads over one RDMA netlink socket for the whole run, with a
 // fresh inventory each frame; --sysfs-root reads the captured tree.
-func (a *app) topSampler(dev string, port uint32) (*top.Sampler, func(), error) {
+func (a *App) topSampler(dev string, port uint32) (*top.Sampler, func(), error) {
 	s := &top.Sampler{Dev: dev, Port: port}
-	src, closeSrc, err := a.openInventory(false)
+	src, closeSrc, err := a.OpenInventory(false)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -137,7 +137,7 @@ func sampleAfter(ctx context.Context, s *top.Sampler, iv time.Duration) (*top.Fr
 }
 
 // topSnapshot prints one JSON document: the rates over one interval.
-func topSnapshot(ctx context.Context, a *app, s *top.Sampler, iv time.Duration) error {
+func topSnapshot(ctx context.Context, a *App, s *top.Sampler, iv time.Duration) error {
 	if _, err := s.Sample(); err != nil {
 		return err
 	}
@@ -156,12 +156,12 @@ func topSnapshot(ctx context.Context, a *app, s *top.Sampler, iv time.Duration) 
 	if out.Events == nil {
 		out.Events = []string{}
 	}
-	return a.printJSON(out)
+	return a.PrintJSON(out)
 }
 
 // topBatch prints a plain text frame every interval (the first after one
 // interval: a frame without rates says nothing), n frames or until Ctrl-C.
-func topBatch(ctx context.Context, a *app, s *top.Sampler, v top.View, iv time.Duration, n int) error {
+func topBatch(ctx context.Context, a *App, s *top.Sampler, v top.View, iv time.Duration, n int) error {
 	if _, err := s.Sample(); err != nil {
 		return err
 	}
@@ -174,9 +174,9 @@ func topBatch(ctx context.Context, a *app, s *top.Sampler, v top.View, iv time.D
 			return err
 		}
 		if i > 0 {
-			fmt.Fprintln(a.stdout)
+			fmt.Fprintln(a.Stdout)
 		}
-		if _, err := fmt.Fprint(a.stdout, top.Render(f, v, top.Plain, 0, 0)); err != nil {
+		if _, err := fmt.Fprint(a.Stdout, top.Render(f, v, top.Plain, 0, 0)); err != nil {
 			return err
 		}
 	}

@@ -50,11 +50,11 @@ func TestTopBadInput(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"top", "--sort", "bogus"}, exitUsage, "--sort"},
-		{[]string{"top", "-i", "0"}, exitUsage, "--interval"},
-		{[]string{"top", "-n", "-1"}, exitUsage, "-n -1"},
-		{[]string{"top", "nosuch", "-b", "-n", "1"}, exitNotFound, "nosuch"},
-		{[]string{"top"}, exitUsage, "needs a terminal"}, // tests have no terminal
+		{[]string{"top", "--sort", "bogus"}, ExitUsage, "--sort"},
+		{[]string{"top", "-i", "0"}, ExitUsage, "--interval"},
+		{[]string{"top", "-n", "-1"}, ExitUsage, "-n -1"},
+		{[]string{"top", "nosuch", "-b", "-n", "1"}, ExitNotFound, "nosuch"},
+		{[]string{"top"}, ExitUsage, "needs a terminal"}, // tests have no terminal
 	} {
 		_, errOut, code := runCmd(t, append([]string{"--sysfs-root", rxeTree}, c.args...)...)
 		if code != c.code || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.msg) {

@@ -344,7 +344,7 @@ func TestVMTopJSONMatchesRdmaStatistic(t *testing.T) {
 // profiles in the VM at many devices (scripts/bench-top.sh gives the
 // figures against counters --watch).
 func BenchmarkVMTopFrame(b *testing.B) {
-	a := &app{stdout: io.Discard, stderr: io.Discard}
+	a := &App{Stdout: io.Discard, Stderr: io.Discard}
 	s, closeSrc, err := a.topSampler("", 0)
 	if err != nil {
 		b.Fatal(err)

@@ -122,7 +122,7 @@ func versionLines(v versionInfo) string {
 // versionText is --version's text.
 func versionText() string { return versionLines(buildInfo()) }
 
-func newVersionCmd(a *app) *cobra.Command {
+func newVersionCmd(a *App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print rdmactl's version, commit, build date and Go version",
@@ -139,13 +139,13 @@ absent, to try the paths older kernels take.`,
   RDMACTL_KERNEL_ABSENT=query_gid_table rdmactl gids        # GIDs as on a kernel without QUERY_GID_TABLE`,
 		RunE: func(c *cobra.Command, args []string) error {
 			v := buildInfo()
-			if a.opts.details {
+			if a.Opts.Details {
 				v.Kernel = probeKernel()
 			}
-			if a.opts.json {
-				return a.printJSON(v)
+			if a.Opts.JSON {
+				return a.PrintJSON(v)
 			}
-			_, err := io.WriteString(a.stdout, versionLines(v))
+			_, err := io.WriteString(a.Stdout, versionLines(v))
 			if err != nil || v.Kernel == nil {
 				return err
 			}
@@ -154,8 +154,8 @@ absent, to try the paths older kernels take.`,
 			if dev == "" {
 				dev = "no device"
 			}
-			fmt.Fprintf(a.stdout, "kernel:   %s\nfeatures (probed on %s; see docs/kernels.md):\n", k.Release, dev)
-			tw := render.NewTable(a.stdout, "  FEATURE", "STATE", "HOW")
+			fmt.Fprintf(a.Stdout, "kernel:   %s\nfeatures (probed on %s; see docs/kernels.md):\n", k.Release, dev)
+			tw := render.NewTable(a.Stdout, "  FEATURE", "STATE", "HOW")
 			for _, f := range k.Features {
 				tw.Row("  "+f.Name, f.State, f.Detail)
 			}

@@ -24,8 +24,8 @@ func TestVersionCommand(t *testing.T) {
 			t.Errorf("-j version: %q missing or empty in %s", k, out)
 		}
 	}
-	if _, _, code := runCmd(t, "version", "extra"); code != exitUsage {
-		t.Errorf("version extra: code %d, want %d", code, exitUsage)
+	if _, _, code := runCmd(t, "version", "extra"); code != ExitUsage {
+		t.Errorf("version extra: code %d, want %d", code, ExitUsage)
 	}
 }
 
