@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 )
 
 // TestBadEntriesSkipped: on a capture with a dangling device link, a stray
@@ -31,7 +33,7 @@ func TestBadEntriesSkipped(t *testing.T) {
 		{"doctor"}, {"exporter", "--once"}, {"top", "-b", "-n", "1"},
 	} {
 		out, stderr, code := runCmd(t, append([]string{"--sysfs-root", root}, args...)...)
-		if args[0] == "doctor" && code == ExitDoctorFail {
+		if args[0] == "doctor" && code == cmdutil.ExitDoctorFail {
 			code = 0 // a verdict on the capture, not an error
 		}
 		if code != 0 || !strings.Contains(out, "mlx5_1") {

@@ -1,11 +1,12 @@
 package main
 
 import (
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/spf13/cobra"
 )
 
-func newCaptureCmd(a *App) *cobra.Command {
+func newCaptureCmd(a *cmdutil.App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "capture DIR|FILE.tar.gz",
 		Short: "Write a support bundle (sysfs copy, NLDEV dumps, versions) to DIR or FILE.tar.gz, to read back with --sysfs-root",
@@ -30,7 +31,7 @@ its netlink dump, if it has one).`,
   rdmactl capture rdma-sysfs && rdmactl --sysfs-root rdma-sysfs link show`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) != 1 || args[0] == "" {
-				return UsageErrorf("capture needs one argument, the directory or .tar.gz file to write (try 'rdmactl capture rdma.tar.gz')")
+				return cmdutil.UsageErrorf("capture needs one argument, the directory or .tar.gz file to write (try 'rdmactl capture rdma.tar.gz')")
 			}
 			return nil
 		},
@@ -47,9 +48,9 @@ its netlink dump, if it has one).`,
 				return err
 			}
 			defer src.Close()
-			v := buildInfo()
+			v := a.Stamp.Info()
 			if a.Opts.SysfsRoot == "" {
-				v.Kernel = probeKernel()
+				v.Kernel = cmdutil.ProbeKernel()
 			}
 			return src.CaptureBundle(args[0], v)
 		},

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 )
 
 // TestCaptureFixtureRoundTrip: 'rdmactl capture' of each fixture tree
@@ -46,10 +48,10 @@ func TestCaptureErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"capture"}, ExitUsage, "one argument"},
-		{[]string{"capture", "a", "b"}, ExitUsage, "one argument"},
-		{[]string{"--sysfs-root", rxeTree, "capture", full}, ExitUsage, "not empty"},
-		{[]string{"--sysfs-root", t.TempDir(), "capture", filepath.Join(t.TempDir(), "c")}, ExitUnsupported, "no RDMA"},
+		{[]string{"capture"}, cmdutil.ExitUsage, "one argument"},
+		{[]string{"capture", "a", "b"}, cmdutil.ExitUsage, "one argument"},
+		{[]string{"--sysfs-root", rxeTree, "capture", full}, cmdutil.ExitUsage, "not empty"},
+		{[]string{"--sysfs-root", t.TempDir(), "capture", filepath.Join(t.TempDir(), "c")}, cmdutil.ExitUnsupported, "no RDMA"},
 	} {
 		out, stderr, code := runCmd(t, tc.args...)
 		if code != tc.code || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 )
 
 // offlineAbsent are the keys live output has that a plain captured sysfs
@@ -51,8 +53,8 @@ func TestVMCaptureMatchesLive(t *testing.T) {
 	checkCaptureLayout(t, dir)
 
 	// A second capture into the same directory refuses, in one line.
-	if _, stderr, code := runCmd(t, "capture", dir); code != ExitUsage || strings.Count(stderr, "\n") != 1 {
-		t.Errorf("capture into a non-empty directory: exit %d, %q; want %d and one line", code, stderr, ExitUsage)
+	if _, stderr, code := runCmd(t, "capture", dir); code != cmdutil.ExitUsage || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("capture into a non-empty directory: exit %d, %q; want %d and one line", code, stderr, cmdutil.ExitUsage)
 	}
 
 	cases := []struct {

@@ -1,12 +1,13 @@
 package main
 
 import (
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/spf13/cobra"
 )
 
 // newCompletionCmd replaces cobra's default `completion` command with one
 // that has examples and says where each shell wants the script.
-func newCompletionCmd(a *App) *cobra.Command {
+func newCompletionCmd(a *cmdutil.App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "completion bash|zsh|fish|powershell",
 		Short: "Print the shell completion script for bash, zsh, fish or PowerShell",
@@ -27,7 +28,7 @@ release archives ship the same scripts in completions/.`,
   rdmactl completion powershell | Out-String | Invoke-Expression`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			return UsageErrorf("'rdmactl completion' needs a shell: bash, zsh, fish or powershell")
+			return cmdutil.UsageErrorf("'rdmactl completion' needs a shell: bash, zsh, fish or powershell")
 		},
 	}
 	shells := []struct {

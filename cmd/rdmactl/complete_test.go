@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/spf13/cobra"
 )
 
@@ -19,7 +20,7 @@ const rxeFixture = "../../internal/sysfs/testdata/rxe"
 func completeWith(t *testing.T, args ...string) (words []string, directive string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	a := &App{Stdout: &out, Stderr: &errb}
+	a := &cmdutil.App{Stdout: &out, Stderr: &errb}
 	root := newRootCmd(a)
 	noop := func(*cobra.Command, []string) error { return nil }
 	root.AddCommand(
@@ -141,12 +142,12 @@ func TestCompletionCommand(t *testing.T) {
 		}
 	}
 	_, stderr, code := runCmd(t, "completion")
-	if code != ExitUsage || !strings.Contains(stderr, "bash, zsh, fish or powershell") {
+	if code != cmdutil.ExitUsage || !strings.Contains(stderr, "bash, zsh, fish or powershell") {
 		t.Errorf("bare completion: code %d stderr %q", code, stderr)
 	}
 	_, _, code = runCmd(t, "completion", "tcsh")
-	if code != ExitUsage {
-		t.Errorf("completion tcsh: code %d, want %d", code, ExitUsage)
+	if code != cmdutil.ExitUsage {
+		t.Errorf("completion tcsh: code %d, want %d", code, cmdutil.ExitUsage)
 	}
 }
 
@@ -157,7 +158,7 @@ func TestCompletionCommand(t *testing.T) {
 func TestAttachCompletionsRealTree(t *testing.T) {
 	complete := func(args ...string) []string {
 		var out bytes.Buffer
-		root := newRootCmd(&App{Stdout: &out, Stderr: &out})
+		root := newRootCmd(&cmdutil.App{Stdout: &out, Stderr: &out})
 		cpl.Attach(root)
 		root.SetArgs(append([]string{cobra.ShellCompRequestCmd, "--sysfs-root", rxeFixture}, args...))
 		if err := root.Execute(); err != nil {
@@ -172,7 +173,7 @@ func TestAttachCompletionsRealTree(t *testing.T) {
 		}
 		return words
 	}
-	root := newRootCmd(&App{Stdout: io.Discard, Stderr: io.Discard})
+	root := newRootCmd(&cmdutil.App{Stdout: io.Discard, Stderr: io.Discard})
 	n := 0
 	walk(root, func(c *cobra.Command) {
 		if c == root || cpl.ForUsage(c.Use) == nil || keywordUsage(c.Use) {
@@ -219,7 +220,7 @@ func TestAttachCompletionsRealTree(t *testing.T) {
 // shell's completion request and checks that every command whose usage has
 // a DEV slot got completion, then completes through run itself.
 func TestEveryDevCommandCompletes(t *testing.T) {
-	root := newRootCmd(&App{Stdout: io.Discard, Stderr: io.Discard})
+	root := newRootCmd(&cmdutil.App{Stdout: io.Discard, Stderr: io.Discard})
 	cpl.Attach(root)
 	walk(root, func(c *cobra.Command) {
 		if cpl.ForUsage(c.Use) != nil && c.ValidArgsFunction == nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/spf13/cobra"
 )
 
@@ -25,7 +26,7 @@ func TestVMCompletionLive(t *testing.T) {
 	}
 	complete := func(args ...string) []string {
 		var out bytes.Buffer
-		root := newRootCmd(&App{Stdout: &out, Stderr: &out})
+		root := newRootCmd(&cmdutil.App{Stdout: &out, Stderr: &out})
 		root.AddCommand(&cobra.Command{Use: "vmt DEV/PORT GID", RunE: func(*cobra.Command, []string) error { return nil }})
 		complete.Attach(root)
 		root.SetArgs(append([]string{cobra.ShellCompRequestCmd}, args...))

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/rdmactl/rdmactl/internal/render"
 	"github.com/rdmactl/rdmactl/internal/vocab"
@@ -85,7 +86,7 @@ type countersFlags struct {
 	warned map[string]bool
 }
 
-func newCountersCmd(a *App) *cobra.Command {
+func newCountersCmd(a *cmdutil.App) *cobra.Command {
 	var fl countersFlags
 	c := &cobra.Command{
 		Use:   "counters [DEV[/PORT]]",
@@ -125,15 +126,15 @@ saturated). Ports that appear or vanish meanwhile are said on a line.`,
 			}
 			for _, s := range fl.sources {
 				if s != srcCounters && s != srcHWCounters && s != srcNetlink {
-					return UsageErrorf("--source %q: want counters, hw_counters or netlink", s)
+					return cmdutil.UsageErrorf("--source %q: want counters, hw_counters or netlink", s)
 				}
 			}
 			if c.Flags().Changed("watch") {
-				iv, err := ParseInterval(fl.watch)
+				iv, err := cmdutil.ParseInterval(fl.watch)
 				if err != nil {
 					return err
 				}
-				return watchCounters(Watching(c), a, arg, &fl, iv)
+				return watchCounters(cmdutil.Watching(c), a, arg, &fl, iv)
 			}
 			rows, err := collectCounters(a, arg, &fl)
 			if err != nil {
@@ -150,20 +151,6 @@ saturated). Ports that appear or vanish meanwhile are said on a line.`,
 	return c
 }
 
-// ParseInterval accepts a Go duration ("500ms", "2s") or plain seconds ("2").
-func ParseInterval(s string) (time.Duration, error) {
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		if secs, err2 := strconv.ParseFloat(s, 64); err2 == nil {
-			d, err = time.Duration(secs*float64(time.Second)), nil
-		}
-	}
-	if err != nil || d < 10*time.Millisecond || d > 24*time.Hour {
-		return 0, UsageErrorf("--watch=%s: want an interval from 10ms to 24h, such as --watch=2s", s)
-	}
-	return d, nil
-}
-
 // toJSON converts a counter, turning 4-byte words into bytes.
 func toJSON(dev string, port uint32, src, name string, value uint64) counterJSON {
 	r := counterJSON{Ifname: dev, Port: port, Source: src, Name: name, Value: value, Unit: "count",
@@ -177,8 +164,8 @@ func toJSON(dev string, port uint32, src, name string, value uint64) counterJSON
 
 // snapshotCounters reads every selected counter once. A netlink failure
 // (sysfs answered) is said once per port, not every --watch interval.
-func snapshotCounters(a *App, arg string, fl *countersFlags) (*inventory.CounterSnapshot, error) {
-	dev, port, err := ParseDevPort(arg)
+func snapshotCounters(a *cmdutil.App, arg string, fl *countersFlags) (*inventory.CounterSnapshot, error) {
+	dev, port, err := cmdutil.ParseDevPort(arg)
 	if err != nil {
 		return nil, err
 	}
@@ -207,13 +194,13 @@ func snapshotCounters(a *App, arg string, fl *countersFlags) (*inventory.Counter
 			fl.warned = map[string]bool{}
 		}
 		fl.warned[key] = true
-		fmt.Fprintf(a.Stderr, "rdmactl: netlink statistics of %s/%d: %v (showing sysfs only)\n", set.Dev, set.Port, ErrorLine(set.Err))
+		fmt.Fprintf(a.Stderr, "rdmactl: netlink statistics of %s/%d: %v (showing sysfs only)\n", set.Dev, set.Port, cmdutil.ErrorLine(set.Err))
 	}
 	return snap, nil
 }
 
 // collectCounters reads every selected counter once. --nonzero is applied.
-func collectCounters(a *App, arg string, fl *countersFlags) ([]counterJSON, error) {
+func collectCounters(a *cmdutil.App, arg string, fl *countersFlags) ([]counterJSON, error) {
 	snap, err := snapshotCounters(a, arg, fl)
 	if err != nil {
 		return nil, err
@@ -230,7 +217,7 @@ func collectCounters(a *App, arg string, fl *countersFlags) ([]counterJSON, erro
 	return rows, nil
 }
 
-func printCounters(a *App, rows []counterJSON) error {
+func printCounters(a *cmdutil.App, rows []counterJSON) error {
 	if a.Opts.JSON {
 		if rows == nil {
 			rows = []counterJSON{}
@@ -252,7 +239,7 @@ func printCounters(a *App, rows []counterJSON) error {
 // each counter that moved (inventory.Rates: wraps counted across, resets
 // and saturation said), until ctx is cancelled (Ctrl-C), then returns nil:
 // stopping a watch is the normal way to end it.
-func watchCounters(ctx context.Context, a *App, arg string, fl *countersFlags, iv time.Duration) error {
+func watchCounters(ctx context.Context, a *cmdutil.App, arg string, fl *countersFlags, iv time.Duration) error {
 	prev, err := snapshotCounters(a, arg, fl)
 	if err != nil {
 		return err
@@ -315,7 +302,7 @@ func (r counterRateJSON) note() string {
 // printRates prints one interval. Counter sets that appeared or vanished
 // are said on a line each (on stderr with -j, where stdout is one JSON
 // array of rates per interval).
-func printRates(a *App, now time.Time, rep *inventory.RateReport, out []counterRateJSON) error {
+func printRates(a *cmdutil.App, now time.Time, rep *inventory.RateReport, out []counterRateJSON) error {
 	stamp := now.Format("15:04:05")
 	var events []string
 	for _, k := range rep.Vanished {

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 )
 
 func countersJSON(t *testing.T, args ...string) []counterJSON {
@@ -142,12 +144,12 @@ func TestCountersUsage(t *testing.T) {
 		{"counters", "--watch=-1s"}, {"counters", "--watch=abc"}, {"counters", "--source", "pma"},
 	} {
 		_, stderr, code := runCmd(t, append([]string{"--sysfs-root", rxeTree}, args...)...)
-		if code != ExitUsage || strings.Count(stderr, "\n") != 1 {
+		if code != cmdutil.ExitUsage || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%v: code %d stderr %q", args, code, stderr)
 		}
 	}
 	for in, want := range map[string]time.Duration{"1s": time.Second, "2": 2 * time.Second, "250ms": 250 * time.Millisecond, "0.5": 500 * time.Millisecond} {
-		if d, err := ParseInterval(in); err != nil || d != want {
+		if d, err := cmdutil.ParseInterval(in); err != nil || d != want {
 			t.Errorf("parseInterval(%q) = %v, %v", in, d, err)
 		}
 	}

@@ -4,12 +4,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/rdmactl/rdmactl/internal/render"
 	"github.com/spf13/cobra"
 )
 
-func newDevQueryCmd(a *App) *cobra.Command {
+func newDevQueryCmd(a *cmdutil.App) *cobra.Command {
 	var port uint
 	c := &cobra.Command{
 		Use:   "query [DEV[/PORT]]",
@@ -41,23 +42,23 @@ flag names (key_names).`,
 	// -p is the global --pretty, so the port is --port/-i (ibv_devinfo's -i).
 	c.Flags().UintVarP(&port, "port", "i", 0, "query only port `N` (as DEV/N)")
 	addHCACapsFlag(a, c)
-	return Needs(NeedUverbs, c)
+	return cmdutil.Needs(cmdutil.NeedUverbs, c)
 }
 
-func runDevQuery(a *App, arg string, port uint) error {
+func runDevQuery(a *cmdutil.App, arg string, port uint) error {
 	name, p, hasPort := strings.Cut(arg, "/")
 	if hasPort {
 		n, err := strconv.ParseUint(p, 10, 8)
 		if err != nil || n == 0 {
-			return UsageErrorf("%q: the port must be a number from 1, as in rxe0/1", arg)
+			return cmdutil.UsageErrorf("%q: the port must be a number from 1, as in rxe0/1", arg)
 		}
 		if port != 0 && uint(n) != port {
-			return UsageErrorf("port given twice (%s and --port %d)", arg, port)
+			return cmdutil.UsageErrorf("port given twice (%s and --port %d)", arg, port)
 		}
 		port = uint(n)
 	}
 	if port > 255 {
-		return UsageErrorf("--port %d: ports are numbered 1..255", port)
+		return cmdutil.UsageErrorf("--port %d: ports are numbered 1..255", port)
 	}
 	// The uverbs nodes and driver ids come from netlink (GET_CHARDEV),
 	// else from sysfs.

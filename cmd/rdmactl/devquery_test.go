@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 )
 
 func TestDevQueryArgs(t *testing.T) {
@@ -14,12 +16,12 @@ func TestDevQueryArgs(t *testing.T) {
 		{"dev", "query", "a", "b"},
 	} {
 		_, stderr, code := runCmd(t, args...)
-		if code != ExitUsage || strings.Count(stderr, "\n") != 1 {
+		if code != cmdutil.ExitUsage || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%v: code %d stderr %q", args, code, stderr)
 		}
 	}
 	_, stderr, code := runCmd(t, "--sysfs-root", t.TempDir(), "dev", "query")
-	if code != ExitUnsupported || !strings.Contains(stderr, "sysfs-root") {
+	if code != cmdutil.ExitUnsupported || !strings.Contains(stderr, "sysfs-root") {
 		t.Errorf("--sysfs-root: code %d stderr %q", code, stderr)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -477,11 +478,11 @@ func TestVMDevQueryMatchesIbvDevinfo(t *testing.T) {
 		t.Errorf("dev query rxe0 --port 1: exit %d\n%s%s", code, stdout, stderr)
 	}
 	_, stderr, code = runCmd(t, "dev", "query", "rxe0/2")
-	if code != ExitNotFound || strings.Count(stderr, "\n") != 1 {
+	if code != cmdutil.ExitNotFound || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("rxe0/2: exit %d, stderr %q", code, stderr)
 	}
 	_, stderr, code = runCmd(t, "dev", "query", "nosuch0")
-	if code != ExitNotFound || !strings.Contains(stderr, "rxe0") {
+	if code != cmdutil.ExitNotFound || !strings.Contains(stderr, "rxe0") {
 		t.Errorf("nosuch0: exit %d, stderr %q", code, stderr)
 	}
 }

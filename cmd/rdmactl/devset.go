@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 )
@@ -23,8 +24,8 @@ import (
 // NETNS_RUN_DIR); a name with a '/' is a path, as rdma takes it.
 var netnsRunDir = "/run/netns"
 
-func newDevSetCmd(a *App) *cobra.Command {
-	return Needs(NeedNetAdmin, &cobra.Command{
+func newDevSetCmd(a *cmdutil.App) *cobra.Command {
+	return cmdutil.Needs(cmdutil.NeedNetAdmin, &cobra.Command{
 		Use:   "set DEV name|netns|adaptive-moderation VALUE",
 		Short: "Rename a device, move it to a network namespace, or set adaptive moderation (needs CAP_NET_ADMIN)",
 		Long: `Change one setting of the RDMA device DEV, as 'rdma dev set':
@@ -46,9 +47,9 @@ rxe and siw cannot), no CAP_NET_ADMIN exit 4.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) != 3 {
-				return UsageErrorf("dev set: needs DEV and one setting: name NEWNAME, netns NSNAME or adaptive-moderation on|off")
+				return cmdutil.UsageErrorf("dev set: needs DEV and one setting: name NEWNAME, netns NSNAME or adaptive-moderation on|off")
 			}
-			kw, err := Keywords("dev set", args[1:], "name", "netns", "adaptive-moderation")
+			kw, err := cmdutil.Keywords("dev set", args[1:], "name", "netns", "adaptive-moderation")
 			if err != nil {
 				return err
 			}
@@ -58,16 +59,16 @@ rxe and siw cannot), no CAP_NET_ADMIN exit 4.`,
 	})
 }
 
-func runDevSet(a *App, dev string, kw map[string]string) error {
+func runDevSet(a *cmdutil.App, dev string, kw map[string]string) error {
 	var nsFD int = -1
 	if v, ok := kw["name"]; ok {
-		if err := CheckDevName("dev set name", v); err != nil {
+		if err := cmdutil.CheckDevName("dev set name", v); err != nil {
 			return err
 		}
 	}
 	var dim bool
 	if v, ok := kw["adaptive-moderation"]; ok {
-		on, err := ParseOnOff("dev set adaptive-moderation", v)
+		on, err := cmdutil.ParseOnOff("dev set adaptive-moderation", v)
 		if err != nil {
 			return err
 		}
@@ -96,12 +97,12 @@ func runDevSet(a *App, dev string, kw map[string]string) error {
 		what := fmt.Sprintf("dev set %s name %s", dev, name)
 		if name != dev {
 			if _, err := c.Device(name); err == nil {
-				return WithCode(ExitFailure, fmt.Errorf("%s: an RDMA device called %s exists already", what, name))
+				return cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("%s: an RDMA device called %s exists already", what, name))
 			}
 		}
-		return WriteError(what, c.Rename(d.Index, name), map[syscall.Errno]Refusal{
-			syscall.EEXIST: {ExitFailure, fmt.Sprintf("an RDMA device called %s exists already (EEXIST)", name)},
-			syscall.EINVAL: {ExitFailure, fmt.Sprintf("the kernel refused the name %q (EINVAL)", name)},
+		return cmdutil.WriteError(what, c.Rename(d.Index, name), map[syscall.Errno]cmdutil.Refusal{
+			syscall.EEXIST: {Code: cmdutil.ExitFailure, Msg: fmt.Sprintf("an RDMA device called %s exists already (EEXIST)", name)},
+			syscall.EINVAL: {Code: cmdutil.ExitFailure, Msg: fmt.Sprintf("the kernel refused the name %q (EINVAL)", name)},
 		})
 	case nsFD >= 0:
 		what := fmt.Sprintf("dev set %s netns %s", dev, kw["netns"])
@@ -109,15 +110,15 @@ func runDevSet(a *App, dev string, kw map[string]string) error {
 		if st, err := c.System(); err == nil && st.NetnsShared != nil && *st.NetnsShared {
 			why = "the RDMA subsystem is in shared netns mode, where devices do not move (rdmactl system set netns exclusive), or the driver cannot detach user contexts (rxe and siw cannot)"
 		}
-		return WriteError(what, c.SetNetns(d.Index, nsFD), map[syscall.Errno]Refusal{
-			syscall.EOPNOTSUPP: {ExitUnsupported, "the kernel refused (EOPNOTSUPP): " + why},
-			syscall.EBUSY:      {ExitFailure, fmt.Sprintf("%s is in use (EBUSY): close what holds it open (rdmactl res ctx) and retry", dev)},
-			syscall.EINVAL:     {ExitFailure, fmt.Sprintf("the kernel refused (EINVAL): %s is not a network namespace it can move to", kw["netns"])},
+		return cmdutil.WriteError(what, c.SetNetns(d.Index, nsFD), map[syscall.Errno]cmdutil.Refusal{
+			syscall.EOPNOTSUPP: {Code: cmdutil.ExitUnsupported, Msg: "the kernel refused (EOPNOTSUPP): " + why},
+			syscall.EBUSY:      {Code: cmdutil.ExitFailure, Msg: fmt.Sprintf("%s is in use (EBUSY): close what holds it open (rdmactl res ctx) and retry", dev)},
+			syscall.EINVAL:     {Code: cmdutil.ExitFailure, Msg: fmt.Sprintf("the kernel refused (EINVAL): %s is not a network namespace it can move to", kw["netns"])},
 		})
 	default:
 		what := fmt.Sprintf("dev set %s adaptive-moderation %s", dev, kw["adaptive-moderation"])
-		return WriteError(what, c.SetDIM(d.Index, dim), map[syscall.Errno]Refusal{
-			syscall.EOPNOTSUPP: {ExitUnsupported, fmt.Sprintf("%s has no adaptive moderation (EOPNOTSUPP)", dev)},
+		return cmdutil.WriteError(what, c.SetDIM(d.Index, dim), map[syscall.Errno]cmdutil.Refusal{
+			syscall.EOPNOTSUPP: {Code: cmdutil.ExitUnsupported, Msg: fmt.Sprintf("%s has no adaptive moderation (EOPNOTSUPP)", dev)},
 		})
 	}
 }
@@ -127,7 +128,7 @@ func runDevSet(a *App, dev string, kw map[string]string) error {
 // is exit 3, listing the namespaces that exist.
 func openNetns(name string) (int, error) {
 	if name == "" {
-		return -1, UsageErrorf("dev set netns: the namespace name is empty")
+		return -1, cmdutil.UsageErrorf("dev set netns: the namespace name is empty")
 	}
 	p := name
 	if !strings.Contains(name, "/") {
@@ -153,9 +154,9 @@ func openNetns(name string) (int, error) {
 		if len(have) > 0 {
 			list = strings.Join(have, ", ")
 		}
-		return -1, WithCode(ExitNotFound, fmt.Errorf("no network namespace %q (%s: %s)", name, netnsRunDir, list))
+		return -1, cmdutil.WithCode(cmdutil.ExitNotFound, fmt.Errorf("no network namespace %q (%s: %s)", name, netnsRunDir, list))
 	case errors.Is(err, fs.ErrPermission):
-		return -1, WithCode(ExitPermission, fmt.Errorf("network namespace %q: %s: permission denied", name, p))
+		return -1, cmdutil.WithCode(cmdutil.ExitPermission, fmt.Errorf("network namespace %q: %s: permission denied", name, p))
 	}
 	return -1, fmt.Errorf("network namespace %q: %s: %w", name, p, err)
 }
@@ -181,25 +182,14 @@ func completeDevSet(cmd *cobra.Command, args []string, toComplete string) ([]cob
 	case 0:
 		return complete.Devices(cmd, args, toComplete)
 	case 1:
-		return Prefixed(toComplete, "name", "netns", "adaptive-moderation"), cobra.ShellCompDirectiveNoFileComp
+		return cmdutil.Prefixed(toComplete, "name", "netns", "adaptive-moderation"), cobra.ShellCompDirectiveNoFileComp
 	case 2:
 		switch args[1] {
 		case "netns":
-			return Prefixed(toComplete, netnsNames()...), cobra.ShellCompDirectiveNoFileComp
+			return cmdutil.Prefixed(toComplete, netnsNames()...), cobra.ShellCompDirectiveNoFileComp
 		case "adaptive-moderation":
-			return Prefixed(toComplete, "on", "off"), cobra.ShellCompDirectiveNoFileComp
+			return cmdutil.Prefixed(toComplete, "on", "off"), cobra.ShellCompDirectiveNoFileComp
 		}
 	}
 	return nil, cobra.ShellCompDirectiveNoFileComp
-}
-
-// Prefixed is the words of cands that start with prefix.
-func Prefixed(prefix string, cands ...string) []cobra.Completion {
-	var out []cobra.Completion
-	for _, c := range cands {
-		if strings.HasPrefix(c, prefix) {
-			out = append(out, c)
-		}
-	}
-	return out
 }

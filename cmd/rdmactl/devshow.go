@@ -4,6 +4,7 @@ import (
 	"github.com/rdmactl/rdmactl/internal/render"
 	"strings"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/spf13/cobra"
 )
@@ -47,7 +48,7 @@ type devShowJSON struct {
 	NetnsMode    string   `json:"netns_mode,omitempty"`
 }
 
-func newDevShowCmd(a *App) *cobra.Command {
+func newDevShowCmd(a *cmdutil.App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "show [DEV]",
 		Short: "Show RDMA devices: index, node type, firmware, GUIDs, driver, uverbs node (like rdma dev show, ibv_devices)",
@@ -74,7 +75,7 @@ hardware revision where the device has them (sysfs), and the netns mode.
 	}
 }
 
-func devShow(a *App, dev string) ([]devShowJSON, error) {
+func devShow(a *cmdutil.App, dev string) ([]devShowJSON, error) {
 	src, closeSrc, err := a.OpenInventory(false)
 	if err != nil {
 		return nil, err
@@ -104,7 +105,7 @@ func devShow(a *App, dev string) ([]devShowJSON, error) {
 	return rows, nil
 }
 
-func printDevShow(a *App, rows []devShowJSON) error {
+func printDevShow(a *cmdutil.App, rows []devShowJSON) error {
 	if a.Opts.JSON {
 		if rows == nil {
 			rows = []devShowJSON{}

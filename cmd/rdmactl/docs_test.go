@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/gendocs"
 )
 
@@ -24,16 +25,16 @@ func exitStatusSection() gendocs.Section {
 		code int
 		text string
 	}{
-		{ExitOK, "success"},
-		{ExitFailure, "any failure not listed below"},
-		{ExitUsage, "bad flags or arguments"},
-		{ExitNotFound, "unknown device, port, GID index or resource"},
-		{ExitPermission, "permission denied (EACCES/EPERM), or RLIMIT_MEMLOCK too low"},
-		{ExitUnsupported, "the kernel or the device lacks the feature"},
-		{ExitPeer, "benchmark peer unreachable, vanished or garbled, or the run's port went down"},
-		{ExitPerfThreshold, "a perf result missed a threshold (-w, -y, --limit_lat)"},
-		{ExitDoctorFail, "doctor found a FAIL"},
-		{ExitInterrupted, "perf interrupted (SIGINT/SIGTERM): the run has no result. top, monitor, the exporter and counters --watch " +
+		{cmdutil.ExitOK, "success"},
+		{cmdutil.ExitFailure, "any failure not listed below"},
+		{cmdutil.ExitUsage, "bad flags or arguments"},
+		{cmdutil.ExitNotFound, "unknown device, port, GID index or resource"},
+		{cmdutil.ExitPermission, "permission denied (EACCES/EPERM), or RLIMIT_MEMLOCK too low"},
+		{cmdutil.ExitUnsupported, "the kernel or the device lacks the feature"},
+		{cmdutil.ExitPeer, "benchmark peer unreachable, vanished or garbled, or the run's port went down"},
+		{cmdutil.ExitPerfThreshold, "a perf result missed a threshold (-w, -y, --limit_lat)"},
+		{cmdutil.ExitDoctorFail, "doctor found a FAIL"},
+		{cmdutil.ExitInterrupted, "perf interrupted (SIGINT/SIGTERM): the run has no result. top, monitor, the exporter and counters --watch " +
 			"end on these signals with 0; a one-shot inspection command is ended by the signal itself, as rdma is (a shell shows 130 for ^C)"},
 	}
 	s := gendocs.Section{Title: "Exit status"}
@@ -45,7 +46,7 @@ func exitStatusSection() gendocs.Section {
 
 func generateDocs(t *testing.T) map[string][]byte {
 	t.Helper()
-	a := &App{Stdout: io.Discard, Stderr: io.Discard}
+	a := &cmdutil.App{Stdout: io.Discard, Stderr: io.Discard}
 	root := newRootCmd(a)
 	a.ExpandHelp()
 	files, err := gendocs.Generate(root, gendocs.Options{

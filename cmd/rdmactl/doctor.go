@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/doctor"
 	"github.com/rdmactl/rdmactl/internal/perf"
 	"github.com/rdmactl/rdmactl/internal/render"
@@ -30,7 +31,7 @@ type doctorSummary struct {
 	Skip int `json:"skip"`
 }
 
-func newDoctorCmd(a *App) *cobra.Command {
+func newDoctorCmd(a *cmdutil.App) *cobra.Command {
 	var watch time.Duration
 	var only []string
 	var ids strings.Builder
@@ -62,11 +63,11 @@ Checks:
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if watch < 0 {
-				return UsageErrorf("--watch %v: the duration must not be negative", watch)
+				return cmdutil.UsageErrorf("--watch %v: the duration must not be negative", watch)
 			}
 			checks, err := doctor.Select(only)
 			if err != nil {
-				return WithCode(ExitUsage, err)
+				return cmdutil.WithCode(cmdutil.ExitUsage, err)
 			}
 			src, closeSrc, err := a.OpenInventory(true)
 			if err != nil {
@@ -81,11 +82,11 @@ Checks:
 				return err
 			}
 			rs := doctor.Run(env, checks)
-			if err := a.printDoctor(rs, src.Offline()); err != nil {
+			if err := printDoctor(a, rs, src.Offline()); err != nil {
 				return err
 			}
 			if doctor.Worst(rs) == doctor.Fail {
-				return WithCode(ExitDoctorFail, errDoctorFail)
+				return cmdutil.WithCode(cmdutil.ExitDoctorFail, errDoctorFail)
 			}
 			return nil
 		},
@@ -95,7 +96,7 @@ Checks:
 	return c
 }
 
-func (a *App) printDoctor(rs []doctor.Result, offline bool) error {
+func printDoctor(a *cmdutil.App, rs []doctor.Result, offline bool) error {
 	if a.Opts.JSON {
 		out := doctorJSON{Results: rs, Offline: offline}
 		if out.Results == nil {

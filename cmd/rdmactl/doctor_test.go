@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 )
 
 const doctorFixtures = "../../internal/doctor/testdata/"
@@ -31,15 +33,15 @@ func TestDoctorExitAndJSON(t *testing.T) {
 	}
 	// A FAIL: the report on stdout, one line on stderr, exit 8.
 	out, stderr, code = runCmd(t, "--sysfs-root", doctorFixtures+"ibnosm", "doctor")
-	if code != ExitDoctorFail || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "FAIL") {
-		t.Errorf("ibnosm: exit %d, stderr %q; want %d and one line", code, stderr, ExitDoctorFail)
+	if code != cmdutil.ExitDoctorFail || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "FAIL") {
+		t.Errorf("ibnosm: exit %d, stderr %q; want %d and one line", code, stderr, cmdutil.ExitDoctorFail)
 	}
 	if !strings.Contains(out, "FAIL    ib_sm") || !strings.Contains(out, "fix: start a subnet manager") {
 		t.Errorf("ibnosm table:\n%s", out)
 	}
 
 	v, code := doctorOut(t, "--sysfs-root", doctorFixtures+"pcie", "doctor")
-	if code != ExitDoctorFail {
+	if code != cmdutil.ExitDoctorFail {
 		t.Errorf("pcie -j: exit %d", code)
 	}
 	if v["offline"] != true {
@@ -85,12 +87,12 @@ func TestDoctorBadInput(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"--sysfs-root", rxeTree, "doctor", "--check", "nope"}, ExitUsage, "unknown check"},
-		{[]string{"--sysfs-root", rxeTree, "doctor", "--watch", "-1s"}, ExitUsage, "negative"},
-		{[]string{"--sysfs-root", rxeTree, "doctor", "--watch", "soon"}, ExitUsage, "invalid"},
-		{[]string{"--sysfs-root", rxeTree, "doctor", "extra"}, ExitUsage, "unknown command"},
-		{[]string{"--sysfs-root", "/nonexistent", "doctor"}, ExitUsage, "--sysfs-root /nonexistent: no such file or directory"},
-		{[]string{"--sysfs-root", t.TempDir(), "doctor"}, ExitUnsupported, "captured tree"},
+		{[]string{"--sysfs-root", rxeTree, "doctor", "--check", "nope"}, cmdutil.ExitUsage, "unknown check"},
+		{[]string{"--sysfs-root", rxeTree, "doctor", "--watch", "-1s"}, cmdutil.ExitUsage, "negative"},
+		{[]string{"--sysfs-root", rxeTree, "doctor", "--watch", "soon"}, cmdutil.ExitUsage, "invalid"},
+		{[]string{"--sysfs-root", rxeTree, "doctor", "extra"}, cmdutil.ExitUsage, "unknown command"},
+		{[]string{"--sysfs-root", "/nonexistent", "doctor"}, cmdutil.ExitUsage, "--sysfs-root /nonexistent: no such file or directory"},
+		{[]string{"--sysfs-root", t.TempDir(), "doctor"}, cmdutil.ExitUnsupported, "captured tree"},
 	} {
 		out, stderr, code := runCmd(t, tc.args...)
 		if code != tc.code || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
@@ -107,7 +109,7 @@ func TestCaptureBundleFile(t *testing.T) {
 	if out, stderr, code := runCmd(t, "--sysfs-root", doctorFixtures+"pcie", "capture", file); code != 0 || out != "" || stderr != "" {
 		t.Fatalf("capture: exit %d %q %q", code, out, stderr)
 	}
-	if _, stderr, code := runCmd(t, "--sysfs-root", doctorFixtures+"pcie", "capture", file); code != ExitUsage || !strings.Contains(stderr, "not empty") {
+	if _, stderr, code := runCmd(t, "--sysfs-root", doctorFixtures+"pcie", "capture", file); code != cmdutil.ExitUsage || !strings.Contains(stderr, "not empty") {
 		t.Errorf("capture over an existing file: exit %d %q", code, stderr)
 	}
 	tmpBefore, _ := filepath.Glob(filepath.Join(os.TempDir(), "rdmactl-bundle-*"))
@@ -124,7 +126,7 @@ func TestCaptureBundleFile(t *testing.T) {
 	bad := t.TempDir() + "/bad.tar.gz"
 	os.WriteFile(bad, []byte("not a bundle"), 0o644)
 	out, stderr, code := runCmd(t, "--sysfs-root", bad, "doctor")
-	if code != ExitUsage || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "not an rdmactl capture bundle") {
+	if code != cmdutil.ExitUsage || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "not an rdmactl capture bundle") {
 		t.Errorf("bad bundle: exit %d, %q, %q", code, out, stderr)
 	}
 }

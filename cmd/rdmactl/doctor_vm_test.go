@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/doctor"
 	"golang.org/x/sys/unix"
 )
@@ -30,7 +31,7 @@ func doctorParse(t *testing.T, out, stderr string, code int) map[string]doctor.R
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
 		t.Fatalf("doctor -j: exit %d, %v\n%s%s", code, err, out, stderr)
 	}
-	if (code == ExitDoctorFail) != (doctor.Worst(v.Results) == doctor.Fail) || (code != 0 && code != ExitDoctorFail) {
+	if (code == cmdutil.ExitDoctorFail) != (doctor.Worst(v.Results) == doctor.Fail) || (code != 0 && code != cmdutil.ExitDoctorFail) {
 		t.Fatalf("doctor exit %d for worst verdict %s; stderr %q", code, doctor.Worst(v.Results), stderr)
 	}
 	m := map[string]doctor.Result{}
@@ -147,8 +148,8 @@ func TestVMDoctorBreakAndRepair(t *testing.T) {
 		sh(t, "ip", "link", "set", "vrxe1", "mtu", "1000")
 		t.Cleanup(func() { exec.Command("ip", "link", "set", "vrxe1", "mtu", mtu).Run() })
 		got, code := doctorRun(t, "--check", "roce_mtu")
-		if code != ExitDoctorFail {
-			t.Errorf("exit %d, want %d", code, ExitDoctorFail)
+		if code != cmdutil.ExitDoctorFail {
+			t.Errorf("exit %d, want %d", code, cmdutil.ExitDoctorFail)
 		}
 		doctorExpect(t, got, "roce_mtu rxe1/1", doctor.Fail, "MTU 1000 is below 1024 + 96")
 		sh(t, "ip", "link", "set", "vrxe1", "mtu", mtu)
@@ -189,7 +190,7 @@ func TestVMDoctorBreakAndRepair(t *testing.T) {
 			}
 		})
 		out, _, code := runCmd(t, "doctor", "--check", "kernel_modules")
-		if code != ExitDoctorFail || !strings.Contains(out, "rdma_ucm is not loaded") || !strings.Contains(out, "modprobe rdma_ucm") ||
+		if code != cmdutil.ExitDoctorFail || !strings.Contains(out, "rdma_ucm is not loaded") || !strings.Contains(out, "modprobe rdma_ucm") ||
 			!strings.Contains(out, "ib_uverbs is loaded") {
 			t.Errorf("rdma_ucm unloaded: exit %d\n%s", code, out)
 		}
@@ -297,7 +298,7 @@ func TestVMDoctorUnprivileged(t *testing.T) {
 
 	checks := "memlock,uverbs_access"
 	got, code := doctorAsNobody(t, "65536", "doctor", "--check", checks)
-	if code != ExitDoctorFail {
+	if code != cmdutil.ExitDoctorFail {
 		t.Errorf("as nobody with 64 KiB: exit %d", code)
 	}
 	doctorExpect(t, got, "memlock", doctor.Fail, "RLIMIT_MEMLOCK 64 KiB is below", "ulimit -l")

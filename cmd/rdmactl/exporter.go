@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/exporter"
 	"github.com/rdmactl/rdmactl/internal/exporter/web"
 	"github.com/rdmactl/rdmactl/internal/inventory"
@@ -35,7 +36,7 @@ type exporterFlags struct {
 	gidEvery   time.Duration
 }
 
-func newExporterCmd(a *App) *cobra.Command {
+func newExporterCmd(a *cmdutil.App) *cobra.Command {
 	var fl exporterFlags
 	c := &cobra.Command{
 		Use:   "exporter",
@@ -65,13 +66,13 @@ were left out).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if fl.timeout < 10*time.Millisecond || fl.timeout > 10*time.Minute {
-				return UsageErrorf("--timeout=%v: want 10ms to 10m", fl.timeout)
+				return cmdutil.UsageErrorf("--timeout=%v: want 10ms to 10m", fl.timeout)
 			}
 			if fl.gidEvery < 0 {
-				return UsageErrorf("--collector.gid.interval=%v: want 0 (every scrape) or more", fl.gidEvery)
+				return cmdutil.UsageErrorf("--collector.gid.interval=%v: want 0 (every scrape) or more", fl.gidEvery)
 			}
 			if fl.qpLimit < 1 {
-				return UsageErrorf("--collector.qp.limit=%d: want at least 1", fl.qpLimit)
+				return cmdutil.UsageErrorf("--collector.qp.limit=%d: want at least 1", fl.qpLimit)
 			}
 			col := exporter.New(exporter.Options{
 				Open:    func() (*inventory.Source, func(), error) { return a.OpenInventory(true) },
@@ -80,7 +81,7 @@ were left out).`,
 			if fl.once {
 				return exportOnce(a, col)
 			}
-			return serveExporter(Watching(c), a, col, &fl)
+			return serveExporter(cmdutil.Watching(c), a, col, &fl)
 		},
 	}
 	f := c.Flags()
@@ -104,8 +105,8 @@ were left out).`,
 }
 
 // buildInfoMetric is rdma_exporter_build_info: which rdmactl answers.
-func buildInfoMetric() promtext.Metric {
-	bi := buildInfo()
+func buildInfoMetric(a *cmdutil.App) promtext.Metric {
+	bi := a.Stamp.Info()
 	d := promtext.MustDesc("rdma_exporter_build_info", "rdmactl's version, commit and Go version, value 1.",
 		promtext.Gauge, "version", "revision", "goversion")
 	return promtext.Metric{Desc: d, Values: []string{bi.Version, bi.Commit, runtime.Version()}, Value: 1}
@@ -113,29 +114,29 @@ func buildInfoMetric() promtext.Metric {
 
 // exportOnce writes the RDMA series (no go_/process_ ones: those would be
 // this short process's) in the text format. A failed snapshot is an error.
-func exportOnce(a *App, col *exporter.Collector) error {
+func exportOnce(a *cmdutil.App, col *exporter.Collector) error {
 	ms := col.Collect()
 	for _, m := range ms {
 		if m.Desc.Name() == "rdma_exporter_scrape_success" && m.Value != 1 {
 			return errors.New("exporter: no inventory snapshot within --timeout (or the device list failed)")
 		}
 	}
-	return promtext.Write(a.Stdout, append(ms, buildInfoMetric()))
+	return promtext.Write(a.Stdout, append(ms, buildInfoMetric(a)))
 }
 
 // serveExporter serves col until ctx is done (internal/exporter/web).
-func serveExporter(ctx context.Context, a *App, col *exporter.Collector, fl *exporterFlags) error {
+func serveExporter(ctx context.Context, a *cmdutil.App, col *exporter.Collector, fl *exporterFlags) error {
 	if fl.webConfig != "" {
-		return UsageErrorf("--web.config.file=%s: exporter-toolkit's YAML web config is not read; use --web.tls-cert-file, --web.tls-key-file and --web.basic-auth-users-file (docs/exporter.md)", fl.webConfig)
+		return cmdutil.UsageErrorf("--web.config.file=%s: exporter-toolkit's YAML web config is not read; use --web.tls-cert-file, --web.tls-key-file and --web.basic-auth-users-file (docs/exporter.md)", fl.webConfig)
 	}
 	err := web.Serve(ctx, col, web.Config{
 		Listen: fl.listen, Path: fl.path, TLSCert: fl.tlsCert, TLSKey: fl.tlsKey, UsersFile: fl.authUsers,
 		GoMetrics: fl.goMetrics, ProcessMetrics: fl.procMetric,
-		Build: buildInfoMetric(), Version: buildInfo().Version, Log: a.Stderr, ScrapeTimeout: fl.timeout,
+		Build: buildInfoMetric(a), Version: a.Stamp.Info().Version, Log: a.Stderr, ScrapeTimeout: fl.timeout,
 	})
 	var ce *web.ConfigError
 	if errors.As(err, &ce) {
-		return UsageErrorf("%v", err)
+		return cmdutil.UsageErrorf("%v", err)
 	}
 	return err
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/prometheus/common/model"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/exporter"
 )
 
@@ -151,12 +152,12 @@ func TestExporterBadInput(t *testing.T) {
 		{"exporter", "extra"},
 	} {
 		_, stderr, code := runCmd(t, args...)
-		if code != ExitUsage || strings.Count(stderr, "\n") != 1 {
+		if code != cmdutil.ExitUsage || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
 		}
 	}
 	_, stderr, code := runCmd(t, "--sysfs-root", t.TempDir(), "exporter", "--once")
-	if code != ExitFailure || strings.Count(stderr, "\n") != 1 {
+	if code != cmdutil.ExitFailure || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("empty tree --once: exit %d, stderr %q", code, stderr)
 	}
 }

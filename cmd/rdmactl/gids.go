@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/rdmactl/rdmactl/internal/render"
 	"github.com/rdmactl/rdmactl/internal/vocab"
@@ -53,7 +54,7 @@ type gidsFlags struct {
 	wantTyp vocab.GIDType // vocab.GIDTypeUnknown: no --type
 }
 
-func newGIDsCmd(a *App) *cobra.Command {
+func newGIDsCmd(a *cmdutil.App) *cobra.Command {
 	var fl gidsFlags
 	c := &cobra.Command{
 		Use:   "gids [DEV[/PORT]]",
@@ -106,7 +107,7 @@ func (fl *gidsFlags) validate() error {
 	if fl.ip != "" {
 		a, err := netip.ParseAddr(fl.ip)
 		if err != nil {
-			return UsageErrorf("--ip %q is not an IP address (try --ip 192.168.1.10 or --ip fe80::1)", fl.ip)
+			return cmdutil.UsageErrorf("--ip %q is not an IP address (try --ip 192.168.1.10 or --ip fe80::1)", fl.ip)
 		}
 		fl.ipAddr = a.Unmap()
 	}
@@ -114,7 +115,7 @@ func (fl *gidsFlags) validate() error {
 	if fl.typ != "" {
 		t, ok := vocab.ParseGIDTypeFlag(fl.typ)
 		if !ok {
-			return UsageErrorf("--type %q: want v1, v2 or ib", fl.typ)
+			return cmdutil.UsageErrorf("--type %q: want v1, v2 or ib", fl.typ)
 		}
 		fl.wantTyp = t
 	}
@@ -144,8 +145,8 @@ func (fl *gidsFlags) keep(g inventory.GID) bool {
 	return true
 }
 
-func runGIDs(a *App, arg string, fl *gidsFlags) error {
-	dev, port, err := ParseDevPort(arg)
+func runGIDs(a *cmdutil.App, arg string, fl *gidsFlags) error {
+	dev, port, err := cmdutil.ParseDevPort(arg)
 	if err != nil {
 		return err
 	}

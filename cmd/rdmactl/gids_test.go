@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 )
 
 const (
@@ -129,15 +131,15 @@ func TestGIDsErrors(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"--sysfs-root", rxeTree, "gids", "mlx5_0"}, ExitNotFound, `no RDMA device "mlx5_0" (devices: rxe0, rxe1)`},
-		{[]string{"--sysfs-root", rxeTree, "gids", "rxe0/2"}, ExitNotFound, "no RDMA port rxe0/2 (ports: rxe0/1)"},
-		{[]string{"--sysfs-root", rxeTree, "gids", "rxe0/x"}, ExitUsage, "port must be a number"},
-		{[]string{"--sysfs-root", rxeTree, "gids", "--type", "v3"}, ExitUsage, "want v1, v2 or ib"},
-		{[]string{"--sysfs-root", rxeTree, "gids", "--ip", "10.1"}, ExitUsage, "not an IP address"},
-		{[]string{"--sysfs-root", t.TempDir(), "gids"}, ExitUnsupported, "has no RDMA devices (no class/infiniband in it"},
-		{[]string{"--sysfs-root", "/does/not/exist", "gids"}, ExitUsage, "--sysfs-root /does/not/exist: no such file or directory"},
-		{[]string{"--sysfs-root", rxeTree, "counters", "rxe7"}, ExitNotFound, "devices: rxe0, rxe1"},
-		{[]string{"--sysfs-root", t.TempDir(), "counters"}, ExitUnsupported, "no RDMA devices"},
+		{[]string{"--sysfs-root", rxeTree, "gids", "mlx5_0"}, cmdutil.ExitNotFound, `no RDMA device "mlx5_0" (devices: rxe0, rxe1)`},
+		{[]string{"--sysfs-root", rxeTree, "gids", "rxe0/2"}, cmdutil.ExitNotFound, "no RDMA port rxe0/2 (ports: rxe0/1)"},
+		{[]string{"--sysfs-root", rxeTree, "gids", "rxe0/x"}, cmdutil.ExitUsage, "port must be a number"},
+		{[]string{"--sysfs-root", rxeTree, "gids", "--type", "v3"}, cmdutil.ExitUsage, "want v1, v2 or ib"},
+		{[]string{"--sysfs-root", rxeTree, "gids", "--ip", "10.1"}, cmdutil.ExitUsage, "not an IP address"},
+		{[]string{"--sysfs-root", t.TempDir(), "gids"}, cmdutil.ExitUnsupported, "has no RDMA devices (no class/infiniband in it"},
+		{[]string{"--sysfs-root", "/does/not/exist", "gids"}, cmdutil.ExitUsage, "--sysfs-root /does/not/exist: no such file or directory"},
+		{[]string{"--sysfs-root", rxeTree, "counters", "rxe7"}, cmdutil.ExitNotFound, "devices: rxe0, rxe1"},
+		{[]string{"--sysfs-root", t.TempDir(), "counters"}, cmdutil.ExitUnsupported, "no RDMA devices"},
 	} {
 		_, stderr, code := runCmd(t, c.args...)
 		if code != c.code || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.msg) {

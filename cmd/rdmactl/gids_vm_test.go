@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/vmcheck"
 )
 
@@ -160,7 +161,7 @@ func TestVMGIDsMatchSysfs(t *testing.T) {
 // TestVMGIDsUnknownDevice: the error names the live devices.
 func TestVMGIDsUnknownDevice(t *testing.T) {
 	_, stderr, code := runCmd(t, "gids", "mlx5_9")
-	if code != ExitNotFound || !strings.Contains(stderr, "rxe0") || !strings.Contains(stderr, "mlx5_9") {
+	if code != cmdutil.ExitNotFound || !strings.Contains(stderr, "rxe0") || !strings.Contains(stderr, "mlx5_9") {
 		t.Fatalf("code %d stderr %q", code, stderr)
 	}
 	var v any

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/rdmactl/rdmactl/internal/render"
 	"github.com/spf13/cobra"
@@ -29,8 +30,8 @@ type hcaCapsJSON struct {
 	Unavailable   []string                     `json:"unavailable,omitempty"`
 }
 
-func newDevHCACapsCmd(a *App) *cobra.Command {
-	return Needs(NeedUverbs, &cobra.Command{
+func newDevHCACapsCmd(a *cmdutil.App) *cobra.Command {
+	return cmdutil.Needs(cmdutil.NeedUverbs, &cobra.Command{
 		Use:   "hca-caps [DEV]",
 		Short: "Show an mlx5 (ConnectX) device's firmware capabilities and counters through DEVX",
 		Long: `Ask a ConnectX device's firmware directly, through the kernel's mlx5 DEVX
@@ -57,7 +58,7 @@ it only the capability pages are shown, when the kernel allows it.`,
 	})
 }
 
-func runHCACaps(a *App, name string) error {
+func runHCACaps(a *cmdutil.App, name string) error {
 	src, err := inventory.Open("", true)
 	if err != nil {
 		return err
@@ -70,7 +71,7 @@ func runHCACaps(a *App, name string) error {
 	return printHCACaps(a, caps)
 }
 
-func printHCACaps(a *App, caps []inventory.HCACaps) error {
+func printHCACaps(a *cmdutil.App, caps []inventory.HCACaps) error {
 	if a.Opts.JSON {
 		res := make([]hcaCapsJSON, 0, len(caps))
 		for _, c := range caps {
@@ -105,7 +106,7 @@ func printHCACaps(a *App, caps []inventory.HCACaps) error {
 // becomes `dev hca-caps` for the same device (the DEV part of DEV/PORT).
 // The dev query command (devquery.go, not this file) calls it once in
 // newDevQueryCmd: addHCACapsFlag(a, c).
-func addHCACapsFlag(a *App, c *cobra.Command) {
+func addHCACapsFlag(a *cmdutil.App, c *cobra.Command) {
 	var on bool
 	c.Flags().BoolVar(&on, "hca-caps", false, "show the mlx5 firmware capability pages and counters instead (as 'dev hca-caps')")
 	inner := c.RunE

@@ -5,13 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/spf13/cobra"
 )
 
 func TestHCACapsSysfsRoot(t *testing.T) {
 	_, stderr, code := runCmd(t, "--sysfs-root", "/tmp", "dev", "hca-caps", "mlx5_0")
-	if code != ExitUnsupported || strings.Count(stderr, "\n") != 1 {
+	if code != cmdutil.ExitUnsupported || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("code %d stderr %q", code, stderr)
 	}
 }
@@ -27,7 +28,7 @@ func TestHCACapsPrint(t *testing.T) {
 		CongStatus:    map[string][]int{"rroce_rp": {3}, "rroce_np": {}},
 		Unavailable:   []string{"QUERY_HCA_CAP(qos): bad operation"}}}
 	var o strings.Builder
-	a := &App{Stdout: &o}
+	a := &cmdutil.App{Stdout: &o}
 	a.Opts.JSON = true
 	if err := printHCACaps(a, caps); err != nil {
 		t.Fatal(err)
@@ -65,7 +66,7 @@ mlx5_0  unavailable     QUERY_HCA_CAP(qos): bad operation  -
 // command without it.
 func TestAddHCACapsFlag(t *testing.T) {
 	var o strings.Builder
-	a := &App{Stdout: &o}
+	a := &cmdutil.App{Stdout: &o}
 	ran := false
 	c := &cobra.Command{Use: "query", RunE: func(*cobra.Command, []string) error { ran = true; return nil }}
 	addHCACapsFlag(a, c)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/rdmactl/rdmactl/internal/render"
 	"github.com/rdmactl/rdmactl/internal/vocab"
@@ -46,7 +47,7 @@ type linkJSON struct {
 	MaxMTU       *uint32  `json:"max_mtu,omitempty"`
 }
 
-func newLinkCmd(a *App) *cobra.Command {
+func newLinkCmd(a *cmdutil.App) *cobra.Command {
 	show := func(c *cobra.Command, args []string) error {
 		arg := ""
 		if len(args) == 1 {
@@ -89,8 +90,8 @@ the rate. With --sysfs-root everything comes from the captured sysfs tree.`,
 	return c
 }
 
-func runLinkShow(a *App, arg string) error {
-	dev, port, err := ParseDevPort(arg)
+func runLinkShow(a *cmdutil.App, arg string) error {
+	dev, port, err := cmdutil.ParseDevPort(arg)
 	if err != nil {
 		return err
 	}

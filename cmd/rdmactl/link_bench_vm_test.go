@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/rdmactl/rdmactl/internal/nldev"
 	"github.com/rdmactl/rdmactl/internal/render"
@@ -82,7 +83,7 @@ func BenchmarkVMLinkShowTableOnly(b *testing.B) {
 
 func BenchmarkVMRootCmdBuild(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		newRootCmd(&App{Stdout: io.Discard, Stderr: io.Discard})
+		newRootCmd(&cmdutil.App{Stdout: io.Discard, Stderr: io.Discard})
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 )
 
 // On a machine without RDMA (this build host) every netlink command prints
@@ -19,8 +21,8 @@ func TestNetlinkCommandsWithoutRDMA(t *testing.T) {
 		if _, err := os.Stat("/sys/class/infiniband"); err == nil {
 			continue
 		}
-		if code != ExitUnsupported || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "no RDMA") {
-			t.Errorf("%v: exit %d, stderr %q; want exit %d and one line", args, code, stderr, ExitUnsupported)
+		if code != cmdutil.ExitUnsupported || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "no RDMA") {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and one line", args, code, stderr, cmdutil.ExitUnsupported)
 		}
 	}
 }
@@ -58,12 +60,12 @@ func TestLinkSysfs(t *testing.T) {
 func TestLinkDevShowNotFound(t *testing.T) {
 	for _, args := range [][]string{{"link", "show", "mlx5_9"}, {"link", "show", "rxe0/3"}, {"dev", "show", "foo"}} {
 		_, stderr, code := runCmd(t, append([]string{"--sysfs-root", rxeTree}, args...)...)
-		if code != ExitNotFound || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "rxe0") {
-			t.Errorf("%v: exit %d, %q; want exit %d naming what exists", args, code, stderr, ExitNotFound)
+		if code != cmdutil.ExitNotFound || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "rxe0") {
+			t.Errorf("%v: exit %d, %q; want exit %d naming what exists", args, code, stderr, cmdutil.ExitNotFound)
 		}
 	}
 	_, stderr, code := runCmd(t, "link", "show", "rxe0/x")
-	if code != ExitUsage {
+	if code != cmdutil.ExitUsage {
 		t.Errorf("bad port: exit %d %q", code, stderr)
 	}
 }
@@ -88,11 +90,11 @@ func TestDevShowSysfs(t *testing.T) {
 
 func TestResSysfsRootUnsupported(t *testing.T) {
 	_, stderr, code := runCmd(t, "--sysfs-root", rxeTree, "res", "qp")
-	if code != ExitUnsupported || strings.Count(stderr, "\n") != 1 {
+	if code != cmdutil.ExitUnsupported || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("exit %d %q", code, stderr)
 	}
 	_, _, code = runCmd(t, "res", "--pid", "1")
-	if code != ExitUsage {
+	if code != cmdutil.ExitUsage {
 		t.Errorf("res --pid without an object: exit %d", code)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 )
 
 // jsonList runs rdmactl in-process and decodes its JSON list.
@@ -164,8 +166,8 @@ func TestVMLinkShowMatchesRdmaAndIbvDevinfo(t *testing.T) {
 	}
 	for _, args := range [][]string{{"link", "show", "rxe7"}, {"link", "show", "rxe0/9"}, {"dev", "show", "nosuch"}, {"res", "qp", "nosuch"}} {
 		_, stderr, code := runCmd(t, args...)
-		if code != ExitNotFound || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "rxe0") {
-			t.Errorf("%v: exit %d, %q; want %d and a line naming what exists", args, code, stderr, ExitNotFound)
+		if code != cmdutil.ExitNotFound || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "rxe0") {
+			t.Errorf("%v: exit %d, %q; want %d and a line naming what exists", args, code, stderr, cmdutil.ExitNotFound)
 		}
 	}
 }
@@ -323,7 +325,7 @@ func TestVMRenamedDevice(t *testing.T) {
 	if l[0]["link_layer"] != "Ethernet" || l[0]["active_mtu"] == nil {
 		t.Errorf("renamed link: sysfs facts missing: %v", l[0])
 	}
-	if _, stderr, code := runCmd(t, "link", "show", "rxe0"); code != ExitNotFound || !strings.Contains(stderr, "nl2foo") {
+	if _, stderr, code := runCmd(t, "link", "show", "rxe0"); code != cmdutil.ExitNotFound || !strings.Contains(stderr, "nl2foo") {
 		t.Errorf("old name: exit %d %q", code, stderr)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"net"
 	"syscall"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/spf13/cobra"
 )
 
@@ -13,10 +14,10 @@ import (
 
 // linkSubcommands are the write children of "rdmactl link" (link.go adds
 // them beside show).
-var linkSubcommands = []func(*App) *cobra.Command{newLinkAddCmd, newLinkDeleteCmd}
+var linkSubcommands = []func(*cmdutil.App) *cobra.Command{newLinkAddCmd, newLinkDeleteCmd}
 
-func newLinkAddCmd(a *App) *cobra.Command {
-	return Needs(NeedNetAdmin, &cobra.Command{
+func newLinkAddCmd(a *cmdutil.App) *cobra.Command {
+	return cmdutil.Needs(cmdutil.NeedNetAdmin, &cobra.Command{
 		Use:   "add NAME type rxe|siw netdev NETDEV",
 		Short: "Create a software RDMA device on a netdev (needs CAP_NET_ADMIN)",
 		Long: `Create a software RDMA device NAME of type rxe (Soft-RoCE) or siw (soft
@@ -31,30 +32,30 @@ driver (exit 5) or the caller lacks CAP_NET_ADMIN (exit 4).`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return UsageErrorf("link add: needs NAME type rxe|siw netdev NETDEV")
+				return cmdutil.UsageErrorf("link add: needs NAME type rxe|siw netdev NETDEV")
 			}
-			kw, err := Keywords("link add", args[1:], "type", "netdev")
+			kw, err := cmdutil.Keywords("link add", args[1:], "type", "netdev")
 			if err != nil {
 				return err
 			}
 			if kw["type"] == "" || kw["netdev"] == "" {
-				return UsageErrorf("link add: needs NAME type rxe|siw netdev NETDEV")
+				return cmdutil.UsageErrorf("link add: needs NAME type rxe|siw netdev NETDEV")
 			}
 			return runLinkAdd(a, args[0], kw["type"], kw["netdev"])
 		},
 	})
 }
 
-func runLinkAdd(a *App, name, typ, netdev string) error {
+func runLinkAdd(a *cmdutil.App, name, typ, netdev string) error {
 	what := fmt.Sprintf("link add %s", name)
-	if err := CheckDevName("link add", name); err != nil {
+	if err := cmdutil.CheckDevName("link add", name); err != nil {
 		return err
 	}
 	if typ != "rxe" && typ != "siw" {
-		return UsageErrorf("link add: type %q: want rxe or siw", typ)
+		return cmdutil.UsageErrorf("link add: type %q: want rxe or siw", typ)
 	}
 	if _, err := net.InterfaceByName(netdev); err != nil {
-		return WithCode(ExitNotFound, fmt.Errorf("%s: no network device %q in this network namespace", what, netdev))
+		return cmdutil.WithCode(cmdutil.ExitNotFound, fmt.Errorf("%s: no network device %q in this network namespace", what, netdev))
 	}
 	c, _, closeFn, err := a.OpenWrite()
 	if err != nil {
@@ -67,19 +68,19 @@ func runLinkAdd(a *App, name, typ, netdev string) error {
 	}
 	for _, d := range devs {
 		if d.Name == name {
-			return WithCode(ExitFailure, fmt.Errorf("%s: an RDMA device called %s exists already", what, name))
+			return cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("%s: an RDMA device called %s exists already", what, name))
 		}
 	}
-	return WriteError(what, c.NewLink(name, typ, netdev), map[syscall.Errno]Refusal{
-		syscall.EEXIST: {ExitFailure, fmt.Sprintf("%s already has an %s device (EEXIST)", netdev, typ)},
-		syscall.ENFILE: {ExitFailure, fmt.Sprintf("an RDMA device called %s exists already (ENFILE)", name)},
-		syscall.ENODEV: {ExitNotFound, fmt.Sprintf("no network device %q (ENODEV)", netdev)},
-		syscall.EINVAL: {ExitUnsupported, fmt.Sprintf("the kernel refused (EINVAL): it has no %s link type (module rdma-link-%s not available?), or %s cannot carry one", typ, typ, netdev)},
+	return cmdutil.WriteError(what, c.NewLink(name, typ, netdev), map[syscall.Errno]cmdutil.Refusal{
+		syscall.EEXIST: {Code: cmdutil.ExitFailure, Msg: fmt.Sprintf("%s already has an %s device (EEXIST)", netdev, typ)},
+		syscall.ENFILE: {Code: cmdutil.ExitFailure, Msg: fmt.Sprintf("an RDMA device called %s exists already (ENFILE)", name)},
+		syscall.ENODEV: {Code: cmdutil.ExitNotFound, Msg: fmt.Sprintf("no network device %q (ENODEV)", netdev)},
+		syscall.EINVAL: {Code: cmdutil.ExitUnsupported, Msg: fmt.Sprintf("the kernel refused (EINVAL): it has no %s link type (module rdma-link-%s not available?), or %s cannot carry one", typ, typ, netdev)},
 	})
 }
 
-func newLinkDeleteCmd(a *App) *cobra.Command {
-	return Needs(NeedNetAdmin, &cobra.Command{
+func newLinkDeleteCmd(a *cmdutil.App) *cobra.Command {
+	return cmdutil.Needs(cmdutil.NeedNetAdmin, &cobra.Command{
 		Use:     "delete NAME",
 		Aliases: []string{"del"},
 		Short:   "Remove a software RDMA device (rxe, siw; needs CAP_NET_ADMIN)",
@@ -94,7 +95,7 @@ refused (exit 5). Prints nothing on success.`,
 	})
 }
 
-func runLinkDelete(a *App, name string) error {
+func runLinkDelete(a *cmdutil.App, name string) error {
 	c, _, closeFn, err := a.OpenWrite()
 	if err != nil {
 		return err
@@ -104,7 +105,7 @@ func runLinkDelete(a *App, name string) error {
 	if err != nil {
 		return err
 	}
-	return WriteError("link delete "+name, c.DelLink(d.Index), map[syscall.Errno]Refusal{
-		syscall.EINVAL: {ExitUnsupported, "the kernel refused (EINVAL): only software devices (rxe, siw) can be deleted"},
+	return cmdutil.WriteError("link delete "+name, c.DelLink(d.Index), map[syscall.Errno]cmdutil.Refusal{
+		syscall.EINVAL: {Code: cmdutil.ExitUnsupported, Msg: "the kernel refused (EINVAL): only software devices (rxe, siw) can be deleted"},
 	})
 }

@@ -10,85 +10,21 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/rdmactl/rdmactl/internal/rdmagrammar"
 	"github.com/spf13/cobra"
 )
 
-// Options are the global flags, shared by every command.
-type Options struct {
-	JSON          bool
-	Pretty        bool
-	Details       bool
-	DriverDetails bool // -dd, as rdma: details plus the driver's own (res)
-	Raw           bool // -r, as rdma: raw resource dumps (res only)
-	SysfsRoot     string
-}
-
-// DetailsFlag is -d/--details: a bool that, given twice (-dd, -d -d), also
-// sets driverDetails, as rdma's -dd does.
-type DetailsFlag struct{ o *Options }
-
-func (f DetailsFlag) String() string { return strconv.FormatBool(f.o != nil && f.o.Details) }
-func (f DetailsFlag) Type() string   { return "bool" }
-func (f DetailsFlag) Set(s string) error {
-	on, err := strconv.ParseBool(s)
-	if err != nil {
-		return err
-	}
-	f.o.DriverDetails = on && f.o.Details
-	f.o.Details = on
-	return nil
-}
-
-// App is what every command gets: global options and where to write.
-type App struct {
-	Opts   Options
-	Stdout io.Writer
-	Stderr io.Writer
-	lazy   []func()        // fill the long help texts lazyLong deferred
-	Ctx    context.Context // run's; a write looks at it to catch signals (openWrite)
-	// SoleSession: a perf command is the only benchmark in the process,
-	// as in the binary (main sets it); tests that run both sides of a
-	// benchmark in one process leave it false (perf.Session.SoleSession).
-	SoleSession bool
-}
-
-// LazyLong gives c the long help build returns, built when c's help is
-// shown or the manual is generated (expandHelp) instead of at every start:
-// perf's four flag tables cost 8 of the 46 ms of CPU every rdmactl run
-// took to start (TCG guest, perf stat).
-func (a *App) LazyLong(c *cobra.Command, build func() string) {
-	fill := func() {
-		if c.Long == "" {
-			c.Long = build()
-		}
-	}
-	a.lazy = append(a.lazy, fill)
-	c.SetHelpFunc(func(c *cobra.Command, args []string) {
-		fill()
-		c.Parent().HelpFunc()(c, args) // cobra's own help, as for every other command
-	})
-}
-
-// ExpandHelp fills every long help lazyLong deferred (the manual needs
-// them all).
-func (a *App) ExpandHelp() {
-	for _, f := range a.lazy {
-		f()
-	}
-}
-
 // commands are rdmactl's top-level commands. A new command is added here:
 // one explicit list instead of init() registration, so that nothing depends
 // on the order in which the compiler sees the files. Help lists commands
 // sorted by name (cobra's default), whatever the order here.
-var commands = []func(*App) *cobra.Command{
+var commands = []func(*cmdutil.App) *cobra.Command{
 	newDevCmd,
 	newLinkCmd,
 	newGIDsCmd,
@@ -107,14 +43,14 @@ var commands = []func(*App) *cobra.Command{
 }
 
 // devSubcommands are the children of "rdmactl dev".
-var devSubcommands = []func(*App) *cobra.Command{
+var devSubcommands = []func(*cmdutil.App) *cobra.Command{
 	newDevShowCmd,
 	newDevQueryCmd,
 	newDevHCACapsCmd,
 	newDevSetCmd,
 }
 
-func newRootCmd(a *App) *cobra.Command {
+func newRootCmd(a *cmdutil.App) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "rdmactl",
 		Short: "Inspect RDMA devices and benchmark RDMA fabrics, without libibverbs",
@@ -134,24 +70,24 @@ It is one static binary that talks to the kernel directly: RDMA netlink,
 	// version' (cobra enables the flag when Version is set; the text is
 	// made only when asked).
 	root.Version = "set"
-	cobra.AddTemplateFunc("rdmactlVersion", versionText)
+	cobra.AddTemplateFunc("rdmactlVersion", a.Stamp.Text)
 	root.SetVersionTemplate(`{{rdmactlVersion}}`)
 	pf := root.PersistentFlags()
 	pf.BoolVarP(&a.Opts.JSON, "json", "j", false, "print JSON instead of a table")
 	pf.BoolVarP(&a.Opts.Pretty, "pretty", "p", false, "indent JSON output (implies nothing without -j)")
-	pf.VarPF(DetailsFlag{&a.Opts}, "details", "d", "print more details; twice (-dd) adds what the driver itself reports: of resources, as rdma -dd, and (link show) each port's MTUs as the device answers").NoOptDefVal = "true"
+	pf.VarPF(cmdutil.NewDetailsFlag(&a.Opts), "details", "d", "print more details; twice (-dd) adds what the driver itself reports: of resources, as rdma -dd, and (link show) each port's MTUs as the device answers").NoOptDefVal = "true"
 	pf.BoolVarP(&a.Opts.Raw, "raw", "r", false, "res qp|cq|mr|srq: the driver's raw image of each object, as rdma -r")
 	pf.StringVar(&a.Opts.SysfsRoot, "sysfs-root", "", "read a capture (rdmactl capture: a directory or .tar.gz bundle) at `PATH` instead of the live /sys and netlink")
 	// -r is global as in rdma (where it goes before the object), but only
 	// res has raw dumps.
 	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
 		if a.Opts.Raw && c.Name() != "res" {
-			return UsageErrorf("-r (raw) applies to res qp, cq, mr and srq only, not to '%s'", c.CommandPath())
+			return cmdutil.UsageErrorf("-r (raw) applies to res qp, cq, mr and srq only, not to '%s'", c.CommandPath())
 		}
 		return a.CheckNeeds(c)
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return UsageErrorf("%v (see '%s --help')", err, c.CommandPath())
+		return cmdutil.UsageErrorf("%v (see '%s --help')", err, c.CommandPath())
 	})
 
 	for _, f := range commands {
@@ -161,13 +97,13 @@ It is one static binary that talks to the kernel directly: RDMA netlink,
 }
 
 // newDevCmd is "rdmactl dev", the parent of devSubcommands.
-func newDevCmd(a *App) *cobra.Command {
+func newDevCmd(a *cmdutil.App) *cobra.Command {
 	dev := &cobra.Command{
 		Use:   "dev",
 		Short: "RDMA devices: show, query",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			return UsageErrorf("'rdmactl dev' needs a subcommand: try 'rdmactl dev show' (as in 'rdma dev show') or 'rdmactl dev query' (as ibv_devinfo -v)")
+			return cmdutil.UsageErrorf("'rdmactl dev' needs a subcommand: try 'rdmactl dev show' (as in 'rdma dev show') or 'rdmactl dev query' (as ibv_devinfo -v)")
 		},
 	}
 	for _, f := range devSubcommands {
@@ -178,11 +114,11 @@ func newDevCmd(a *App) *cobra.Command {
 
 // run executes rdmactl with args and returns the process exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return runApp(&App{Stdout: stdout, Stderr: stderr, Ctx: ctx}, args)
+	return runApp(&cmdutil.App{Stdout: stdout, Stderr: stderr, Ctx: ctx}, args)
 }
 
 // runApp is run with the app given: its writers, context and soleSession.
-func runApp(a *App, args []string) int {
+func runApp(a *cmdutil.App, args []string) int {
 	stderr, ctx := a.Stderr, a.Ctx
 	root := newRootCmd(a)
 	// rdma's grammar too; "res show NAME" depends on this host's devices.
@@ -195,12 +131,12 @@ func runApp(a *App, args []string) int {
 	root.SetArgs(cargs)
 	err := rdmagrammar.OptionError(args)
 	if err != nil {
-		err = UsageErrorf("%v", err)
+		err = cmdutil.UsageErrorf("%v", err)
 	} else {
 		err = root.ExecuteContext(ctx)
 	}
-	code, msg := ExitStatus(err)
-	if code != ExitOK {
+	code, msg := cmdutil.ExitStatus(err)
+	if code != cmdutil.ExitOK {
 		fmt.Fprintf(stderr, "rdmactl: %s\n", msg)
 	}
 	return code
@@ -208,7 +144,7 @@ func runApp(a *App, args []string) int {
 
 func main() {
 	ctx := &signalContext{}
-	code := runApp(&App{Stdout: os.Stdout, Stderr: os.Stderr, Ctx: ctx, SoleSession: true}, os.Args[1:])
+	code := runApp(&cmdutil.App{Stdout: os.Stdout, Stderr: os.Stderr, Ctx: ctx, SoleSession: true}, os.Args[1:])
 	ctx.stop()
 	os.Exit(code)
 }
@@ -235,16 +171,6 @@ func (s *signalContext) Deadline() (time.Time, bool) { return time.Time{}, false
 func (s *signalContext) Done() <-chan struct{}       { s.start(); return s.ctx.Done() }
 func (s *signalContext) Err() error                  { s.start(); return s.ctx.Err() }
 func (s *signalContext) Value(key any) any           { return nil }
-
-// Watching is c's context with SIGINT and SIGTERM caught from now on
-// (signalContext asks for them when first looked at), for the commands
-// that run until interrupted and then end cleanly: perf, top, monitor,
-// the exporter, counters --watch.
-func Watching(c *cobra.Command) context.Context {
-	ctx := c.Context()
-	_ = ctx.Done()
-	return ctx
-}
 
 // stop gives the signals back, if they were asked for.
 func (s *signalContext) stop() {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/render"
 )
 
@@ -22,8 +23,8 @@ func runCmd(t *testing.T, args ...string) (stdout, stderr string, code int) {
 
 func TestUnknownCommandIsUsageError(t *testing.T) {
 	_, stderr, code := runCmd(t, "frobnicate")
-	if code != ExitUsage {
-		t.Fatalf("exit code %d, want %d", code, ExitUsage)
+	if code != cmdutil.ExitUsage {
+		t.Fatalf("exit code %d, want %d", code, cmdutil.ExitUsage)
 	}
 	if strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "rdmactl: ") {
 		t.Fatalf("want one line on stderr, got %q", stderr)

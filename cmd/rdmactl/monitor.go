@@ -9,11 +9,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/rdmactl/rdmactl/internal/monitor"
 )
 
-func newMonitorCmd(a *App) *cobra.Command {
+func newMonitorCmd(a *cmdutil.App) *cobra.Command {
 	var poll string
 	c := &cobra.Command{
 		Use:   "monitor",
@@ -54,11 +55,11 @@ whichever source saw it.`,
 			var iv time.Duration
 			if c.Flags().Changed("poll") {
 				var err error
-				if iv, err = ParseInterval(poll); err != nil {
-					return UsageErrorf("--poll %s: want an interval from 10ms to 24h, such as --poll 1s", poll)
+				if iv, err = cmdutil.ParseInterval(poll); err != nil {
+					return cmdutil.UsageErrorf("--poll %s: want an interval from 10ms to 24h, such as --poll 1s", poll)
 				}
 			}
-			return runMonitor(Watching(c), a, iv)
+			return runMonitor(cmdutil.Watching(c), a, iv)
 		},
 	}
 	c.Flags().StringVar(&poll, "poll", "", "also compare the inventory every `INTERVAL` (500ms, 2s...): port state, and everything on kernels without events")
@@ -66,20 +67,20 @@ whichever source saw it.`,
 }
 
 // runMonitor prints events until ctx is done (Ctrl-C: status 0).
-func runMonitor(ctx context.Context, a *App, poll time.Duration) error {
+func runMonitor(ctx context.Context, a *cmdutil.App, poll time.Duration) error {
 	if a.Opts.SysfsRoot != "" && poll == 0 {
-		return UsageErrorf("a captured tree (--sysfs-root) sends no events: add --poll INTERVAL to compare it with itself")
+		return cmdutil.UsageErrorf("a captured tree (--sysfs-root) sends no events: add --poll INTERVAL to compare it with itself")
 	}
 	cfg, how, closeSrc, err := monitor.Open(a.Opts.SysfsRoot, poll)
 	if errors.Is(err, monitor.ErrNoEvents) {
-		return Unsupportedf("%v: add --poll INTERVAL to compare the devices every INTERVAL instead", err)
+		return cmdutil.Unsupportedf("%v: add --poll INTERVAL to compare the devices every INTERVAL instead", err)
 	}
 	if err != nil {
 		return err
 	}
 	defer closeSrc()
-	cfg.Emit = a.printEvent
-	cfg.Warn = func(err error) { fmt.Fprintf(a.Stderr, "rdmactl: %s\n", ErrorLine(err)) }
+	cfg.Emit = func(e monitor.Event) error { return printEvent(a, e) }
+	cfg.Warn = func(err error) { fmt.Fprintf(a.Stderr, "rdmactl: %s\n", cmdutil.ErrorLine(err)) }
 	// What is watched goes to stderr, as tcpdump says "listening on": stdout
 	// stays events only, and a script knows when changes start to count.
 	cfg.Ready = func() { fmt.Fprintf(a.Stderr, "rdmactl: monitoring RDMA devices: %s; Ctrl-C to stop\n", how) }
@@ -88,7 +89,7 @@ func runMonitor(ctx context.Context, a *App, poll time.Duration) error {
 
 // printEvent writes one event: a JSON object on its own line with -j,
 // else a line of text.
-func (a *App) printEvent(e monitor.Event) error {
+func printEvent(a *cmdutil.App, e monitor.Event) error {
 	if a.Opts.JSON {
 		return a.PrintJSON(e)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/rdmactl/rdmactl/internal/monitor"
 )
@@ -166,11 +167,11 @@ func TestMonitorBadInput(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"monitor", "--poll", "soon"}, ExitUsage, "--poll soon: want an interval"},
-		{[]string{"monitor", "--poll", "1ns"}, ExitUsage, "--poll 1ns: want an interval"},
-		{[]string{"monitor", "rxe0"}, ExitUsage, "unknown command"},
-		{[]string{"--sysfs-root", rxeTree, "monitor"}, ExitUsage, "add --poll INTERVAL"},
-		{[]string{"--sysfs-root", t.TempDir(), "monitor", "--poll", "1s"}, ExitUnsupported, "no RDMA"},
+		{[]string{"monitor", "--poll", "soon"}, cmdutil.ExitUsage, "--poll soon: want an interval"},
+		{[]string{"monitor", "--poll", "1ns"}, cmdutil.ExitUsage, "--poll 1ns: want an interval"},
+		{[]string{"monitor", "rxe0"}, cmdutil.ExitUsage, "unknown command"},
+		{[]string{"--sysfs-root", rxeTree, "monitor"}, cmdutil.ExitUsage, "add --poll INTERVAL"},
+		{[]string{"--sysfs-root", t.TempDir(), "monitor", "--poll", "1s"}, cmdutil.ExitUnsupported, "no RDMA"},
 	} {
 		out, stderr, code := runCmd(t, c.args...)
 		if code != c.code || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.msg) {

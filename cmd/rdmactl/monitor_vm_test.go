@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -208,7 +209,7 @@ func TestVMMonitor(t *testing.T) {
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != ExitUnsupported || so.Len() != 0 ||
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != cmdutil.ExitUnsupported || so.Len() != 0 ||
 		strings.Count(se.String(), "\n") != 1 || !strings.Contains(se.String(), "--poll INTERVAL") {
 		t.Errorf("%v monitor without --poll: %v, stdout %q, stderr %q; want exit 5 and one line", env, err, so.String(), se.String())
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/spf13/cobra"
 )
 
@@ -13,38 +14,38 @@ import (
 // new command that reads NLDEV resources or uverbs, or writes, belongs
 // here; one missing from this table fails.
 func TestNeedsDeclared(t *testing.T) {
-	want := map[string]Need{
-		"dev query":           NeedUverbs,
-		"dev hca-caps":        NeedUverbs,
-		"dev set":             NeedNetAdmin,
-		"link add":            NeedNetAdmin,
-		"link delete":         NeedNetAdmin,
-		"res":                 NeedNetlink,
-		"system":              NeedNetlink,
-		"system show":         NeedNetlink,
-		"system set":          NeedNetAdmin,
-		"statistic qp":        NeedNetlink,
-		"statistic qp show":   NeedNetlink,
-		"statistic qp mode":   NeedNetlink,
-		"statistic qp set":    NeedNetAdmin,
-		"statistic qp bind":   NeedNetAdmin,
-		"statistic qp unbind": NeedNetAdmin,
-		"statistic mode":      NeedNetlink,
-		"statistic set":       NeedNetAdmin,
-		"statistic unset":     NeedNetAdmin,
-		"statistic mr":        NeedNetlink,
+	want := map[string]cmdutil.Need{
+		"dev query":           cmdutil.NeedUverbs,
+		"dev hca-caps":        cmdutil.NeedUverbs,
+		"dev set":             cmdutil.NeedNetAdmin,
+		"link add":            cmdutil.NeedNetAdmin,
+		"link delete":         cmdutil.NeedNetAdmin,
+		"res":                 cmdutil.NeedNetlink,
+		"system":              cmdutil.NeedNetlink,
+		"system show":         cmdutil.NeedNetlink,
+		"system set":          cmdutil.NeedNetAdmin,
+		"statistic qp":        cmdutil.NeedNetlink,
+		"statistic qp show":   cmdutil.NeedNetlink,
+		"statistic qp mode":   cmdutil.NeedNetlink,
+		"statistic qp set":    cmdutil.NeedNetAdmin,
+		"statistic qp bind":   cmdutil.NeedNetAdmin,
+		"statistic qp unbind": cmdutil.NeedNetAdmin,
+		"statistic mode":      cmdutil.NeedNetlink,
+		"statistic set":       cmdutil.NeedNetAdmin,
+		"statistic unset":     cmdutil.NeedNetAdmin,
+		"statistic mr":        cmdutil.NeedNetlink,
 	}
-	got := map[string]Need{}
+	got := map[string]cmdutil.Need{}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
-		if n := NeedsOf(c); n != 0 {
+		if n := cmdutil.NeedsOf(c); n != 0 {
 			got[strings.TrimPrefix(c.CommandPath(), "rdmactl ")] = n
 		}
 		for _, s := range c.Commands() {
 			walk(s)
 		}
 	}
-	walk(newRootCmd(&App{Stdout: io.Discard, Stderr: io.Discard}))
+	walk(newRootCmd(&cmdutil.App{Stdout: io.Discard, Stderr: io.Discard}))
 	var bad []string
 	for k, v := range want {
 		if got[k] != v {
@@ -77,9 +78,9 @@ func TestNeedsRefuseCapturedTree(t *testing.T) {
 		{"statistic", "unset", "link", "rxe0/1", "optional-counters"},
 	} {
 		out, stderr, code := runCmd(t, append([]string{"--sysfs-root", rxeFixture}, args...)...)
-		if code != ExitUnsupported || out != "" || strings.Count(stderr, "\n") != 1 ||
+		if code != cmdutil.ExitUnsupported || out != "" || strings.Count(stderr, "\n") != 1 ||
 			!strings.Contains(stderr, "needs the running kernel") || !strings.Contains(stderr, "--sysfs-root") {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d and one line", args, code, out, stderr, ExitUnsupported)
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d and one line", args, code, out, stderr, cmdutil.ExitUnsupported)
 		}
 	}
 }

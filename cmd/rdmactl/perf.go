@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/sys/unix"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/rdmactl/rdmactl/internal/perf"
 	"github.com/rdmactl/rdmactl/internal/perf/rtloop"
@@ -45,7 +44,7 @@ const perfExample = `  # bandwidth, like ib_write_bw: start the server, then the
   # latency gate: exit 7 when the 99th percentile exceeds 25 usec
   rdmactl perf send --lat -d rxe1 --limit_lat 25 --limit_lat_pct 99 10.77.0.1`
 
-func newPerfCmd(a *App) *cobra.Command {
+func newPerfCmd(a *cmdutil.App) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "perf",
 		Short: "Benchmark RDMA bandwidth and latency, wire-compatible with perftest",
@@ -56,7 +55,7 @@ perftest's report layout, or JSON with -j.`,
 		Example: perfExample,
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			return UsageErrorf("'rdmactl perf' needs a test: send, write, read or atomic (e.g. 'rdmactl perf write -d rxe0')")
+			return cmdutil.UsageErrorf("'rdmactl perf' needs a test: send, write, read or atomic (e.g. 'rdmactl perf write -d rxe0')")
 		},
 	}
 	for _, v := range []perf.Verb{perf.VerbSend, perf.VerbWrite, perf.VerbRead, perf.VerbAtomic} {
@@ -132,7 +131,7 @@ func parsePerfArgs(verb perf.Verb, args []string) (*perfFlags, error) {
 	f := &perfFlags{}
 	fs := perfFlagSet(f, verb)
 	if err := fs.Parse(args); err != nil {
-		return f, UsageErrorf("%v (see 'rdmactl perf %s --help')", err, verb)
+		return f, cmdutil.UsageErrorf("%v (see 'rdmactl perf %s --help')", err, verb)
 	}
 	if f.help {
 		return f, nil
@@ -146,11 +145,11 @@ func parsePerfArgs(verb perf.Verb, args []string) (*perfFlags, error) {
 	p.UserGID = fs.Changed("gid-index")
 	var err error
 	if p.Conn, err = perf.ParseTransport(f.conn); err != nil {
-		return f, UsageErrorf("-c: %v", err)
+		return f, cmdutil.UsageErrorf("-c: %v", err)
 	}
 	if f.size != "" {
 		if p.Size, err = perf.ParseSize(f.size); err != nil {
-			return f, UsageErrorf("-s: %v", err)
+			return f, cmdutil.UsageErrorf("-s: %v", err)
 		}
 	}
 	p.Inline = f.inline
@@ -158,16 +157,16 @@ func parsePerfArgs(verb perf.Verb, args []string) (*perfFlags, error) {
 		return f, err
 	}
 	if p.Loop, err = rtloop.ParseMode(f.loop); err != nil {
-		return f, UsageErrorf("--loop: %v", err)
+		return f, cmdutil.UsageErrorf("--loop: %v", err)
 	}
 	if f.duration < 0 || f.interval < 0 {
-		return f, UsageErrorf("-D and --interval take a positive number of seconds")
+		return f, cmdutil.UsageErrorf("-D and --interval take a positive number of seconds")
 	}
 	if f.duration > maxPerfSeconds {
-		return f, UsageErrorf("-D %d: at most %d seconds (a year)", f.duration, maxPerfSeconds)
+		return f, cmdutil.UsageErrorf("-D %d: at most %d seconds (a year)", f.duration, maxPerfSeconds)
 	}
 	if f.interval > maxPerfSeconds {
-		return f, UsageErrorf("--interval %d: at most %d seconds (a year)", f.interval, maxPerfSeconds)
+		return f, cmdutil.UsageErrorf("--interval %d: at most %d seconds (a year)", f.interval, maxPerfSeconds)
 	}
 	if err := checkGivenZeros(fs, p); err != nil {
 		return f, err
@@ -187,16 +186,16 @@ func parsePerfArgs(verb perf.Verb, args []string) (*perfFlags, error) {
 	case 1:
 		p.Host = rest[0]
 	default:
-		return f, UsageErrorf("too many arguments %q: give at most the server's address", rest)
+		return f, cmdutil.UsageErrorf("too many arguments %q: give at most the server's address", rest)
 	}
 	p.Defaults()
 	if err := p.Validate(); err != nil {
-		return f, UsageErrorf("%v", err)
+		return f, cmdutil.UsageErrorf("%v", err)
 	}
 	return f, nil
 }
 
-func newPerfVerbCmd(a *App, verb perf.Verb) *cobra.Command {
+func newPerfVerbCmd(a *cmdutil.App, verb perf.Verb) *cobra.Command {
 	name := verb.String()
 	c := &cobra.Command{
 		Use:                name + " [flags] [SERVER]",
@@ -218,7 +217,7 @@ func newPerfVerbCmd(a *App, verb perf.Verb) *cobra.Command {
 			if pf.pretty {
 				a.Opts.Pretty = true
 			}
-			return runPerf(Watching(c), a, &pf.p)
+			return runPerf(cmdutil.Watching(c), a, &pf.p)
 		},
 	}
 	a.LazyLong(c, func() string {
@@ -231,7 +230,7 @@ Flags (perftest's letters; here -d is the device and -p the TCP port):
 	return c
 }
 
-func runPerf(ctx context.Context, a *App, p *perf.Params) error {
+func runPerf(ctx context.Context, a *cmdutil.App, p *perf.Params) error {
 	if p.RDMACM {
 		return runPerfSession(ctx, a, p, nil)
 	}
@@ -258,7 +257,7 @@ func runPerf(ctx context.Context, a *App, p *perf.Params) error {
 
 // runPerfSession runs the session on dev (nil with -R: the RDMA CM's
 // route names the device).
-func runPerfSession(ctx context.Context, a *App, p *perf.Params, dev perf.Device) error {
+func runPerfSession(ctx context.Context, a *cmdutil.App, p *perf.Params, dev perf.Device) error {
 	s := &perf.Session{P: p, Dev: dev, SoleSession: a.SoleSession}
 	if p.RDMACM {
 		s.CMDevice = cmRouteDevice
@@ -269,12 +268,12 @@ func runPerfSession(ctx context.Context, a *App, p *perf.Params, dev perf.Device
 	if !a.Opts.JSON {
 		s.Out = a.Stdout
 	}
-	if IsTerminal(a.Stderr) {
+	if cmdutil.IsTerminal(a.Stderr) {
 		s.Progress = a.Stderr
 	}
 	res, err := s.Run(ctx)
 	if ue := (*rdmacm.UnsupportedError)(nil); errors.As(err, &ue) {
-		err = WithCode(ExitUnsupported, err) // no rdma_cm device: modprobe rdma_ucm
+		err = cmdutil.WithCode(cmdutil.ExitUnsupported, err) // no rdma_cm device: modprobe rdma_ucm
 	}
 	if a.Opts.JSON && res != nil {
 		if jerr := a.PrintJSON(res); jerr != nil && err == nil {
@@ -285,16 +284,6 @@ func runPerfSession(ctx context.Context, a *App, p *perf.Params, dev perf.Device
 		return fmt.Errorf("interrupted: %w (results so far printed; all resources released)", ctx.Err())
 	}
 	return err
-}
-
-// IsTerminal reports whether w is a terminal (for the progress line).
-func IsTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }
 
 // addRDMACMFlag registers perftest's -R/--rdma_cm.
@@ -339,7 +328,7 @@ func checkGivenZeros(fs *pflag.FlagSet, p *perf.Params) error {
 		{"ib-port", "i", p.IBPort == 0, "device ports are numbered 1..255"},
 	} {
 		if c.zero && fs.Changed(c.name) {
-			return UsageErrorf("-%s 0: %s", c.short, c.want)
+			return cmdutil.UsageErrorf("-%s 0: %s", c.short, c.want)
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/rdmactl/rdmactl/internal/perf"
 	"github.com/rdmactl/rdmactl/internal/vocab"
@@ -33,7 +34,7 @@ func applyPerfEventFlags(f *perfFlags) error {
 	if f.fs.Changed("report-counters") {
 		l, err := perf.ParseCounterList(f.ev.counterList)
 		if err != nil {
-			return UsageErrorf("%v", err)
+			return cmdutil.UsageErrorf("%v", err)
 		}
 		f.p.ReportCounters = l
 	}
@@ -50,7 +51,7 @@ var badRunCategories = map[vocab.Category]bool{
 // snapshots of the run's port before and after, compared by
 // inventory.Rates (resets and wraps handled there).
 type perfCounterWatch struct {
-	a    *App
+	a    *cmdutil.App
 	p    *perf.Params // its device is known at the start (with -R, from the CM's route)
 	prev *inventory.CounterSnapshot
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/rdmactl/rdmactl/internal/perf"
 )
@@ -31,8 +32,8 @@ func TestPerfEventFlags(t *testing.T) {
 		{"perf", "write", "-W", "../../../etc/shadow"},
 	} {
 		_, stderr, code := runCmd(t, args...)
-		if code != ExitUsage || strings.Count(stderr, "\n") != 1 {
-			t.Errorf("%v: exit %d, stderr %q; want %d and one line", args, code, stderr, ExitUsage)
+		if code != cmdutil.ExitUsage || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want %d and one line", args, code, stderr, cmdutil.ExitUsage)
 		}
 	}
 }

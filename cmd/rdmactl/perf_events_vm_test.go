@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/vmcheck"
 )
 
@@ -303,8 +304,8 @@ func runInfiniteOnce(t *testing.T, verb, server, client string, port int) *infRu
 func (r *infRun) checkClient(t *testing.T) {
 	t.Helper()
 	out := r.cliOut.String()
-	if st := r.cli.status(); st != fmt.Sprintf("exit %d", ExitInterrupted) || strings.Count(r.cli.stderr.String(), "\n") != 1 || !strings.Contains(r.cli.stderr.String(), "interrupted") {
-		t.Errorf("client: %s, stderr %q, want exit %d and one line", st, r.cli.stderr.String(), ExitInterrupted)
+	if st := r.cli.status(); st != fmt.Sprintf("exit %d", cmdutil.ExitInterrupted) || strings.Count(r.cli.stderr.String(), "\n") != 1 || !strings.Contains(r.cli.stderr.String(), "interrupted") {
+		t.Errorf("client: %s, stderr %q, want exit %d and one line", st, r.cli.stderr.String(), cmdutil.ExitInterrupted)
 	}
 	if !strings.Contains(out, "User stopped traffic") {
 		t.Errorf("client did not say \" User stopped traffic\":\n%s", out)

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/pflag"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/perf"
 )
 
@@ -31,7 +32,7 @@ func parsePerfOpsFlags(f *perfFlags) error {
 	}
 	op, err := perf.ParseAtomicOp(f.ops.atomic)
 	if err != nil {
-		return UsageErrorf("-A: %v", err)
+		return cmdutil.UsageErrorf("-A: %v", err)
 	}
 	f.p.Atomic = op
 	return nil

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/pflag"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/perf"
 )
 
@@ -39,13 +40,13 @@ func applyQoSFlags(f *perfFlags) error {
 	q.TClass, q.TOS = -1, -1
 	if fs.Changed("tclass") {
 		if f.qos.tclass < 0 {
-			return UsageErrorf("--tclass %d: traffic class must be 0..255", f.qos.tclass)
+			return cmdutil.UsageErrorf("--tclass %d: traffic class must be 0..255", f.qos.tclass)
 		}
 		q.TClass = f.qos.tclass
 	}
 	if fs.Changed("tos") {
 		if f.qos.tos < 0 {
-			return UsageErrorf("-T %d: TOS must be 0..255", f.qos.tos)
+			return cmdutil.UsageErrorf("-T %d: TOS must be 0..255", f.qos.tos)
 		}
 		q.TOS = f.qos.tos
 	}
@@ -57,7 +58,7 @@ func applyQoSFlags(f *perfFlags) error {
 	if fs.Changed("flow_label") {
 		var err error
 		if q.FlowLabels, err = perf.ParseFlowLabels(f.qos.flowLabel); err != nil {
-			return UsageErrorf("--flow_label: %v", err)
+			return cmdutil.UsageErrorf("--flow_label: %v", err)
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/perf"
 )
 
@@ -66,7 +67,7 @@ func TestPerfQoSUsageErrors(t *testing.T) {
 		args := append([]string{"perf", "write"}, c.args...)
 		args = append(args, "10.77.0.1")
 		_, stderr, code := runCmd(t, args...)
-		if code != ExitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.want) {
+		if code != cmdutil.ExitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%q: code %d stderr %q (want %q)", c.args, code, stderr, c.want)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/perf"
 )
 
@@ -281,7 +282,7 @@ func runLimited(t *testing.T, port int, common, climits []string) (int, string, 
 		return sargs, append(append(cargs, climits...), perfServerIP)
 	}
 	again := func(r pairOut) string {
-		if r.serr == nil && (r.ccode == 0 || r.ccode == ExitPerfThreshold) {
+		if r.serr == nil && (r.ccode == 0 || r.ccode == cmdutil.ExitPerfThreshold) {
 			return ""
 		}
 		return fmt.Sprintf("the run itself failed (server: %v; client: exit %d: %s)", r.serr, r.ccode, strings.TrimSpace(r.cstderr))
@@ -315,14 +316,14 @@ func TestVMPerfLimits(t *testing.T) {
 		want   []verdict
 	}{
 		{"bw_pass", []string{"write", "-j", "-n", "300"}, []string{"-w", "0.001"}, 0, "", []verdict{{"bw_avg", true}}},
-		{"bw_fail", []string{"write", "-j", "-n", "300"}, []string{"-w", "1000000"}, ExitPerfThreshold,
+		{"bw_fail", []string{"write", "-j", "-n", "300"}, []string{"-w", "1000000"}, cmdutil.ExitPerfThreshold,
 			"is below -w/--limit_bw 1000000 by", []verdict{{"bw_avg", false}}},
-		{"bw_pass_msgrate_fail", []string{"write", "-j", "-n", "300"}, []string{"-w", "0.001", "-y", "1000"}, ExitPerfThreshold,
+		{"bw_pass_msgrate_fail", []string{"write", "-j", "-n", "300"}, []string{"-w", "0.001", "-y", "1000"}, cmdutil.ExitPerfThreshold,
 			"is below -y/--limit_msgrate 1000 by", []verdict{{"bw_avg", true}, {"msg_rate", false}}},
 		{"lat_pass", []string{"send", "--lat", "-j", "-n", "300"}, []string{"--limit_lat", "10000000"}, 0, "", []verdict{{"lat_p50", true}}},
-		{"lat_fail", []string{"send", "--lat", "-j", "-n", "300"}, []string{"--limit_lat", "1"}, ExitPerfThreshold,
+		{"lat_fail", []string{"send", "--lat", "-j", "-n", "300"}, []string{"--limit_lat", "1"}, cmdutil.ExitPerfThreshold,
 			"is above --limit_lat 1 by", []verdict{{"lat_p50", false}}},
-		{"lat_p99_fail", []string{"send", "--lat", "-j", "-n", "300"}, []string{"--limit_lat", "1", "--limit_lat_pct", "99"}, ExitPerfThreshold,
+		{"lat_p99_fail", []string{"send", "--lat", "-j", "-n", "300"}, []string{"--limit_lat", "1", "--limit_lat_pct", "99"}, cmdutil.ExitPerfThreshold,
 			"is above --limit_lat 1 by", []verdict{{"lat_p99", false}}},
 	}
 	for i, c := range cases {
@@ -377,7 +378,7 @@ func TestVMPerfPKeyIndex(t *testing.T) {
 		ent = "entry"
 	}
 	want := fmt.Sprintf("rdmactl: --pkey_index %d: the P_Key table of rxe1 port 1 has %d %s (0..%d)\n", n, n, ent, n-1)
-	if code != ExitFailure || e.String() != want {
+	if code != cmdutil.ExitFailure || e.String() != want {
 		t.Errorf("--pkey_index %d: exit %d, stderr %q; want exit 1, %q", n, code, e.String(), want)
 	}
 	last := strconv.Itoa(n - 1)

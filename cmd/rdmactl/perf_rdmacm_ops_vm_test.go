@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/perf"
 	"github.com/rdmactl/rdmactl/internal/vmcheck"
 )
@@ -189,8 +190,8 @@ func TestVMPerfRDMACMOpsPeerKilled(t *testing.T) {
 				default:
 				}
 				took := killPeer(t, peer, done, "rdmactl")
-				if code != ExitPeer || strings.Count(stderr, "\n") != 1 || took > 5*time.Second {
-					t.Fatalf("exit %d after %v, stderr %q; want %d, one line, within 5 s\n%s", code, took, stderr, ExitPeer, stdout)
+				if code != cmdutil.ExitPeer || strings.Count(stderr, "\n") != 1 || took > 5*time.Second {
+					t.Fatalf("exit %d after %v, stderr %q; want %d, one line, within 5 s\n%s", code, took, stderr, cmdutil.ExitPeer, stdout)
 				}
 				if !strings.Contains(stdout, "rdma_cm") {
 					t.Fatalf("the run did not get to its header before the kill:\n%s", stdout)

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/perf"
 )
 
@@ -22,7 +23,7 @@ func TestPerfRDMACMFlag(t *testing.T) {
 	}
 	for _, c := range []string{"UD", "UC"} {
 		_, stderr, code := runCmd(t, "perf", "send", "-R", "-c", c, "10.0.0.1")
-		if code != ExitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "-R") {
+		if code != cmdutil.ExitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "-R") {
 			t.Fatalf("-R -c %s: code %d, stderr %q", c, code, stderr)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 )
 
 // -R (RDMA CM) against the VM's perftest 6.06 in both roles and against
@@ -87,8 +89,8 @@ func TestVMPerfRDMACMFailures(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			start := time.Now()
 			_, stderr, code := runCmd(t, "perf", "write", "-R", "-p", "19090", c.addr)
-			if code != ExitPeer || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.want) || time.Since(start) > 20*time.Second {
-				t.Fatalf("code %d (want %d) after %v, stderr %q (want one line with %q)", code, ExitPeer, time.Since(start), stderr, c.want)
+			if code != cmdutil.ExitPeer || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.want) || time.Since(start) > 20*time.Second {
+				t.Fatalf("code %d (want %d) after %v, stderr %q (want one line with %q)", code, cmdutil.ExitPeer, time.Since(start), stderr, c.want)
 			}
 			t.Logf("%v: %s", time.Since(start).Round(time.Millisecond), strings.TrimSpace(stderr))
 		})

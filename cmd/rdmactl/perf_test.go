@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/perf"
 )
 
@@ -49,7 +50,7 @@ func TestPerfUsageErrors(t *testing.T) {
 		{"perf", "send", "-m", "1000", "h"},
 	} {
 		_, stderr, code := runCmd(t, args...)
-		if code != ExitUsage || strings.Count(stderr, "\n") != 1 {
+		if code != cmdutil.ExitUsage || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%q: code %d stderr %q", args, code, stderr)
 		}
 	}
@@ -75,8 +76,8 @@ func TestPerfFlagRangesFirst(t *testing.T) {
 		for _, b := range bad {
 			args := append(append([]string{"perf"}, test...), b...)
 			out, stderr, code := runCmd(t, args...)
-			if code != ExitUsage || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, b[0]) {
-				t.Errorf("%v: exit %d, stderr %q; want exit %d and one line naming %s", args, code, stderr, ExitUsage, b[0])
+			if code != cmdutil.ExitUsage || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, b[0]) {
+				t.Errorf("%v: exit %d, stderr %q; want exit %d and one line naming %s", args, code, stderr, cmdutil.ExitUsage, b[0])
 			}
 		}
 	}

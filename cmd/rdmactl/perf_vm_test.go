@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/perf/rtloop"
 	"github.com/rdmactl/rdmactl/internal/vmcheck"
 )
@@ -280,7 +281,7 @@ func TestVMPerfPeerErrors(t *testing.T) {
 	resUnchanged(t, false)
 	start := time.Now()
 	_, stderr, code := runCmd(t, "perf", "write", "-d", "rxe1", "-p", "18700", perfServerIP)
-	if code != ExitPeer || strings.Count(stderr, "\n") != 1 || time.Since(start) > 20*time.Second {
+	if code != cmdutil.ExitPeer || strings.Count(stderr, "\n") != 1 || time.Since(start) > 20*time.Second {
 		t.Fatalf("no server: code %d after %v, stderr %q", code, time.Since(start), stderr)
 	}
 	var wg sync.WaitGroup
@@ -294,7 +295,7 @@ func TestVMPerfPeerErrors(t *testing.T) {
 	waitListening(t, 18701, 30*time.Second)
 	_, cstderr, ccode := runCmd(t, "perf", "write", "-d", "rxe1", "-p", "18701", "-s", "8192", "-n", "50", perfServerIP)
 	wg.Wait()
-	if scode != ExitPeer || ccode != ExitPeer || !strings.Contains(sstderr, "-s") || !strings.Contains(cstderr, "-s") {
+	if scode != cmdutil.ExitPeer || ccode != cmdutil.ExitPeer || !strings.Contains(sstderr, "-s") || !strings.Contains(cstderr, "-s") {
 		t.Fatalf("size mismatch: server %d %q, client %d %q", scode, sstderr, ccode, cstderr)
 	}
 	// A perftest client with another size: our server notices at the report.
@@ -306,7 +307,7 @@ func TestVMPerfPeerErrors(t *testing.T) {
 	waitListening(t, 18702, 30*time.Second)
 	_ = exec.Command("ib_write_bw", "-d", "rxe1", "-p", "18702", "-s", "4096", "-n", "50", perfServerIP).Run()
 	wg.Wait()
-	if scode != ExitPeer || !strings.Contains(sstderr, "4096") {
+	if scode != cmdutil.ExitPeer || !strings.Contains(sstderr, "4096") {
 		t.Fatalf("perftest size mismatch: server %d %q", scode, sstderr)
 	}
 }
@@ -337,7 +338,7 @@ func TestVMPerfPeerKilled(t *testing.T) {
 		// Killed once the run's traffic flows, not at a fixed time.
 		waitPeerTraffic(t, sent, 1000, done, "the rdmactl server")
 		took := killPeer(t, peer, done, kind+": server")
-		if code != ExitPeer || strings.Count(stderr, "\n") != 1 || took > 5*time.Second {
+		if code != cmdutil.ExitPeer || strings.Count(stderr, "\n") != 1 || took > 5*time.Second {
 			t.Fatalf("%s: server exit %d after %v, stderr %q", kind, code, took, stderr)
 		}
 		t.Logf("%s: exit %d %v after the kill: %s", kind, code, took.Round(time.Millisecond), strings.TrimSpace(stderr))

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/vmcheck"
 )
 
@@ -133,7 +134,7 @@ type sideOut struct {
 func runSide(ctx context.Context, args []string, sole bool) sideOut {
 	if args[0] == "perf" {
 		var o, e bytes.Buffer
-		code := runApp(&App{Stdout: &o, Stderr: &e, Ctx: ctx, SoleSession: sole}, args)
+		code := runApp(&cmdutil.App{Stdout: &o, Stderr: &e, Ctx: ctx, SoleSession: sole}, args)
 		r := sideOut{out: o.String(), code: code, stdout: o.String(), stderr: e.String()}
 		if code != 0 {
 			r.out += e.String()
@@ -150,7 +151,7 @@ func runSide(ctx context.Context, args []string, sole bool) sideOut {
 func runSoleCmd(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var o, e bytes.Buffer
-	code = runApp(&App{Stdout: &o, Stderr: &e, Ctx: context.Background(), SoleSession: true}, args)
+	code = runApp(&cmdutil.App{Stdout: &o, Stderr: &e, Ctx: context.Background(), SoleSession: true}, args)
 	return o.String(), e.String(), code
 }
 
@@ -507,8 +508,8 @@ func linkDownCase(t *testing.T, bin string, port int, args []string, at downAt) 
 		defer restoreLink(t, "vrxe1", "rxe1")
 		t.Logf("down: %s", linkEvidence(t, "rxe1", "vrxe1"))
 		code, msg := cli.mustEndWithOneLine(t, 20*time.Second, down)
-		if want := "port rxe1/1 went down during the run"; code != ExitPeer || !strings.Contains(msg, want) {
-			t.Fatalf("client: exit %d %q, want exit %d saying %q", code, msg, ExitPeer, want)
+		if want := "port rxe1/1 went down during the run"; code != cmdutil.ExitPeer || !strings.Contains(msg, want) {
+			t.Fatalf("client: exit %d %q, want exit %d saying %q", code, msg, cmdutil.ExitPeer, want)
 		}
 		if at == downLastSeconds && hasResultRow(cli.stdout.String()) {
 			// The loss came after the client's loop had ended (its row

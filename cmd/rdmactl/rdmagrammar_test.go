@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/rdmagrammar"
 )
 
@@ -42,7 +43,7 @@ func TestTranslatedLinesParse(t *testing.T) {
 		if c.rdmactl == "help" {
 			continue // cobra adds its help command at Execute
 		}
-		a := &App{Stdout: &strings.Builder{}, Stderr: &strings.Builder{}}
+		a := &cmdutil.App{Stdout: &strings.Builder{}, Stderr: &strings.Builder{}}
 		root := newRootCmd(a)
 		cmd, _, err := root.Find(rdmagrammar.Translate(strings.Fields(c.rdma), noDevice))
 		if err != nil || cmd == root {
@@ -70,8 +71,8 @@ func TestResFilterBadInput(t *testing.T) {
 			args[i] = strings.ReplaceAll(args[i], "\x00", "")
 		}
 		_, stderr, code := runCmd(t, args...)
-		if code != ExitUsage || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "rdmactl: ") {
-			t.Errorf("%s: exit %d, stderr %q; want exit %d and one line", l, code, stderr, ExitUsage)
+		if code != cmdutil.ExitUsage || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "rdmactl: ") {
+			t.Errorf("%s: exit %d, stderr %q; want exit %d and one line", l, code, stderr, cmdutil.ExitUsage)
 		}
 	}
 }
@@ -79,7 +80,7 @@ func TestResFilterBadInput(t *testing.T) {
 func TestRdmaOptionsRefused(t *testing.T) {
 	for _, l := range []string{"-o dev", "-b cmds.txt", "-V"} {
 		_, stderr, code := runCmd(t, strings.Fields(l)...)
-		if code != ExitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "not supported") && !strings.Contains(stderr, "version") {
+		if code != cmdutil.ExitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "not supported") && !strings.Contains(stderr, "version") {
 			t.Errorf("%s: exit %d, stderr %q", l, code, stderr)
 		}
 	}
@@ -95,7 +96,7 @@ func TestRdmaOptionsRefused(t *testing.T) {
 		"res cq -r --users 1":     "no fields to filter on",
 	} {
 		_, stderr, code := runCmd(t, strings.Fields(l)...)
-		if code != ExitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, want) {
+		if code != cmdutil.ExitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, want) {
 			t.Errorf("%s: exit %d, stderr %q; want exit 2 and %q", l, code, stderr, want)
 		}
 	}
@@ -104,7 +105,7 @@ func TestRdmaOptionsRefused(t *testing.T) {
 // rdmagrammar's own words are every top-level command and alias of
 // rdmactl, no more.
 func TestGrammarOwnWordsAreTheCommandTree(t *testing.T) {
-	root := newRootCmd(&App{Stdout: &strings.Builder{}, Stderr: &strings.Builder{}})
+	root := newRootCmd(&cmdutil.App{Stdout: &strings.Builder{}, Stderr: &strings.Builder{}})
 	want := map[string]bool{"help": true}
 	for _, c := range root.Commands() {
 		want[c.Name()] = true

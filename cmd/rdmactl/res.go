@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/rdmactl/rdmactl/internal/render"
 	"github.com/rdmactl/rdmactl/internal/resobj"
@@ -19,7 +20,7 @@ type resFlags struct {
 	match map[string]*string // rdma's filters: key -> flag value
 }
 
-func newResCmd(a *App) *cobra.Command {
+func newResCmd(a *cmdutil.App) *cobra.Command {
 	var fl resFlags
 	c := &cobra.Command{
 		Use:     "res [qp|cq|mr|pd|cm_id|ctx|srq] [DEV]",
@@ -69,7 +70,7 @@ apply to raw objects, except DEV and --link.`,
 				} else if len(args) == 1 {
 					dev = args[0]
 				} else {
-					return UsageErrorf("%q is not a resource: want one of %s", args[0], strings.Join(resobj.Names(), ", "))
+					return cmdutil.UsageErrorf("%q is not a resource: want one of %s", args[0], strings.Join(resobj.Names(), ", "))
 				}
 			}
 			var set []string
@@ -79,14 +80,14 @@ apply to raw objects, except DEV and --link.`,
 				}
 			})
 			if obj == "" && len(set) > 0 {
-				return UsageErrorf("--%s filters objects: name one, as in 'rdmactl res qp --pid 1234'", set[0])
+				return cmdutil.UsageErrorf("--%s filters objects: name one, as in 'rdmactl res qp --pid 1234'", set[0])
 			}
 			for _, k := range set {
 				if !resFilterApplies(obj, k) {
-					return UsageErrorf("--%s does not apply to %s (rdma has no such filter for it)", k, obj)
+					return cmdutil.UsageErrorf("--%s does not apply to %s (rdma has no such filter for it)", k, obj)
 				}
 				if why := resobj.IgnoredFilters[k]; why != "" {
-					return UsageErrorf("--%s: %s", k, why)
+					return cmdutil.UsageErrorf("--%s: %s", k, why)
 				}
 			}
 			if a.Opts.Raw {
@@ -100,12 +101,12 @@ apply to raw objects, except DEV and --link.`,
 				return err
 			}
 			if fl.link != "" {
-				ldev, port, err := ParseDevPort(fl.link)
+				ldev, port, err := cmdutil.ParseDevPort(fl.link)
 				if err != nil {
 					return err
 				}
 				if dev != "" && dev != ldev {
-					return UsageErrorf("res %s %s --link %s: two different devices", obj, dev, fl.link)
+					return cmdutil.UsageErrorf("res %s %s --link %s: two different devices", obj, dev, fl.link)
 				}
 				dev = ldev
 				if port != 0 {
@@ -127,7 +128,7 @@ apply to raw objects, except DEV and --link.`,
 	for _, k := range slices.Sorted(maps.Keys(resobj.IgnoredFilters)) {
 		c.Flags().String(k, "", "refused: rdma accepts it for cm_id but filters nothing")
 	}
-	return Needs(NeedNetlink, c)
+	return cmdutil.Needs(cmdutil.NeedNetlink, c)
 }
 
 // resFilterApplies: rdma's filter table of obj has key (--qpn is lqpn).
@@ -145,14 +146,14 @@ func resMatch(fl *resFlags, changed func(string) bool) (inventory.ResMatch, erro
 	for _, k := range resobj.NumFilters {
 		if changed(k) {
 			if err := m.SetNum(k, *fl.match[k]); err != nil {
-				return m, UsageErrorf("--%v", err)
+				return m, cmdutil.UsageErrorf("--%v", err)
 			}
 		}
 	}
 	for _, k := range resobj.NameFilters {
 		if changed(k) {
 			if *fl.match[k] == "" {
-				return m, UsageErrorf("--%s: want one or more names", k)
+				return m, cmdutil.UsageErrorf("--%s: want one or more names", k)
 			}
 			m.SetNames(k, *fl.match[k])
 		}
@@ -160,7 +161,7 @@ func resMatch(fl *resFlags, changed func(string) bool) (inventory.ResMatch, erro
 	return m, nil
 }
 
-func runRes(a *App, obj, dev string, fl *resFlags, match inventory.ResMatch) error {
+func runRes(a *cmdutil.App, obj, dev string, fl *resFlags, match inventory.ResMatch) error {
 	src, closeSrc, err := a.OpenInventory(false)
 	if err != nil {
 		return err
@@ -171,7 +172,7 @@ func runRes(a *App, obj, dev string, fl *resFlags, match inventory.ResMatch) err
 	f := inventory.ResFilter{Dev: dev}
 	if fl.qpn >= 0 {
 		if fl.qpn > math.MaxUint32 {
-			return UsageErrorf("--qpn %d: not a QP number", fl.qpn)
+			return cmdutil.UsageErrorf("--qpn %d: not a QP number", fl.qpn)
 		}
 		q := uint32(fl.qpn)
 		f.LQPN = &q

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/vmcheck"
 )
 
@@ -111,7 +112,7 @@ func TestVMResRawRefused(t *testing.T) {
 		if tcode == 0 || !strings.Contains(terrs, "Invalid argument") {
 			t.Errorf("rdma -r %s: exit %d, stderr %q; want rxe's refusal", line, tcode, terrs)
 		}
-		if ocode != ExitUnsupported || strings.Count(oerrs, "\n") != 1 || !strings.Contains(oerrs, "invalid argument") || !strings.Contains(oerrs, "driver has none") {
+		if ocode != cmdutil.ExitUnsupported || strings.Count(oerrs, "\n") != 1 || !strings.Contains(oerrs, "invalid argument") || !strings.Contains(oerrs, "driver has none") {
 			t.Errorf("rdmactl -r %s: exit %d, stderr %q; want exit 5 and one line with the kernel's invalid argument", line, ocode, oerrs)
 		}
 		if len(theirs) == 0 || fmt.Sprint(theirs) != fmt.Sprint(ours) {
@@ -128,7 +129,7 @@ func TestVMResRawRefused(t *testing.T) {
 	switch {
 	case newKernel && code == 0 && strings.TrimSpace(out) == "[]":
 		t.Logf("-r res srq: this kernel has RES_SRQ_GET_RAW: []")
-	case !newKernel && code == ExitUnsupported && strings.Contains(errs, "invalid argument") && strings.Count(errs, "\n") == 1:
+	case !newKernel && code == cmdutil.ExitUnsupported && strings.Contains(errs, "invalid argument") && strings.Count(errs, "\n") == 1:
 		t.Logf("-r res srq: this kernel has no RES_SRQ_GET_RAW: %s", strings.TrimSpace(errs))
 	default:
 		t.Errorf("-r res srq: exit %d, stdout %q, stderr %q", code, out, errs)
@@ -252,8 +253,8 @@ func TestVMResFiltersMatchRdma(t *testing.T) {
 	if n := len(ourList(t, "-j", "res", "cq", "--users", "0-1")) + len(ourList(t, "-j", "res", "cq", "--users", "2-1000")); n != all {
 		t.Errorf("cq users 0-1 and 2-1000: %d objects, rdma lists %d", n, all)
 	}
-	wantRefusedCode(t, ExitUsage, "filters nothing", "res", "show", "cm_id", "dev-type", "ib")
-	wantRefusedCode(t, ExitUsage, "does not apply to qp", "res", "show", "qp", "users", "1")
+	wantRefusedCode(t, cmdutil.ExitUsage, "filters nothing", "res", "show", "cm_id", "dev-type", "ib")
+	wantRefusedCode(t, cmdutil.ExitUsage, "does not apply to qp", "res", "show", "qp", "users", "1")
 }
 
 // wantRefusedCode runs the rdmactl binary: exit code, one line with want.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"syscall"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/rdmactl/rdmactl/internal/render"
 	"github.com/rdmactl/rdmactl/internal/resobj"
@@ -24,26 +25,26 @@ type resRawJSON struct {
 // runResRaw is 'res OBJ -r': the driver's raw image of each object. rdma
 // -r prints the bytes as decimals run together in its text output; the
 // table here shows them as one hex string per object instead.
-func runResRaw(a *App, obj, dev, linkFlag string, set []string) error {
+func runResRaw(a *cmdutil.App, obj, dev, linkFlag string, set []string) error {
 	if o := resobj.Lookup(obj); o == nil || !o.Raw {
 		if obj == "" {
-			return UsageErrorf("-r (raw) needs an object: qp, cq, mr or srq, as in 'rdmactl -r res qp'")
+			return cmdutil.UsageErrorf("-r (raw) needs an object: qp, cq, mr or srq, as in 'rdmactl -r res qp'")
 		}
-		return UsageErrorf("-r (raw): the kernel has raw dumps of qp, cq, mr and srq only, not %s", obj)
+		return cmdutil.UsageErrorf("-r (raw): the kernel has raw dumps of qp, cq, mr and srq only, not %s", obj)
 	}
 	for _, k := range set {
 		if k != "link" {
-			return UsageErrorf("-r (raw) with --%s: raw objects have no fields to filter on; only DEV and --link apply", k)
+			return cmdutil.UsageErrorf("-r (raw) with --%s: raw objects have no fields to filter on; only DEV and --link apply", k)
 		}
 	}
 	var port uint32
 	if linkFlag != "" {
-		ldev, p, err := ParseDevPort(linkFlag)
+		ldev, p, err := cmdutil.ParseDevPort(linkFlag)
 		if err != nil {
 			return err
 		}
 		if dev != "" && dev != ldev {
-			return UsageErrorf("res %s %s --link %s: two different devices", obj, dev, linkFlag)
+			return cmdutil.UsageErrorf("res %s %s --link %s: two different devices", obj, dev, linkFlag)
 		}
 		dev, port = ldev, p
 	}
@@ -87,7 +88,7 @@ func runResRaw(a *App, obj, dev, linkFlag string, set []string) error {
 // 6.1 has no SRQ raw dump), so the line names both.
 func rawRefusal(obj string, err error) error {
 	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.EOPNOTSUPP) {
-		return WithCode(ExitUnsupported, fmt.Errorf("res %s -r: %w: no raw dump of %s objects here: the device's driver has none (mlx5 has them, rxe and siw do not), or the kernel lacks the command (QP, CQ, MR since Linux 5.9; SRQ after 6.1); rdma -r is refused the same way", obj, err, obj))
+		return cmdutil.WithCode(cmdutil.ExitUnsupported, fmt.Errorf("res %s -r: %w: no raw dump of %s objects here: the device's driver has none (mlx5 has them, rxe and siw do not), or the kernel lacks the command (QP, CQ, MR since Linux 5.9; SRQ after 6.1); rdma -r is refused the same way", obj, err, obj))
 	}
 	return err
 }

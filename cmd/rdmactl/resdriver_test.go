@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/nldev"
 	"github.com/rdmactl/rdmactl/internal/resobj"
 )
@@ -25,8 +26,8 @@ func TestRawJSONAndRefusal(t *testing.T) {
 		return fmt.Errorf("rxe0: %w", &nldev.KernelError{Op: "RES_QP_GET_RAW", Errno: en})
 	}
 	for en, want := range map[syscall.Errno]string{syscall.EINVAL: "no raw dump of qp objects here", syscall.EOPNOTSUPP: "no raw dump of qp objects here"} {
-		code, msg := ExitStatus(rawRefusal("qp", kerr(en)))
-		if code != ExitUnsupported || !strings.Contains(msg, want) || !strings.Contains(msg, en.Error()) || strings.Contains(msg, "\n") {
+		code, msg := cmdutil.ExitStatus(rawRefusal("qp", kerr(en)))
+		if code != cmdutil.ExitUnsupported || !strings.Contains(msg, want) || !strings.Contains(msg, en.Error()) || strings.Contains(msg, "\n") {
 			t.Errorf("%v: exit %d %q", en, code, msg)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/testexec"
 )
 
@@ -249,9 +250,9 @@ func TestUnreadablePortsArePermission(t *testing.T) {
 		cmd.Stderr = &stderr
 		err := cmd.Run()
 		var xe *exec.ExitError
-		if !errors.As(err, &xe) || xe.ExitCode() != ExitPermission || !strings.Contains(stderr.String(), "permission denied") ||
+		if !errors.As(err, &xe) || xe.ExitCode() != cmdutil.ExitPermission || !strings.Contains(stderr.String(), "permission denied") ||
 			strings.Count(stderr.String(), "\n") != 1 {
-			t.Errorf("%v: %v, stderr %q; want exit %d and one line saying permission denied", args, err, stderr.String(), ExitPermission)
+			t.Errorf("%v: %v, stderr %q; want exit %d and one line saying permission denied", args, err, stderr.String(), cmdutil.ExitPermission)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/spf13/cobra"
 )
@@ -80,7 +81,7 @@ type mrStatJSON struct {
 	Counters []statValueJSON `json:"counters"`
 }
 
-func newStatisticCmd(a *App) *cobra.Command {
+func newStatisticCmd(a *cmdutil.App) *cobra.Command {
 	c := &cobra.Command{
 		Use:     "statistic",
 		Aliases: []string{"stat"},
@@ -93,16 +94,16 @@ A port's own counters ('rdma statistic show') are 'rdmactl counters'.`,
   rdmactl statistic mode supported`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			return UsageErrorf("'rdmactl statistic' needs a subcommand: qp, mode, set, unset or mr (a port's counters: rdmactl counters)")
+			return cmdutil.UsageErrorf("'rdmactl statistic' needs a subcommand: qp, mode, set, unset or mr (a port's counters: rdmactl counters)")
 		},
 	}
-	qp := Needs(NeedNetlink, &cobra.Command{
+	qp := cmdutil.Needs(cmdutil.NeedNetlink, &cobra.Command{
 		Use:   "qp [show] [link DEV[/PORT]] [lqpn N] [pid N] [cntn N]",
 		Short: "QP counters: show, mode, set, bind, unbind",
 		Args:  cobra.ArbitraryArgs,
 		RunE:  func(c *cobra.Command, args []string) error { return runQPShow(a, args) },
 	})
-	qp.AddCommand(Needs(NeedNetlink, &cobra.Command{
+	qp.AddCommand(cmdutil.Needs(cmdutil.NeedNetlink, &cobra.Command{
 		Use:   "show [link DEV[/PORT]] [lqpn N] [pid N] [cntn N]",
 		Short: "Show the QP counters: bound QPs and values (filters: lqpn, pid, cntn)",
 		Long: `Show each QP counter: its port, id (cntn), the QP type or process it counts in
@@ -114,7 +115,7 @@ lqpn N (counters with QP N), pid N and cntn N select, as rdma's filters.`,
 		RunE:              func(c *cobra.Command, args []string) error { return runQPShow(a, args) },
 		ValidArgsFunction: keywordCompletion(map[string]cobra.CompletionFunc{"link": complete.DevPorts}, "link", "lqpn", "pid", "cntn"),
 	}))
-	qp.AddCommand(Needs(NeedNetlink, &cobra.Command{
+	qp.AddCommand(cmdutil.Needs(cmdutil.NeedNetlink, &cobra.Command{
 		Use:               "mode [link DEV[/PORT]]",
 		Short:             "Show each port's QP counter mode: none, auto (by type, pid) or manual",
 		Example:           "  rdmactl statistic qp mode\n  rdmactl statistic qp mode link rxe0/1",
@@ -122,7 +123,7 @@ lqpn N (counters with QP N), pid N and cntn N select, as rdma's filters.`,
 		RunE:              func(c *cobra.Command, args []string) error { return runQPMode(a, args) },
 		ValidArgsFunction: keywordCompletion(map[string]cobra.CompletionFunc{"link": complete.DevPorts}, "link"),
 	}))
-	qp.AddCommand(Needs(NeedNetAdmin, &cobra.Command{
+	qp.AddCommand(cmdutil.Needs(cmdutil.NeedNetAdmin, &cobra.Command{
 		Use:   "set link DEV/PORT auto type|pid|type,pid on|off [optional-counters on|off]",
 		Short: "Set automatic QP counters by QP type and/or process, or off (needs CAP_NET_ADMIN)",
 		Long: `Bind new QPs of DEV/PORT to counters automatically, one counter per QP type
@@ -136,7 +137,7 @@ on success.`,
 		RunE:              func(c *cobra.Command, args []string) error { return runQPSet(a, args) },
 		ValidArgsFunction: qpSetCompletion,
 	}))
-	qp.AddCommand(Needs(NeedNetAdmin, &cobra.Command{
+	qp.AddCommand(cmdutil.Needs(cmdutil.NeedNetAdmin, &cobra.Command{
 		Use:   "bind link DEV/PORT lqpn N [cntn N]",
 		Short: "Bind QP N to counter cntn, or to a new counter (needs CAP_NET_ADMIN)",
 		Example: `  rdmactl statistic qp bind link mlx5_0/1 lqpn 178
@@ -145,7 +146,7 @@ on success.`,
 		RunE:              func(c *cobra.Command, args []string) error { return runQPBind(a, args) },
 		ValidArgsFunction: keywordCompletion(map[string]cobra.CompletionFunc{"link": complete.DevPorts}, "link", "lqpn", "cntn"),
 	}))
-	qp.AddCommand(Needs(NeedNetAdmin, &cobra.Command{
+	qp.AddCommand(cmdutil.Needs(cmdutil.NeedNetAdmin, &cobra.Command{
 		Use:   "unbind link DEV/PORT cntn N [lqpn N]",
 		Short: "Unbind QP N, or every QP, from counter cntn (needs CAP_NET_ADMIN)",
 		Example: `  rdmactl statistic qp unbind link mlx5_0/1 cntn 4
@@ -155,7 +156,7 @@ on success.`,
 		ValidArgsFunction: keywordCompletion(map[string]cobra.CompletionFunc{"link": complete.DevPorts}, "link", "cntn", "lqpn"),
 	}))
 	c.AddCommand(qp)
-	c.AddCommand(Needs(NeedNetlink, &cobra.Command{
+	c.AddCommand(cmdutil.Needs(cmdutil.NeedNetlink, &cobra.Command{
 		Use:   "mode [supported] [link DEV[/PORT]]",
 		Short: "Show the optional counters each port has on, or (supported) has",
 		Long: `Show the optional counters that are on, per port, or with 'supported' all the
@@ -167,7 +168,7 @@ optional counters (rxe) are left out.`,
 		RunE:              func(c *cobra.Command, args []string) error { return runStatMode(a, args) },
 		ValidArgsFunction: statModeCompletion,
 	}))
-	c.AddCommand(Needs(NeedNetAdmin, &cobra.Command{
+	c.AddCommand(cmdutil.Needs(cmdutil.NeedNetAdmin, &cobra.Command{
 		Use:   "set link DEV/PORT optional-counters NAME[,NAME...]",
 		Short: "Turn on exactly these optional counters of a port (needs CAP_NET_ADMIN)",
 		Long: `Turn on the optional counters named (and every other optional counter of the
@@ -179,7 +180,7 @@ counters exit 5. Prints nothing on success.`,
 		RunE:              func(c *cobra.Command, args []string) error { return runStatSetOpt(a, args) },
 		ValidArgsFunction: optCountersCompletion,
 	}))
-	c.AddCommand(Needs(NeedNetAdmin, &cobra.Command{
+	c.AddCommand(cmdutil.Needs(cmdutil.NeedNetAdmin, &cobra.Command{
 		Use:               "unset link DEV/PORT optional-counters",
 		Short:             "Turn every optional counter of a port off (needs CAP_NET_ADMIN)",
 		Example:           `  rdmactl statistic unset link mlx5_0/1 optional-counters`,
@@ -187,7 +188,7 @@ counters exit 5. Prints nothing on success.`,
 		RunE:              func(c *cobra.Command, args []string) error { return runStatUnsetOpt(a, args) },
 		ValidArgsFunction: optCountersCompletion,
 	}))
-	c.AddCommand(Needs(NeedNetlink, &cobra.Command{
+	c.AddCommand(cmdutil.Needs(cmdutil.NeedNetlink, &cobra.Command{
 		Use:               "mr [dev DEV] [mrn N]",
 		Short:             "Show each memory region's driver counters (none on rxe)",
 		Example:           "  rdmactl statistic mr\n  rdmactl -j statistic mr dev mlx5_0",
@@ -203,16 +204,16 @@ func linkArg(cmd string, kw map[string]string, need, needPort bool) (string, uin
 	v, ok := kw["link"]
 	if !ok {
 		if need {
-			return "", 0, UsageErrorf("%s: needs link DEV/PORT", cmd)
+			return "", 0, cmdutil.UsageErrorf("%s: needs link DEV/PORT", cmd)
 		}
 		return "", 0, nil
 	}
-	dev, port, err := ParseDevPort(v)
+	dev, port, err := cmdutil.ParseDevPort(v)
 	if err != nil {
 		return "", 0, err
 	}
 	if needPort && port == 0 {
-		return "", 0, UsageErrorf("%s: link %s: needs a port, as in %s/1", cmd, v, dev)
+		return "", 0, cmdutil.UsageErrorf("%s: link %s: needs a port, as in %s/1", cmd, v, dev)
 	}
 	return dev, port, nil
 }
@@ -228,7 +229,7 @@ type qpArgs struct {
 // (lqpn and cntn, in the order cmd's usage names them); cmd cannot do
 // without need.
 func parseQPArgs(cmd string, args []string, need, other string) (qpArgs, error) {
-	kw, err := Keywords(cmd, args, "link", need, other)
+	kw, err := cmdutil.Keywords(cmd, args, "link", need, other)
 	if err != nil {
 		return qpArgs{}, err
 	}
@@ -241,7 +242,7 @@ func parseQPArgs(cmd string, args []string, need, other string) (qpArgs, error) 
 		return qpArgs{}, err
 	}
 	if n == nil {
-		return qpArgs{}, UsageErrorf("%s: needs %s N", cmd, need)
+		return qpArgs{}, cmdutil.UsageErrorf("%s: needs %s N", cmd, need)
 	}
 	o, err := optU32Arg(cmd, kw, other)
 	if err != nil {
@@ -260,18 +261,18 @@ func optU32Arg(cmd string, kw map[string]string, key string) (*uint32, error) {
 	if !ok {
 		return nil, nil
 	}
-	n, err := ParseU32(cmd, key, v)
+	n, err := cmdutil.ParseU32(cmd, key, v)
 	if err != nil {
 		return nil, err
 	}
 	return &n, nil
 }
 
-func runQPShow(a *App, args []string) error {
+func runQPShow(a *cmdutil.App, args []string) error {
 	if len(args) > 0 && args[0] == "show" {
 		args = args[1:]
 	}
-	kw, err := Keywords("statistic qp show", args, "link", "lqpn", "pid", "cntn")
+	kw, err := cmdutil.Keywords("statistic qp show", args, "link", "lqpn", "pid", "cntn")
 	if err != nil {
 		return err
 	}
@@ -328,13 +329,13 @@ func rdmaModeText(m inventory.QPCounterMode) string {
 	}
 	s := "qp auto " + strings.Join(m.Auto, ",") + " on"
 	if m.OptionalCounters != nil {
-		s += " optional-counters " + OnOffText(m.OptionalCounters)
+		s += " optional-counters " + cmdutil.OnOffText(m.OptionalCounters)
 	}
 	return s
 }
 
-func runQPMode(a *App, args []string) error {
-	kw, err := Keywords("statistic qp mode", args, "link")
+func runQPMode(a *cmdutil.App, args []string) error {
+	kw, err := cmdutil.Keywords("statistic qp mode", args, "link")
 	if err != nil {
 		return err
 	}
@@ -361,16 +362,16 @@ func runQPMode(a *App, args []string) error {
 	}
 	tb := render.NewTable(a.Stdout, "LINK", "MODE", "AUTO", "OPTIONAL_COUNTERS")
 	for _, r := range rows {
-		tb.Row(fmt.Sprintf("%s/%d", r.Ifname, r.Port), r.CounterMode, strings.Join(r.Auto, ","), OnOffText(r.OptionalCounters))
+		tb.Row(fmt.Sprintf("%s/%d", r.Ifname, r.Port), r.CounterMode, strings.Join(r.Auto, ","), cmdutil.OnOffText(r.OptionalCounters))
 	}
 	return tb.Flush()
 }
 
-func runQPSet(a *App, args []string) error {
+func runQPSet(a *cmdutil.App, args []string) error {
 	const cmd = "statistic qp set"
 	// link DEV/PORT auto (off | CRITERIA on [optional-counters on|off])
 	if len(args) < 4 || args[0] != "link" || args[2] != "auto" {
-		return UsageErrorf("%s: needs link DEV/PORT auto type|pid|type,pid on|off", cmd)
+		return cmdutil.UsageErrorf("%s: needs link DEV/PORT auto type|pid|type,pid on|off", cmd)
 	}
 	dev, port, err := linkArg(cmd, map[string]string{"link": args[1]}, true, true)
 	if err != nil {
@@ -386,34 +387,34 @@ func runQPSet(a *App, args []string) error {
 		if rest[1] == "off" {
 			// rdma takes only "auto off"; "auto type off" means the same.
 			if _, err := inventory.AutoMask(strings.Split(crit, ",")); err != nil {
-				return WithCode(ExitUsage, fmt.Errorf("%s: %v", cmd, err))
+				return cmdutil.WithCode(cmdutil.ExitUsage, fmt.Errorf("%s: %v", cmd, err))
 			}
 			if len(rest) != 2 {
-				return UsageErrorf("%s: nothing may follow off", cmd)
+				return cmdutil.UsageErrorf("%s: nothing may follow off", cmd)
 			}
 			break
 		}
 		if rest[1] != "on" {
-			return UsageErrorf("%s: auto %s %q: want on or off", cmd, crit, rest[1])
+			return cmdutil.UsageErrorf("%s: auto %s %q: want on or off", cmd, crit, rest[1])
 		}
 		m, err := inventory.AutoMask(strings.Split(crit, ","))
 		if err != nil {
-			return WithCode(ExitUsage, fmt.Errorf("%s: %v", cmd, err))
+			return cmdutil.WithCode(cmdutil.ExitUsage, fmt.Errorf("%s: %v", cmd, err))
 		}
 		mask = m
 		if len(rest) > 2 {
-			kw, err := Keywords(cmd, rest[2:], "optional-counters")
+			kw, err := cmdutil.Keywords(cmd, rest[2:], "optional-counters")
 			if err != nil {
 				return err
 			}
-			b, err := ParseOnOff(cmd+" optional-counters", kw["optional-counters"])
+			b, err := cmdutil.ParseOnOff(cmd+" optional-counters", kw["optional-counters"])
 			if err != nil {
 				return err
 			}
 			opt = &b
 		}
 	default:
-		return UsageErrorf("%s: auto needs off, or criteria (type, pid, type,pid) and on", cmd)
+		return cmdutil.UsageErrorf("%s: auto needs off, or criteria (type, pid, type,pid) and on", cmd)
 	}
 	c, _, closeFn, err := a.OpenWrite()
 	if err != nil {
@@ -425,10 +426,10 @@ func runQPSet(a *App, args []string) error {
 		return err
 	}
 	what := fmt.Sprintf("%s link %s/%d", cmd, dev, port)
-	return WriteError(what, c.SetQPAutoMode(*ref.Index, port, mask, opt), map[syscall.Errno]Refusal{
-		syscall.EOPNOTSUPP: {ExitUnsupported, fmt.Sprintf("%s/%d has no QP counters (EOPNOTSUPP)", dev, port)},
-		syscall.EBUSY:      {ExitFailure, "QPs are bound to counters by hand (EBUSY): unbind them first (rdmactl statistic qp show)"},
-		syscall.EINVAL:     {ExitFailure, "the kernel refused (EINVAL): the port is not in auto mode, or the criteria or optional-counters are not supported"},
+	return cmdutil.WriteError(what, c.SetQPAutoMode(*ref.Index, port, mask, opt), map[syscall.Errno]cmdutil.Refusal{
+		syscall.EOPNOTSUPP: {Code: cmdutil.ExitUnsupported, Msg: fmt.Sprintf("%s/%d has no QP counters (EOPNOTSUPP)", dev, port)},
+		syscall.EBUSY:      {Code: cmdutil.ExitFailure, Msg: "QPs are bound to counters by hand (EBUSY): unbind them first (rdmactl statistic qp show)"},
+		syscall.EINVAL:     {Code: cmdutil.ExitFailure, Msg: "the kernel refused (EINVAL): the port is not in auto mode, or the criteria or optional-counters are not supported"},
 	})
 }
 
@@ -442,7 +443,7 @@ func portRef(c *inventory.Config, dev string, port uint32) (inventory.PortRef, e
 	return refs[0], nil
 }
 
-func runQPBind(a *App, args []string) error {
+func runQPBind(a *cmdutil.App, args []string) error {
 	const cmd = "statistic qp bind"
 	qa, err := parseQPArgs(cmd, args, "lqpn", "cntn")
 	if err != nil {
@@ -460,15 +461,15 @@ func runQPBind(a *App, args []string) error {
 	}
 	what := fmt.Sprintf("%s link %s/%d lqpn %d", cmd, dev, port, *lqpn)
 	_, err = c.BindQP(*ref.Index, port, *lqpn, cntn)
-	return WriteError(what, err, map[syscall.Errno]Refusal{
-		syscall.ENOENT:     {ExitNotFound, fmt.Sprintf("no QP %d on %s/%d that a counter can take, or no such counter (ENOENT)", *lqpn, dev, port)},
-		syscall.EOPNOTSUPP: {ExitUnsupported, fmt.Sprintf("%s has no QP counters to bind to (EOPNOTSUPP)", dev)},
-		syscall.EINVAL:     {ExitFailure, "the kernel refused (EINVAL): the port is in auto mode, or the QP and counter do not match"},
-		syscall.ENOMEM:     {ExitUnsupported, fmt.Sprintf("the kernel could not make a counter (ENOMEM): %s has no QP counters to allocate", dev)},
+	return cmdutil.WriteError(what, err, map[syscall.Errno]cmdutil.Refusal{
+		syscall.ENOENT:     {Code: cmdutil.ExitNotFound, Msg: fmt.Sprintf("no QP %d on %s/%d that a counter can take, or no such counter (ENOENT)", *lqpn, dev, port)},
+		syscall.EOPNOTSUPP: {Code: cmdutil.ExitUnsupported, Msg: fmt.Sprintf("%s has no QP counters to bind to (EOPNOTSUPP)", dev)},
+		syscall.EINVAL:     {Code: cmdutil.ExitFailure, Msg: "the kernel refused (EINVAL): the port is in auto mode, or the QP and counter do not match"},
+		syscall.ENOMEM:     {Code: cmdutil.ExitUnsupported, Msg: fmt.Sprintf("the kernel could not make a counter (ENOMEM): %s has no QP counters to allocate", dev)},
 	})
 }
 
-func runQPUnbind(a *App, args []string) error {
+func runQPUnbind(a *cmdutil.App, args []string) error {
 	const cmd = "statistic qp unbind"
 	qa, err := parseQPArgs(cmd, args, "cntn", "lqpn")
 	if err != nil {
@@ -485,35 +486,35 @@ func runQPUnbind(a *App, args []string) error {
 		return err
 	}
 	what := fmt.Sprintf("%s link %s/%d cntn %d", cmd, dev, port, *cntn)
-	why := map[syscall.Errno]Refusal{
-		syscall.ENOENT:     {ExitNotFound, fmt.Sprintf("no counter %d with that QP on %s/%d (ENOENT)", *cntn, dev, port)},
-		syscall.EOPNOTSUPP: {ExitUnsupported, fmt.Sprintf("%s has no QP counters (EOPNOTSUPP)", dev)},
-		syscall.EINVAL:     {ExitNotFound, fmt.Sprintf("the kernel refused (EINVAL): no counter %d bound by hand on %s/%d", *cntn, dev, port)},
+	why := map[syscall.Errno]cmdutil.Refusal{
+		syscall.ENOENT:     {Code: cmdutil.ExitNotFound, Msg: fmt.Sprintf("no counter %d with that QP on %s/%d (ENOENT)", *cntn, dev, port)},
+		syscall.EOPNOTSUPP: {Code: cmdutil.ExitUnsupported, Msg: fmt.Sprintf("%s has no QP counters (EOPNOTSUPP)", dev)},
+		syscall.EINVAL:     {Code: cmdutil.ExitNotFound, Msg: fmt.Sprintf("the kernel refused (EINVAL): no counter %d bound by hand on %s/%d", *cntn, dev, port)},
 	}
 	if lqpn != nil {
-		return WriteError(what, c.UnbindQP(*ref.Index, port, *cntn, *lqpn), why)
+		return cmdutil.WriteError(what, c.UnbindQP(*ref.Index, port, *cntn, *lqpn), why)
 	}
 	// Every QP of the counter, as rdma does: read the counter, unbind each.
 	q, err := c.QPCounterByID(*ref.Index, port, *cntn)
 	if err != nil {
-		return WriteError(what, err, why)
+		return cmdutil.WriteError(what, err, why)
 	}
 	for _, n := range q.LQPNs {
 		if err := c.UnbindQP(*ref.Index, port, *cntn, n); err != nil {
-			return WriteError(fmt.Sprintf("%s lqpn %d", what, n), err, why)
+			return cmdutil.WriteError(fmt.Sprintf("%s lqpn %d", what, n), err, why)
 		}
 	}
 	return nil
 }
 
-func runStatMode(a *App, args []string) error {
+func runStatMode(a *cmdutil.App, args []string) error {
 	supported := false
 	if len(args) > 0 && args[0] == "supported" {
 		supported, args = true, args[1:]
 	} else if len(args) > 0 && args[0] == "show" {
 		args = args[1:]
 	}
-	kw, err := Keywords("statistic mode", args, "link")
+	kw, err := cmdutil.Keywords("statistic mode", args, "link")
 	if err != nil {
 		return err
 	}
@@ -562,7 +563,7 @@ func optCounterArgs(cmd string, args []string, needList bool) (string, uint32, [
 		dev, port, err := linkArg(cmd, map[string]string{"link": args[1]}, true, true)
 		return dev, port, nil, err
 	}
-	kw, err := Keywords(cmd, args, "link", "optional-counters")
+	kw, err := cmdutil.Keywords(cmd, args, "link", "optional-counters")
 	if err != nil {
 		return "", 0, nil, err
 	}
@@ -573,24 +574,24 @@ func optCounterArgs(cmd string, args []string, needList bool) (string, uint32, [
 	v, ok := kw["optional-counters"]
 	if !needList {
 		if ok {
-			return "", 0, nil, UsageErrorf("%s: optional-counters takes no names (unset turns all of them off)", cmd)
+			return "", 0, nil, cmdutil.UsageErrorf("%s: optional-counters takes no names (unset turns all of them off)", cmd)
 		}
-		return "", 0, nil, UsageErrorf("%s: needs link DEV/PORT optional-counters", cmd)
+		return "", 0, nil, cmdutil.UsageErrorf("%s: needs link DEV/PORT optional-counters", cmd)
 	}
 	if !ok || v == "" {
-		return "", 0, nil, UsageErrorf("%s: needs optional-counters NAME[,NAME...]", cmd)
+		return "", 0, nil, cmdutil.UsageErrorf("%s: needs optional-counters NAME[,NAME...]", cmd)
 	}
 	var names []string
 	for _, n := range strings.Split(v, ",") {
 		if n == "" {
-			return "", 0, nil, UsageErrorf("%s: optional-counters %q: an empty name", cmd, v)
+			return "", 0, nil, cmdutil.UsageErrorf("%s: optional-counters %q: an empty name", cmd, v)
 		}
 		names = append(names, n)
 	}
 	return dev, port, names, nil
 }
 
-func runStatSetOpt(a *App, args []string) error {
+func runStatSetOpt(a *cmdutil.App, args []string) error {
 	const cmd = "statistic set"
 	dev, port, names, err := optCounterArgs(cmd, args, true)
 	if err != nil {
@@ -604,26 +605,26 @@ func runStatSetOpt(a *App, args []string) error {
 	what := fmt.Sprintf("%s link %s/%d optional-counters %s", cmd, dev, port, strings.Join(names, ","))
 	ocs, err := src.OptionalCounters(dev, port)
 	if err != nil {
-		return WriteError(what, err, nil)
+		return cmdutil.WriteError(what, err, nil)
 	}
 	o := ocs[0]
 	if o.NoStatus || len(o.Supported) == 0 {
-		return WithCode(ExitUnsupported, fmt.Errorf("%s: %s/%d has no optional counters", what, dev, port))
+		return cmdutil.WithCode(cmdutil.ExitUnsupported, fmt.Errorf("%s: %s/%d has no optional counters", what, dev, port))
 	}
 	var idx []uint32
 	for _, n := range names {
 		i, ok := o.Index(n)
 		if !ok {
-			return WithCode(ExitNotFound, fmt.Errorf("%s: %s/%d has no optional counter %q (it has: %s)", what, dev, port, n, strings.Join(o.Supported, ", ")))
+			return cmdutil.WithCode(cmdutil.ExitNotFound, fmt.Errorf("%s: %s/%d has no optional counter %q (it has: %s)", what, dev, port, n, strings.Join(o.Supported, ", ")))
 		}
 		idx = append(idx, i)
 	}
-	return WriteError(what, c.SetOptionalCounters(o.DevIndex, port, idx), map[syscall.Errno]Refusal{
-		syscall.EOPNOTSUPP: {ExitUnsupported, fmt.Sprintf("%s/%d cannot switch optional counters (EOPNOTSUPP)", dev, port)},
+	return cmdutil.WriteError(what, c.SetOptionalCounters(o.DevIndex, port, idx), map[syscall.Errno]cmdutil.Refusal{
+		syscall.EOPNOTSUPP: {Code: cmdutil.ExitUnsupported, Msg: fmt.Sprintf("%s/%d cannot switch optional counters (EOPNOTSUPP)", dev, port)},
 	})
 }
 
-func runStatUnsetOpt(a *App, args []string) error {
+func runStatUnsetOpt(a *cmdutil.App, args []string) error {
 	const cmd = "statistic unset"
 	dev, port, _, err := optCounterArgs(cmd, args, false)
 	if err != nil {
@@ -639,13 +640,13 @@ func runStatUnsetOpt(a *App, args []string) error {
 		return err
 	}
 	what := fmt.Sprintf("%s link %s/%d optional-counters", cmd, dev, port)
-	return WriteError(what, c.SetOptionalCounters(*ref.Index, port, nil), map[syscall.Errno]Refusal{
-		syscall.EOPNOTSUPP: {ExitUnsupported, fmt.Sprintf("%s/%d has no optional counters (EOPNOTSUPP)", dev, port)},
+	return cmdutil.WriteError(what, c.SetOptionalCounters(*ref.Index, port, nil), map[syscall.Errno]cmdutil.Refusal{
+		syscall.EOPNOTSUPP: {Code: cmdutil.ExitUnsupported, Msg: fmt.Sprintf("%s/%d has no optional counters (EOPNOTSUPP)", dev, port)},
 	})
 }
 
-func runStatMR(a *App, args []string) error {
-	kw, err := Keywords("statistic mr", args, "dev", "mrn")
+func runStatMR(a *cmdutil.App, args []string) error {
+	kw, err := cmdutil.Keywords("statistic mr", args, "dev", "mrn")
 	if err != nil {
 		return err
 	}
@@ -704,7 +705,7 @@ func keywordCompletion(values map[string]cobra.CompletionFunc, keys ...string) c
 				left = append(left, k)
 			}
 		}
-		return Prefixed(toComplete, left...), cobra.ShellCompDirectiveNoFileComp
+		return cmdutil.Prefixed(toComplete, left...), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 
@@ -714,23 +715,23 @@ func qpSetCompletion(cmd *cobra.Command, args []string, toComplete string) ([]co
 	nf := cobra.ShellCompDirectiveNoFileComp
 	switch len(args) {
 	case 0:
-		return Prefixed(toComplete, "link"), nf
+		return cmdutil.Prefixed(toComplete, "link"), nf
 	case 1:
 		return complete.DevPorts(cmd, nil, toComplete)
 	case 2:
-		return Prefixed(toComplete, "auto"), nf
+		return cmdutil.Prefixed(toComplete, "auto"), nf
 	case 3:
-		return Prefixed(toComplete, "type", "pid", "type,pid", "off"), nf
+		return cmdutil.Prefixed(toComplete, "type", "pid", "type,pid", "off"), nf
 	case 4:
 		if args[3] != "off" {
-			return Prefixed(toComplete, "on", "off"), nf
+			return cmdutil.Prefixed(toComplete, "on", "off"), nf
 		}
 	case 5:
 		if args[4] == "on" {
-			return Prefixed(toComplete, "optional-counters"), nf
+			return cmdutil.Prefixed(toComplete, "optional-counters"), nf
 		}
 	case 6:
-		return Prefixed(toComplete, "on", "off"), nf
+		return cmdutil.Prefixed(toComplete, "on", "off"), nf
 	}
 	return nil, nf
 }
@@ -749,7 +750,7 @@ func statModeCompletion(cmd *cobra.Command, args []string, toComplete string) ([
 	if len(rest) == 0 {
 		words = append(words, "link")
 	}
-	return Prefixed(toComplete, words...), cobra.ShellCompDirectiveNoFileComp
+	return cmdutil.Prefixed(toComplete, words...), cobra.ShellCompDirectiveNoFileComp
 }
 
 // optCountersCompletion completes "link DEV/PORT optional-counters
@@ -759,16 +760,16 @@ func optCountersCompletion(cmd *cobra.Command, args []string, toComplete string)
 	nf := cobra.ShellCompDirectiveNoFileComp
 	switch len(args) {
 	case 0:
-		return Prefixed(toComplete, "link"), nf
+		return cmdutil.Prefixed(toComplete, "link"), nf
 	case 1:
 		return complete.DevPorts(cmd, nil, toComplete)
 	case 2:
-		return Prefixed(toComplete, "optional-counters"), nf
+		return cmdutil.Prefixed(toComplete, "optional-counters"), nf
 	case 3:
 		if cmd.Name() != "set" {
 			return nil, nf
 		}
-		dev, port, err := ParseDevPort(args[1])
+		dev, port, err := cmdutil.ParseDevPort(args[1])
 		if err != nil || port == 0 {
 			return nil, nf
 		}

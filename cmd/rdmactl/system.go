@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"syscall"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/rdmactl/rdmactl/internal/render"
 	"github.com/spf13/cobra"
@@ -22,9 +23,9 @@ type systemJSON struct {
 	CopyOnFork     *bool  `json:"copy_on_fork,omitempty"`
 }
 
-func newSystemCmd(a *App) *cobra.Command {
+func newSystemCmd(a *cmdutil.App) *cobra.Command {
 	show := func(c *cobra.Command, args []string) error { return runSystemShow(a) }
-	c := Needs(NeedNetlink, &cobra.Command{
+	c := cmdutil.Needs(cmdutil.NeedNetlink, &cobra.Command{
 		Use:     "system",
 		Aliases: []string{"sys"},
 		Short:   "RDMA subsystem settings: netns mode, privileged Q_Key, copy-on-fork (like rdma system)",
@@ -34,7 +35,7 @@ func newSystemCmd(a *App) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: show,
 	})
-	c.AddCommand(Needs(NeedNetlink, &cobra.Command{
+	c.AddCommand(cmdutil.Needs(cmdutil.NeedNetlink, &cobra.Command{
 		Use:   "show",
 		Short: "Show the netns mode, the privileged Q_Key setting and copy-on-fork",
 		Long: `Show the RDMA subsystem's settings (RDMA netlink SYS_GET): the netns mode
@@ -46,7 +47,7 @@ that have the setting) and whether fork() keeps DMA-pinned memory valid.`,
 		Args: cobra.NoArgs,
 		RunE: show,
 	}))
-	c.AddCommand(Needs(NeedNetAdmin, &cobra.Command{
+	c.AddCommand(cmdutil.Needs(cmdutil.NeedNetAdmin, &cobra.Command{
 		Use:   "set netns|privileged-qkey VALUE",
 		Short: "Set the netns mode (shared|exclusive) or privileged-qkey (on|off); needs CAP_NET_ADMIN",
 		Long: `Change one subsystem setting, as 'rdma system set':
@@ -63,9 +64,9 @@ Prints nothing on success; without CAP_NET_ADMIN exit 4.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) != 2 {
-				return UsageErrorf("system set: needs one setting: netns shared|exclusive or privileged-qkey on|off")
+				return cmdutil.UsageErrorf("system set: needs one setting: netns shared|exclusive or privileged-qkey on|off")
 			}
-			kw, err := Keywords("system set", args, "netns", "privileged-qkey")
+			kw, err := cmdutil.Keywords("system set", args, "netns", "privileged-qkey")
 			if err != nil {
 				return err
 			}
@@ -74,11 +75,11 @@ Prints nothing on success; without CAP_NET_ADMIN exit 4.`,
 		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			switch {
 			case len(args) == 0:
-				return Prefixed(toComplete, "netns", "privileged-qkey"), cobra.ShellCompDirectiveNoFileComp
+				return cmdutil.Prefixed(toComplete, "netns", "privileged-qkey"), cobra.ShellCompDirectiveNoFileComp
 			case len(args) == 1 && args[0] == "netns":
-				return Prefixed(toComplete, "shared", "exclusive"), cobra.ShellCompDirectiveNoFileComp
+				return cmdutil.Prefixed(toComplete, "shared", "exclusive"), cobra.ShellCompDirectiveNoFileComp
 			case len(args) == 1 && args[0] == "privileged-qkey":
-				return Prefixed(toComplete, "on", "off"), cobra.ShellCompDirectiveNoFileComp
+				return cmdutil.Prefixed(toComplete, "on", "off"), cobra.ShellCompDirectiveNoFileComp
 			}
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		},
@@ -86,7 +87,7 @@ Prints nothing on success; without CAP_NET_ADMIN exit 4.`,
 	return c
 }
 
-func runSystemShow(a *App) error {
+func runSystemShow(a *cmdutil.App) error {
 	src, closeSrc, err := a.OpenInventory(false)
 	if err != nil {
 		return err
@@ -95,7 +96,7 @@ func runSystemShow(a *App) error {
 	st, err := src.System()
 	if err != nil {
 		if errors.Is(err, inventory.ErrNoSystem) {
-			return WithCode(ExitUnsupported, err)
+			return cmdutil.WithCode(cmdutil.ExitUnsupported, err)
 		}
 		return err
 	}
@@ -104,27 +105,17 @@ func runSystemShow(a *App) error {
 		return a.PrintJSON(j)
 	}
 	tb := render.NewTable(a.Stdout, "NETNS", "PRIVILEGED_QKEY", "COPY_ON_FORK")
-	tb.Row(j.Netns, OnOffText(j.PrivilegedQKey), OnOffText(j.CopyOnFork))
+	tb.Row(j.Netns, cmdutil.OnOffText(j.PrivilegedQKey), cmdutil.OnOffText(j.CopyOnFork))
 	return tb.Flush()
 }
 
-func OnOffText(b *bool) string {
-	switch {
-	case b == nil:
-		return ""
-	case *b:
-		return "on"
-	}
-	return "off"
-}
-
-func runSystemSet(a *App, kw map[string]string) error {
+func runSystemSet(a *cmdutil.App, kw map[string]string) error {
 	if v, ok := kw["netns"]; ok && v != "shared" && v != "exclusive" {
-		return UsageErrorf("system set netns: %q: want shared or exclusive", v)
+		return cmdutil.UsageErrorf("system set netns: %q: want shared or exclusive", v)
 	}
 	var on bool
 	if v, ok := kw["privileged-qkey"]; ok {
-		b, err := ParseOnOff("system set privileged-qkey", v)
+		b, err := cmdutil.ParseOnOff("system set privileged-qkey", v)
 		if err != nil {
 			return err
 		}
@@ -136,8 +127,8 @@ func runSystemSet(a *App, kw map[string]string) error {
 	}
 	defer closeFn()
 	if v, ok := kw["netns"]; ok {
-		return WriteError("system set netns "+v, c.SetNetnsMode(v == "shared"), map[syscall.Errno]Refusal{
-			syscall.EBUSY: {ExitFailure, "a network namespace besides the initial one exists (EBUSY): the kernel changes the mode only without them (ip netns list)"},
+		return cmdutil.WriteError("system set netns "+v, c.SetNetnsMode(v == "shared"), map[syscall.Errno]cmdutil.Refusal{
+			syscall.EBUSY: {Code: cmdutil.ExitFailure, Msg: "a network namespace besides the initial one exists (EBUSY): the kernel changes the mode only without them (ip netns list)"},
 		})
 	}
 	v := kw["privileged-qkey"]
@@ -145,12 +136,12 @@ func runSystemSet(a *App, kw map[string]string) error {
 	// attribute with a bare EINVAL.
 	st, err := c.System()
 	if err != nil && !errors.Is(err, inventory.ErrNoSystem) {
-		return WriteError("system set privileged-qkey "+v, err, nil)
+		return cmdutil.WriteError("system set privileged-qkey "+v, err, nil)
 	}
 	if err != nil || st.PrivilegedQKey == nil {
-		return WithCode(ExitUnsupported, fmt.Errorf("system set privileged-qkey %s: this kernel has no privileged Q_Key setting (Linux 6.5+)", v))
+		return cmdutil.WithCode(cmdutil.ExitUnsupported, fmt.Errorf("system set privileged-qkey %s: this kernel has no privileged Q_Key setting (Linux 6.5+)", v))
 	}
-	return WriteError("system set privileged-qkey "+v, c.SetPrivilegedQKey(on), map[syscall.Errno]Refusal{
-		syscall.EINVAL: {ExitUnsupported, "the kernel refused (EINVAL): it has no privileged Q_Key setting"},
+	return cmdutil.WriteError("system set privileged-qkey "+v, c.SetPrivilegedQKey(on), map[syscall.Errno]cmdutil.Refusal{
+		syscall.EINVAL: {Code: cmdutil.ExitUnsupported, Msg: "the kernel refused (EINVAL): it has no privileged Q_Key setting"},
 	})
 }

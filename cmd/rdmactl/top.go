@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/top"
 	"github.com/spf13/cobra"
 )
@@ -32,7 +33,7 @@ type topFlags struct {
 	sort     string
 }
 
-func newTopCmd(a *App) *cobra.Command {
+func newTopCmd(a *cmdutil.App) *cobra.Command {
 	var fl topFlags
 	c := &cobra.Command{
 		Use:   "top [DEV[/PORT]]",
@@ -69,17 +70,17 @@ are followed; counter wraps and resets are handled as in counters --watch.`,
 				return err
 			}
 			if fl.frames < 0 {
-				return UsageErrorf("-n %d: want a number of frames from 1 (0: until q)", fl.frames)
+				return cmdutil.UsageErrorf("-n %d: want a number of frames from 1 (0: until q)", fl.frames)
 			}
 			col := top.ColumnByKey(fl.sort)
 			if col < 0 {
-				return UsageErrorf("--sort %q: want one of %s", fl.sort, strings.Join(top.SortKeys(), ", "))
+				return cmdutil.UsageErrorf("--sort %q: want one of %s", fl.sort, strings.Join(top.SortKeys(), ", "))
 			}
-			dev, port, err := ParseDevPort(arg)
+			dev, port, err := cmdutil.ParseDevPort(arg)
 			if err != nil {
 				return err
 			}
-			s, closeSrc, err := a.topSampler(dev, port)
+			s, closeSrc, err := topSampler(a, dev, port)
 			if err != nil {
 				return err
 			}
@@ -87,14 +88,14 @@ are followed; counter wraps and resets are handled as in counters --watch.`,
 			view := top.View{SortCol: col}
 			switch {
 			case a.Opts.JSON:
-				return topSnapshot(Watching(c), a, s, iv)
+				return topSnapshot(cmdutil.Watching(c), a, s, iv)
 			case fl.batch:
-				return topBatch(Watching(c), a, s, view, iv, fl.frames)
+				return topBatch(cmdutil.Watching(c), a, s, view, iv, fl.frames)
 			}
-			if !IsTerminal(a.Stdout) || !IsTerminal(os.Stdin) {
-				return UsageErrorf("top needs a terminal: use -b for text frames or -j for a JSON snapshot")
+			if !cmdutil.IsTerminal(a.Stdout) || !cmdutil.IsTerminal(os.Stdin) {
+				return cmdutil.UsageErrorf("top needs a terminal: use -b for text frames or -j for a JSON snapshot")
 			}
-			return top.RunScreen(Watching(c), a.Stdout, s, view, iv, fl.frames)
+			return top.RunScreen(cmdutil.Watching(c), a.Stdout, s, view, iv, fl.frames)
 		},
 	}
 	f := c.Flags()
@@ -107,16 +108,16 @@ are followed; counter wraps and resets are handled as in counters --watch.`,
 
 // parseTopInterval is parseInterval with the message naming --interval.
 func parseTopInterval(s string) (time.Duration, error) {
-	d, err := ParseInterval(s)
+	d, err := cmdutil.ParseInterval(s)
 	if err != nil {
-		return 0, UsageErrorf("--interval=%s: want an interval from 10ms to 24h, such as -i 2s", s)
+		return 0, cmdutil.UsageErrorf("--interval=%s: want an interval from 10ms to 24h, such as -i 2s", s)
 	}
 	return d, nil
 }
 
 // topSampler reads over one RDMA netlink socket for the whole run, with a
 // fresh inventory each frame; --sysfs-root reads the captured tree.
-func (a *App) topSampler(dev string, port uint32) (*top.Sampler, func(), error) {
+func topSampler(a *cmdutil.App, dev string, port uint32) (*top.Sampler, func(), error) {
 	s := &top.Sampler{Dev: dev, Port: port}
 	src, closeSrc, err := a.OpenInventory(false)
 	if err != nil {
@@ -137,7 +138,7 @@ func sampleAfter(ctx context.Context, s *top.Sampler, iv time.Duration) (*top.Fr
 }
 
 // topSnapshot prints one JSON document: the rates over one interval.
-func topSnapshot(ctx context.Context, a *App, s *top.Sampler, iv time.Duration) error {
+func topSnapshot(ctx context.Context, a *cmdutil.App, s *top.Sampler, iv time.Duration) error {
 	if _, err := s.Sample(); err != nil {
 		return err
 	}
@@ -161,7 +162,7 @@ func topSnapshot(ctx context.Context, a *App, s *top.Sampler, iv time.Duration) 
 
 // topBatch prints a plain text frame every interval (the first after one
 // interval: a frame without rates says nothing), n frames or until Ctrl-C.
-func topBatch(ctx context.Context, a *App, s *top.Sampler, v top.View, iv time.Duration, n int) error {
+func topBatch(ctx context.Context, a *cmdutil.App, s *top.Sampler, v top.View, iv time.Duration, n int) error {
 	if _, err := s.Sample(); err != nil {
 		return err
 	}

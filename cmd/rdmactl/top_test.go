@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 )
 
 // top on captured trees: -b frames, the -j snapshot's keys, bad input.
@@ -50,11 +52,11 @@ func TestTopBadInput(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"top", "--sort", "bogus"}, ExitUsage, "--sort"},
-		{[]string{"top", "-i", "0"}, ExitUsage, "--interval"},
-		{[]string{"top", "-n", "-1"}, ExitUsage, "-n -1"},
-		{[]string{"top", "nosuch", "-b", "-n", "1"}, ExitNotFound, "nosuch"},
-		{[]string{"top"}, ExitUsage, "needs a terminal"}, // tests have no terminal
+		{[]string{"top", "--sort", "bogus"}, cmdutil.ExitUsage, "--sort"},
+		{[]string{"top", "-i", "0"}, cmdutil.ExitUsage, "--interval"},
+		{[]string{"top", "-n", "-1"}, cmdutil.ExitUsage, "-n -1"},
+		{[]string{"top", "nosuch", "-b", "-n", "1"}, cmdutil.ExitNotFound, "nosuch"},
+		{[]string{"top"}, cmdutil.ExitUsage, "needs a terminal"}, // tests have no terminal
 	} {
 		_, errOut, code := runCmd(t, append([]string{"--sysfs-root", rxeTree}, c.args...)...)
 		if code != c.code || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.msg) {

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/top"
 	"github.com/rdmactl/rdmactl/internal/vmcheck"
 )
@@ -344,8 +345,8 @@ func TestVMTopJSONMatchesRdmaStatistic(t *testing.T) {
 // profiles in the VM at many devices (scripts/bench-top.sh gives the
 // figures against counters --watch).
 func BenchmarkVMTopFrame(b *testing.B) {
-	a := &App{Stdout: io.Discard, Stderr: io.Discard}
-	s, closeSrc, err := a.topSampler("", 0)
+	a := &cmdutil.App{Stdout: io.Discard, Stderr: io.Discard}
+	s, closeSrc, err := topSampler(a, "", 0)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 )
 
 func TestVersionCommand(t *testing.T) {
@@ -24,36 +25,8 @@ func TestVersionCommand(t *testing.T) {
 			t.Errorf("-j version: %q missing or empty in %s", k, out)
 		}
 	}
-	if _, _, code := runCmd(t, "version", "extra"); code != ExitUsage {
-		t.Errorf("version extra: code %d, want %d", code, ExitUsage)
-	}
-}
-
-func TestFillFromBuildInfo(t *testing.T) {
-	bi := &debug.BuildInfo{
-		Main: debug.Module{Version: "v1.2.3"},
-		Settings: []debug.BuildSetting{
-			{Key: "vcs.revision", Value: "abc123"},
-			{Key: "vcs.time", Value: "2026-01-02T03:04:05Z"},
-			{Key: "vcs.modified", Value: "true"},
-		},
-	}
-	var v versionInfo
-	fillFromBuildInfo(&v, bi)
-	if v.Version != "v1.2.3" || v.Commit != "abc123-dirty" || v.Date != "2026-01-02T03:04:05Z" {
-		t.Errorf("from build info: %+v", v)
-	}
-	// Link-time stamps win over build info.
-	v = versionInfo{Version: "v9", Commit: "stamped", Date: "d"}
-	fillFromBuildInfo(&v, bi)
-	if v.Version != "v9" || !strings.HasPrefix(v.Commit, "stamped") || v.Date != "d" {
-		t.Errorf("stamped: %+v", v)
-	}
-	// A build from a checkout says "(devel)": not a version.
-	v = versionInfo{}
-	fillFromBuildInfo(&v, &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}})
-	if v.Version != "" {
-		t.Errorf("(devel) taken as version: %+v", v)
+	if _, _, code := runCmd(t, "version", "extra"); code != cmdutil.ExitUsage {
+		t.Errorf("version extra: code %d, want %d", code, cmdutil.ExitUsage)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/nldev"
 	"github.com/spf13/cobra"
 )
@@ -54,8 +55,8 @@ func TestWritesBadInput(t *testing.T) {
 	}
 	for _, args := range cases {
 		_, stderr, code := runCmd(t, args...)
-		if code != ExitUsage || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "rdmactl: ") {
-			t.Errorf("%v: exit %d, stderr %q; want exit %d and one line", args, code, stderr, ExitUsage)
+		if code != cmdutil.ExitUsage || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "rdmactl: ") {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and one line", args, code, stderr, cmdutil.ExitUsage)
 		}
 	}
 }
@@ -74,8 +75,8 @@ func TestOpenNetns(t *testing.T) {
 	}
 	syscall.Close(fd)
 	_, err = openNetns("green")
-	var ee *ExitError
-	if !errors.As(err, &ee) || ee.Code != ExitNotFound || !strings.Contains(err.Error(), "blue") {
+	var ee *cmdutil.ExitError
+	if !errors.As(err, &ee) || ee.Code != cmdutil.ExitNotFound || !strings.Contains(err.Error(), "blue") {
 		t.Fatalf("unknown namespace: %v (want exit 3 listing blue)", err)
 	}
 	if got := netnsNames(); len(got) != 1 || got[0] != "blue" {
@@ -84,22 +85,22 @@ func TestOpenNetns(t *testing.T) {
 }
 
 func TestWriteErrorCodes(t *testing.T) {
-	why := map[syscall.Errno]Refusal{syscall.EBUSY: {ExitFailure, "busy because"}}
+	why := map[syscall.Errno]cmdutil.Refusal{syscall.EBUSY: {Code: cmdutil.ExitFailure, Msg: "busy because"}}
 	cases := []struct {
 		err  error
 		code int
 		has  string
 	}{
-		{&nldev.KernelError{Op: "SET", Errno: syscall.EPERM}, ExitPermission, "CAP_NET_ADMIN"},
-		{&nldev.KernelError{Op: "SET", Errno: syscall.EACCES}, ExitPermission, "CAP_NET_ADMIN"},
-		{&nldev.KernelError{Op: "SET", Errno: syscall.EOPNOTSUPP}, ExitUnsupported, "EOPNOTSUPP"},
-		{&nldev.KernelError{Op: "SET", Errno: syscall.EBUSY}, ExitFailure, "busy because"},
-		{&nldev.KernelError{Op: "SET", Errno: syscall.EINVAL}, ExitFailure, "EINVAL"},
-		{&nldev.NotFoundError{Kind: "device", Name: "x"}, ExitNotFound, "no RDMA device"},
+		{&nldev.KernelError{Op: "SET", Errno: syscall.EPERM}, cmdutil.ExitPermission, "CAP_NET_ADMIN"},
+		{&nldev.KernelError{Op: "SET", Errno: syscall.EACCES}, cmdutil.ExitPermission, "CAP_NET_ADMIN"},
+		{&nldev.KernelError{Op: "SET", Errno: syscall.EOPNOTSUPP}, cmdutil.ExitUnsupported, "EOPNOTSUPP"},
+		{&nldev.KernelError{Op: "SET", Errno: syscall.EBUSY}, cmdutil.ExitFailure, "busy because"},
+		{&nldev.KernelError{Op: "SET", Errno: syscall.EINVAL}, cmdutil.ExitFailure, "EINVAL"},
+		{&nldev.NotFoundError{Kind: "device", Name: "x"}, cmdutil.ExitNotFound, "no RDMA device"},
 	}
 	for _, tc := range cases {
-		err := WriteError("dev set x", tc.err, why)
-		var ee *ExitError
+		err := cmdutil.WriteError("dev set x", tc.err, why)
+		var ee *cmdutil.ExitError
 		if !errors.As(err, &ee) || ee.Code != tc.code || !strings.Contains(err.Error(), tc.has) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%v: got %v", tc.err, err)
 		}
@@ -116,7 +117,7 @@ func TestKeywordCompletion(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "blue"), nil, 0o644)
 	complete := func(args ...string) string {
 		var out bytes.Buffer
-		root := newRootCmd(&App{Stdout: &out, Stderr: &out})
+		root := newRootCmd(&cmdutil.App{Stdout: &out, Stderr: &out})
 		root.SetArgs(append([]string{cobra.ShellCompRequestCmd, "--sysfs-root", rxeFixture}, args...))
 		if err := root.Execute(); err != nil {
 			t.Fatalf("__complete %q: %v", args, err)

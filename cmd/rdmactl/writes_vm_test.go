@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 )
 
 // The writes, in the VM: each one the kernel performs on rxe is read back
@@ -163,10 +165,10 @@ func TestVMLinkAddDelete(t *testing.T) {
 		t.Fatalf("sysfs: rxew0's GID 0 netdev: %q, %v", nd, err)
 	}
 	// Refusals, each one line, nothing changed.
-	wantRefused(t, ExitFailure, "exists already", "link", "add", "rxew0", "type", "rxe", "netdev", "vwr0")
-	wantRefused(t, ExitFailure, "already has an rxe device", "link", "add", "rxew1", "type", "rxe", "netdev", "vwr0")
-	wantRefused(t, ExitNotFound, "no network device", "link", "add", "rxew1", "type", "rxe", "netdev", "nosuchnetdev")
-	wantRefused(t, ExitUnsupported, "no siw link type", "link", "add", "siww1", "type", "siw", "netdev", "vwr0") // Debian has no siw
+	wantRefused(t, cmdutil.ExitFailure, "exists already", "link", "add", "rxew0", "type", "rxe", "netdev", "vwr0")
+	wantRefused(t, cmdutil.ExitFailure, "already has an rxe device", "link", "add", "rxew1", "type", "rxe", "netdev", "vwr0")
+	wantRefused(t, cmdutil.ExitNotFound, "no network device", "link", "add", "rxew1", "type", "rxe", "netdev", "nosuchnetdev")
+	wantRefused(t, cmdutil.ExitUnsupported, "no siw link type", "link", "add", "siww1", "type", "siw", "netdev", "vwr0") // Debian has no siw
 	if sysfsHas("rxew1") || sysfsHas("siww1") {
 		t.Fatal("a refused link add left a device behind")
 	}
@@ -174,7 +176,7 @@ func TestVMLinkAddDelete(t *testing.T) {
 	if _, ok := rdmaDevNames(t)["rxew0"]; ok || sysfsHas("rxew0") {
 		t.Fatal("rxew0 still there after link delete (rdma or sysfs)")
 	}
-	wantRefused(t, ExitNotFound, `no RDMA device "rxew0"`, "link", "delete", "rxew0")
+	wantRefused(t, cmdutil.ExitNotFound, `no RDMA device "rxew0"`, "link", "delete", "rxew0")
 }
 
 func TestVMDevRename(t *testing.T) {
@@ -189,8 +191,8 @@ func TestVMDevRename(t *testing.T) {
 	if d, ok := devs["rxew_a"]; !ok || d["ifindex"] != idx || !sysfsHas("rxew_a") || sysfsHas("rxe1") {
 		t.Fatalf("after rename: rdma %v, sysfs rxew_a %v rxe1 %v", devs, sysfsHas("rxew_a"), sysfsHas("rxe1"))
 	}
-	wantRefused(t, ExitFailure, "exists already", "dev", "set", "rxew_a", "name", "rxe0")
-	wantRefused(t, ExitUsage, "too long", "dev", "set", "rxew_a", "name", strings.Repeat("r", 64))
+	wantRefused(t, cmdutil.ExitFailure, "exists already", "dev", "set", "rxew_a", "name", "rxe0")
+	wantRefused(t, cmdutil.ExitUsage, "too long", "dev", "set", "rxew_a", "name", strings.Repeat("r", 64))
 	wantOK(t, "dev", "set", "rxew_a", "name", "rxe1")
 	if d, ok := rdmaDevNames(t)["rxe1"]; !ok || d["ifindex"] != idx || !sysfsHas("rxe1") {
 		t.Fatal("rename back to rxe1 did not take")
@@ -202,7 +204,9 @@ func TestVMDevAdaptiveModeration(t *testing.T) {
 	if orig == nil {
 		t.Fatal("rdma -d dev show rxe0 has no adaptive-moderation on this kernel")
 	}
-	t.Cleanup(func() { quiet(t, "rdma", "dev", "set", "rxe0", "adaptive-moderation", OnOffText(ptr(orig == true))) })
+	t.Cleanup(func() {
+		quiet(t, "rdma", "dev", "set", "rxe0", "adaptive-moderation", cmdutil.OnOffText(ptr(orig == true)))
+	})
 	for _, v := range []string{"on", "off", "on"} {
 		wantOK(t, "dev", "set", "rxe0", "adaptive-moderation", v)
 		if got := rdmaDevNames(t)["rxe0"]["adaptive-moderation"]; got != (v == "on") {
@@ -239,7 +243,7 @@ func TestVMSystemNetnsMode(t *testing.T) {
 	// The kernel changes the mode only while init_net is the only namespace.
 	addNetns(t, "wrbusy")
 	other := map[string]string{"shared": "exclusive", "exclusive": "shared"}[orig]
-	wantRefused(t, ExitFailure, "EBUSY", "system", "set", "netns", other)
+	wantRefused(t, cmdutil.ExitFailure, "EBUSY", "system", "set", "netns", other)
 	if got := rdmaNetnsMode(t); got != orig {
 		t.Fatalf("a refused system set changed the mode to %s", got)
 	}
@@ -252,17 +256,17 @@ func TestVMPrivilegedQKey(t *testing.T) {
 	s := ourSystem(t)
 	orig, has := s["privileged_qkey"].(bool)
 	if !has {
-		wantRefused(t, ExitUnsupported, "no privileged Q_Key setting", "system", "set", "privileged-qkey", "on")
+		wantRefused(t, cmdutil.ExitUnsupported, "no privileged Q_Key setting", "system", "set", "privileged-qkey", "on")
 		t.Logf("kernel without privileged-qkey: refused as documented")
 		return
 	}
 	t.Cleanup(func() {
 		if ourSystem(t)["privileged_qkey"] != orig {
-			runBin(t, nil, "system", "set", "privileged-qkey", OnOffText(&orig))
+			runBin(t, nil, "system", "set", "privileged-qkey", cmdutil.OnOffText(&orig))
 		}
 	})
 	for _, v := range []bool{!orig, orig} {
-		wantOK(t, "system", "set", "privileged-qkey", OnOffText(&v))
+		wantOK(t, "system", "set", "privileged-qkey", cmdutil.OnOffText(&v))
 		if got := ourSystem(t)["privileged_qkey"]; got != v {
 			t.Fatalf("after privileged-qkey %v: SYS_GET says %v", v, got)
 		}
@@ -312,7 +316,7 @@ func TestVMStatisticMatchesRdma(t *testing.T) {
 			t.Errorf("%v: rdma %d entries, ours %d", args, len(rl), len(ol))
 		}
 	}
-	wantRefused(t, ExitNotFound, "no RDMA port rxe0/7", "statistic", "qp", "mode", "link", "rxe0/7")
+	wantRefused(t, cmdutil.ExitNotFound, "no RDMA port rxe0/7", "statistic", "qp", "mode", "link", "rxe0/7")
 }
 
 // nlRequest is one NLDEV request as strace shows it.
@@ -409,18 +413,18 @@ func TestVMWriteRequestsMatchRdma(t *testing.T) {
 		code int    // our exit code
 		want string // in our one line, when refused
 	}{
-		{[]string{"dev", "set", "rxe0", "netns", "wrmove"}, ExitUnsupported, "EOPNOTSUPP"},
-		{[]string{"statistic", "qp", "bind", "link", "rxe0/1", "lqpn", "1"}, ExitNotFound, "ENOENT"},
-		{[]string{"statistic", "qp", "bind", "link", "rxe0/1", "lqpn", "1", "cntn", "3"}, ExitNotFound, "ENOENT"},
-		{[]string{"statistic", "qp", "unbind", "link", "rxe0/1", "cntn", "1", "lqpn", "1"}, ExitNotFound, "ENOENT"},
-		{[]string{"statistic", "set", "link", "rxe0/1", "optional-counters", "rdma_sends"}, ExitUnsupported, "no optional counters"},
+		{[]string{"dev", "set", "rxe0", "netns", "wrmove"}, cmdutil.ExitUnsupported, "EOPNOTSUPP"},
+		{[]string{"statistic", "qp", "bind", "link", "rxe0/1", "lqpn", "1"}, cmdutil.ExitNotFound, "ENOENT"},
+		{[]string{"statistic", "qp", "bind", "link", "rxe0/1", "lqpn", "1", "cntn", "3"}, cmdutil.ExitNotFound, "ENOENT"},
+		{[]string{"statistic", "qp", "unbind", "link", "rxe0/1", "cntn", "1", "lqpn", "1"}, cmdutil.ExitNotFound, "ENOENT"},
+		{[]string{"statistic", "set", "link", "rxe0/1", "optional-counters", "rdma_sends"}, cmdutil.ExitUnsupported, "no optional counters"},
 		{[]string{"statistic", "unset", "link", "rxe0/1", "optional-counters"}, 0, ""},
 		{[]string{"statistic", "qp", "set", "link", "rxe0/1", "auto", "type", "on"}, 0, ""},
 		{[]string{"statistic", "qp", "set", "link", "rxe0/1", "auto", "off"}, 0, ""},
 		{[]string{"dev", "set", "rxe0", "adaptive-moderation", "on"}, 0, ""},
 		{[]string{"dev", "set", "rxe0", "adaptive-moderation", "off"}, 0, ""},
 		{[]string{"system", "set", "netns", rdmaNetnsMode(t)}, 0, ""},
-		{[]string{"link", "add", "rxew9", "type", "rxe", "netdev", "vrxe0"}, ExitFailure, "EEXIST"},
+		{[]string{"link", "add", "rxew9", "type", "rxe", "netdev", "vrxe0"}, cmdutil.ExitFailure, "EEXIST"},
 		{[]string{"link", "add", "rxew9", "type", "rxe", "netdev", "vwr1"}, 0, ""},
 		{[]string{"link", "delete", "rxew9"}, 0, ""},
 	}
@@ -456,9 +460,9 @@ func TestVMWriteRequestsMatchRdma(t *testing.T) {
 	// NLM_F_REQUEST|NLM_F_ACK and one u8 attribute 96 (PRIVILEGED_QKEY_MODE).
 	s := ourSystem(t)
 	if orig, has := s["privileged_qkey"].(bool); has {
-		t.Cleanup(func() { runBin(t, nil, "system", "set", "privileged-qkey", OnOffText(&orig)) })
+		t.Cleanup(func() { runBin(t, nil, "system", "set", "privileged-qkey", cmdutil.OnOffText(&orig)) })
 		for _, v := range []bool{true, false} {
-			ours, code, errs := traced(t, bin, "system", "set", "privileged-qkey", OnOffText(&v))
+			ours, code, errs := traced(t, bin, "system", "set", "privileged-qkey", cmdutil.OnOffText(&v))
 			want := []nlRequest{{"0x1407", "NLM_F_REQUEST|NLM_F_ACK", []byte{5, 0, 96, 0, map[bool]byte{true: 1, false: 0}[v], 0, 0, 0}}}
 			if code != 0 || errs != "" || fmt.Sprint(ours) != fmt.Sprint(want) {
 				t.Errorf("privileged-qkey %v: exit %d %q, request %v, want %v", v, code, errs, ours, want)
@@ -466,7 +470,7 @@ func TestVMWriteRequestsMatchRdma(t *testing.T) {
 		}
 	} else {
 		ours, code, _ := traced(t, bin, "system", "set", "privileged-qkey", "on")
-		if code != ExitUnsupported || len(ours) != 0 {
+		if code != cmdutil.ExitUnsupported || len(ours) != 0 {
 			t.Errorf("privileged-qkey on a kernel without it: exit %d, requests %v; want exit 5 and none", code, ours)
 		}
 	}
@@ -497,7 +501,7 @@ func TestVMWritesNonRoot(t *testing.T) {
 		{"statistic", "unset", "link", "rxe0/1", "optional-counters"},
 	} {
 		out, errs, code := runBin(t, nobody, args...)
-		if code != ExitPermission || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "CAP_NET_ADMIN") {
+		if code != cmdutil.ExitPermission || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "CAP_NET_ADMIN") {
 			t.Errorf("as nobody: %s: exit %d, stdout %q, stderr %q; want exit 4 and one line naming CAP_NET_ADMIN", strings.Join(args, " "), code, out, errs)
 		}
 	}

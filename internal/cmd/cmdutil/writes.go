@@ -1,4 +1,4 @@
-package main
+package cmdutil
 
 import (
 	"errors"
@@ -18,8 +18,8 @@ import (
 // kernel refusal. A write prints nothing on success, as rdma does.
 
 // OpenWrite opens the NLDEV socket and an inventory over it, to resolve
-// names to indexes. A write's command declares needNetAdmin: the running
-// kernel and CAP_NET_ADMIN were checked before it ran (checkNeeds).
+// names to indexes. A write's command declares NeedNetAdmin: the running
+// kernel and CAP_NET_ADMIN were checked before it ran (CheckNeeds).
 func (a *App) OpenWrite() (*inventory.Config, *inventory.Source, func(), error) {
 	// SIGINT and SIGTERM are caught from here on (signalContext) and only
 	// cancel a context writes do not read: a write, and the undo of one of

@@ -1,4 +1,4 @@
-package main
+package cmdutil
 
 import (
 	"context"
@@ -41,7 +41,7 @@ func ExitStatus(err error) (code int, msg string) {
 	return code, OneLine(err.Error())
 }
 
-// Classify is exitStatus's table, returning the error to print: the same
+// Classify is ExitStatus's table, returning the error to print: the same
 // one, or one that adds what to do.
 func Classify(err error) (int, error) {
 	var (
@@ -107,9 +107,9 @@ func isCobraUsage(err error) bool {
 var ErrNoRDMA = errors.New("this kernel has no RDMA support: no RDMA netlink (NETLINK_RDMA) and no /sys/class/infiniband (is ib_core loaded? for Soft-RoCE: modprobe rdma_rxe; rdma link add rxe0 type rxe netdev eth0)")
 
 // ExitError is a command's own decision about an error's exit code: bad
-// arguments (usageErrorf), or a feature a command refuses outright
-// (unsupportedf). Errors from the packages are not wrapped in it; their
-// type decides (classify).
+// arguments (UsageErrorf), or a feature a command refuses outright
+// (Unsupportedf). Errors from the packages are not wrapped in it; their
+// type decides (Classify).
 type ExitError struct {
 	Code int
 	Err  error

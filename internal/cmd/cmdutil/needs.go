@@ -1,4 +1,4 @@
-package main
+package cmdutil
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 
 // What a command needs of the host beyond its arguments is declared where
 // the command is built (needs) and checked in one place before it runs
-// (checkNeeds, from the root's PersistentPreRunE), with one wording and one
+// (CheckNeeds, from the root's PersistentPreRunE), with one wording and one
 // exit code per Need:
 //   - the running kernel (RDMA netlink, or the uverbs devices), which a
 //     captured tree (--sysfs-root) does not have: exit 5;
