@@ -14,7 +14,7 @@ BIN := bin/rdmactl
 # the module proxy, so it is not a dependency in go.mod.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-# Version stamps (cmd/rdmactl/version.go). DATE is the commit's time, or
+# Version stamps (cmd/rdmactl/main.go). DATE is the commit's time, or
 # SOURCE_DATE_EPOCH, so that two builds of one commit are identical.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)

@@ -3,12 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
-	"os"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/render"
@@ -55,27 +51,4 @@ func TestTableRendering(t *testing.T) {
 	if !strings.HasPrefix(lines[0], "DEV") || !strings.Contains(lines[2], "-") {
 		t.Fatalf("unexpected table:\n%s", b.String())
 	}
-}
-
-// TestSignalContext: once looked at, SIGTERM cancels it (and is caught,
-// not fatal); stop gives the signal back; one never looked at asks for
-// nothing and stops quietly.
-func TestSignalContext(t *testing.T) {
-	(&signalContext{}).stop()
-	s := &signalContext{}
-	if err := s.Err(); err != nil {
-		t.Fatalf("Err before any signal: %v", err)
-	}
-	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-s.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("SIGTERM did not cancel the context")
-	}
-	if !errors.Is(s.Err(), context.Canceled) {
-		t.Errorf("Err after SIGTERM: %v", s.Err())
-	}
-	s.stop()
 }

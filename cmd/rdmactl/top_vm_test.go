@@ -17,8 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
-	"github.com/rdmactl/rdmactl/internal/top"
 	"github.com/rdmactl/rdmactl/internal/vmcheck"
 )
 
@@ -338,24 +336,5 @@ func TestVMTopJSONMatchesRdmaStatistic(t *testing.T) {
 	}
 	if checked != 2 {
 		t.Errorf("checked %d data rates, want 2", checked)
-	}
-}
-
-// BenchmarkVMTopFrame is one frame of top (-b) in-process, for CPU
-// profiles in the VM at many devices (scripts/bench-top.sh gives the
-// figures against counters --watch).
-func BenchmarkVMTopFrame(b *testing.B) {
-	a := &cmdutil.App{Stdout: io.Discard, Stderr: io.Discard}
-	s, closeSrc, err := topSampler(a, "", 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer closeSrc()
-	for i := 0; i < b.N; i++ {
-		f, err := s.Sample()
-		if err != nil {
-			b.Fatal(err)
-		}
-		_ = top.Render(f, top.View{}, top.Plain, 0, 0)
 	}
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -61,29 +59,6 @@ func TestWritesBadInput(t *testing.T) {
 	}
 }
 
-func TestOpenNetns(t *testing.T) {
-	dir := t.TempDir()
-	old := netnsRunDir
-	netnsRunDir = dir
-	t.Cleanup(func() { netnsRunDir = old })
-	if err := os.WriteFile(filepath.Join(dir, "blue"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	fd, err := openNetns("blue")
-	if err != nil {
-		t.Fatal(err)
-	}
-	syscall.Close(fd)
-	_, err = openNetns("green")
-	var ee *cmdutil.ExitError
-	if !errors.As(err, &ee) || ee.Code != cmdutil.ExitNotFound || !strings.Contains(err.Error(), "blue") {
-		t.Fatalf("unknown namespace: %v (want exit 3 listing blue)", err)
-	}
-	if got := netnsNames(); len(got) != 1 || got[0] != "blue" {
-		t.Fatalf("netnsNames %v", got)
-	}
-}
-
 func TestWriteErrorCodes(t *testing.T) {
 	why := map[syscall.Errno]cmdutil.Refusal{syscall.EBUSY: {Code: cmdutil.ExitFailure, Msg: "busy because"}}
 	cases := []struct {
@@ -108,13 +83,9 @@ func TestWriteErrorCodes(t *testing.T) {
 }
 
 // The keyword commands complete their keywords, then each keyword's
-// values: devices and ports, netns names, on|off, modes.
+// values: devices and ports, on|off, modes (netns names: dev's
+// TestNetnsCompletion).
 func TestKeywordCompletion(t *testing.T) {
-	dir := t.TempDir()
-	old := netnsRunDir
-	netnsRunDir = dir
-	t.Cleanup(func() { netnsRunDir = old })
-	os.WriteFile(filepath.Join(dir, "blue"), nil, 0o644)
 	complete := func(args ...string) string {
 		var out bytes.Buffer
 		root := newRootCmd(&cmdutil.App{Stdout: &out, Stderr: &out})
@@ -137,7 +108,6 @@ func TestKeywordCompletion(t *testing.T) {
 	}{
 		{[]string{"dev", "set", "rx"}, "rxe0 rxe1"},
 		{[]string{"dev", "set", "rxe0", ""}, "name netns adaptive-moderation"},
-		{[]string{"dev", "set", "rxe0", "netns", ""}, "blue"},
 		{[]string{"dev", "set", "rxe0", "adaptive-moderation", ""}, "on off"},
 		{[]string{"system", "set", ""}, "netns privileged-qkey"},
 		{[]string{"system", "set", "netns", ""}, "shared exclusive"},
@@ -151,36 +121,6 @@ func TestKeywordCompletion(t *testing.T) {
 	} {
 		if got := complete(tc.args...); got != tc.want {
 			t.Errorf("%q: completes %q, want %q", tc.args, got, tc.want)
-		}
-	}
-}
-
-// statistic qp bind needs lqpn, unbind cntn; each takes the other too.
-func TestParseQPArgs(t *testing.T) {
-	q, err := parseQPArgs("statistic qp bind", []string{"link", "rxe0/1", "cntn", "4", "lqpn", "17"}, "lqpn", "cntn")
-	if err != nil || q.dev != "rxe0" || q.port != 1 || q.lqpn == nil || *q.lqpn != 17 || q.cntn == nil || *q.cntn != 4 {
-		t.Fatalf("bind: %+v, %v", q, err)
-	}
-	q, err = parseQPArgs("statistic qp unbind", []string{"link", "rxe0/2", "cntn", "4"}, "cntn", "lqpn")
-	if err != nil || q.port != 2 || q.lqpn != nil || q.cntn == nil || *q.cntn != 4 {
-		t.Fatalf("unbind: %+v, %v", q, err)
-	}
-	for _, c := range []struct {
-		need, other string
-		args        []string
-		want        string
-	}{
-		{"lqpn", "cntn", []string{"link", "rxe0/1", "cntn", "4"}, "statistic qp bind: needs lqpn N"},
-		{"cntn", "lqpn", []string{"link", "rxe0/1", "lqpn", "4"}, "statistic qp bind: needs cntn N"},
-		{"lqpn", "cntn", []string{"link", "rxe0/1", "lqpn", "x", "cntn", "y"}, `statistic qp bind: lqpn "x": want a number`},
-		{"cntn", "lqpn", []string{"link", "rxe0/1", "lqpn", "x", "cntn", "y"}, `statistic qp bind: cntn "y": want a number`},
-		{"lqpn", "cntn", []string{"link", "rxe0", "lqpn", "1"}, "statistic qp bind: link rxe0: needs a port, as in rxe0/1"},
-		{"lqpn", "cntn", []string{"lqpn", "1"}, "statistic qp bind: needs link DEV/PORT"},
-		{"lqpn", "cntn", []string{"link", "rxe0/1", "qpn", "1"}, `statistic qp bind: unexpected "qpn" (expected: link, lqpn, cntn)`},
-	} {
-		_, err := parseQPArgs("statistic qp bind", c.args, c.need, c.other)
-		if err == nil || err.Error() != c.want {
-			t.Errorf("%v (need %s): %v, want %q", c.args, c.need, err, c.want)
 		}
 	}
 }

@@ -1,0 +1,65 @@
+package perf
+
+import (
+	"github.com/spf13/pflag"
+
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
+	"github.com/rdmactl/rdmactl/internal/perf"
+)
+
+// perf's QoS and path options and its thresholds, with perftest's
+// letters (perftest_parameters.c): registered and applied here, apart
+// from perf.go's other flags.
+
+// qosFlags holds what needs parsing after pflag (the rest goes straight
+// into perf.Params).
+type qosFlags struct {
+	tclass, tos int
+	flowLabel   string
+}
+
+func addQoSFlags(fs *pflag.FlagSet, f *perfFlags) {
+	q, l := &f.p.QoS, &f.p.Limits
+	fs.Uint8VarP(&q.SL, "sl", "S", 0, "service level 0..15 (InfiniBand LRH; not carried by RoCE without VLANs)")
+	fs.IntVar(&f.qos.tclass, "tclass", 0, "GRH traffic class 0..255 (RoCE v2: the IP DSCP<<2|ECN byte, e.g. 104 = DSCP 26)")
+	fs.IntVarP(&f.qos.tos, "tos", "T", 0, "type of service 0..255: with -R the CM's RDMA_OPTION_ID_TOS (as perftest), without it the same as --tclass")
+	fs.StringVar(&f.qos.flowLabel, "flow_label", "", "GRH flow labels (20 bits), one per QP in turn: FL0,FL1,...")
+	fs.Uint8VarP(&q.Timeout, "qp-timeout", "u", 14, "RC retransmit timeout 0..31: 4.096 usec * 2^N (0: none)")
+	fs.Uint8Var(&q.RetryCnt, "retry_count", 7, "RC transport retries 0..7")
+	fs.IntVar(&q.PKeyIndex, "pkey_index", 0, "P_Key table index of the QPs")
+	fs.Float64VarP(&l.BW, "limit_bw", "w", 0, "fail (exit 7) when the BW average is below this (the report's unit: MiB/s, or Gb/s with --report_gbits)")
+	fs.Float64VarP(&l.MsgRate, "limit_msgrate", "y", 0, "fail (exit 7) when the message rate is below this (Mpps)")
+	fs.Float64Var(&l.Lat, "limit_lat", 0, "--lat: fail (exit 7) when the median latency exceeds this (usec)")
+	fs.Float64Var(&l.LatPct, "limit_lat_pct", 50, "the percentile --limit_lat applies to: 50, 99 or 99.9")
+}
+
+// applyQoSFlags turns what pflag could not into Params (ranges are
+// checked by Params.Validate).
+func applyQoSFlags(f *perfFlags) error {
+	q, fs := &f.p.QoS, f.fs
+	q.TClass, q.TOS = -1, -1
+	if fs.Changed("tclass") {
+		if f.qos.tclass < 0 {
+			return cmdutil.UsageErrorf("--tclass %d: traffic class must be 0..255", f.qos.tclass)
+		}
+		q.TClass = f.qos.tclass
+	}
+	if fs.Changed("tos") {
+		if f.qos.tos < 0 {
+			return cmdutil.UsageErrorf("-T %d: TOS must be 0..255", f.qos.tos)
+		}
+		q.TOS = f.qos.tos
+	}
+	q.UserTimeout = fs.Changed("qp-timeout")
+	q.UserRetry = fs.Changed("retry_count")
+	if !fs.Changed("limit_lat_pct") {
+		f.p.Limits.LatPct = 0 // the median
+	}
+	if fs.Changed("flow_label") {
+		var err error
+		if q.FlowLabels, err = perf.ParseFlowLabels(f.qos.flowLabel); err != nil {
+			return cmdutil.UsageErrorf("--flow_label: %v", err)
+		}
+	}
+	return nil
+}

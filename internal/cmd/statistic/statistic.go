@@ -1,0 +1,789 @@
+package statistic
+
+import (
+	"fmt"
+	"github.com/rdmactl/rdmactl/internal/complete"
+	"github.com/rdmactl/rdmactl/internal/render"
+	"strings"
+	"syscall"
+
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
+	"github.com/rdmactl/rdmactl/internal/inventory"
+	"github.com/spf13/cobra"
+)
+
+// rdmactl statistic: QP counters and their modes, optional counters, MR
+// statistics, as "rdma statistic qp|mode|set|unset|mr" (a port's own
+// counters, "rdma statistic show", are 'rdmactl counters'). Arguments are
+// rdma's "KEYWORD VALUE" pairs.
+
+type statValueJSON struct {
+	Name  string `json:"name"`
+	Value uint64 `json:"value"`
+}
+
+func statValues(vs []inventory.StatValue) []statValueJSON {
+	out := []statValueJSON{}
+	for _, v := range vs {
+		out = append(out, statValueJSON{v.Name, v.Value})
+	}
+	return out
+}
+
+func statValuesText(vs []inventory.StatValue) string {
+	var b []string
+	for _, v := range vs {
+		b = append(b, fmt.Sprintf("%s=%d", v.Name, v.Value))
+	}
+	return strings.Join(b, " ")
+}
+
+// qpCounterJSON is one QP counter of `statistic qp show`: rdma's keys
+// (ifindex, ifname, port, cntn, qp-type as qp_type, pid, comm, lqpn); the
+// counters, which rdma spreads as keys of their own, are a list here.
+type qpCounterJSON struct {
+	Ifindex  uint32          `json:"ifindex"`
+	Ifname   string          `json:"ifname"`
+	Port     uint32          `json:"port"`
+	CntN     uint32          `json:"cntn"`
+	QPType   string          `json:"qp_type,omitempty"`
+	PID      *uint32         `json:"pid,omitempty"`
+	Comm     string          `json:"comm,omitempty"`
+	LQPN     []uint32        `json:"lqpn"`
+	Counters []statValueJSON `json:"counters"`
+}
+
+// qpModeJSON is one port of `statistic qp mode`. mode is rdma's text ("qp
+// auto type on optional-counters off", "qp auto off"); counter_mode,
+// auto and optional_counters are the same facts as values.
+type qpModeJSON struct {
+	Ifindex          uint32   `json:"ifindex"`
+	Ifname           string   `json:"ifname"`
+	Port             uint32   `json:"port"`
+	Mode             string   `json:"mode"`
+	CounterMode      string   `json:"counter_mode"`
+	Auto             []string `json:"auto,omitempty"`
+	OptionalCounters *bool    `json:"optional_counters,omitempty"`
+}
+
+// optCountersJSON is one port of `statistic mode [supported]`.
+type optCountersJSON struct {
+	Ifname    string   `json:"ifname"`
+	Port      uint32   `json:"port"`
+	Enabled   []string `json:"optional_counters,omitempty"`
+	Supported []string `json:"supported_optional_counters,omitempty"`
+}
+
+type mrStatJSON struct {
+	Ifindex  uint32          `json:"ifindex"`
+	Ifname   string          `json:"ifname"`
+	MRN      *uint32         `json:"mrn,omitempty"`
+	Counters []statValueJSON `json:"counters"`
+}
+
+func NewCmd(a *cmdutil.App) *cobra.Command {
+	c := &cobra.Command{
+		Use:     "statistic",
+		Aliases: []string{"stat"},
+		Short:   "QP counters and their modes, optional counters, MR statistics (like rdma statistic)",
+		Long: `QP counters (bound automatically by QP type or process, or by hand), the
+optional counters of a port and per-MR statistics, as 'rdma statistic'.
+A port's own counters ('rdma statistic show') are 'rdmactl counters'.`,
+		Example: `  rdmactl statistic qp show link mlx5_0/1
+  rdmactl statistic qp set link mlx5_0/1 auto type on
+  rdmactl statistic mode supported`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return cmdutil.UsageErrorf("'rdmactl statistic' needs a subcommand: qp, mode, set, unset or mr (a port's counters: rdmactl counters)")
+		},
+	}
+	qp := cmdutil.Needs(cmdutil.NeedNetlink, &cobra.Command{
+		Use:   "qp [show] [link DEV[/PORT]] [lqpn N] [pid N] [cntn N]",
+		Short: "QP counters: show, mode, set, bind, unbind",
+		Args:  cobra.ArbitraryArgs,
+		RunE:  func(c *cobra.Command, args []string) error { return runQPShow(a, args) },
+	})
+	qp.AddCommand(cmdutil.Needs(cmdutil.NeedNetlink, &cobra.Command{
+		Use:   "show [link DEV[/PORT]] [lqpn N] [pid N] [cntn N]",
+		Short: "Show the QP counters: bound QPs and values (filters: lqpn, pid, cntn)",
+		Long: `Show each QP counter: its port, id (cntn), the QP type or process it counts in
+auto mode, the QPs bound to it (lqpn) and its values. link DEV or DEV/PORT,
+lqpn N (counters with QP N), pid N and cntn N select, as rdma's filters.`,
+		Example: `  rdmactl statistic qp show
+  rdmactl -j statistic qp show link mlx5_0/1 lqpn 178`,
+		Args:              cobra.ArbitraryArgs,
+		RunE:              func(c *cobra.Command, args []string) error { return runQPShow(a, args) },
+		ValidArgsFunction: keywordCompletion(map[string]cobra.CompletionFunc{"link": complete.DevPorts}, "link", "lqpn", "pid", "cntn"),
+	}))
+	qp.AddCommand(cmdutil.Needs(cmdutil.NeedNetlink, &cobra.Command{
+		Use:               "mode [link DEV[/PORT]]",
+		Short:             "Show each port's QP counter mode: none, auto (by type, pid) or manual",
+		Example:           "  rdmactl statistic qp mode\n  rdmactl statistic qp mode link rxe0/1",
+		Args:              cobra.ArbitraryArgs,
+		RunE:              func(c *cobra.Command, args []string) error { return runQPMode(a, args) },
+		ValidArgsFunction: keywordCompletion(map[string]cobra.CompletionFunc{"link": complete.DevPorts}, "link"),
+	}))
+	qp.AddCommand(cmdutil.Needs(cmdutil.NeedNetAdmin, &cobra.Command{
+		Use:   "set link DEV/PORT auto type|pid|type,pid on|off [optional-counters on|off]",
+		Short: "Set automatic QP counters by QP type and/or process, or off (needs CAP_NET_ADMIN)",
+		Long: `Bind new QPs of DEV/PORT to counters automatically, one counter per QP type
+(type), per process (pid) or both ('auto type,pid on'), or stop ('auto off'),
+as 'rdma statistic qp set'. optional-counters on|off (kernels 6.11+) also
+enables the port's optional counters on each such counter. Prints nothing
+on success.`,
+		Example: `  rdmactl statistic qp set link mlx5_0/1 auto type on
+  rdmactl statistic qp set link mlx5_0/1 auto off`,
+		Args:              cobra.ArbitraryArgs,
+		RunE:              func(c *cobra.Command, args []string) error { return runQPSet(a, args) },
+		ValidArgsFunction: qpSetCompletion,
+	}))
+	qp.AddCommand(cmdutil.Needs(cmdutil.NeedNetAdmin, &cobra.Command{
+		Use:   "bind link DEV/PORT lqpn N [cntn N]",
+		Short: "Bind QP N to counter cntn, or to a new counter (needs CAP_NET_ADMIN)",
+		Example: `  rdmactl statistic qp bind link mlx5_0/1 lqpn 178
+  rdmactl statistic qp bind link mlx5_0/1 lqpn 178 cntn 4`,
+		Args:              cobra.ArbitraryArgs,
+		RunE:              func(c *cobra.Command, args []string) error { return runQPBind(a, args) },
+		ValidArgsFunction: keywordCompletion(map[string]cobra.CompletionFunc{"link": complete.DevPorts}, "link", "lqpn", "cntn"),
+	}))
+	qp.AddCommand(cmdutil.Needs(cmdutil.NeedNetAdmin, &cobra.Command{
+		Use:   "unbind link DEV/PORT cntn N [lqpn N]",
+		Short: "Unbind QP N, or every QP, from counter cntn (needs CAP_NET_ADMIN)",
+		Example: `  rdmactl statistic qp unbind link mlx5_0/1 cntn 4
+  rdmactl statistic qp unbind link mlx5_0/1 cntn 4 lqpn 178`,
+		Args:              cobra.ArbitraryArgs,
+		RunE:              func(c *cobra.Command, args []string) error { return runQPUnbind(a, args) },
+		ValidArgsFunction: keywordCompletion(map[string]cobra.CompletionFunc{"link": complete.DevPorts}, "link", "cntn", "lqpn"),
+	}))
+	c.AddCommand(qp)
+	c.AddCommand(cmdutil.Needs(cmdutil.NeedNetlink, &cobra.Command{
+		Use:   "mode [supported] [link DEV[/PORT]]",
+		Short: "Show the optional counters each port has on, or (supported) has",
+		Long: `Show the optional counters that are on, per port, or with 'supported' all the
+optional counters each port has, as 'rdma statistic mode'. Ports without
+optional counters (rxe) are left out.`,
+		Example: `  rdmactl statistic mode
+  rdmactl statistic mode supported link mlx5_0/1`,
+		Args:              cobra.ArbitraryArgs,
+		RunE:              func(c *cobra.Command, args []string) error { return runStatMode(a, args) },
+		ValidArgsFunction: statModeCompletion,
+	}))
+	c.AddCommand(cmdutil.Needs(cmdutil.NeedNetAdmin, &cobra.Command{
+		Use:   "set link DEV/PORT optional-counters NAME[,NAME...]",
+		Short: "Turn on exactly these optional counters of a port (needs CAP_NET_ADMIN)",
+		Long: `Turn on the optional counters named (and every other optional counter of the
+port off), as 'rdma statistic set'. A name the port does not have as an
+optional counter is exit 3, listing those it has; a port without optional
+counters exit 5. Prints nothing on success.`,
+		Example:           `  rdmactl statistic set link mlx5_0/1 optional-counters cc_rx_ce_pkts,cc_rx_cnp_pkts`,
+		Args:              cobra.ArbitraryArgs,
+		RunE:              func(c *cobra.Command, args []string) error { return runStatSetOpt(a, args) },
+		ValidArgsFunction: optCountersCompletion,
+	}))
+	c.AddCommand(cmdutil.Needs(cmdutil.NeedNetAdmin, &cobra.Command{
+		Use:               "unset link DEV/PORT optional-counters",
+		Short:             "Turn every optional counter of a port off (needs CAP_NET_ADMIN)",
+		Example:           `  rdmactl statistic unset link mlx5_0/1 optional-counters`,
+		Args:              cobra.ArbitraryArgs,
+		RunE:              func(c *cobra.Command, args []string) error { return runStatUnsetOpt(a, args) },
+		ValidArgsFunction: optCountersCompletion,
+	}))
+	c.AddCommand(cmdutil.Needs(cmdutil.NeedNetlink, &cobra.Command{
+		Use:               "mr [dev DEV] [mrn N]",
+		Short:             "Show each memory region's driver counters (none on rxe)",
+		Example:           "  rdmactl statistic mr\n  rdmactl -j statistic mr dev mlx5_0",
+		Args:              cobra.ArbitraryArgs,
+		RunE:              func(c *cobra.Command, args []string) error { return runStatMR(a, args) },
+		ValidArgsFunction: keywordCompletion(map[string]cobra.CompletionFunc{"dev": complete.Devices}, "dev", "mrn"),
+	}))
+	return c
+}
+
+// linkArg parses "link DEV[/PORT]" of kw; needPort refuses a bare DEV.
+func linkArg(cmd string, kw map[string]string, need, needPort bool) (string, uint32, error) {
+	v, ok := kw["link"]
+	if !ok {
+		if need {
+			return "", 0, cmdutil.UsageErrorf("%s: needs link DEV/PORT", cmd)
+		}
+		return "", 0, nil
+	}
+	dev, port, err := cmdutil.ParseDevPort(v)
+	if err != nil {
+		return "", 0, err
+	}
+	if needPort && port == 0 {
+		return "", 0, cmdutil.UsageErrorf("%s: link %s: needs a port, as in %s/1", cmd, v, dev)
+	}
+	return dev, port, nil
+}
+
+// qpArgs is what statistic qp bind and unbind take.
+type qpArgs struct {
+	dev        string
+	port       uint32
+	lqpn, cntn *uint32
+}
+
+// parseQPArgs parses "link DEV/PORT" and the keywords need and other
+// (lqpn and cntn, in the order cmd's usage names them); cmd cannot do
+// without need.
+func parseQPArgs(cmd string, args []string, need, other string) (qpArgs, error) {
+	kw, err := cmdutil.Keywords(cmd, args, "link", need, other)
+	if err != nil {
+		return qpArgs{}, err
+	}
+	var q qpArgs
+	if q.dev, q.port, err = linkArg(cmd, kw, true, true); err != nil {
+		return qpArgs{}, err
+	}
+	n, err := optU32Arg(cmd, kw, need)
+	if err != nil {
+		return qpArgs{}, err
+	}
+	if n == nil {
+		return qpArgs{}, cmdutil.UsageErrorf("%s: needs %s N", cmd, need)
+	}
+	o, err := optU32Arg(cmd, kw, other)
+	if err != nil {
+		return qpArgs{}, err
+	}
+	if need == "lqpn" {
+		q.lqpn, q.cntn = n, o
+	} else {
+		q.cntn, q.lqpn = n, o
+	}
+	return q, nil
+}
+
+func optU32Arg(cmd string, kw map[string]string, key string) (*uint32, error) {
+	v, ok := kw[key]
+	if !ok {
+		return nil, nil
+	}
+	n, err := cmdutil.ParseU32(cmd, key, v)
+	if err != nil {
+		return nil, err
+	}
+	return &n, nil
+}
+
+func runQPShow(a *cmdutil.App, args []string) error {
+	if len(args) > 0 && args[0] == "show" {
+		args = args[1:]
+	}
+	kw, err := cmdutil.Keywords("statistic qp show", args, "link", "lqpn", "pid", "cntn")
+	if err != nil {
+		return err
+	}
+	dev, port, err := linkArg("statistic qp show", kw, false, false)
+	if err != nil {
+		return err
+	}
+	var f inventory.QPCounterFilter
+	if f.LQPN, err = optU32Arg("statistic qp show", kw, "lqpn"); err != nil {
+		return err
+	}
+	if f.PID, err = optU32Arg("statistic qp show", kw, "pid"); err != nil {
+		return err
+	}
+	if f.CntN, err = optU32Arg("statistic qp show", kw, "cntn"); err != nil {
+		return err
+	}
+	src, closeSrc, err := a.OpenInventory(false)
+	if err != nil {
+		return err
+	}
+	defer closeSrc()
+	qs, err := src.QPCounters(dev, port, f)
+	if err != nil {
+		return err
+	}
+	rows := []qpCounterJSON{}
+	for _, q := range qs {
+		lq := q.LQPNs
+		if lq == nil {
+			lq = []uint32{}
+		}
+		rows = append(rows, qpCounterJSON{Ifindex: q.DevIndex, Ifname: q.Dev, Port: q.Port, CntN: q.ID, QPType: q.QPType,
+			PID: q.PID, Comm: q.Comm, LQPN: lq, Counters: statValues(q.Counters)})
+	}
+	if a.Opts.JSON {
+		return a.PrintJSON(rows)
+	}
+	tb := render.NewTable(a.Stdout, "LINK", "CNTN", "QP_TYPE", "PID", "COMM", "LQPN", "COUNTERS")
+	for i, r := range rows {
+		var l []string
+		for _, n := range r.LQPN {
+			l = append(l, fmt.Sprint(n))
+		}
+		tb.Row(fmt.Sprintf("%s/%d", r.Ifname, r.Port), r.CntN, r.QPType, render.Opt(r.PID), r.Comm, strings.Join(l, ","), statValuesText(qs[i].Counters))
+	}
+	return tb.Flush()
+}
+
+// rdmaModeText is rdma's "mode" string of a port's QP counter mode.
+func rdmaModeText(m inventory.QPCounterMode) string {
+	if m.Mode != "auto" || len(m.Auto) == 0 {
+		return "qp auto off"
+	}
+	s := "qp auto " + strings.Join(m.Auto, ",") + " on"
+	if m.OptionalCounters != nil {
+		s += " optional-counters " + cmdutil.OnOffText(m.OptionalCounters)
+	}
+	return s
+}
+
+func runQPMode(a *cmdutil.App, args []string) error {
+	kw, err := cmdutil.Keywords("statistic qp mode", args, "link")
+	if err != nil {
+		return err
+	}
+	dev, port, err := linkArg("statistic qp mode", kw, false, false)
+	if err != nil {
+		return err
+	}
+	src, closeSrc, err := a.OpenInventory(false)
+	if err != nil {
+		return err
+	}
+	defer closeSrc()
+	ms, err := src.QPCounterModes(dev, port)
+	if err != nil {
+		return err
+	}
+	rows := []qpModeJSON{}
+	for _, m := range ms {
+		rows = append(rows, qpModeJSON{Ifindex: m.DevIndex, Ifname: m.Dev, Port: m.Port, Mode: rdmaModeText(m),
+			CounterMode: m.Mode, Auto: m.Auto, OptionalCounters: m.OptionalCounters})
+	}
+	if a.Opts.JSON {
+		return a.PrintJSON(rows)
+	}
+	tb := render.NewTable(a.Stdout, "LINK", "MODE", "AUTO", "OPTIONAL_COUNTERS")
+	for _, r := range rows {
+		tb.Row(fmt.Sprintf("%s/%d", r.Ifname, r.Port), r.CounterMode, strings.Join(r.Auto, ","), cmdutil.OnOffText(r.OptionalCounters))
+	}
+	return tb.Flush()
+}
+
+func runQPSet(a *cmdutil.App, args []string) error {
+	const cmd = "statistic qp set"
+	// link DEV/PORT auto (off | CRITERIA on [optional-counters on|off])
+	if len(args) < 4 || args[0] != "link" || args[2] != "auto" {
+		return cmdutil.UsageErrorf("%s: needs link DEV/PORT auto type|pid|type,pid on|off", cmd)
+	}
+	dev, port, err := linkArg(cmd, map[string]string{"link": args[1]}, true, true)
+	if err != nil {
+		return err
+	}
+	rest := args[3:]
+	var mask uint32
+	var opt *bool
+	switch {
+	case len(rest) == 1 && rest[0] == "off":
+	case len(rest) >= 2:
+		crit := rest[0]
+		if rest[1] == "off" {
+			// rdma takes only "auto off"; "auto type off" means the same.
+			if _, err := inventory.AutoMask(strings.Split(crit, ",")); err != nil {
+				return cmdutil.WithCode(cmdutil.ExitUsage, fmt.Errorf("%s: %v", cmd, err))
+			}
+			if len(rest) != 2 {
+				return cmdutil.UsageErrorf("%s: nothing may follow off", cmd)
+			}
+			break
+		}
+		if rest[1] != "on" {
+			return cmdutil.UsageErrorf("%s: auto %s %q: want on or off", cmd, crit, rest[1])
+		}
+		m, err := inventory.AutoMask(strings.Split(crit, ","))
+		if err != nil {
+			return cmdutil.WithCode(cmdutil.ExitUsage, fmt.Errorf("%s: %v", cmd, err))
+		}
+		mask = m
+		if len(rest) > 2 {
+			kw, err := cmdutil.Keywords(cmd, rest[2:], "optional-counters")
+			if err != nil {
+				return err
+			}
+			b, err := cmdutil.ParseOnOff(cmd+" optional-counters", kw["optional-counters"])
+			if err != nil {
+				return err
+			}
+			opt = &b
+		}
+	default:
+		return cmdutil.UsageErrorf("%s: auto needs off, or criteria (type, pid, type,pid) and on", cmd)
+	}
+	c, _, closeFn, err := a.OpenWrite()
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	ref, err := portRef(c, dev, port)
+	if err != nil {
+		return err
+	}
+	what := fmt.Sprintf("%s link %s/%d", cmd, dev, port)
+	return cmdutil.WriteError(what, c.SetQPAutoMode(*ref.Index, port, mask, opt), map[syscall.Errno]cmdutil.Refusal{
+		syscall.EOPNOTSUPP: {Code: cmdutil.ExitUnsupported, Msg: fmt.Sprintf("%s/%d has no QP counters (EOPNOTSUPP)", dev, port)},
+		syscall.EBUSY:      {Code: cmdutil.ExitFailure, Msg: "QPs are bound to counters by hand (EBUSY): unbind them first (rdmactl statistic qp show)"},
+		syscall.EINVAL:     {Code: cmdutil.ExitFailure, Msg: "the kernel refused (EINVAL): the port is not in auto mode, or the criteria or optional-counters are not supported"},
+	})
+}
+
+// portRef resolves DEV/PORT to the device's index (exit 3 when either is
+// unknown).
+func portRef(c *inventory.Config, dev string, port uint32) (inventory.PortRef, error) {
+	refs, err := c.Src.Targets(dev, port)
+	if err != nil {
+		return inventory.PortRef{}, err
+	}
+	return refs[0], nil
+}
+
+func runQPBind(a *cmdutil.App, args []string) error {
+	const cmd = "statistic qp bind"
+	qa, err := parseQPArgs(cmd, args, "lqpn", "cntn")
+	if err != nil {
+		return err
+	}
+	dev, port, lqpn, cntn := qa.dev, qa.port, qa.lqpn, qa.cntn
+	c, _, closeFn, err := a.OpenWrite()
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	ref, err := portRef(c, dev, port)
+	if err != nil {
+		return err
+	}
+	what := fmt.Sprintf("%s link %s/%d lqpn %d", cmd, dev, port, *lqpn)
+	_, err = c.BindQP(*ref.Index, port, *lqpn, cntn)
+	return cmdutil.WriteError(what, err, map[syscall.Errno]cmdutil.Refusal{
+		syscall.ENOENT:     {Code: cmdutil.ExitNotFound, Msg: fmt.Sprintf("no QP %d on %s/%d that a counter can take, or no such counter (ENOENT)", *lqpn, dev, port)},
+		syscall.EOPNOTSUPP: {Code: cmdutil.ExitUnsupported, Msg: fmt.Sprintf("%s has no QP counters to bind to (EOPNOTSUPP)", dev)},
+		syscall.EINVAL:     {Code: cmdutil.ExitFailure, Msg: "the kernel refused (EINVAL): the port is in auto mode, or the QP and counter do not match"},
+		syscall.ENOMEM:     {Code: cmdutil.ExitUnsupported, Msg: fmt.Sprintf("the kernel could not make a counter (ENOMEM): %s has no QP counters to allocate", dev)},
+	})
+}
+
+func runQPUnbind(a *cmdutil.App, args []string) error {
+	const cmd = "statistic qp unbind"
+	qa, err := parseQPArgs(cmd, args, "cntn", "lqpn")
+	if err != nil {
+		return err
+	}
+	dev, port, lqpn, cntn := qa.dev, qa.port, qa.lqpn, qa.cntn
+	c, _, closeFn, err := a.OpenWrite()
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	ref, err := portRef(c, dev, port)
+	if err != nil {
+		return err
+	}
+	what := fmt.Sprintf("%s link %s/%d cntn %d", cmd, dev, port, *cntn)
+	why := map[syscall.Errno]cmdutil.Refusal{
+		syscall.ENOENT:     {Code: cmdutil.ExitNotFound, Msg: fmt.Sprintf("no counter %d with that QP on %s/%d (ENOENT)", *cntn, dev, port)},
+		syscall.EOPNOTSUPP: {Code: cmdutil.ExitUnsupported, Msg: fmt.Sprintf("%s has no QP counters (EOPNOTSUPP)", dev)},
+		syscall.EINVAL:     {Code: cmdutil.ExitNotFound, Msg: fmt.Sprintf("the kernel refused (EINVAL): no counter %d bound by hand on %s/%d", *cntn, dev, port)},
+	}
+	if lqpn != nil {
+		return cmdutil.WriteError(what, c.UnbindQP(*ref.Index, port, *cntn, *lqpn), why)
+	}
+	// Every QP of the counter, as rdma does: read the counter, unbind each.
+	q, err := c.QPCounterByID(*ref.Index, port, *cntn)
+	if err != nil {
+		return cmdutil.WriteError(what, err, why)
+	}
+	for _, n := range q.LQPNs {
+		if err := c.UnbindQP(*ref.Index, port, *cntn, n); err != nil {
+			return cmdutil.WriteError(fmt.Sprintf("%s lqpn %d", what, n), err, why)
+		}
+	}
+	return nil
+}
+
+func runStatMode(a *cmdutil.App, args []string) error {
+	supported := false
+	if len(args) > 0 && args[0] == "supported" {
+		supported, args = true, args[1:]
+	} else if len(args) > 0 && args[0] == "show" {
+		args = args[1:]
+	}
+	kw, err := cmdutil.Keywords("statistic mode", args, "link")
+	if err != nil {
+		return err
+	}
+	dev, port, err := linkArg("statistic mode", kw, false, false)
+	if err != nil {
+		return err
+	}
+	src, closeSrc, err := a.OpenInventory(false)
+	if err != nil {
+		return err
+	}
+	defer closeSrc()
+	ocs, err := src.OptionalCounters(dev, port)
+	if err != nil {
+		return err
+	}
+	rows := []optCountersJSON{}
+	for _, o := range ocs {
+		r := optCountersJSON{Ifname: o.Dev, Port: o.Port}
+		if supported {
+			r.Supported = o.Supported
+		} else {
+			r.Enabled = o.Enabled
+		}
+		if len(r.Supported)+len(r.Enabled) > 0 { // as rdma: ports without any are left out
+			rows = append(rows, r)
+		}
+	}
+	if a.Opts.JSON {
+		return a.PrintJSON(rows)
+	}
+	h := "OPTIONAL_COUNTERS"
+	if supported {
+		h = "SUPPORTED_OPTIONAL_COUNTERS"
+	}
+	tb := render.NewTable(a.Stdout, "LINK", h)
+	for _, r := range rows {
+		tb.Row(fmt.Sprintf("%s/%d", r.Ifname, r.Port), strings.Join(append(r.Supported, r.Enabled...), ","))
+	}
+	return tb.Flush()
+}
+
+// optCounterArgs parses "link DEV/PORT optional-counters [LIST]".
+func optCounterArgs(cmd string, args []string, needList bool) (string, uint32, []string, error) {
+	if len(args) == 3 && !needList && args[0] == "link" && args[2] == "optional-counters" {
+		dev, port, err := linkArg(cmd, map[string]string{"link": args[1]}, true, true)
+		return dev, port, nil, err
+	}
+	kw, err := cmdutil.Keywords(cmd, args, "link", "optional-counters")
+	if err != nil {
+		return "", 0, nil, err
+	}
+	dev, port, err := linkArg(cmd, kw, true, true)
+	if err != nil {
+		return "", 0, nil, err
+	}
+	v, ok := kw["optional-counters"]
+	if !needList {
+		if ok {
+			return "", 0, nil, cmdutil.UsageErrorf("%s: optional-counters takes no names (unset turns all of them off)", cmd)
+		}
+		return "", 0, nil, cmdutil.UsageErrorf("%s: needs link DEV/PORT optional-counters", cmd)
+	}
+	if !ok || v == "" {
+		return "", 0, nil, cmdutil.UsageErrorf("%s: needs optional-counters NAME[,NAME...]", cmd)
+	}
+	var names []string
+	for _, n := range strings.Split(v, ",") {
+		if n == "" {
+			return "", 0, nil, cmdutil.UsageErrorf("%s: optional-counters %q: an empty name", cmd, v)
+		}
+		names = append(names, n)
+	}
+	return dev, port, names, nil
+}
+
+func runStatSetOpt(a *cmdutil.App, args []string) error {
+	const cmd = "statistic set"
+	dev, port, names, err := optCounterArgs(cmd, args, true)
+	if err != nil {
+		return err
+	}
+	c, src, closeFn, err := a.OpenWrite()
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	what := fmt.Sprintf("%s link %s/%d optional-counters %s", cmd, dev, port, strings.Join(names, ","))
+	ocs, err := src.OptionalCounters(dev, port)
+	if err != nil {
+		return cmdutil.WriteError(what, err, nil)
+	}
+	o := ocs[0]
+	if o.NoStatus || len(o.Supported) == 0 {
+		return cmdutil.WithCode(cmdutil.ExitUnsupported, fmt.Errorf("%s: %s/%d has no optional counters", what, dev, port))
+	}
+	var idx []uint32
+	for _, n := range names {
+		i, ok := o.Index(n)
+		if !ok {
+			return cmdutil.WithCode(cmdutil.ExitNotFound, fmt.Errorf("%s: %s/%d has no optional counter %q (it has: %s)", what, dev, port, n, strings.Join(o.Supported, ", ")))
+		}
+		idx = append(idx, i)
+	}
+	return cmdutil.WriteError(what, c.SetOptionalCounters(o.DevIndex, port, idx), map[syscall.Errno]cmdutil.Refusal{
+		syscall.EOPNOTSUPP: {Code: cmdutil.ExitUnsupported, Msg: fmt.Sprintf("%s/%d cannot switch optional counters (EOPNOTSUPP)", dev, port)},
+	})
+}
+
+func runStatUnsetOpt(a *cmdutil.App, args []string) error {
+	const cmd = "statistic unset"
+	dev, port, _, err := optCounterArgs(cmd, args, false)
+	if err != nil {
+		return err
+	}
+	c, _, closeFn, err := a.OpenWrite()
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	ref, err := portRef(c, dev, port)
+	if err != nil {
+		return err
+	}
+	what := fmt.Sprintf("%s link %s/%d optional-counters", cmd, dev, port)
+	return cmdutil.WriteError(what, c.SetOptionalCounters(*ref.Index, port, nil), map[syscall.Errno]cmdutil.Refusal{
+		syscall.EOPNOTSUPP: {Code: cmdutil.ExitUnsupported, Msg: fmt.Sprintf("%s/%d has no optional counters (EOPNOTSUPP)", dev, port)},
+	})
+}
+
+func runStatMR(a *cmdutil.App, args []string) error {
+	kw, err := cmdutil.Keywords("statistic mr", args, "dev", "mrn")
+	if err != nil {
+		return err
+	}
+	mrn, err := optU32Arg("statistic mr", kw, "mrn")
+	if err != nil {
+		return err
+	}
+	src, closeSrc, err := a.OpenInventory(false)
+	if err != nil {
+		return err
+	}
+	defer closeSrc()
+	ms, err := src.MRStatistics(kw["dev"])
+	if err != nil {
+		return err
+	}
+	rows := []mrStatJSON{}
+	for _, m := range ms {
+		if mrn != nil && (m.MRN == nil || *m.MRN != *mrn) {
+			continue
+		}
+		rows = append(rows, mrStatJSON{Ifindex: m.DevIndex, Ifname: m.Dev, MRN: m.MRN, Counters: statValues(m.Counters)})
+	}
+	if a.Opts.JSON {
+		return a.PrintJSON(rows)
+	}
+	tb := render.NewTable(a.Stdout, "DEV", "MRN", "COUNTERS")
+	for _, r := range rows {
+		var vs []string
+		for _, v := range r.Counters {
+			vs = append(vs, fmt.Sprintf("%s=%d", v.Name, v.Value))
+		}
+		tb.Row(r.Ifname, render.Opt(r.MRN), strings.Join(vs, " "))
+	}
+	return tb.Flush()
+}
+
+// keywordCompletion completes rdma's "KEY VALUE" arguments: a key not yet
+// given, or the value of the key just typed (values[key], nothing for
+// numbers).
+func keywordCompletion(values map[string]cobra.CompletionFunc, keys ...string) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args)%2 == 1 {
+			if f := values[args[len(args)-1]]; f != nil {
+				return f(cmd, nil, toComplete)
+			}
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var left []string
+		for _, k := range keys {
+			used := false
+			for i := 0; i < len(args); i += 2 {
+				used = used || args[i] == k
+			}
+			if !used {
+				left = append(left, k)
+			}
+		}
+		return cmdutil.Prefixed(toComplete, left...), cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// qpSetCompletion completes "link DEV/PORT auto CRITERIA on|off
+// [optional-counters on|off]".
+func qpSetCompletion(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	nf := cobra.ShellCompDirectiveNoFileComp
+	switch len(args) {
+	case 0:
+		return cmdutil.Prefixed(toComplete, "link"), nf
+	case 1:
+		return complete.DevPorts(cmd, nil, toComplete)
+	case 2:
+		return cmdutil.Prefixed(toComplete, "auto"), nf
+	case 3:
+		return cmdutil.Prefixed(toComplete, "type", "pid", "type,pid", "off"), nf
+	case 4:
+		if args[3] != "off" {
+			return cmdutil.Prefixed(toComplete, "on", "off"), nf
+		}
+	case 5:
+		if args[4] == "on" {
+			return cmdutil.Prefixed(toComplete, "optional-counters"), nf
+		}
+	case 6:
+		return cmdutil.Prefixed(toComplete, "on", "off"), nf
+	}
+	return nil, nf
+}
+
+func statModeCompletion(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	rest := args
+	var words []string
+	if len(args) == 0 {
+		words = append(words, "supported")
+	} else if args[0] == "supported" {
+		rest = args[1:]
+	}
+	if len(rest) == 1 && rest[0] == "link" {
+		return complete.DevPorts(cmd, nil, toComplete)
+	}
+	if len(rest) == 0 {
+		words = append(words, "link")
+	}
+	return cmdutil.Prefixed(toComplete, words...), cobra.ShellCompDirectiveNoFileComp
+}
+
+// optCountersCompletion completes "link DEV/PORT optional-counters
+// NAME,NAME": counter names of that port, from sysfs hw_counters
+// (completion never uses netlink): the optional ones are among them.
+func optCountersCompletion(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	nf := cobra.ShellCompDirectiveNoFileComp
+	switch len(args) {
+	case 0:
+		return cmdutil.Prefixed(toComplete, "link"), nf
+	case 1:
+		return complete.DevPorts(cmd, nil, toComplete)
+	case 2:
+		return cmdutil.Prefixed(toComplete, "optional-counters"), nf
+	case 3:
+		if cmd.Name() != "set" {
+			return nil, nf
+		}
+		dev, port, err := cmdutil.ParseDevPort(args[1])
+		if err != nil || port == 0 {
+			return nil, nf
+		}
+		done, cur := "", toComplete
+		if i := strings.LastIndexByte(toComplete, ','); i >= 0 {
+			done, cur = toComplete[:i+1], toComplete[i+1:]
+		}
+		var out []cobra.Completion
+		for _, n := range complete.Source(cmd, args).HWCounterNames(dev, port) {
+			if strings.HasPrefix(n, cur) {
+				out = append(out, done+n)
+			}
+		}
+		return out, nf | cobra.ShellCompDirectiveNoSpace
+	}
+	return nil, nf
+}
