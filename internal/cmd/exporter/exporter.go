@@ -52,15 +52,19 @@ a snapshot still running then is not started again: the scrape gets the last
 complete one with rdma_exporter_snapshot_stale 1.
 
 --once writes one exposition to stdout and exits (node_exporter's textfile
-collector). --web.tls-cert-file and --web.tls-key-file serve HTTPS;
---web.basic-auth-users-file asks for basic auth against a file of
-user:bcrypt-hash lines (exporter-toolkit's --web.config.file is not read:
-docs/exporter.md).
+collector). --web.config.file is exporter-toolkit's web config, as every
+Prometheus exporter takes it: TLS (with client certificates), basic auth,
+headers and a rate limit, read again at every connection so that
+certificates rotate without a restart. --web.tls-cert-file with
+--web.tls-key-file, and --web.basic-auth-users-file (user:bcrypt-hash
+lines), are shorthands for its tls_server_config and basic_auth_users
+(docs/exporter.md).
 
 Per-QP series (rdma_qp_info) are off; --collector.qp turns them on, at most
 --collector.qp.limit of them (rdma_exporter_qp_series_dropped says how many
 were left out).`,
 		Example: `  rdmactl exporter
+  rdmactl exporter --web.config.file=/etc/rdmactl/web-config.yml
   rdmactl exporter --web.tls-cert-file=/etc/rdmactl/tls.crt --web.tls-key-file=/etc/rdmactl/tls.key --web.basic-auth-users-file=/etc/rdmactl/users
   rdmactl exporter --once > /var/lib/node_exporter/textfile/rdma.prom.$$ && mv /var/lib/node_exporter/textfile/rdma.prom.$$ /var/lib/node_exporter/textfile/rdma.prom`,
 		Args: cobra.NoArgs,
@@ -90,10 +94,7 @@ were left out).`,
 	f.StringVar(&fl.tlsCert, "web.tls-cert-file", "", "serve HTTPS with this PEM certificate `FILE` (with --web.tls-key-file)")
 	f.StringVar(&fl.tlsKey, "web.tls-key-file", "", "PEM private key `FILE` of --web.tls-cert-file")
 	f.StringVar(&fl.authUsers, "web.basic-auth-users-file", "", "ask for basic auth: `FILE` of user:bcrypt-hash lines")
-	// exporter-toolkit's YAML web config is not read (a YAML parser's init
-	// would be paid by every command); the flag says what to use instead.
-	f.StringVar(&fl.webConfig, "web.config.file", "", "not supported: use --web.tls-* and --web.basic-auth-users-file")
-	_ = f.MarkHidden("web.config.file")
+	f.StringVar(&fl.webConfig, "web.config.file", "", "exporter-toolkit's web config `FILE`: TLS, client certificates, basic auth, headers")
 	f.BoolVar(&fl.once, "once", false, "write one exposition to stdout and exit (textfile collector)")
 	f.DurationVar(&fl.timeout, "timeout", 10*time.Second, "longest a scrape waits for its inventory snapshot")
 	f.BoolVar(&fl.qp, "collector.qp", false, "export one rdma_qp_info series per queue pair")
@@ -126,11 +127,8 @@ func exportOnce(a *cmdutil.App, col *exporter.Collector) error {
 
 // serveExporter serves col until ctx is done (internal/exporter/web).
 func serveExporter(ctx context.Context, a *cmdutil.App, col *exporter.Collector, fl *exporterFlags) error {
-	if fl.webConfig != "" {
-		return cmdutil.UsageErrorf("--web.config.file=%s: exporter-toolkit's YAML web config is not read; use --web.tls-cert-file, --web.tls-key-file and --web.basic-auth-users-file (docs/exporter.md)", fl.webConfig)
-	}
 	err := web.Serve(ctx, col, web.Config{
-		Listen: fl.listen, Path: fl.path, TLSCert: fl.tlsCert, TLSKey: fl.tlsKey, UsersFile: fl.authUsers,
+		Listen: fl.listen, Path: fl.path, TLSCert: fl.tlsCert, TLSKey: fl.tlsKey, UsersFile: fl.authUsers, WebConfigFile: fl.webConfig,
 		GoMetrics: fl.goMetrics, ProcessMetrics: fl.procMetric,
 		Build: buildInfoMetric(a), Version: a.Stamp.Info().Version, Log: a.Stderr, ScrapeTimeout: fl.timeout,
 	})

@@ -129,6 +129,10 @@ type Config struct {
 	TLSCert   string // --web.tls-cert-file
 	TLSKey    string // --web.tls-key-file
 	UsersFile string // --web.basic-auth-users-file
+	// WebConfigFile is exporter-toolkit's web config (--web.config.file),
+	// read again at every connection and request; the three flags above
+	// are shorthands for part of it, and go without it.
+	WebConfigFile string
 	// GoMetrics and ProcessMetrics add the go_ and process_ series.
 	GoMetrics, ProcessMetrics bool
 	// Build is the build-info series every scrape ends with (none if its
@@ -180,7 +184,23 @@ func Serve(ctx context.Context, col *exporter.Collector, cfg Config) error {
 	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
 		return configErrorf("--web.tls-cert-file and --web.tls-key-file go together")
 	}
+	if cfg.WebConfigFile != "" && (cfg.TLSCert != "" || cfg.TLSKey != "" || cfg.UsersFile != "") {
+		return configErrorf("--web.config.file=%s and --web.tls-cert-file, --web.tls-key-file or --web.basic-auth-users-file: use one (those flags are shorthands for the file's tls_server_config and basic_auth_users)", cfg.WebConfigFile)
+	}
 	var tlsCfg *tls.Config
+	var wf *webConfigFile
+	var startCfg *WebConfig
+	if cfg.WebConfigFile != "" {
+		wf = &webConfigFile{path: cfg.WebConfigFile}
+		c, t, err := wf.load()
+		if err != nil {
+			return configErrorf("--web.config.file=%s: %v", cfg.WebConfigFile, firstLine(err.Error()))
+		}
+		startCfg = c
+		if t != nil {
+			tlsCfg = &tls.Config{GetConfigForClient: wf.tlsForClient(c.HTTP2)}
+		}
+	}
 	if cfg.TLSCert != "" {
 		kp := &keyPair{cert: cfg.TLSCert, key: cfg.TLSKey}
 		if _, err := kp.get(nil); err != nil {
@@ -196,12 +216,15 @@ func Serve(ctx context.Context, col *exporter.Collector, cfg Config) error {
 	var handler http.Handler
 	mux := http.NewServeMux()
 	handler = mux
+	if wf != nil {
+		handler = webConfigHandler(wf, startCfg, mux, logger)
+	}
 	if cfg.UsersFile != "" {
 		u := &userFile{path: cfg.UsersFile}
 		if _, err := u.load(); err != nil {
 			return configErrorf("--web.basic-auth-users-file=%s: %v", cfg.UsersFile, firstLine(err.Error()))
 		}
-		handler = basicAuth(u, mux, logger)
+		handler = basicAuth(u.load, "--web.basic-auth-users-file", mux, logger)
 	}
 	mux.Handle(cfg.Path, &metricsHandler{col: col, goMetrics: cfg.GoMetrics, procMetric: cfg.ProcessMetrics,
 		start: time.Now(), build: cfg.Build, sem: make(chan struct{}, inFlight), logger: logger})
@@ -226,6 +249,9 @@ func Serve(ctx context.Context, col *exporter.Collector, cfg Config) error {
 	srv := &http.Server{Handler: handler, TLSConfig: tlsCfg, ErrorLog: logger,
 		ReadHeaderTimeout: rt, ReadTimeout: rt, IdleTimeout: it,
 		WriteTimeout: cfg.ScrapeTimeout + writeMargin, MaxHeaderBytes: maxHeader}
+	if startCfg != nil && !startCfg.HTTP2 {
+		srv.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){}
+	}
 	errc := make(chan error, 1)
 	go func() {
 		if tlsCfg != nil {
@@ -249,10 +275,13 @@ func Serve(ctx context.Context, col *exporter.Collector, cfg Config) error {
 	}
 }
 
-// fileStamp tells whether a file changed since it was read.
+// fileStamp tells whether a file changed since it was read: its time,
+// size and inode (a certificate renewed by renaming a new file over the
+// old one is another inode, whatever its time says).
 type fileStamp struct {
 	mod  time.Time
 	size int64
+	ino  uint64
 }
 
 func stamp(path string) (fileStamp, error) {
@@ -260,7 +289,11 @@ func stamp(path string) (fileStamp, error) {
 	if err != nil {
 		return fileStamp{}, err
 	}
-	return fileStamp{st.ModTime(), st.Size()}, nil
+	fs := fileStamp{mod: st.ModTime(), size: st.Size()}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		fs.ino = sys.Ino
+	}
+	return fs, nil
 }
 
 // keyPair loads the TLS certificate and key again when either file
@@ -368,7 +401,9 @@ func parseUsers(b []byte) (map[string][]byte, error) {
 // file. bcrypt costs tens of milliseconds a check by design, so a
 // successful check is remembered (by a hash of user, password and the
 // user's bcrypt hash: a changed password misses) for the next scrapes.
-func basicAuth(u *userFile, next http.Handler, logger *log.Logger) http.Handler {
+// users gives the users and their hashes now; what names their source in
+// the log line of a failure.
+func basicAuth(users func() (map[string][]byte, error), what string, next http.Handler, logger *log.Logger) http.Handler {
 	var mu sync.Mutex
 	ok := map[[32]byte]bool{}
 	// An unknown user is checked against a hash of the file's highest
@@ -397,9 +432,9 @@ func basicAuth(u *userFile, next http.Handler, logger *log.Logger) http.Handler 
 	// taking every core.
 	checks := make(chan struct{}, bcryptAtOnce)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		users, err := u.load()
+		users, err := users()
 		if err != nil {
-			logger.Printf("--web.basic-auth-users-file: %v", firstLine(err.Error()))
+			logger.Printf("%s: %v", what, firstLine(err.Error()))
 			http.Error(w, "Unauthorized", http.StatusUnauthorized)
 			return
 		}
