@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -18,7 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmactl/rdmactl/internal/testpki"
 	"github.com/rdmactl/rdmactl/internal/vmcheck"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // promQuery asks Prometheus's HTTP API for an instant vector at ts and
@@ -254,6 +257,141 @@ scrape_configs:
 	}
 	if !strings.Contains(string(body), "rdma_exporter_build_info") {
 		t.Error("no build info in the exposition")
+	}
+}
+
+// TestVMExporterPrometheusMTLS: Debian's prometheus scrapes the exporter
+// served with exporter-toolkit's web config: mutual TLS (client
+// certificates the CA signed, required) and basic auth. Three scrape
+// jobs: the right certificate and password is up; no client certificate,
+// and the right certificate with a wrong password, are down, with the
+// handshake error and the 401 in Prometheus's lastError.
+func TestVMExporterPrometheusMTLS(t *testing.T) {
+	bin := os.Getenv("RDMACTL_BIN")
+	if bin == "" {
+		t.Fatal("RDMACTL_BIN is not set (make vmtest sets it)")
+	}
+	if _, err := exec.LookPath("prometheus"); err != nil {
+		t.Fatal("prometheus is not installed (vm/run installs Debian's prometheus package)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	p := testpki.New(t, dir)
+	p.Issue(t, "server", "exporter", testpki.Server)
+	clientCrt, clientKey, _ := p.Issue(t, "client", "prometheus", testpki.Client)
+	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	webCfg := filepath.Join(dir, "web.yml")
+	if err := os.WriteFile(webCfg, []byte(`tls_server_config:
+  cert_file: server.crt
+  key_file: server.key
+  client_auth_type: RequireAndVerifyClientCert
+  client_ca_file: ca.pem
+basic_auth_users:
+  prom: `+string(hash)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Prometheus runs as this test's user: its files must be readable.
+	if err := os.Chmod(clientKey, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const expAddr, promAddr = "127.0.0.1:9881", "127.0.0.1:19091"
+	var expLog bytes.Buffer
+	exp := exec.CommandContext(ctx, bin, "exporter", "--web.listen-address", expAddr, "--web.config.file", webCfg)
+	exp.Stdout, exp.Stderr = &expLog, &expLog
+	if err := exp.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = exp.Process.Kill(); _ = exp.Wait() }()
+	listening := func() bool {
+		c, err := net.Dial("tcp", expAddr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}
+	if !vmcheck.Until(30*time.Second, nil, listening) {
+		t.Fatalf("exporter not listening on %s after 30 s\n%s", expAddr, expLog.String())
+	}
+	ca := filepath.Join(dir, "ca.pem")
+	job := func(name, tls, pass string) string {
+		return fmt.Sprintf(`  - job_name: %s
+    scheme: https
+    tls_config:
+      ca_file: %s
+%s    basic_auth:
+      username: prom
+      password: %s
+    static_configs:
+      - targets: ['%s']
+`, name, ca, tls, pass, expAddr)
+	}
+	withCert := fmt.Sprintf("      cert_file: %s\n      key_file: %s\n", clientCrt, clientKey)
+	cfg := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfg, []byte(`global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+`+job("good", withCert, "s3cret")+job("nocert", "", "s3cret")+job("badpass", withCert, "wrong")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var promLog bytes.Buffer
+	prom := exec.CommandContext(ctx, "prometheus", "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+promAddr, "--log.level=warn")
+	prom.Stdout, prom.Stderr = &promLog, &promLog
+	if err := prom.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = prom.Process.Kill(); _ = prom.Wait() }()
+	base := "http://" + promAddr
+	waitHTTP(t, base+"/-/ready", 60*time.Second)
+
+	// Each job's health and last error, from Prometheus's targets API.
+	type target struct {
+		Labels    map[string]string
+		Health    string
+		LastError string
+	}
+	targets := func() map[string]target {
+		resp, err := http.Get(base + "/api/v1/targets")
+		if err != nil {
+			return nil
+		}
+		defer resp.Body.Close()
+		var r struct {
+			Data struct{ ActiveTargets []target }
+		}
+		if json.NewDecoder(resp.Body).Decode(&r) != nil {
+			return nil
+		}
+		out := map[string]target{}
+		for _, tg := range r.Data.ActiveTargets {
+			out[tg.Labels["job"]] = tg
+		}
+		return out
+	}
+	var got map[string]target
+	settled := func() bool {
+		time.Sleep(250 * time.Millisecond) // Prometheus scrapes every second
+		got = targets()
+		return got["good"].Health == "up" && got["nocert"].Health == "down" && got["badpass"].Health == "down"
+	}
+	if !vmcheck.Until(60*time.Second, nil, settled) {
+		t.Fatalf("targets %+v\nprometheus log:\n%s\nexporter log:\n%s", got, promLog.String(), expLog.String())
+	}
+	t.Logf("nocert: %s", got["nocert"].LastError)
+	t.Logf("badpass: %s", got["badpass"].LastError)
+	if !strings.Contains(got["badpass"].LastError, "401") {
+		t.Errorf("badpass: last error %q, want the 401", got["badpass"].LastError)
+	}
+	if !strings.Contains(got["nocert"].LastError, "certificate") && !strings.Contains(got["nocert"].LastError, "tls") {
+		t.Errorf("nocert: last error %q, want the handshake refused", got["nocert"].LastError)
+	}
+	if r := promQuery(t, base, `rdma_exporter_scrape_success{job="good"}`, time.Now()); len(r) != 1 || r[0]["__value__"] != "1" {
+		t.Errorf("good: rdma_exporter_scrape_success %v", r)
 	}
 }
 

@@ -2,17 +2,10 @@ package web
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"io"
-	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -24,6 +17,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/rdmactl/rdmactl/internal/exporter"
+	"github.com/rdmactl/rdmactl/internal/testpki"
 )
 
 // TestParseWebConfig: exporter-toolkit's web config files, as
@@ -111,72 +105,6 @@ rate_limit:
 	}
 }
 
-// pki is a CA, a server certificate for 127.0.0.1 and client
-// certificates, written as PEM files.
-type pki struct {
-	dir    string
-	ca     *x509.Certificate
-	caKey  *ecdsa.PrivateKey
-	serial int64
-}
-
-func newPKI(t *testing.T) *pki {
-	p := &pki{dir: t.TempDir()}
-	p.caKey = mustKey(t)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true,
-		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &p.caKey.PublicKey, p.caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.ca, _ = x509.ParseCertificate(der)
-	writePEM(t, filepath.Join(p.dir, "ca.pem"), "CERTIFICATE", der)
-	p.serial = 1
-	return p
-}
-
-func mustKey(t *testing.T) *ecdsa.PrivateKey {
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
-func writePEM(t *testing.T, path, typ string, der []byte) {
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// issue writes NAME.crt and NAME.key: signed by the CA, or self-signed
-// (a stranger's), for a server (127.0.0.1) or a client (DNS name cn).
-func (p *pki) issue(t *testing.T, name, cn string, server, byCA bool) (certFile, keyFile string, serial int64) {
-	p.serial++
-	k := mustKey(t)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(p.serial), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), DNSNames: []string{cn},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
-	if server {
-		tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1)}
-		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-	}
-	parent, signer := p.ca, p.caKey
-	if !byCA {
-		parent, signer = tmpl, k
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &k.PublicKey, signer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, _ := x509.MarshalECPrivateKey(k)
-	certFile, keyFile = filepath.Join(p.dir, name+".crt"), filepath.Join(p.dir, name+".key")
-	writePEM(t, certFile, "CERTIFICATE", der)
-	writePEM(t, keyFile, "EC PRIVATE KEY", kder)
-	return certFile, keyFile, p.serial
-}
-
 // replaceFile writes path anew by renaming a new file over it, as
 // configuration management and certificate renewal do.
 func replaceFile(t *testing.T, path string, b []byte) {
@@ -196,12 +124,12 @@ func replaceFile(t *testing.T, path string, b []byte) {
 // effect on the next connection: a renewed server certificate, new
 // users, a narrowed list of allowed client names.
 func TestWebConfigMutualTLS(t *testing.T) {
-	p := newPKI(t)
-	p.issue(t, "server", "exporter", true, true)
-	clientCrt, clientKey, _ := p.issue(t, "client", "prometheus", false, true)
-	strangerCrt, strangerKey, _ := p.issue(t, "stranger", "prometheus", false, false)
+	p := testpki.New(t, t.TempDir())
+	p.Issue(t, "server", "exporter", testpki.Server)
+	clientCrt, clientKey, _ := p.Issue(t, "client", "prometheus", testpki.Client)
+	strangerCrt, strangerKey, _ := p.Issue(t, "stranger", "prometheus", testpki.Stranger)
 	hash, _ := bcrypt.GenerateFromPassword([]byte("secret"), 4)
-	cfgPath := filepath.Join(p.dir, "web.yml")
+	cfgPath := filepath.Join(p.Dir, "web.yml")
 	config := func(users, extra string) []byte {
 		return []byte(`tls_server_config:
   cert_file: server.crt
@@ -218,7 +146,7 @@ basic_auth_users:
 	addr := serve(t, Config{WebConfigFile: cfgPath})
 
 	roots := x509.NewCertPool()
-	roots.AddCert(p.ca)
+	roots.AddCert(p.CA)
 	get := func(crt, key, user, pass string) (*http.Response, error) {
 		tc := &tls.Config{RootCAs: roots}
 		if crt != "" {
@@ -264,7 +192,7 @@ basic_auth_users:
 	}
 
 	// A renewed server certificate is served on the next connection.
-	_, _, serial := p.issue(t, "server", "exporter", true, true)
+	_, _, serial := p.Issue(t, "server", "exporter", testpki.Server)
 	resp, err = get(clientCrt, clientKey, "prom", "secret")
 	if err != nil || resp.TLS == nil || resp.TLS.PeerCertificates[0].SerialNumber.Int64() != serial {
 		t.Errorf("after renewal: %v, want the certificate of serial %d", err, serial)
