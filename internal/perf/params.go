@@ -109,7 +109,7 @@ type Params struct {
 	// (cm.go). RC only.
 	RDMACM bool
 
-	// Issue 25, events and counters (events.go, infinite.go,
+	// Events and counters (events.go, infinite.go,
 	// counters.go):
 	// UseEvent (-e) waits for completions on a completion channel.
 	UseEvent bool

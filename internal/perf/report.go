@@ -178,7 +178,7 @@ type Result struct {
 	// (the server of write and read tests).
 	Loop string `json:"loop,omitempty"`
 
-	// Issue 25, events and counters:
+	// Events and counters:
 	// CompEvents is how many completion events this side's loops
 	// waited for (-e).
 	CompEvents uint64 `json:"comp_events,omitempty"`
