@@ -48,7 +48,7 @@ export PKG RUN VMFLAGS VMTEST_TIMEOUT VMTEST_STALL GO KERNEL COUNT
 # make fuzz FUZZTIME=1m
 FUZZTIME ?= 20s
 
-.PHONY: help build tour tourtest run test unit unit-arm64 lint fuzz vmtest docs release-snapshot clean bench-link bench-perftest bench-scale trace-lat bench-exporter soak-exporter
+.PHONY: help build tour tourtest run test unit unit-arm64 lint fuzz vmtest docs package packagetest release-snapshot clean bench-link bench-perftest bench-scale trace-lat bench-exporter soak-exporter
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
@@ -84,6 +84,12 @@ vmtest: build ## kernel tests, one VM per kernel: [KERNEL=6.12] [PKG=./internal/
 
 docs: ## regenerate completions/ and man/ from the command tree (commit them)
 	$(GO) test ./cmd/rdmactl -run '^TestDocsUpToDate$$' -count=1 -args -update-docs
+
+package: ## dist/: .deb and .rpm for amd64 and arm64 (nfpm, pinned in tools/go.mod) and SHA256SUMS
+	scripts/package.sh
+
+packagetest: package ## as root: installs, upgrades and purges the .deb; lintian; the .rpm against the .deb; a clean clone's build is identical
+	$(GO) test -tags package -count=1 -v -timeout 20m ./scripts -run '^Test(DebPackage|RPMMatchesDeb|Reproducible)$$'
 
 release-snapshot: ## dist/: static linux/amd64+arm64 archives and checksums
 	scripts/release-snapshot.sh

@@ -1,0 +1,130 @@
+#!/bin/bash
+# scripts/package.sh: make package. Writes to dist/ the .deb and .rpm of
+# rdmactl for amd64 and arm64, and SHA256SUMS over what it wrote.
+#
+#   1. builds the static binary for each architecture as the release does
+#      (CGO_ENABLED=0, -trimpath, the version stamps of the Makefile);
+#   2. stages what the packages hold (packaging/nfpm.yaml lists it): the
+#      man pages gzipped, the completions, the exporter's systemd unit for
+#      /usr/bin (from deploy/systemd, whose copy is for /usr/local/bin) with
+#      its arguments in a configuration file, Debian's copyright and
+#      changelog, the lintian overrides;
+#   3. runs nfpm (pinned in tools/go.mod, built with go: no daemon, no
+#      network beyond the Go module proxy) for deb and rpm.
+#
+# Reproducible: every time is the commit's (SOURCE_DATE_EPOCH), so two
+# clean clones of one commit give byte-identical packages.
+#
+# Usage: scripts/package.sh   (needs Go and git; nothing else)
+#   RDMACTL_DIST=DIR              write there instead of dist/
+#   RDMACTL_PACKAGE_ARCHES="amd64" RDMACTL_PACKAGERS="deb"   fewer packages
+set -euo pipefail
+cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
+GO=${GO:-go}
+ROOT=$PWD
+msg() { echo "package: $*" >&2; }
+
+epoch=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct)}
+export SOURCE_DATE_EPOCH=$epoch
+commit=$(git rev-parse HEAD)
+short=$(git rev-parse --short=12 HEAD)
+version=$(git describe --tags --always --dirty 2>/dev/null || echo dev)
+date=$(date -u -d "@$epoch" +%Y-%m-%dT%H:%M:%SZ)
+# The packages' version: a release tag's (v1.2.3 -> 1.2.3), else one that
+# sorts by the commit's time, below any release: 0.0.0~git<time>.<sha>.
+if tag=$(git describe --tags --exact-match --match 'v[0-9]*' 2>/dev/null); then
+	pkgver=${tag#v}
+else
+	pkgver=0.0.0~git$(date -u -d "@$epoch" +%Y%m%d%H%M%S).$short
+fi
+
+dist=${RDMACTL_DIST:-$ROOT/dist}
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$dist"
+rm -f "$dist"/rdmactl_*.deb "$dist"/rdmactl-*.rpm "$dist"/SHA256SUMS
+
+# ---- what every package holds ------------------------------------------------
+mkdir -p "$stage/man" "$stage/completions"
+for m in man/*.1; do
+	gzip -n -9 <"$m" >"$stage/man/$(basename "$m").gz"
+done
+cp completions/rdmactl.bash completions/rdmactl.zsh completions/rdmactl.fish "$stage/completions/"
+cp LICENSE "$stage/LICENSE"
+# The unit of deploy/systemd, for the packaged binary, its arguments in
+# the configuration file (Debian's /etc/default, Fedora's /etc/sysconfig).
+sed -e 's|^# Install: .*|# Installed by the rdmactl package: systemctl enable --now rdmactl-exporter|' \
+	-e '/^#          systemctl daemon-reload/d' \
+	-e 's|^ExecStart=/usr/local/bin/rdmactl exporter .*|EnvironmentFile=-/etc/default/rdmactl-exporter\nEnvironmentFile=-/etc/sysconfig/rdmactl-exporter\nExecStart=/usr/bin/rdmactl exporter $RDMACTL_EXPORTER_ARGS|' \
+	deploy/systemd/rdmactl-exporter.service >"$stage/rdmactl-exporter.service"
+grep -q '^ExecStart=/usr/bin/rdmactl exporter \$RDMACTL_EXPORTER_ARGS$' "$stage/rdmactl-exporter.service" ||
+	{ msg "deploy/systemd/rdmactl-exporter.service: its ExecStart line changed; update scripts/package.sh"; exit 1; }
+args=$(sed -n 's|^ExecStart=/usr/local/bin/rdmactl exporter ||p' deploy/systemd/rdmactl-exporter.service)
+cat >"$stage/rdmactl-exporter.default" <<EOF
+# Arguments of rdmactl exporter, as rdmactl-exporter.service starts it
+# (rdmactl exporter --help; docs/exporter.md). For TLS, client
+# certificates and basic auth, add --web.config.file=/etc/rdmactl/web-config.yml
+RDMACTL_EXPORTER_ARGS="$args"
+EOF
+cat >"$stage/copyright" <<'EOF'
+Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: rdmactl
+Source: https://github.com/rdmactl/rdmactl
+
+Files: *
+Copyright: 2026 The rdmactl authors
+License: Apache-2.0
+
+License: Apache-2.0
+ Licensed under the Apache License, Version 2.0 (the "License");
+ you may not use this file except in compliance with the License.
+ You may obtain a copy of the License at
+ .
+ https://www.apache.org/licenses/LICENSE-2.0
+ .
+ Unless required by applicable law or agreed to in writing, software
+ distributed under the License is distributed on an "AS IS" BASIS,
+ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ See the License for the specific language governing permissions and
+ limitations under the License.
+ .
+ On Debian systems, the complete text of the Apache License, Version 2.0
+ can be found in "/usr/share/common-licenses/Apache-2.0".
+EOF
+{
+	printf 'rdmactl (%s) unstable; urgency=medium\n\n' "$pkgver"
+	printf '  * Built from commit %s.\n' "$commit"
+	printf '    https://github.com/rdmactl/rdmactl/commits/%s\n\n' "$commit"
+	printf ' -- rdmactl maintainers <rdmactl@users.noreply.github.com>  %s\n' "$(date -u -R -d "@$epoch")"
+} | gzip -n -9 >"$stage/changelog.gz"
+# What lintian says of a package not built from a Debian source package,
+# each with why it is so.
+cat >"$stage/lintian-overrides" <<'EOF'
+# A Go program with no cgo is statically linked by design: rdmactl runs
+# on any Linux without libibverbs or a libc of a given version.
+rdmactl: statically-linked-binary [usr/bin/rdmactl]
+# The exporter's service relies on systemd (DynamicUser, its sandboxing);
+# under another init, run 'rdmactl exporter' as that init runs daemons.
+rdmactl: package-supports-alternative-init-but-no-init.d-script [lib/systemd/system/rdmactl-exporter.service]
+EOF
+
+msg "building nfpm (tools/go.mod)"
+"$GO" -C tools build -o "$stage/.nfpm" github.com/goreleaser/nfpm/v2/cmd/nfpm
+
+# ---- per architecture --------------------------------------------------------
+for arch in ${RDMACTL_PACKAGE_ARCHES:-amd64 arm64}; do
+	msg "building linux/$arch"
+	CGO_ENABLED=0 GOOS=linux GOARCH=$arch "$GO" build -trimpath -buildvcs=false \
+		-ldflags "-s -w -X main.version=$version -X main.commit=$commit -X main.date=$date -X runtime.godebugDefault=disablethp=1" \
+		-o "$stage/rdmactl" ./cmd/rdmactl
+	find "$stage" -exec touch -h -d "@$epoch" {} +
+	for pkg in ${RDMACTL_PACKAGERS:-deb rpm}; do
+		msg "nfpm: $pkg for $arch"
+		(cd "$stage" && PKG_ARCH=$arch PKG_VERSION=$pkgver \
+			./.nfpm package --config "$ROOT/packaging/nfpm.yaml" --packager "$pkg" --target "$dist/" >&2)
+	done
+done
+
+(cd "$dist" && sha256sum $(ls rdmactl_*.deb rdmactl-*.rpm 2>/dev/null) >SHA256SUMS)
+msg "wrote:"
+sed 's/^/  /' "$dist/SHA256SUMS" >&2

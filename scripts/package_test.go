@@ -1,0 +1,216 @@
+//go:build package
+
+// The package test installs the .deb that make package built on this
+// machine, as root, and removes it again: make packagetest runs it, and
+// .ci/run does (on a CI machine, which is there to be changed).
+
+package scripts
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// sh runs a command and returns its output, failing the test on error.
+func sh(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive", "LC_ALL=C.UTF-8")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v\n%s%s", name, strings.Join(args, " "), err, out.String(), errb.String())
+	}
+	return out.String()
+}
+
+// distFile is the one file of dist/ that matches pattern.
+func distFile(t *testing.T, dist, pattern string) string {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(dist, pattern))
+	if len(m) != 1 {
+		t.Fatalf("dist/%s: %d files (run make package first)", pattern, len(m))
+	}
+	return m[0]
+}
+
+// TestDebPackage: the .deb installs with apt, and then: rdmactl --version
+// names this commit; man pages open; bash completes 'rdmactl li' to
+// link; systemd-analyze verify accepts the exporter's unit; lintian has no
+// error or warning; an edited conffile survives an upgrade to a newer
+// build; apt-get purge leaves no file behind.
+func TestDebPackage(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("run as root: it installs and purges the package (make packagetest)")
+	}
+	if runtime.GOARCH != "amd64" {
+		t.Fatalf("the test installs the amd64 package; this is %s", runtime.GOARCH)
+	}
+	dist, err := filepath.Abs("../dist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deb := distFile(t, dist, "rdmactl_*_amd64.deb")
+	commit := strings.TrimSpace(sh(t, "git", "rev-parse", "HEAD"))
+
+	// lintian: nothing but what the package's overrides explain.
+	out := sh(t, "lintian", "--tag-display-limit", "0", "--fail-on", "error,warning", deb)
+	if strings.TrimSpace(out) != "" {
+		t.Logf("lintian:\n%s", out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "E: ") || strings.HasPrefix(l, "W: ") {
+			t.Errorf("lintian: %s", l)
+		}
+	}
+
+	t.Cleanup(func() { exec.Command("apt-get", "purge", "-y", "-qq", "rdmactl").Run() })
+	sh(t, "apt-get", "install", "-y", "-qq", "--no-install-recommends", deb)
+	files := strings.Fields(sh(t, "dpkg", "-L", "rdmactl"))
+
+	if v := sh(t, "/usr/bin/rdmactl", "--version"); !strings.Contains(v, commit) {
+		t.Errorf("rdmactl --version: %q, want commit %s", v, commit)
+	}
+	for _, page := range []string{"rdmactl", "rdmactl-perf-write"} {
+		if text := sh(t, "man", "-P", "cat", page); !strings.Contains(text, "NAME") {
+			t.Errorf("man %s: %q", page, text[:min(len(text), 200)])
+		}
+	}
+	// Bash's completion, as a shell with bash-completion would run it.
+	words := sh(t, "bash", "-c", `source /usr/share/bash-completion/bash_completion
+source /usr/share/bash-completion/completions/rdmactl
+COMP_WORDS=(rdmactl li); COMP_CWORD=1; COMP_LINE="rdmactl li"; COMP_POINT=${#COMP_LINE}
+__start_rdmactl rdmactl li rdmactl
+printf '%s\n' "${COMPREPLY[@]}"`)
+	if strings.TrimSpace(words) != "link" {
+		t.Errorf("bash completes 'rdmactl li' to %q, want link", words)
+	}
+	if out, err := exec.Command("systemd-analyze", "verify", "/lib/systemd/system/rdmactl-exporter.service").CombinedOutput(); err != nil {
+		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
+	}
+	// Installed, not enabled (is-enabled exits 1 for a disabled unit).
+	if st, _ := exec.Command("systemctl", "is-enabled", "rdmactl-exporter.service").Output(); strings.TrimSpace(string(st)) != "disabled" {
+		t.Errorf("rdmactl-exporter.service is %q after install, want disabled", st)
+	}
+
+	// An admin's edit of the conffile survives an upgrade to a newer build
+	// of the same commit (a later time: a higher version).
+	const conf = "/etc/default/rdmactl-exporter"
+	edited := "# edited by the admin\nRDMACTL_EXPORTER_ARGS=\"--web.listen-address=:9999\"\n"
+	if err := os.WriteFile(conf, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	newer := t.TempDir()
+	epoch := strings.TrimSpace(sh(t, "git", "log", "-1", "--format=%ct"))
+	var later int64
+	fmt.Sscan(epoch, &later)
+	build := exec.Command("./package.sh")
+	build.Env = append(os.Environ(), fmt.Sprintf("SOURCE_DATE_EPOCH=%d", later+60), "RDMACTL_DIST="+newer, "RDMACTL_PACKAGE_ARCHES=amd64", "RDMACTL_PACKAGERS=deb")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("package.sh for the upgrade: %v\n%s", err, out)
+	}
+	sh(t, "apt-get", "install", "-y", "-qq", "-o", "Dpkg::Options::=--force-confdef", "-o", "Dpkg::Options::=--force-confold",
+		distFile(t, newer, "rdmactl_*_amd64.deb"))
+	if b, _ := os.ReadFile(conf); string(b) != edited {
+		t.Errorf("%s after the upgrade: %q, want the admin's edit", conf, b)
+	}
+
+	sh(t, "apt-get", "purge", "-y", "-qq", "rdmactl")
+	for _, f := range files {
+		// dpkg -L lists directories too, shared with other packages (and
+		// /lib, a link to /usr/lib): only files must be gone.
+		st, err := os.Stat(f)
+		if err == nil && !st.IsDir() {
+			t.Errorf("%s is still there after apt-get purge", f)
+		}
+	}
+	if _, err := os.Stat(conf); err == nil {
+		t.Errorf("%s is still there after apt-get purge", conf)
+	}
+}
+
+// TestRPMMatchesDeb: the .rpm holds what the .deb holds, in each
+// distribution's own places, per architecture.
+func TestRPMMatchesDeb(t *testing.T) {
+	dist, _ := filepath.Abs("../dist")
+	for _, arch := range [][2]string{{"amd64", "x86_64"}, {"arm64", "aarch64"}} {
+		deb := distFile(t, dist, "rdmactl_*_"+arch[0]+".deb")
+		rpm := distFile(t, dist, "rdmactl-*."+arch[1]+".rpm")
+		var debFiles []string
+		for _, l := range strings.Split(sh(t, "dpkg-deb", "-c", deb), "\n") {
+			f := strings.Fields(l)
+			if len(f) < 6 || strings.HasPrefix(f[0], "d") {
+				continue
+			}
+			debFiles = append(debFiles, strings.TrimPrefix(f[5], "."))
+		}
+		// Debian's places and Fedora's for the same file; Debian's
+		// copyright, changelog and lintian overrides, and Fedora's license
+		// file, have no counterpart.
+		mapped := map[string]bool{}
+		for _, f := range debFiles {
+			switch {
+			case strings.HasPrefix(f, "/usr/share/doc/rdmactl/"), strings.HasPrefix(f, "/usr/share/lintian/"):
+				continue
+			case f == "/lib/systemd/system/rdmactl-exporter.service":
+				f = "/usr/lib/systemd/system/rdmactl-exporter.service"
+			case f == "/etc/default/rdmactl-exporter":
+				f = "/etc/sysconfig/rdmactl-exporter"
+			case f == "/usr/share/zsh/vendor-completions/_rdmactl":
+				f = "/usr/share/zsh/site-functions/_rdmactl"
+			}
+			mapped[f] = true
+		}
+		var want, got []string
+		for f := range mapped {
+			want = append(want, f)
+		}
+		for _, f := range strings.Fields(sh(t, "rpm", "-qlp", rpm)) {
+			if f != "/usr/share/licenses/rdmactl/LICENSE" {
+				got = append(got, f)
+			}
+		}
+		sort.Strings(want)
+		sort.Strings(got)
+		if strings.Join(want, "\n") != strings.Join(got, "\n") {
+			t.Errorf("%s: the rpm holds\n%s\nthe deb (in Fedora's places)\n%s", arch[0], strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		if c := strings.TrimSpace(sh(t, "rpm", "-qcp", rpm)); c != "/etc/sysconfig/rdmactl-exporter" {
+			t.Errorf("%s: rpm config files %q", arch[0], c)
+		}
+	}
+}
+
+// TestReproducible: a clean clone of this commit, packaged again, gives
+// byte-identical packages: the same SHA256SUMS as dist/.
+func TestReproducible(t *testing.T) {
+	if st := sh(t, "git", "status", "--porcelain", "--untracked-files=no"); st != "" {
+		t.Fatalf("the checkout has changes; commit them first (a clean clone has none):\n%s", st)
+	}
+	dist, _ := filepath.Abs("../dist")
+	want, err := os.ReadFile(filepath.Join(dist, "SHA256SUMS"))
+	if err != nil {
+		t.Fatalf("%v (run make package first)", err)
+	}
+	clone := filepath.Join(t.TempDir(), "rdmactl")
+	top := strings.TrimSpace(sh(t, "git", "rev-parse", "--show-toplevel"))
+	sh(t, "git", "clone", "-q", "--no-local", top, clone)
+	sh(t, "git", "-C", clone, "checkout", "-q", strings.TrimSpace(sh(t, "git", "rev-parse", "HEAD")))
+	out := t.TempDir()
+	build := exec.Command(filepath.Join(clone, "scripts", "package.sh"))
+	build.Env = append(os.Environ(), "RDMACTL_DIST="+out)
+	if b, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("package.sh in a clean clone: %v\n%s", err, b)
+	}
+	got, _ := os.ReadFile(filepath.Join(out, "SHA256SUMS"))
+	if !bytes.Equal(got, want) {
+		t.Errorf("a clean clone's SHA256SUMS:\n%s\ndist/SHA256SUMS:\n%s", got, want)
+	}
+}
