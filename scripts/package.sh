@@ -1,6 +1,7 @@
 #!/bin/bash
 # scripts/package.sh: make package. Writes to dist/ the .deb and .rpm of
-# rdmactl for amd64 and arm64, and SHA256SUMS over what it wrote.
+# rdmactl for amd64 and arm64, its container image (both architectures in
+# one OCI archive, tools/mkimage), and SHA256SUMS over what it wrote.
 #
 #   1. builds the static binary for each architecture as the release does
 #      (CGO_ENABLED=0, -trimpath, the version stamps of the Makefile);
@@ -42,7 +43,7 @@ dist=${RDMACTL_DIST:-$ROOT/dist}
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$dist"
-rm -f "$dist"/rdmactl_*.deb "$dist"/rdmactl-*.rpm "$dist"/SHA256SUMS
+rm -f "$dist"/rdmactl_*.deb "$dist"/rdmactl-*.rpm "$dist"/rdmactl_*_oci.tar "$dist"/SHA256SUMS
 
 # ---- what every package holds ------------------------------------------------
 mkdir -p "$stage/man" "$stage/completions"
@@ -108,8 +109,10 @@ rdmactl: statically-linked-binary [usr/bin/rdmactl]
 rdmactl: package-supports-alternative-init-but-no-init.d-script [lib/systemd/system/rdmactl-exporter.service]
 EOF
 
-msg "building nfpm (tools/go.mod)"
+msg "building nfpm and mkimage (tools/go.mod)"
 "$GO" -C tools build -o "$stage/.nfpm" github.com/goreleaser/nfpm/v2/cmd/nfpm
+"$GO" -C tools build -o "$stage/.mkimage" ./mkimage
+imageargs=()
 
 # ---- per architecture --------------------------------------------------------
 for arch in ${RDMACTL_PACKAGE_ARCHES:-amd64 arm64}; do
@@ -118,6 +121,8 @@ for arch in ${RDMACTL_PACKAGE_ARCHES:-amd64 arm64}; do
 		-ldflags "-s -w -X main.version=$version -X main.commit=$commit -X main.date=$date -X runtime.godebugDefault=disablethp=1" \
 		-o "$stage/rdmactl" ./cmd/rdmactl
 	find "$stage" -exec touch -h -d "@$epoch" {} +
+	cp "$stage/rdmactl" "$stage/.rdmactl-$arch"
+	imageargs+=(-bin "$arch=$stage/.rdmactl-$arch")
 	for pkg in ${RDMACTL_PACKAGERS:-deb rpm}; do
 		msg "nfpm: $pkg for $arch"
 		(cd "$stage" && PKG_ARCH=$arch PKG_VERSION=$pkgver \
@@ -125,6 +130,12 @@ for arch in ${RDMACTL_PACKAGE_ARCHES:-amd64 arm64}; do
 	done
 done
 
-(cd "$dist" && sha256sum $(ls rdmactl_*.deb rdmactl-*.rpm 2>/dev/null) >SHA256SUMS)
+# The container image: every architecture in one index, an OCI archive.
+image=rdmactl_${version}_oci.tar
+if [ -z "${RDMACTL_PACKAGERS:-}" ]; then
+	msg "image: $image"
+	"$stage/.mkimage" -out "$dist/$image" -version "$version" -revision "$commit" "${imageargs[@]}"
+fi
+(cd "$dist" && sha256sum $(ls rdmactl_*.deb rdmactl-*.rpm rdmactl_*_oci.tar 2>/dev/null) >SHA256SUMS)
 msg "wrote:"
 sed 's/^/  /' "$dist/SHA256SUMS" >&2

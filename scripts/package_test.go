@@ -214,3 +214,58 @@ func TestReproducible(t *testing.T) {
 		t.Errorf("a clean clone's SHA256SUMS:\n%s\ndist/SHA256SUMS:\n%s", got, want)
 	}
 }
+
+// TestImage: the image of dist/, for each platform of its index, taken
+// out with skopeo and unpacked with umoci: it runs as the non-root user,
+// and its entrypoint, run in its own root (chroot for amd64, qemu-user for
+// arm64), prints the --version the .deb's binary prints, and the same
+// 'dev show' of a captured tree copied into that root.
+func TestImage(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("run as root: it unpacks the image and chroots into it (make packagetest)")
+	}
+	dist, _ := filepath.Abs("../dist")
+	archive := distFile(t, dist, "rdmactl_*_oci.tar")
+	tag := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(archive), "rdmactl_"), "_oci.tar")
+	work := t.TempDir()
+	// The .deb's binary, the reference.
+	debRoot := filepath.Join(work, "deb")
+	sh(t, "dpkg-deb", "-x", distFile(t, dist, "rdmactl_*_amd64.deb"), debRoot)
+	ref := filepath.Join(debRoot, "usr", "bin", "rdmactl")
+	wantVersion := sh(t, ref, "--version")
+	tree, _ := filepath.Abs("../internal/sysfs/testdata/rxe")
+	wantShow := sh(t, ref, "--sysfs-root", tree, "dev", "show")
+	for _, arch := range []string{"amd64", "arm64"} {
+		layoutDir := filepath.Join(work, "oci-"+arch)
+		sh(t, "skopeo", "--override-arch", arch, "copy", "-q", "oci-archive:"+archive+":"+tag, "oci:"+layoutDir+":"+tag)
+		bundle := filepath.Join(work, "bundle-"+arch)
+		sh(t, "umoci", "unpack", "--rootless", "--image", layoutDir+":"+tag, bundle)
+		cfg, err := os.ReadFile(filepath.Join(bundle, "config.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(cfg), `"uid": 65532`) && !strings.Contains(string(cfg), `"uid":65532`) {
+			t.Errorf("%s: the image does not run as the non-root user 65532", arch)
+		}
+		root := filepath.Join(bundle, "rootfs")
+		sh(t, "cp", "-a", tree, filepath.Join(root, "tmp", "rxe"))
+		run := func(args ...string) string {
+			if arch == "amd64" {
+				return sh(t, "chroot", append([]string{root, "/usr/bin/rdmactl"}, args...)...)
+			}
+			for i, a := range args {
+				if a == "/tmp/rxe" {
+					args[i] = filepath.Join(root, "tmp", "rxe")
+				}
+			}
+			return sh(t, "/usr/bin/qemu-aarch64-static", append([]string{filepath.Join(root, "usr", "bin", "rdmactl")}, args...)...)
+		}
+		want := strings.Replace(wantVersion, "linux/amd64", "linux/"+arch, 1)
+		if got := run("--version"); got != want {
+			t.Errorf("%s: --version\n%s\nthe .deb's:\n%s", arch, got, want)
+		}
+		if got := run("--sysfs-root", "/tmp/rxe", "dev", "show"); got != wantShow {
+			t.Errorf("%s: dev show\n%s\nthe .deb's:\n%s", arch, got, wantShow)
+		}
+	}
+}
