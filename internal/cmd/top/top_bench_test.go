@@ -1,5 +1,3 @@
-//go:build vmtest
-
 package top
 
 import (
@@ -10,9 +8,10 @@ import (
 	"github.com/rdmactl/rdmactl/internal/top"
 )
 
-// BenchmarkVMTopFrame is one frame of top (-b) in-process, for CPU
-// profiles in the VM at many devices (scripts/bench-top.sh gives the
-// figures against counters --watch).
+// BenchmarkVMTopFrame is one frame of top (-b) in-process over the live
+// devices, for CPU profiles in the VM at many devices (scripts/bench-top.sh
+// gives the figures against counters --watch). Where there is no RDMA it
+// fails at once; the unit tests, which run no benchmark, never start it.
 func BenchmarkVMTopFrame(b *testing.B) {
 	a := &cmdutil.App{Stdout: io.Discard, Stderr: io.Discard}
 	s, closeSrc, err := topSampler(a, "", 0)
