@@ -76,6 +76,27 @@ func waitHTTP(t *testing.T, u string, d time.Duration) {
 	}
 }
 
+// startPrometheus runs Debian's prometheus with config (its data in
+// dir) on addr until the test ends, and returns its base URL and its log.
+func startPrometheus(ctx context.Context, t *testing.T, dir, addr, config string) (string, *bytes.Buffer) {
+	t.Helper()
+	cfg := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	prom := exec.CommandContext(ctx, "prometheus", "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+addr, "--log.level=warn")
+	prom.Stdout, prom.Stderr = &log, &log
+	if err := prom.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = prom.Process.Kill(); _ = prom.Wait() })
+	base := "http://" + addr
+	waitHTTP(t, base+"/-/ready", 60*time.Second)
+	return base, &log
+}
+
 // TestVMExporterPrometheus: Debian's prometheus scrapes the exporter (the
 // built binary) every 2 s for the 32 s of an `rdmactl perf write` from
 // rxe1 to rxe0. Through Prometheus's HTTP API: the target is up, every
@@ -120,27 +141,14 @@ func TestVMExporterPrometheus(t *testing.T) {
 		t.Errorf("promtool check metrics: %v\n%s", err, out)
 	}
 
-	cfg := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`global:
+	base, promLog := startPrometheus(ctx, t, dir, promAddr, fmt.Sprintf(`global:
   scrape_interval: 2s
   scrape_timeout: 2s
 scrape_configs:
   - job_name: rdma
     static_configs:
       - targets: ['%s']
-`, expAddr)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var promLog bytes.Buffer
-	prom := exec.CommandContext(ctx, "prometheus", "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+promAddr, "--log.level=warn")
-	prom.Stdout, prom.Stderr = &promLog, &promLog
-	if err := prom.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = prom.Process.Kill(); _ = prom.Wait() }()
-	base := "http://" + promAddr
-	waitHTTP(t, base+"/-/ready", 60*time.Second)
+`, expAddr))
 
 	// Traffic: rxe1 writes to rxe0 for 32 s. Under TCG, rxe on a loaded
 	// VM now and then fails a run with "remote invalid request" (seen with
@@ -330,24 +338,11 @@ basic_auth_users:
 `, name, ca, tls, pass, expAddr)
 	}
 	withCert := fmt.Sprintf("      cert_file: %s\n      key_file: %s\n", clientCrt, clientKey)
-	cfg := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte(`global:
+	base, promLog := startPrometheus(ctx, t, dir, promAddr, `global:
   scrape_interval: 1s
   scrape_timeout: 1s
 scrape_configs:
-`+job("good", withCert, "s3cret")+job("nocert", "", "s3cret")+job("badpass", withCert, "wrong")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var promLog bytes.Buffer
-	prom := exec.CommandContext(ctx, "prometheus", "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+promAddr, "--log.level=warn")
-	prom.Stdout, prom.Stderr = &promLog, &promLog
-	if err := prom.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = prom.Process.Kill(); _ = prom.Wait() }()
-	base := "http://" + promAddr
-	waitHTTP(t, base+"/-/ready", 60*time.Second)
+`+job("good", withCert, "s3cret")+job("nocert", "", "s3cret")+job("badpass", withCert, "wrong"))
 
 	// Each job's health and last error, from Prometheus's targets API.
 	type target struct {
