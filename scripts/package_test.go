@@ -60,14 +60,17 @@ func TestDebPackage(t *testing.T) {
 	deb := distFile(t, dist, "rdmactl_*_amd64.deb")
 	commit := strings.TrimSpace(sh(t, "git", "rev-parse", "HEAD"))
 
-	// lintian: nothing but what the package's overrides explain.
-	out := sh(t, "lintian", "--tag-display-limit", "0", "--fail-on", "error,warning", deb)
-	if strings.TrimSpace(out) != "" {
-		t.Logf("lintian:\n%s", out)
-	}
-	for _, l := range strings.Split(out, "\n") {
-		if strings.HasPrefix(l, "E: ") || strings.HasPrefix(l, "W: ") {
-			t.Errorf("lintian: %s", l)
+	// lintian, on both architectures' packages: nothing but what the
+	// package's overrides explain.
+	for _, d := range []string{deb, distFile(t, dist, "rdmactl_*_arm64.deb")} {
+		out := sh(t, "lintian", "--tag-display-limit", "0", "--fail-on", "error,warning", d)
+		if strings.TrimSpace(out) != "" {
+			t.Logf("lintian %s:\n%s", filepath.Base(d), out)
+		}
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "E: ") || strings.HasPrefix(l, "W: ") {
+				t.Errorf("lintian %s: %s", filepath.Base(d), l)
+			}
 		}
 	}
 
