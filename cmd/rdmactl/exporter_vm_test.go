@@ -385,8 +385,16 @@ scrape_configs:
 	if !strings.Contains(got["nocert"].LastError, "certificate") && !strings.Contains(got["nocert"].LastError, "tls") {
 		t.Errorf("nocert: last error %q, want the handshake refused", got["nocert"].LastError)
 	}
-	if r := promQuery(t, base, `rdma_exporter_scrape_success{job="good"}`, time.Now()); len(r) != 1 || r[0]["__value__"] != "1" {
-		t.Errorf("good: rdma_exporter_scrape_success %v", r)
+	// The good job's series are stored: its scrapes got the metrics. The
+	// query's time is in whole seconds, which may be before the first
+	// scrape that made the target healthy: wait for a sample.
+	var r []map[string]string
+	stored := func() bool {
+		r = promQuery(t, base, `rdma_exporter_scrape_success{job="good"}`, time.Now())
+		return len(r) == 1 && r[0]["__value__"] == "1"
+	}
+	if !vmcheck.Until(30*time.Second, nil, stored) {
+		t.Errorf("good: rdma_exporter_scrape_success %v after 30 s", r)
 	}
 }
 
