@@ -270,5 +270,32 @@ func TestImage(t *testing.T) {
 		if got := run("--sysfs-root", "/tmp/rxe", "dev", "show"); got != wantShow {
 			t.Errorf("%s: dev show\n%s\nthe .deb's:\n%s", arch, got, wantShow)
 		}
+		if arch == "amd64" {
+			// deploy/kubernetes runs this image: its command is there and
+			// runs as the manifest's user.
+			command, user := manifestCommand(t)
+			sh(t, "chroot", "--userspec="+user+":"+user, root, command, "--version")
+		}
 	}
+}
+
+// manifestCommand is the exporter DaemonSet's command and user.
+func manifestCommand(t *testing.T) (command, user string) {
+	b, err := os.ReadFile("../deploy/kubernetes/rdmactl-exporter.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		l = strings.TrimSpace(l)
+		if v, ok := strings.CutPrefix(l, "command: [\""); ok {
+			command, _, _ = strings.Cut(v, "\"")
+		}
+		if v, ok := strings.CutPrefix(l, "runAsUser: "); ok {
+			user = v
+		}
+	}
+	if command == "" || user == "" {
+		t.Fatal("deploy/kubernetes/rdmactl-exporter.yaml: no command or runAsUser found")
+	}
+	return command, user
 }
