@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -32,6 +33,7 @@ import (
 
 	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/exporter"
+	"github.com/rdmactl/rdmactl/internal/testexec"
 )
 
 const rxeSysfs = "../../internal/sysfs/testdata/rxe"
@@ -445,4 +447,61 @@ func TestExporterSoak(t *testing.T) {
 		n, _ = strconv.Atoi(s)
 	}
 	soakExporter(t, n, "exporter", "--sysfs-root", rxeSysfs)
+}
+
+// TestExporterLowFileLimit: the exporter binary with a limit of 64 file
+// descriptors serves 16 connections at once (half the limit less 16 kept
+// for the rest of the process, internal/exporter/web maxConns). With 20
+// clients that never finish a request a real scrape waits for a slot,
+// which the read timeout (10 s) frees, and is served; the exporter never
+// runs out of descriptors ("too many open files").
+func TestExporterLowFileLimit(t *testing.T) {
+	addr := freeAddr(t)
+	self := testexec.Self("--sysfs-root", rxeTree, "exporter", "--web.listen-address", addr)
+	// The hard limit too (sh's ulimit -n sets both): a Go program raises
+	// its soft limit to the hard one at start.
+	cmd := exec.Command("/bin/sh", append([]string{"-c", `ulimit -n 64 && exec "$@"`, "sh", self.Path}, self.Args[1:]...)...)
+	cmd.Env = append(os.Environ(), "RDMACTL_TEST_AS_MAIN=1")
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for end := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("exporter not listening: %s", stderr.String())
+		}
+	}
+	for range 20 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "GET /metrics HTTP/1.1\r\nHost: x\r\n") // never ends its headers
+	}
+	start := time.Now()
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatalf("a scrape behind 20 slow clients with 64 descriptors: %v (stderr %q)", err, stderr.String())
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	waited := time.Since(start)
+	t.Logf("served after %v", waited.Round(time.Millisecond))
+	// Served at once, the limit was not in effect: the 16 slots were full.
+	if waited < 5*time.Second {
+		t.Errorf("served after %v: the 20 slow clients did not fill the connection slots", waited)
+	}
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "rdma_port_state") {
+		t.Errorf("scrape: %s, %d bytes", resp.Status, len(body))
+	}
+	if s := stderr.String(); strings.Contains(s, "too many open files") {
+		t.Errorf("the exporter ran out of descriptors: %s", s)
+	}
 }
