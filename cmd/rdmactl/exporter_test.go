@@ -3,17 +3,11 @@ package main
 import (
 	"compress/gzip"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -34,6 +28,7 @@ import (
 	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/exporter"
 	"github.com/rdmactl/rdmactl/internal/testexec"
+	"github.com/rdmactl/rdmactl/internal/testpki"
 )
 
 const rxeSysfs = "../../internal/sysfs/testdata/rxe"
@@ -124,8 +119,8 @@ func TestExporterBadInput(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("tls_server_config:\n  cert_file: /nonexistent.crt\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cert, key := selfSigned(t, dir)
-	_, otherKey := selfSigned(t, t.TempDir())
+	cert, key := serverCert(t, dir)
+	_, otherKey := serverCert(t, t.TempDir())
 	fifo := filepath.Join(dir, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
@@ -279,41 +274,21 @@ func TestExporterBasicAuth(t *testing.T) {
 	}
 }
 
-// selfSigned writes a self-signed certificate for 127.0.0.1 and its key.
-func selfSigned(t *testing.T, dir string) (cert, key string) {
+// serverCert writes a certificate for 127.0.0.1 and its key, signed by
+// a CA of its own (dir/ca.pem).
+func serverCert(t *testing.T, dir string) (cert, key string) {
 	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "rdmactl test"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, key = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	if err := os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cert, key, _ = testpki.New(t, dir).Issue(t, "tls", "exporter", testpki.Server)
 	return cert, key
 }
 
 // TestExporterTLS: with a certificate and key the exporter speaks HTTPS
 // only, with that certificate.
 func TestExporterTLS(t *testing.T) {
-	cert, key := selfSigned(t, t.TempDir())
+	dir := t.TempDir()
+	cert, key := serverCert(t, dir)
 	addr := startExporter(t, "exporter", "--sysfs-root", rxeSysfs, "--web.tls-cert-file", cert, "--web.tls-key-file", key)
-	pemCert, _ := os.ReadFile(cert)
+	pemCert, _ := os.ReadFile(filepath.Join(dir, "ca.pem"))
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(pemCert)
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
