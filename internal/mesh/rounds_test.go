@@ -114,8 +114,14 @@ func job(t *testing.T, size, devs int, n *fakeNet, absent map[int]bool, kill map
 	ln := listen(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	deadline := time.Now().Add(2 * time.Second)
-	tm := Timing{Prepare: 2 * time.Second, Run: 3 * time.Second}
+	// Rank 0 waits for every rank until the deadline: only a rank that
+	// never starts costs it; the others, however loaded the host, come.
+	wait := 30 * time.Second
+	if len(absent) > 0 {
+		wait = 5 * time.Second
+	}
+	deadline := time.Now().Add(wait)
+	tm := Timing{Prepare: 5 * time.Second, Run: 5 * time.Second}
 	plan, err := NewPlan(Plan{Pattern: AllPairs, Ranks: size, Devs: uniform(size, devs), Both: true})
 	if err != nil {
 		t.Fatal(err)
@@ -227,7 +233,7 @@ func TestRoundsFaults(t *testing.T) {
 			absent, kill := c.setup(n)
 			start := time.Now()
 			out, plan := job(t, 4, 1, n, absent, kill)
-			if d := time.Since(start); d > 40*time.Second {
+			if d := time.Since(start); d > 60*time.Second {
 				t.Errorf("the job took %v", d)
 			}
 			failed := 0
