@@ -36,7 +36,10 @@ type Hello struct {
 	Host  string `json:"host"` // its host name, for reports
 	// Addr is where its tests listen; empty: the address it connected
 	// from, as the coordinator saw it.
-	Addr    string   `json:"addr"`
+	Addr string `json:"addr"`
+	// Port is the base of its tests' exchange ports: the test of its
+	// device i listens at Port+i.
+	Port    int      `json:"port"`
 	Devices []string `json:"devices"`
 }
 

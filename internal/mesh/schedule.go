@@ -5,11 +5,17 @@ import (
 	"math/rand/v2"
 )
 
-// Endpoint is one device of one rank.
-type Endpoint struct{ Rank, Dev int }
+// Endpoint is one device of one rank (Dev indexes the rank's devices).
+type Endpoint struct {
+	Rank int `json:"rank"`
+	Dev  int `json:"dev"`
+}
 
 // Test is one measurement: Src sends to Dst.
-type Test struct{ Src, Dst Endpoint }
+type Test struct {
+	Src Endpoint `json:"src"`
+	Dst Endpoint `json:"dst"`
+}
 
 // Pattern is which pairs of ranks a schedule tests.
 type Pattern string
