@@ -45,7 +45,7 @@ type App struct {
 	lazy   []func()        // fill the long help texts LazyLong deferred
 	Ctx    context.Context // run's; a write looks at it to catch signals (OpenWrite)
 	// SoleSession: a perf command is the only benchmark in the process,
-	// as in the binary (main sets it); tests that run both sides of a
+	// as in the binary (root.Main sets it); tests that run both sides of a
 	// benchmark in one process leave it false (perf.Session.SoleSession).
 	SoleSession bool
 	// Stamp is what the build stamped into the binary (version, commit).
