@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"maps"
 	"net/http"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -111,10 +111,10 @@ func parseWebConfig(src []byte, dir string) (*WebConfig, error) {
 				"headers": func(n *yamlNode, at string) {
 					c.Headers = d.stringMap(n, at)
 					known := webHeaders()
-					for _, k := range sortedKeys(c.Headers) {
+					for _, k := range slices.Sorted(maps.Keys(c.Headers)) {
 						allowed, ok := known[k]
 						if !ok {
-							d.fail(n, "%s: HTTP header %q can not be configured (only %s)", at, k, strings.Join(sortedKeys(known), ", "))
+							d.fail(n, "%s: HTTP header %q can not be configured (only %s)", at, k, strings.Join(slices.Sorted(maps.Keys(known)), ", "))
 						} else if len(allowed) > 0 && !slices.Contains(allowed, c.Headers[k]) {
 							d.fail(n, "%s: %s: %q, want one of %s", at, k, c.Headers[k], strings.Join(allowed, ", "))
 						}
@@ -124,7 +124,7 @@ func parseWebConfig(src []byte, dir string) (*WebConfig, error) {
 		},
 		"basic_auth_users": func(n *yamlNode, at string) {
 			users := d.stringMap(n, at)
-			for _, u := range sortedKeys(users) {
+			for _, u := range slices.Sorted(maps.Keys(users)) {
 				if _, err := bcrypt.Cost([]byte(users[u])); err != nil {
 					d.fail(n, "%s: %s: not a bcrypt hash: %v", at, u, err)
 				}
@@ -189,7 +189,7 @@ func (d *decoder) mapping(n *yamlNode, at string, fields map[string]func(*yamlNo
 	for i, k := range n.keys {
 		f, ok := fields[k]
 		if !ok {
-			d.fail(n.vals[i], "%s: unknown key %q (known: %s)", orTop(at), k, strings.Join(sortedKeys(fields), ", "))
+			d.fail(n.vals[i], "%s: unknown key %q (known: %s)", orTop(at), k, strings.Join(slices.Sorted(maps.Keys(fields)), ", "))
 			return
 		}
 		sub := k
@@ -339,15 +339,6 @@ func (d *decoder) tls(n *yamlNode, at string, t *TLSServerConfig) {
 		},
 		"prefer_server_cipher_suites": func(n *yamlNode, at string) { t.PreferServerCipherSuites = d.boolean(n, at) },
 	})
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 // tlsConfig is the crypto/tls configuration of t, with its files read
