@@ -410,32 +410,43 @@ type webConfigFile struct {
 	path string
 
 	mu     sync.Mutex
-	stamps []fileStamp
+	stamps []fileStamp // of the kept reading; nil: none kept
 	cfg    *WebConfig
 	tls    *tls.Config
-	err    error
 }
 
 // load is the file's configuration now, and its TLS configuration when
-// it has one.
+// it has one. A reading is kept while neither the file nor a file it
+// names changes; a failed one is not kept, so that a certificate missing
+// for a moment (a renewal that deletes and recreates it) fails only the
+// connections made in that moment.
 func (w *webConfigFile) load() (*WebConfig, *tls.Config, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.cfg != nil || w.err != nil {
-		if st, ok := w.stampsNow(); ok && slices.Equal(st, w.stamps) {
-			return w.cfg, w.tls, w.err
+	if w.cfg != nil && w.stamps != nil {
+		if st, ok := w.stampsOf(w.cfg); ok && slices.Equal(st, w.stamps) {
+			return w.cfg, w.tls, nil
 		}
 	}
-	w.cfg, w.tls, w.err = w.read()
-	w.stamps, _ = w.stampsNow()
-	return w.cfg, w.tls, w.err
+	before, ok := w.stampsOf(w.cfg)
+	cfg, t, err := w.read()
+	if err != nil {
+		return nil, nil, err
+	}
+	w.cfg, w.tls, w.stamps = cfg, t, nil
+	// Kept only if nothing changed while it was read (the files it names
+	// may differ from the last reading's: then the next load keeps it).
+	if after, ok2 := w.stampsOf(cfg); ok && ok2 && slices.Equal(before, after) {
+		w.stamps = after
+	}
+	return cfg, t, nil
 }
 
-// stampsNow stamps the file and the files its last reading named.
-func (w *webConfigFile) stampsNow() ([]fileStamp, bool) {
+// stampsOf stamps the file and the files cfg names (none for nil).
+func (w *webConfigFile) stampsOf(cfg *WebConfig) ([]fileStamp, bool) {
 	paths := []string{w.path}
-	if w.cfg != nil {
-		paths = append(paths, w.cfg.TLS.CertFile, w.cfg.TLS.KeyFile, w.cfg.TLS.ClientCAFile)
+	if cfg != nil {
+		paths = append(paths, cfg.TLS.CertFile, cfg.TLS.KeyFile, cfg.TLS.ClientCAFile)
 	}
 	var out []fileStamp
 	for _, p := range paths {

@@ -197,6 +197,18 @@ basic_auth_users:
 	if err != nil || resp.TLS == nil || resp.TLS.PeerCertificates[0].SerialNumber.Int64() != serial {
 		t.Errorf("after renewal: %v, want the certificate of serial %d", err, serial)
 	}
+	// Renewal that deletes the certificate and writes it again: a
+	// connection in between fails, the next one gets the new certificate
+	// (the failure is not kept while the config file stays the same).
+	os.Remove(filepath.Join(p.Dir, "server.crt"))
+	if _, err := get(clientCrt, clientKey, "prom", "secret"); err == nil {
+		t.Error("served without a certificate file")
+	}
+	_, _, serial = p.Issue(t, "server", "exporter", testpki.Server)
+	resp, err = get(clientCrt, clientKey, "prom", "secret")
+	if err != nil || resp.TLS.PeerCertificates[0].SerialNumber.Int64() != serial {
+		t.Errorf("after the certificate came back: %v, want serial %d", err, serial)
+	}
 	// New users: the old password no longer works, the new one does.
 	hash2, _ := bcrypt.GenerateFromPassword([]byte("rotated"), 4)
 	replaceFile(t, cfgPath, config("  prom: "+string(hash2)+"\n", ""))
