@@ -61,6 +61,7 @@ perftest's report layout, or JSON with -j.`,
 	for _, v := range []perf.Verb{perf.VerbSend, perf.VerbWrite, perf.VerbRead, perf.VerbAtomic} {
 		c.AddCommand(newPerfVerbCmd(a, v))
 	}
+	c.AddCommand(newMeshCmd(a))
 	return c
 }
 
