@@ -200,9 +200,11 @@ func BenchmarkRendezvous1024(b *testing.B) {
 	}
 }
 
-// TestRendezvous1024: 1,024 ranks meet within a minute.
+// TestRendezvous1024: 1,024 ranks meet (3.4 s on the host; 43 s under
+// qemu-user on a loaded host, hence the generous deadline: rank 0 stops
+// waiting as soon as all have come).
 func TestRendezvous1024(t *testing.T) {
-	roster, errs := meet(t, 1024, nil, time.Minute)
+	roster, errs := meet(t, 1024, nil, 3*time.Minute)
 	for r, err := range errs {
 		if err != nil {
 			t.Fatalf("rank %d: %v", r, err)
