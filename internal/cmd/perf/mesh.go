@@ -277,9 +277,18 @@ func meshDevices(a *cmdutil.App, list string) ([]string, error) {
 func meshPlan(r *mesh.Roster, fl *meshFlags) (*mesh.Plan, error) {
 	devs := make([]int, len(r.Members))
 	for i, m := range r.Members {
-		devs[i] = max(len(m.Devices), 1)
+		devs[i] = len(m.Devices)
 	}
-	p, err := mesh.NewPlan(mesh.Plan{Pattern: mesh.Pattern(fl.pattern), Ranks: len(r.Members), Devs: devs,
+	return planOf(devs, fl)
+}
+
+// planOf is the flags' plan over ranks with devs[r] devices each (at
+// least one: a rank without any still has its place in the rounds).
+func planOf(devs []int, fl *meshFlags) (*mesh.Plan, error) {
+	for i := range devs {
+		devs[i] = max(devs[i], 1)
+	}
+	p, err := mesh.NewPlan(mesh.Plan{Pattern: mesh.Pattern(fl.pattern), Ranks: len(devs), Devs: devs,
 		Rails: fl.rails, Both: fl.both, From: fl.from, Seed: fl.seed})
 	if err != nil {
 		return nil, cmdutil.UsageErrorf("perf mesh: %v", err)
@@ -290,12 +299,11 @@ func meshPlan(r *mesh.Roster, fl *meshFlags) (*mesh.Plan, error) {
 func printMeshPlan(a *cmdutil.App, id *mesh.Identity, coord string, me mesh.Hello, fl *meshFlags) error {
 	devs := make([]int, id.Size)
 	for i := range devs {
-		devs[i] = max(len(me.Devices), 1) // others' devices are known only at the rendezvous
+		devs[i] = len(me.Devices) // others' devices are known only at the rendezvous
 	}
-	plan, err := mesh.NewPlan(mesh.Plan{Pattern: mesh.Pattern(fl.pattern), Ranks: id.Size, Devs: devs,
-		Rails: fl.rails, Both: fl.both, From: fl.from, Seed: fl.seed})
+	plan, err := planOf(devs, fl)
 	if err != nil {
-		return cmdutil.UsageErrorf("perf mesh: %v", err)
+		return err
 	}
 	type planJSON struct {
 		Launcher    string        `json:"launcher"`
