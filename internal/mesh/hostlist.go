@@ -13,26 +13,31 @@ import (
 )
 
 // MaxHosts bounds an expanded host list: far above any cluster, low
-// enough that "n[0-999999999]" is refused instead of filling memory.
+// enough that a hostile list cannot fill memory.
 const MaxHosts = 1 << 20
+
+// maxRange is the most names one lo-hi range may give: Slurm's own
+// bound (MAX_RANGE in slurm src/common/hostlist.c), so that a range
+// Slurm refuses is refused here too.
+const maxRange = 64 * 1024
 
 // ExpandHostlist expands a Slurm host list ("gpu[001-004,010],login1",
 // "rack[1-2]-n[01-02]") into host names in Slurm's order, as `scontrol
-// show hostnames` prints them (slurm src/common/hostlist.c): commas
-// outside brackets separate expressions; a bracket holds numbers and
-// lo-hi ranges separated by commas; a range's numbers are as wide as its
-// lo is written ("[01-10]" gives 01..10, "[1-10]" 1..10); several bracket
-// groups in one name expand as nested loops, the first outermost.
-// Duplicates are kept, as Slurm keeps them.
+// show hostnames` prints them (slurm src/common/hostlist.c): commas and
+// white space outside brackets separate expressions, empty ones are
+// skipped; a bracket holds numbers and lo-hi ranges separated by commas;
+// a range's numbers are as wide as its lo is written ("[01-10]" gives
+// 01..10, "[1-10]" 1..10); several bracket groups in one name expand as
+// nested loops, the first outermost, and nothing may follow the last
+// group ("n[1-2]-ib" is not a Slurm host list). Duplicates are kept, as
+// Slurm keeps them. Whatever this accepts, scontrol expands the same way;
+// some malformed lists scontrol reads its own way ("n[ 1-2]", numbers
+// past 2^64) are refused here.
 func ExpandHostlist(s string) ([]string, error) {
 	var out []string
 	for _, expr := range splitTop(s) {
-		expr = strings.TrimSpace(expr)
 		if expr == "" {
-			if strings.TrimSpace(s) == "" {
-				return nil, fmt.Errorf("host list %q: empty", s)
-			}
-			return nil, fmt.Errorf("host list %q: an empty name between commas", s)
+			continue
 		}
 		names, err := expandOne(expr, len(out))
 		if err != nil {
@@ -40,10 +45,13 @@ func ExpandHostlist(s string) ([]string, error) {
 		}
 		out = append(out, names...)
 	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("host list %q: no host names", s)
+	}
 	return out, nil
 }
 
-// splitTop splits s at the commas outside brackets.
+// splitTop splits s at the commas and white space outside brackets.
 func splitTop(s string) []string {
 	var out []string
 	depth, start := 0, 0
@@ -53,7 +61,7 @@ func splitTop(s string) []string {
 			depth++
 		case ']':
 			depth--
-		case ',':
+		case ',', ' ', '\t', '\n':
 			if depth == 0 {
 				out = append(out, s[start:i])
 				start = i + 1
@@ -71,9 +79,6 @@ func expandOne(expr string, have int) ([]string, error) {
 		if strings.ContainsAny(expr, "]") {
 			return nil, fmt.Errorf("%q: ']' without '['", expr)
 		}
-		if strings.ContainsAny(expr, " \t\n") {
-			return nil, fmt.Errorf("%q: white space in a host name", expr)
-		}
 		return []string{expr}, nil
 	}
 	end := strings.IndexByte(expr[open:], ']')
@@ -84,6 +89,9 @@ func expandOne(expr string, have int) ([]string, error) {
 	prefix, body, rest := expr[:open], expr[open+1:end], expr[end+1:]
 	if strings.ContainsAny(prefix, "]") || strings.Contains(body, "[") {
 		return nil, fmt.Errorf("%q: brackets do not nest", expr)
+	}
+	if rest != "" && !strings.Contains(rest, "[") {
+		return nil, fmt.Errorf("%q: text after the last ']' (a Slurm host list ends with its bracket group)", expr)
 	}
 	nums, err := expandRanges(body, have)
 	if err != nil {
@@ -115,11 +123,11 @@ func expandRanges(body string, have int) ([]string, error) {
 		if !digits(lo) || isRange && !digits(hi) {
 			return nil, fmt.Errorf("%q: want numbers or lo-hi ranges in brackets", r)
 		}
-		l, err1 := strconv.ParseUint(lo, 10, 32)
+		l, err1 := strconv.ParseUint(lo, 10, 64)
 		h := l
 		var err2 error
 		if isRange {
-			h, err2 = strconv.ParseUint(hi, 10, 32)
+			h, err2 = strconv.ParseUint(hi, 10, 64)
 		}
 		if err1 != nil || err2 != nil {
 			return nil, fmt.Errorf("%q: number too large", r)
@@ -127,11 +135,17 @@ func expandRanges(body string, have int) ([]string, error) {
 		if h < l {
 			return nil, fmt.Errorf("%q: the range goes down", r)
 		}
+		if h-l >= maxRange {
+			return nil, fmt.Errorf("%q: more than %d hosts in one range", r, maxRange)
+		}
 		if uint64(have+len(out))+h-l+1 > MaxHosts {
 			return nil, fmt.Errorf("%q: more than %d hosts", r, MaxHosts)
 		}
-		for v := l; v <= h; v++ {
+		for v := l; ; v++ {
 			out = append(out, fmt.Sprintf("%0*d", len(lo), v))
+			if v == h {
+				break
+			}
 		}
 	}
 	return out, nil

@@ -16,8 +16,14 @@ func TestExpandHostlist(t *testing.T) {
 		"n[08-11]":                  "n08 n09 n10 n11",
 		"n[5]":                      "n5",
 		"rack[1-2]-n[01-02]":        "rack1-n01 rack1-n02 rack2-n01 rack2-n02",
-		"a[1-2]b[3,5]c":             "a1b3c a1b5c a2b3c a2b5c",
-		"[1-2]x":                    "1x 2x",
+		"a[1-2]b[3,5]":              "a1b3 a1b5 a2b3 a2b5",
+		"[1-2]":                     "1 2",
+		"a,,b":                      "a b",
+		" a\tb c,":                  "a b c",
+		"n[99999999999]":            "n99999999999",
+		"n[1-02]":                   "n1 n2",
+		"n[01-2]":                   "n01 n02",
+		"n[18446744073709551615]":   "n18446744073709551615",
 		"n1,n1":                     "n1 n1",
 		"x[0-1],y[2],z":             "x0 x1 y2 z",
 		"node-a.example.com,node-b": "node-a.example.com node-b",
@@ -27,7 +33,7 @@ func TestExpandHostlist(t *testing.T) {
 			t.Errorf("%q: %q, %v; want %q", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "n[", "n]", "n[1-", "n[3-1]", "n[a-b]", "n[1-2", "n[[1]]", "a,,b", "n[99999999999]", "n[0-2000000]", "a b", "n[]"} {
+	for _, bad := range []string{"", "n[", "n]", "n[1-", "n[3-1]", "n[a-b]", "n[1-2", "n[[1]]", "n[18446744073709551616]", "n[0-65536]", "n[0-2000000]", "n[]", " , ", "n[1-2]-ib", "a[1-2]b[3]c", "[1-2]x", "n[ 1-2]"} {
 		if got, err := ExpandHostlist(bad); err == nil {
 			t.Errorf("%q: accepted as %q", bad, got)
 		}
@@ -49,7 +55,7 @@ func FuzzExpandHostlist(f *testing.F) {
 			t.Fatalf("%q: %d hosts", s, len(hosts))
 		}
 		for _, h := range hosts {
-			if h == "" || strings.ContainsAny(h, "[],") {
+			if h == "" || strings.ContainsAny(h, "[], \t\n") {
 				t.Fatalf("%q: host %q", s, h)
 			}
 		}
