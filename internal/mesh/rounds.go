@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -113,7 +114,9 @@ func Drive(ctx context.Context, plan *Plan, roster *Roster, links []*Link, run R
 
 // merge is round k's outcome of each test: the client side's (the rank
 // that sent) where it reported, else the server side's failure, else why
-// neither could (a dead rank).
+// neither could (a dead rank). A server that failed fails the test even
+// when its client measured: a test whose server lost its port during the
+// run has not passed, whatever the client saw.
 func merge(k int, tests []Test, mine []Outcome, done map[int]Answer, dead map[int]string) []Outcome {
 	client, server := map[Test]Outcome{}, map[Test]Outcome{}
 	add := func(r int, os []Outcome) {
@@ -134,11 +137,14 @@ func merge(k int, tests []Test, mine []Outcome, done map[int]Answer, dead map[in
 	out := make([]Outcome, 0, len(tests))
 	for _, t := range tests {
 		o, ok := client[t]
-		if srv, has := server[t]; !ok {
+		switch srv, has := server[t]; {
+		case !ok:
 			o, ok = srv, has
-		} else if has && o.Err != "" && srv.Err != "" {
+		case has && o.Err != "" && srv.Err != "":
 			// Both sides failed: the server's reason is the cause.
 			o.Err = srv.Err + " (the client: " + o.Err + ")"
+		case has && srv.Err != "":
+			o = Outcome{Err: srv.Err + " (the client measured " + strconv.FormatFloat(o.Figure, 'f', 2, 64) + ")"}
 		}
 		switch {
 		case dead[t.Src.Rank] != "" && (!ok || o.Err != ""):

@@ -255,3 +255,28 @@ func TestRoundsFaults(t *testing.T) {
 		})
 	}
 }
+
+// TestMergeServerFailure: a test whose server failed is failed, even
+// when its client measured; both sides' reasons are kept.
+func TestMergeServerFailure(t *testing.T) {
+	tc := Test{Src: Endpoint{Rank: 0}, Dst: Endpoint{Rank: 1}}
+	for _, c := range []struct {
+		client, server []Outcome
+		wantErr        string
+		wantFig        float64
+	}{
+		{[]Outcome{{Test: tc, Figure: 100}}, nil, "", 100},
+		{[]Outcome{{Test: tc, Figure: 100}}, []Outcome{{Test: tc, Err: "server side on rank 1: port rxe1/1 went down"}},
+			"server side on rank 1: port rxe1/1 went down (the client measured 100.00)", 0},
+		{[]Outcome{{Test: tc, Err: "retry exceeded"}}, []Outcome{{Test: tc, Err: "server side on rank 1: gone"}},
+			"server side on rank 1: gone (the client: retry exceeded)", 0},
+		{nil, []Outcome{{Test: tc, Err: "server side on rank 1: gone"}}, "server side on rank 1: gone", 0},
+		{nil, nil, "no outcome reported", 0},
+	} {
+		done := map[int]Answer{1: {Outcomes: c.server}}
+		got := merge(0, []Test{tc}, c.client, done, map[int]string{})
+		if len(got) != 1 || got[0].Err != c.wantErr || got[0].Figure != c.wantFig || got[0].Test != tc {
+			t.Errorf("client %+v server %+v: %+v, want error %q figure %v", c.client, c.server, got, c.wantErr, c.wantFig)
+		}
+	}
+}
