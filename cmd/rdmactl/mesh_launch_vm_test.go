@@ -717,9 +717,18 @@ func TestVMPerfMeshFaults(t *testing.T) {
 				t.Errorf("rxe3 not back ACTIVE with its GID after 30 s")
 			}
 		})
-		ranks := startMeshRanks(t, ctx, []int{0, 1, 2, 3}, "-D", "6", "--join-timeout", "60s")
+		page := filepath.Join(t.TempDir(), "mesh.html")
+		ranks := startMeshRanks(t, ctx, []int{0, 1, 2, 3}, "-D", "6", "--join-timeout", "60s", "--html", page)
 		hold(t, ranks, func() { sh(t, "ip", "link", "set", "vrxe3", "down") })
 		checkFaultReport(t, ranks, 3, regexp.MustCompile(`rxe3`))
+		// The page rank 0 wrote: the three failed cells, the three others.
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f, m := strings.Count(string(b), `<td class="failed"`), strings.Count(string(b), `<td style="background:hsl(`); f != 3 || m != 3 {
+			t.Errorf("--html: %d failed and %d measured cells, want 3 and 3:\n%s", f, m, b)
+		}
 	})
 
 	if after := resSummary(t); after != before {

@@ -31,7 +31,13 @@ type EndpointName struct {
 	Device string `json:"device"`
 }
 
-func (e EndpointName) String() string { return fmt.Sprintf("%s/%s", e.Host, e.Device) }
+// String is "host/device"; a rank that never came has neither: "rank N".
+func (e EndpointName) String() string {
+	if e.Host == "" && e.Device == "" {
+		return fmt.Sprintf("rank %d", e.Rank)
+	}
+	return fmt.Sprintf("%s/%s", e.Host, e.Device)
+}
 
 // TestReport is one test in the report.
 type TestReport struct {
@@ -208,6 +214,37 @@ func median(v []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// Endpoints is every endpoint of a test, by rank and device: the rows
+// and columns of the matrix.
+func (r *Report) Endpoints() []Endpoint {
+	seen := map[Endpoint]bool{}
+	var out []Endpoint
+	for t := range r.byTest {
+		for _, e := range []Endpoint{t.Src, t.Dst} {
+			if !seen[e] {
+				seen[e] = true
+				out = append(out, e)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Rank != out[j].Rank {
+			return out[i].Rank < out[j].Rank
+		}
+		return out[i].Dev < out[j].Dev
+	})
+	return out
+}
+
+// Name is how the report names e.
+func (r *Report) Name(e Endpoint) EndpointName { return r.names(e) }
+
+// Slow says whether a measured test counts as slow for the suspect
+// ranking: below --min-share of the median (DefaultSlowShare without).
+func (r *Report) Slow(t *TestReport) bool {
+	return t.Share != nil && *t.Share < r.limits.slowShare()
 }
 
 // Cell is one cell of the matrix: src's test to dst, or nil where there

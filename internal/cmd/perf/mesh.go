@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -55,6 +56,7 @@ type meshFlags struct {
 	join        time.Duration
 	dryRun      bool
 	slowest     int
+	html        string
 }
 
 func newMeshCmd(a *cmdutil.App) *cobra.Command {
@@ -103,6 +105,7 @@ no process on other hosts: the job engine does.`,
 	f.DurationVar(&fl.join, "join-timeout", 2*time.Minute, "how long rank 0 waits for every rank to come")
 	f.BoolVar(&fl.dryRun, "dry-run", false, "print the rank, peers, devices and schedule derived, and start nothing")
 	f.IntVar(&fl.slowest, "slowest", 10, "how many of the slowest tests to list")
+	f.StringVar(&fl.html, "html", "", "rank 0 also writes the report to `FILE` as a self-contained HTML page (the matrix as a heat map)")
 	return c
 }
 
@@ -240,6 +243,15 @@ func runMesh(ctx context.Context, a *cmdutil.App, fl *meshFlags, verbName string
 	if err := printMeshReport(a, rep); err != nil {
 		return err
 	}
+	if fl.html != "" {
+		title := fmt.Sprintf("rdmactl perf mesh %s: %d ranks", verbName, len(roster.Members))
+		if job != "" {
+			title += ", job " + job
+		}
+		if err := writeMeshHTML(fl.html, rep, title); err != nil {
+			return err
+		}
+	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("interrupted: %w", ctx.Err())
 	}
@@ -356,30 +368,33 @@ func printMeshReport(a *cmdutil.App, r *mesh.Report) error {
 	if a.Opts.JSON {
 		return a.PrintJSON(r)
 	}
-	fmt.Fprintf(a.Stdout, "%d tests, %d failed, median %.2f %s\n\n", len(r.Tests), r.Failed, r.Median, r.Unit)
-	tw := render.NewTable(a.Stdout, "SRC", "DST", "ROUND", strings.ToUpper(r.Unit), "SHARE", "ERROR")
-	for _, t := range r.Tests {
-		fig, share := "-", "-"
-		if t.Figure != nil {
-			fig, share = fmt.Sprintf("%.2f", *t.Figure), fmt.Sprintf("%.0f%%", *t.Share*100)
-		}
-		tw.Row(t.Src.String(), t.Dst.String(), t.Round, fig, share, t.Error)
+	// Colors only on a terminal, and not when NO_COLOR is set
+	// (https://no-color.org).
+	_, noColor := os.LookupEnv("NO_COLOR")
+	return render.MeshReport(a.Stdout, r, cmdutil.IsTerminal(a.Stdout) && !noColor)
+}
+
+// writeMeshHTML writes the report's page to path through a temporary file
+// in its directory, renamed over it: a reader never sees half a page.
+func writeMeshHTML(path string, r *mesh.Report, title string) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".rdmactl-mesh-*.html")
+	if err != nil {
+		return fmt.Errorf("--html: %w", err)
 	}
-	if err := tw.Flush(); err != nil {
-		return err
+	defer os.Remove(f.Name()) // after a successful rename, there is nothing to remove
+	if err := render.MeshHTML(f, r, title); err != nil {
+		f.Close()
+		return fmt.Errorf("--html: %w", err)
 	}
-	if len(r.Suspects) > 0 {
-		fmt.Fprintln(a.Stdout, "\nsuspects (share of their tests that were slow or failed):")
-		st := render.NewTable(a.Stdout, "ENDPOINT", "BAD", "TESTS", "SHARE")
-		for _, s := range r.Suspects {
-			st.Row(s.Endpoint.String(), s.Bad, s.Tests, fmt.Sprintf("%.0f%%", s.Fraction*100))
-		}
-		if err := st.Flush(); err != nil {
-			return err
-		}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return fmt.Errorf("--html: %w", err)
 	}
-	for _, ab := range r.Absent {
-		fmt.Fprintf(a.Stdout, "rank %d absent: %s\n", ab.Rank, ab.Reason)
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("--html: %w", err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("--html: %w", err)
 	}
 	return nil
 }
