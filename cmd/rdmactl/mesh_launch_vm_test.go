@@ -735,3 +735,60 @@ func TestVMPerfMeshFaults(t *testing.T) {
 		t.Errorf("rdma res show changed:\nbefore %s\nafter  %s", before, after)
 	}
 }
+
+// TestVMPerfMeshSlowLink: netem limits rxe3's veth to 8 Mbit/s both
+// ways (its egress, and the bridge port's toward it), a tenth or less
+// of what a pair gets here: rxe3's three tests are the slowest, and the
+// suspect ranking names it first, with every test bad.
+func TestVMPerfMeshSlowLink(t *testing.T) {
+	if os.Getenv("RDMACTL_BIN") == "" {
+		t.Fatal("RDMACTL_BIN is not set (make vmtest sets it)")
+	}
+	addBridgedRxe(t, meshRanks)
+	before := resSummary(t)
+	for _, dev := range []string{"vrxe3", "vrxe3-br"} {
+		// A queue deep enough that nothing is dropped: the test is of a
+		// slow link, not a lossy one.
+		sh(t, "tc", "qdisc", "add", "dev", dev, "root", "netem", "rate", "8mbit", "limit", "100000")
+		t.Cleanup(func() { quiet(t, "tc", "qdisc", "del", "dev", dev, "root") })
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ranks := startMeshRanks(t, ctx, []int{0, 1, 2, 3}, "-D", "3", "--join-timeout", "60s", "--slowest", "3")
+	for r, m := range ranks {
+		<-m.done
+		if m.err != nil {
+			t.Errorf("rank %d: %v: %s", r, m.err, m.stderr.String())
+		}
+	}
+	var rep struct {
+		Slowest  []meshTestReport `json:"slowest"`
+		Suspects []struct {
+			Endpoint  meshEndpoint `json:"endpoint"`
+			Fraction  float64      `json:"fraction"`
+			MeanShare float64      `json:"mean_share"`
+		} `json:"suspects"`
+		Tests []meshTestReport `json:"tests"`
+	}
+	if err := json.Unmarshal([]byte(ranks[0].stdout.String()), &rep); err != nil {
+		t.Fatalf("rank 0's report: %v\n%s", err, ranks[0].stdout.String())
+	}
+	for _, ts := range rep.Tests {
+		t.Logf("%s -> %s: %.2f MiB/s", ts.Src.Device, ts.Dst.Device, *ts.Figure)
+	}
+	if len(rep.Slowest) != 3 {
+		t.Fatalf("slowest: %+v", rep.Slowest)
+	}
+	for _, ts := range rep.Slowest {
+		if ts.Src.Rank != 3 && ts.Dst.Rank != 3 {
+			t.Errorf("among the 3 slowest: %s -> %s, which does not involve rxe3", ts.Src.Device, ts.Dst.Device)
+		}
+	}
+	if len(rep.Suspects) == 0 || rep.Suspects[0].Endpoint.Device != "rxe3" || rep.Suspects[0].Fraction != 1 {
+		t.Errorf("suspects %+v: want rxe3 first, every test bad", rep.Suspects)
+	}
+	t.Logf("suspects %+v", rep.Suspects)
+	if after := resSummary(t); after != before {
+		t.Errorf("rdma res show changed:\nbefore %s\nafter  %s", before, after)
+	}
+}

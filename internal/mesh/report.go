@@ -64,6 +64,11 @@ type Suspect struct {
 	Bad      int          `json:"bad"`
 	Tests    int          `json:"tests"`
 	Fraction float64      `json:"fraction"`
+	// MeanShare is the mean share of the median of its tests, a failed
+	// test counting 0: between endpoints with the same fraction of bad
+	// tests, the one whose tests were worse comes first (a slow NIC's
+	// partner may have all its tests slow too).
+	MeanShare float64 `json:"mean_share"`
 }
 
 // AbsentRank is a rank that never took part, and why.
@@ -95,6 +100,7 @@ func NewReport(outcomes []Outcome, lat bool, names func(Endpoint) EndpointName, 
 	r.Median = median(figs)
 	bad := map[Endpoint]int{}
 	tests := map[Endpoint]int{}
+	shares := map[Endpoint]float64{}
 	for _, o := range outcomes {
 		tr := TestReport{Src: names(o.Test.Src), Dst: names(o.Test.Dst), Round: o.Round, Error: o.Err}
 		if len(o.Report) > 0 {
@@ -121,6 +127,9 @@ func NewReport(outcomes []Outcome, lat bool, names func(Endpoint) EndpointName, 
 			if isBad {
 				bad[e]++
 			}
+			if tr.Share != nil {
+				shares[e] += *tr.Share
+			}
 		}
 		r.byTest[o.Test] = len(r.Tests)
 		r.Tests = append(r.Tests, tr)
@@ -137,12 +146,16 @@ func NewReport(outcomes []Outcome, lat bool, names func(Endpoint) EndpointName, 
 	// Suspects: endpoints with a bad test, the largest share of bad
 	// tests first, then the most bad tests.
 	for e, n := range bad {
-		r.Suspects = append(r.Suspects, Suspect{Endpoint: names(e), Bad: n, Tests: tests[e], Fraction: float64(n) / float64(tests[e])})
+		r.Suspects = append(r.Suspects, Suspect{Endpoint: names(e), Bad: n, Tests: tests[e],
+			Fraction: float64(n) / float64(tests[e]), MeanShare: shares[e] / float64(tests[e])})
 	}
 	sort.Slice(r.Suspects, func(i, j int) bool {
 		a, b := r.Suspects[i], r.Suspects[j]
 		if a.Fraction != b.Fraction {
 			return a.Fraction > b.Fraction
+		}
+		if a.MeanShare != b.MeanShare {
+			return a.MeanShare < b.MeanShare
 		}
 		if a.Bad != b.Bad {
 			return a.Bad > b.Bad

@@ -116,3 +116,25 @@ func TestReportFailuresAndLatency(t *testing.T) {
 		t.Errorf("%d cells filled, want the 6 pairs", cells)
 	}
 }
+
+// TestSuspectsTieBreak: a slow NIC's partner can have all its tests
+// slow as well (here rank 0's, by chance or its own fault): the endpoint
+// whose tests were worst still comes first, though both have every test
+// bad and as many tests.
+func TestSuspectsTieBreak(t *testing.T) {
+	plan, _ := NewPlan(Plan{Pattern: AllPairs, Ranks: 8, Devs: uniform(8, 1)})
+	out := outcomesOf(plan, func(ts Test) (float64, string) {
+		switch {
+		case ts.Src.Rank == 7 || ts.Dst.Rank == 7:
+			return 100, ""
+		case ts.Src.Rank == 0 || ts.Dst.Rank == 0:
+			return 500, ""
+		}
+		return 1000, ""
+	})
+	r := NewReport(out, false, names, Limits{}, nil, 3)
+	if len(r.Suspects) < 2 || r.Suspects[0].Endpoint.Rank != 7 || r.Suspects[1].Endpoint.Rank != 0 ||
+		r.Suspects[0].Fraction != 1 || r.Suspects[1].Fraction != 1 || r.Suspects[0].Bad != r.Suspects[1].Bad {
+		t.Errorf("suspects %+v, want rank 7 then rank 0, all their tests bad", r.Suspects)
+	}
+}

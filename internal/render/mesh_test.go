@@ -54,8 +54,8 @@ c/rxe0  d/rxe0  0      990    100%
 
 suspects (the endpoints most often in slow or failed tests):
 ENDPOINT  BAD  TESTS  SHARE
-b/rxe0    2    3      67%
 d/rxe0    2    3      67%
+b/rxe0    2    3      67%
 a/rxe0    1    3      33%
 c/rxe0    1    3      33%
 `
