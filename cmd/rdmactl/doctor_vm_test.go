@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -370,5 +372,40 @@ func TestVMDoctorCaptureSameVerdicts(t *testing.T) {
 		if n < 8 {
 			t.Errorf("only %d live results compared", n)
 		}
+	}
+}
+
+// TestVMDoctorExpect: --expect judges against what the reference tools
+// report for the same ports (ibstat's Rate, ibv_devinfo's active_mtu):
+// the VM's own figures pass, a port more, a faster rate or a larger MTU
+// fail with exit 8.
+func TestVMDoctorExpect(t *testing.T) {
+	rate := regexp.MustCompile(`(?m)^\s+Rate: (\d+)$`).FindStringSubmatch(vmRun(t, "ibstat", "rxe0"))
+	mtu := regexp.MustCompile(`(?m)^\s+active_mtu:\s+(\d+) \(`).FindStringSubmatch(vmRun(t, "ibv_devinfo", "-d", "rxe0"))
+	if rate == nil || mtu == nil {
+		t.Fatalf("no Rate in ibstat or active_mtu in ibv_devinfo: %v %v", rate, mtu)
+	}
+	r, _ := strconv.Atoi(rate[1])
+	m, _ := strconv.Atoi(mtu[1])
+	got, code := doctorRun(t, "--check", "port_state", "--expect", fmt.Sprintf("ports=2,rate=%d,mtu=%d", r, m))
+	if code != 0 {
+		t.Errorf("exit %d for what the VM has: %v", code, got)
+	}
+	doctorExpect(t, got, "expect_ports", doctor.Pass, "2 of 2 ports ACTIVE, 2 expected")
+	for _, p := range []string{"rxe0/1", "rxe1/1"} {
+		doctorExpect(t, got, "expect_rate "+p, doctor.Pass, fmt.Sprintf("rate %d Gb/s", r))
+		doctorExpect(t, got, "expect_mtu "+p, doctor.Pass, fmt.Sprintf("active MTU %d", m))
+	}
+	got, code = doctorRun(t, "--check", "port_state", "--expect", fmt.Sprintf("ports=3,rate=%d,mtu=%d", r+1, 2*m))
+	if code != cmdutil.ExitDoctorFail {
+		t.Errorf("exit %d for more than the VM has, want 8", code)
+	}
+	doctorExpect(t, got, "expect_ports", doctor.Fail, "2 of 2 ports ACTIVE, 3 expected")
+	for _, p := range []string{"rxe0/1", "rxe1/1"} {
+		doctorExpect(t, got, "expect_rate "+p, doctor.Fail, fmt.Sprintf("rate %d Gb/s, %d expected", r, r+1), "ethtool vrxe")
+		doctorExpect(t, got, "expect_mtu "+p, doctor.Fail, fmt.Sprintf("active MTU %d, %d expected", m, 2*m), "mtu 9000")
+	}
+	if _, stderr, code := runBin(t, nil, "doctor", "--expect", "speed=100"); code != cmdutil.ExitUsage || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Errorf("--expect speed=100: exit %d, stderr %q; want exit 2 and one line", code, stderr)
 	}
 }

@@ -3,6 +3,7 @@ package doctor
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,6 +35,7 @@ type doctorSummary struct {
 func NewCmd(a *cmdutil.App) *cobra.Command {
 	var watch time.Duration
 	var only []string
+	var expect string
 	var ids strings.Builder
 	for _, c := range doctor.Checks {
 		live := ""
@@ -54,11 +56,18 @@ With --sysfs-root (a capture from 'rdmactl capture'), the checks that need
 the live system are SKIPped; the others give the verdicts they gave on the
 captured host.
 
+With --expect, also what the site requires of the host before it takes jobs
+(what GPU node health checks such as gpud and NHC verify): ports=N at least
+N ports ACTIVE, rate=GBPS each ACTIVE port at least GBPS Gb/s, mtu=BYTES each
+ACTIVE port's active MTU at least BYTES (checks expect_ports, expect_rate,
+expect_mtu).
+
 Checks:
 ` + ids.String(),
 		Example: `  rdmactl doctor
   rdmactl -j doctor --watch 30s
   rdmactl doctor --check port_state,roce_gid
+  rdmactl doctor --expect ports=8,rate=400,mtu=4096
   rdmactl --sysfs-root host1.tar.gz doctor`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -68,6 +77,13 @@ Checks:
 			checks, err := doctor.Select(only)
 			if err != nil {
 				return cmdutil.WithCode(cmdutil.ExitUsage, err)
+			}
+			if c.Flags().Changed("expect") {
+				x, err := doctor.ParseExpect(expect)
+				if err != nil {
+					return cmdutil.WithCode(cmdutil.ExitUsage, err)
+				}
+				checks = append(slices.Clip(checks), x.Checks()...)
 			}
 			src, closeSrc, err := a.OpenInventory(true)
 			if err != nil {
@@ -93,6 +109,7 @@ Checks:
 	}
 	c.Flags().DurationVar(&watch, "watch", 0, "also watch the error counters for `DURATION` (e.g. 30s) and FAIL those that grow")
 	c.Flags().StringSliceVar(&only, "check", nil, "run only these checks (comma-separated `IDS`)")
+	c.Flags().StringVar(&expect, "expect", "", "also require `KEY=VALUE,...`: ports=N ACTIVE, rate=GBPS per port, mtu=BYTES per port")
 	return c
 }
 
