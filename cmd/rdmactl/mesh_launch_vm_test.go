@@ -731,6 +731,35 @@ func TestVMPerfMeshFaults(t *testing.T) {
 		}
 	})
 
+	t.Run("doctor", func(t *testing.T) {
+		// rxe3's link is down before the job: with --doctor its rank is
+		// left out (port_state FAILs on its device), the others go on.
+		sh(t, "ip", "link", "set", "vrxe3", "down")
+		t.Cleanup(func() {
+			quiet(t, "ip", "link", "set", "vrxe3", "up")
+			if !vmcheck.Until(30*time.Second, nil, func() bool {
+				st, _ := os.ReadFile("/sys/class/infiniband/rxe3/ports/1/state")
+				g, _ := os.ReadFile("/sys/class/infiniband/rxe3/ports/1/gids/1")
+				return strings.Contains(string(st), "ACTIVE") && strings.HasSuffix(strings.TrimSpace(string(g)), "0a4d:0004")
+			}) {
+				t.Errorf("rxe3 not back ACTIVE with its GID after 30 s")
+			}
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		ranks := startMeshRanks(t, ctx, []int{0, 1, 2, 3}, "-D", "2", "--join-timeout", "60s", "--doctor")
+		<-ranks[3].done
+		if code, l := ranks[3].exitCode(), strings.TrimSpace(ranks[3].stderr.String()); code != 8 || strings.Count(l, "\n") != 0 ||
+			!strings.HasPrefix(l, "rdmactl: perf mesh: rank 3 left out of the job: doctor: port_state rxe3/1: ") {
+			t.Errorf("rank 3: exit %d, stderr %q; want exit 8 and one line naming the check", code, l)
+		}
+		delete(ranks, 3)
+		rep := checkFaultReport(t, ranks, 3, regexp.MustCompile(`^rank 3 left out: doctor: port_state rxe3/1: `))
+		if len(rep.Absent) != 1 || rep.Absent[0].Rank != 3 || !strings.HasPrefix(rep.Absent[0].Reason, "left out: doctor: port_state rxe3/1: ") {
+			t.Errorf("absent %+v, want rank 3 left out by doctor", rep.Absent)
+		}
+	})
+
 	if after := resSummary(t); after != before {
 		t.Errorf("rdma res show changed:\nbefore %s\nafter  %s", before, after)
 	}

@@ -21,7 +21,8 @@ import (
 // has a deadline, so a peer that stops answering costs a bounded wait.
 
 // ProtoVersion is the rendezvous protocol; ranks of another refuse.
-const ProtoVersion = 1
+// 2: Hello.Unfit.
+const ProtoVersion = 2
 
 // maxMessage bounds one message: a roster of 1,024 ranks of 8 devices is
 // about 300 KB.
@@ -41,6 +42,10 @@ type Hello struct {
 	// device i listens at Port+i.
 	Port    int      `json:"port"`
 	Devices []string `json:"devices"`
+	// Unfit says why the rank's host failed its health check before the
+	// job (perf mesh --doctor): it takes the roster and no part in the
+	// rounds. Empty for a fit rank.
+	Unfit string `json:"unfit,omitempty"`
 }
 
 // Member is one rank in the roster.
@@ -152,6 +157,9 @@ func Gather(ctx context.Context, ln net.Listener, self Hello, deadline time.Time
 	members := make([]Member, self.Size)
 	links := make([]*Link, self.Size)
 	members[0] = Member{Hello: self}
+	if self.Unfit != "" {
+		members[0].Absent = "left out: " + self.Unfit
+	}
 	var mu sync.Mutex
 	came := 1
 	all := make(chan struct{})
@@ -214,6 +222,9 @@ func Gather(ctx context.Context, ln net.Listener, self Hello, deadline time.Time
 					}
 				}
 				members[h.Rank] = Member{Hello: h}
+				if h.Unfit != "" {
+					members[h.Rank].Absent = "left out: " + h.Unfit
+				}
 				links[h.Rank] = l
 				came++
 				if came == self.Size {
@@ -274,6 +285,14 @@ func Gather(ctx context.Context, ln net.Listener, self Hello, deadline time.Time
 		}()
 	}
 	swg.Wait()
+	// An unfit rank had the roster (it learns the job went on without
+	// it) and has no part in the rounds.
+	for r, l := range links {
+		if l != nil && members[r].Unfit != "" {
+			l.Close()
+			links[r] = nil
+		}
+	}
 	return roster, links, nil
 }
 

@@ -214,3 +214,45 @@ func TestRendezvous1024(t *testing.T) {
 		t.Fatalf("absent %v", roster.Absent())
 	}
 }
+
+// TestRendezvousUnfit: a rank whose host failed its health check joins,
+// gets the roster with itself absent and the reason, and has no link to
+// the rounds; the others are in.
+func TestRendezvousUnfit(t *testing.T) {
+	ln := listen(t)
+	ctx := context.Background()
+	deadline := time.Now().Add(10 * time.Second)
+	type joined struct {
+		roster *Roster
+		link   *Link
+		err    error
+	}
+	res := make(chan joined, 2)
+	for r, unfit := range map[int]string{1: "", 2: "doctor: expect_rate rxe0/1: rate 10 Gb/s, 25 expected"} {
+		go func() {
+			roster, l, err := Join(ctx, ln.Addr().String(), Hello{Job: "j", Rank: r, Size: 3, Host: "h", Devices: []string{"d"}, Unfit: unfit}, deadline)
+			res <- joined{roster, l, err}
+		}()
+	}
+	roster, links, err := Gather(ctx, ln, Hello{Job: "j", Rank: 0, Size: 3, Host: "h0"}, deadline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeAll(links)
+	for range 2 {
+		j := <-res
+		if j.err != nil {
+			t.Fatal(j.err)
+		}
+		defer j.link.Close()
+		if m := j.roster.Members[2]; m.Absent != "left out: doctor: expect_rate rxe0/1: rate 10 Gb/s, 25 expected" {
+			t.Errorf("the ranks' roster: rank 2 %+v", m)
+		}
+	}
+	if links[1] == nil || links[2] != nil {
+		t.Errorf("links %v: want rank 1's and not rank 2's", links)
+	}
+	if got := roster.Absent(); len(got) != 1 || got[0] != 2 {
+		t.Errorf("absent %v, want [2]", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
+	"github.com/rdmactl/rdmactl/internal/doctor"
 	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/rdmactl/rdmactl/internal/mesh"
 	"github.com/rdmactl/rdmactl/internal/mesh/perfrun"
@@ -57,6 +59,8 @@ type meshFlags struct {
 	dryRun      bool
 	slowest     int
 	html        string
+	doctor      bool
+	expect      string
 }
 
 func newMeshCmd(a *cmdutil.App) *cobra.Command {
@@ -105,6 +109,8 @@ no process on other hosts: the job engine does.`,
 	f.DurationVar(&fl.join, "join-timeout", 2*time.Minute, "how long rank 0 waits for every rank to come")
 	f.BoolVar(&fl.dryRun, "dry-run", false, "print the rank, peers, devices and schedule derived, and start nothing")
 	f.IntVar(&fl.slowest, "slowest", 10, "how many of the slowest tests to list")
+	f.BoolVar(&fl.doctor, "doctor", false, "first run doctor's checks on this rank's devices (port state, RoCE netdev and GID, uverbs access, memlock, modules): a rank whose host FAILs one is left out of the job, with the reason in the report, and exits 8")
+	f.StringVar(&fl.expect, "expect", "", "with --doctor (implied): also require `KEY=VALUE,...` as 'doctor --expect' (ports, rate, mtu)")
 	f.StringVar(&fl.html, "html", "", "rank 0 also writes the report to `FILE` as a self-contained HTML page (the matrix as a heat map)")
 	return c
 }
@@ -195,6 +201,11 @@ func runMesh(ctx context.Context, a *cmdutil.App, fl *meshFlags, verbName string
 	if len(devices) == 0 {
 		return cmdutil.Unsupportedf("perf mesh: no device with an ACTIVE port 1 here; give --devices")
 	}
+	if fl.doctor || fl.expect != "" {
+		if me.Unfit, err = meshDoctor(a, devices, fl.expect, p); err != nil {
+			return err
+		}
+	}
 	deadline := time.Now().Add(fl.join)
 	tm := mesh.Timing{Prepare: 30 * time.Second, Run: p.Duration + 60*time.Second}
 	if id.Rank != 0 {
@@ -203,6 +214,9 @@ func runMesh(ctx context.Context, a *cmdutil.App, fl *meshFlags, verbName string
 			return err
 		}
 		defer link.Close()
+		if me.Unfit != "" {
+			return cmdutil.WithCode(cmdutil.ExitDoctorFail, fmt.Errorf("perf mesh: rank %d left out of the job: %s", id.Rank, me.Unfit))
+		}
 		plan, err := meshPlan(roster, fl)
 		if err != nil {
 			return err
@@ -397,4 +411,54 @@ func writeMeshHTML(path string, r *mesh.Report, title string) error {
 		return fmt.Errorf("--html: %w", err)
 	}
 	return nil
+}
+
+// meshChecks are doctor's checks a rank runs with --doctor: those whose
+// FAIL means its tests cannot run or would measure a broken setup.
+var meshChecks = []string{"port_state", "roce_netdev", "roce_gid", "uverbs_access", "memlock", "kernel_modules"}
+
+// meshDoctor runs meshChecks (and --expect's) on this host and returns
+// why the rank is unfit: its first FAIL on the host or on one of its
+// devices, and how many more; "" when it is fit.
+func meshDoctor(a *cmdutil.App, devices []string, expect string, p perf.Params) (string, error) {
+	checks, err := doctor.Select(meshChecks)
+	if err != nil {
+		return "", err
+	}
+	if expect != "" {
+		x, err := doctor.ParseExpect(expect)
+		if err != nil {
+			return "", cmdutil.WithCode(cmdutil.ExitUsage, err)
+		}
+		checks = append(checks, x.Checks()...)
+	}
+	src, closeSrc, err := a.OpenInventory(true)
+	if err != nil {
+		return "", err
+	}
+	defer closeSrc()
+	env := &doctor.Env{Src: src}
+	env.PerfPins.Run = perf.PinnedBytes(p)
+	env.PerfPins.All = env.PerfPins.Run
+	var fails []string
+	for _, r := range doctor.Run(env, checks) {
+		if r.Status != doctor.Fail || r.Device != "" && !slices.Contains(devices, r.Device) {
+			continue
+		}
+		what := r.Check
+		if r.Device != "" {
+			what += " " + r.Device
+			if r.Port != 0 {
+				what += "/" + strconv.Itoa(int(r.Port))
+			}
+		}
+		fails = append(fails, what+": "+r.Evidence)
+	}
+	switch len(fails) {
+	case 0:
+		return "", nil
+	case 1:
+		return "doctor: " + fails[0], nil
+	}
+	return fmt.Sprintf("doctor: %s (and %d more)", fails[0], len(fails)-1), nil
 }
