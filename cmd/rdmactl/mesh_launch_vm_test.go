@@ -675,7 +675,7 @@ func TestVMPerfMeshFaults(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
 		start := time.Now()
-		ranks := startMeshRanks(t, ctx, []int{0, 1, 2}, "-D", "2", "--join-timeout", "15s")
+		ranks := startMeshRanks(t, ctx, []int{0, 1, 2}, "-D", "2", "--join-timeout", "8s")
 		rep := checkFaultReport(t, ranks, 3, regexp.MustCompile(`^rank 3 never came to the rendezvous$`))
 		if len(rep.Absent) != 1 || rep.Absent[0].Rank != 3 || rep.Absent[0].Reason == "" {
 			t.Errorf("absent: %+v, want rank 3 with its reason", rep.Absent)
