@@ -61,6 +61,10 @@ type Runner interface {
 type Timing struct {
 	Prepare time.Duration
 	Run     time.Duration
+	// Deadline, when set, is the job's: no round starts after it, and
+	// the tests of the rounds left are reported as not run. A round
+	// under way ends within its own bounds (Prepare plus Run).
+	Deadline time.Time
 }
 
 // Drive is rank 0's side of the rounds: it runs the plan over links (by
@@ -83,9 +87,16 @@ func Drive(ctx context.Context, plan *Plan, roster *Roster, links []*Link, run R
 	var tests []Test
 	for k := range plan.Rounds() {
 		tests = plan.Round(k, tests[:0])
-		if ctx.Err() != nil {
+		why := ""
+		switch {
+		case ctx.Err() != nil:
+			why = "the job was interrupted"
+		case !tm.Deadline.IsZero() && time.Now().After(tm.Deadline):
+			why = "not run: the job's deadline passed first"
+		}
+		if why != "" {
 			for _, t := range tests {
-				out = append(out, Outcome{Test: t, Round: k, Err: "the job was interrupted"})
+				out = append(out, Outcome{Test: t, Round: k, Err: why})
 			}
 			continue
 		}

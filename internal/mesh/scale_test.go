@@ -176,3 +176,47 @@ func BenchmarkMeshJob(b *testing.B) {
 		})
 	}
 }
+
+// TestDriveDeadline: past the job's deadline no round starts; its tests
+// are reported as not run, and every rank is still told to end.
+func TestDriveDeadline(t *testing.T) {
+	const size = 4
+	ln := listen(t)
+	plan, err := scalePlan(AllPairs, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	errs := make(chan error, size)
+	for r := 1; r < size; r++ {
+		go func() {
+			roster, l, err := Join(context.Background(), ln.Addr().String(), Hello{Job: "d", Rank: r, Size: size, Devices: []string{"d0"}}, deadline)
+			if err == nil {
+				err = Follow(context.Background(), r, plan, roster, l, nullRunner{}, scaleTiming)
+				l.Close()
+			}
+			errs <- err
+		}()
+	}
+	roster, links, err := Gather(context.Background(), ln, Hello{Job: "d", Rank: 0, Size: size, Addr: "127.0.0.1", Devices: []string{"d0"}}, deadline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := scaleTiming
+	tm.Deadline = time.Now()
+	out := Drive(context.Background(), plan, roster, links, nullRunner{}, tm)
+	closeAll(links)
+	for range size - 1 {
+		if err := <-errs; err != nil {
+			t.Errorf("a rank: %v (want told to end)", err)
+		}
+	}
+	if len(out) != size*(size-1)/2 {
+		t.Fatalf("%d outcomes", len(out))
+	}
+	for _, o := range out {
+		if o.Err != "not run: the job's deadline passed first" {
+			t.Errorf("%+v", o)
+		}
+	}
+}

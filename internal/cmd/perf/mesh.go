@@ -61,6 +61,7 @@ type meshFlags struct {
 	html        string
 	doctor      bool
 	expect      string
+	deadline    time.Duration
 }
 
 func newMeshCmd(a *cmdutil.App) *cobra.Command {
@@ -107,6 +108,7 @@ no process on other hosts: the job engine does.`,
 	f.Float64VarP(&fl.limitBW, "limit_bw", "w", 0, "exit 7 for a test below this bandwidth (MiB/s)")
 	f.Float64Var(&fl.limitLat, "limit_lat", 0, "exit 7 for a test above this latency (usec)")
 	f.DurationVar(&fl.join, "join-timeout", 2*time.Minute, "how long rank 0 waits for every rank to come")
+	f.DurationVar(&fl.deadline, "deadline", 0, "the job's deadline from its start (e.g. 30m): rank 0 starts no round after it and reports the tests left as not run (0: none)")
 	f.BoolVar(&fl.dryRun, "dry-run", false, "print the rank, peers, devices and schedule derived, and start nothing")
 	f.IntVar(&fl.slowest, "slowest", 10, "how many of the slowest tests to list")
 	f.BoolVar(&fl.doctor, "doctor", false, "first run doctor's checks on this rank's devices (port state, RoCE netdev and GID, uverbs access, memlock, modules): a rank whose host FAILs one is left out of the job, with the reason in the report, and exits 8")
@@ -206,12 +208,20 @@ func runMesh(ctx context.Context, a *cmdutil.App, fl *meshFlags, verbName string
 			return err
 		}
 	}
+	if fl.deadline < 0 {
+		return cmdutil.UsageErrorf("--deadline %v: want a positive duration, or 0 for none", fl.deadline)
+	}
 	deadline := time.Now().Add(fl.join)
 	tm := mesh.Timing{Prepare: 30 * time.Second, Run: p.Duration + 60*time.Second}
+	if fl.deadline > 0 {
+		tm.Deadline = time.Now().Add(fl.deadline)
+	}
 	if id.Rank != 0 {
+		// A coordinator that cannot be reached, refuses this rank or
+		// goes away is a benchmark peer's failure: exit 6.
 		roster, link, err := mesh.Join(ctx, coord, me, deadline)
 		if err != nil {
-			return err
+			return meshPeerError(ctx, err)
 		}
 		defer link.Close()
 		if me.Unfit != "" {
@@ -222,7 +232,7 @@ func runMesh(ctx context.Context, a *cmdutil.App, fl *meshFlags, verbName string
 			return err
 		}
 		run := &perfrun.Runner{Rank: id.Rank, Roster: roster, Devices: devices, Params: p}
-		return mesh.Follow(ctx, id.Rank, plan, roster, link, run, tm)
+		return meshPeerError(ctx, mesh.Follow(ctx, id.Rank, plan, roster, link, run, tm))
 	}
 	_, port, _ := net.SplitHostPort(coord)
 	ln, err := net.Listen("tcp", ":"+port)
@@ -461,4 +471,13 @@ func meshDoctor(a *cmdutil.App, devices []string, expect string, p perf.Params) 
 		return "doctor: " + fails[0], nil
 	}
 	return fmt.Sprintf("doctor: %s (and %d more)", fails[0], len(fails)-1), nil
+}
+
+// meshPeerError is err as exit 6 (a peer unreachable or gone), unless the
+// job was interrupted (exit 130 as perf's).
+func meshPeerError(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	return &perf.PeerError{Err: fmt.Errorf("perf mesh: %w", err)}
 }

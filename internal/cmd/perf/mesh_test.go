@@ -2,6 +2,7 @@ package perf
 
 import (
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,6 +76,11 @@ func TestMeshBadInput(t *testing.T) {
 		{[]string{"perf", "mesh", "write", "--hosts", hosts, "--rank", "0", "--devices", "x", "-D", "0", "--dry-run"}, cmdutil.ExitUsage, "-D 0"},
 		{[]string{"perf", "mesh", "write", "--launcher", "openmpi", "--dry-run"}, cmdutil.ExitUsage, "OMPI_COMM_WORLD_RANK"},
 		{[]string{"perf", "mesh", "write", "--hosts", hosts, "--rank", "1", "--devices", "x", "--device-per-rank", "--dry-run"}, cmdutil.ExitUsage, ""},
+		{[]string{"perf", "mesh", "write", "--hosts", hosts, "--rank", "0", "--devices", "x", "--deadline", "-1s"}, cmdutil.ExitUsage, "--deadline -1s"},
+		{[]string{"perf", "mesh", "write", "--hosts", hosts, "--rank", "0", "--devices", "x", "--expect", "speed=1"}, cmdutil.ExitUsage, `unknown key "speed"`},
+		// A rank whose coordinator never answers: a peer unreachable.
+		{[]string{"perf", "mesh", "write", "--hosts", hosts, "--rank", "1", "--devices", "x", "--coordinator", closedPort(t), "--join-timeout", "1s"},
+			cmdutil.ExitPeer, "perf mesh: coordinator 127.0.0.1:"},
 	} {
 		_, stderr, code := runCmd(t, c.args...)
 		if c.want == "" {
@@ -87,4 +93,15 @@ func TestMeshBadInput(t *testing.T) {
 			t.Errorf("%q: exit %d %q, want %d saying %q", c.args, code, stderr, c.code, c.want)
 		}
 	}
+}
+
+// closedPort is a local TCP address nothing listens on.
+func closedPort(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
 }
