@@ -83,21 +83,22 @@ func TestVMPerfMesh(t *testing.T) {
 	for _, c := range []struct {
 		extra []string
 		tests int
-	}{{nil, 1}, {[]string{"--both"}, 2}} {
+		unit  string
+	}{{nil, 1, "MiB/s"}, {[]string{"--both"}, 2, "MiB/s"}, {[]string{"--lat"}, 1, "usec"}} {
 		rep, errs, logs := runMesh(t, 2, c.extra...)
 		for r, err := range errs {
 			if err != nil {
 				t.Errorf("%v rank %d: %v: %s", c.extra, r, err, logs[r])
 			}
 		}
-		if rep.Failed != 0 || len(rep.Tests) != c.tests || rep.Unit != "MiB/s" {
+		if rep.Failed != 0 || len(rep.Tests) != c.tests || rep.Unit != c.unit {
 			t.Fatalf("%v: report %+v", c.extra, rep)
 		}
 		for _, ts := range rep.Tests {
 			if ts.Figure == nil || *ts.Figure <= 0 {
-				t.Errorf("%v: %+v: no bandwidth", c.extra, ts)
+				t.Errorf("%v: %+v: no figure", c.extra, ts)
 			}
-			t.Logf("%s -> %s: %.2f MiB/s", ts.Src.Device, ts.Dst.Device, *ts.Figure)
+			t.Logf("%v %s -> %s: %.2f %s", c.extra, ts.Src.Device, ts.Dst.Device, *ts.Figure, rep.Unit)
 		}
 	}
 	if after := resSummary(t); after != before {

@@ -292,7 +292,8 @@ func TestVMPerfInterop(t *testing.T) {
 							peerOut := []string{sout, cout}[1-i]
 							peerMax := slices.Max(append(unsortedSamples(t, peerOut), peer.vals[1]))
 							if r.vals[1] > 2.5*peerMax+20000 {
-								t.Fatalf("rdmactl's t_max %v us against perftest's largest sample %v us (its t_max %v) in the same run: it holds the perftest peer's start: %+v", r.vals[1], peerMax, peer.vals[1], r)
+								t.Fatalf("rdmactl's t_max %v us against perftest's largest sample %v us (its t_max %v) in the same run: it holds the perftest peer's start: %+v\nrdmactl's samples (us): %v\nperftest's samples (us): %v",
+									r.vals[1], peerMax, peer.vals[1], r, unsortedSamples(t, []string{sout, cout}[i]), unsortedSamples(t, peerOut))
 							}
 						}
 					}
@@ -306,14 +307,22 @@ func TestVMPerfInterop(t *testing.T) {
 					// the last post 1.45 against 22.30).
 					if pr.server != pr.client && finite(s.vals) && finite(c.vals) {
 						mine, theirs := s, c
+						mineOut, theirsOut := sout, cout
 						if pr.server == "p" {
 							mine, theirs = c, s
+							mineOut, theirsOut = cout, sout
+						}
+						// On a failure, both sides' samples in the order
+						// taken: the evidence of what differed.
+						samples := func() string {
+							return fmt.Sprintf("rdmactl's samples (us): %v\nperftest's samples (us): %v",
+								unsortedSamples(t, mineOut), unsortedSamples(t, theirsOut))
 						}
 						if r := mine.vals[0] / theirs.vals[0]; r < 0.5 || r > 2 {
-							t.Fatalf("rdmactl's t_min %v us, perftest's %v us (ratio %.2f, want 0.5-2): not the same round trips", mine.vals[0], theirs.vals[0], r)
+							t.Fatalf("rdmactl's t_min %v us, perftest's %v us (ratio %.2f, want 0.5-2): not the same round trips\n%s", mine.vals[0], theirs.vals[0], r, samples())
 						}
 						if r := mine.vals[2] / theirs.vals[2]; r < 0.7 || r > 1.4 {
-							t.Fatalf("rdmactl's t_typical %v us, perftest's %v us (ratio %.2f, want 0.7-1.4)", mine.vals[2], theirs.vals[2], r)
+							t.Fatalf("rdmactl's t_typical %v us, perftest's %v us (ratio %.2f, want 0.7-1.4)\n%s", mine.vals[2], theirs.vals[2], r, samples())
 						}
 						t.Logf("t_min %v/%v us, t_typical %v/%v us (rdmactl/perftest)", mine.vals[0], theirs.vals[0], mine.vals[2], theirs.vals[2])
 					}
