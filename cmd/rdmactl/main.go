@@ -5,6 +5,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 
 	"github.com/rdmactl/rdmactl/internal/cmd/capture"
 	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
@@ -15,6 +16,7 @@ import (
 	"github.com/rdmactl/rdmactl/internal/cmd/exporter"
 	"github.com/rdmactl/rdmactl/internal/cmd/gids"
 	"github.com/rdmactl/rdmactl/internal/cmd/link"
+	"github.com/rdmactl/rdmactl/internal/cmd/links"
 	"github.com/rdmactl/rdmactl/internal/cmd/monitor"
 	"github.com/rdmactl/rdmactl/internal/cmd/perf"
 	"github.com/rdmactl/rdmactl/internal/cmd/res"
@@ -23,6 +25,7 @@ import (
 	"github.com/rdmactl/rdmactl/internal/cmd/system"
 	"github.com/rdmactl/rdmactl/internal/cmd/top"
 	versioncmd "github.com/rdmactl/rdmactl/internal/cmd/version"
+	"github.com/rdmactl/rdmactl/internal/dropin"
 	"github.com/spf13/cobra"
 )
 
@@ -47,6 +50,7 @@ var commands = []func(*cmdutil.App) *cobra.Command{
 	completion.NewCmd,
 	system.NewCmd,
 	statistic.NewCmd,
+	links.NewCmd,
 }
 
 // Stamped at link time by the Makefile, goreleaser and
@@ -63,5 +67,10 @@ var (
 )
 
 func main() {
+	// Invoked through a link named as a reference tool (ibv_devinfo...):
+	// that tool's command line and output (rdmactl links makes them).
+	if t, ok := dropin.Lookup(filepath.Base(os.Args[0])); ok {
+		os.Exit(t.Run(dropin.Env{Stdout: os.Stdout, Stderr: os.Stderr, Open: dropin.OpenLive}, os.Args))
+	}
 	os.Exit(root.Main(cmdutil.Stamp{Version: version, Commit: commit, Date: date}, commands))
 }

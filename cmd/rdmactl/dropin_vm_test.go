@@ -1,0 +1,85 @@
+//go:build vmtest
+
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestVMDropinMatchesTools: through the links 'rdmactl links' makes, each
+// command line prints what Debian's ibv_devices and ibv_devinfo print on
+// the same devices, byte for byte, on stdout and stderr, with the same
+// exit status. Both are run by bare name from PATH, so that argv[0] (in
+// getopt's diagnostics and the usage) is the same.
+func TestVMDropinMatchesTools(t *testing.T) {
+	bin := os.Getenv("RDMACTL_BIN")
+	if bin == "" {
+		t.Fatal("RDMACTL_BIN is not set (make vmtest sets it)")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command(bin, "links", dir).CombinedOutput(); err != nil {
+		t.Fatalf("rdmactl links %s: %v\n%s", dir, err, out)
+	}
+	tools := map[string]string{}
+	for _, n := range []string{"ibv_devices", "ibv_devinfo"} {
+		p, err := exec.LookPath(n)
+		if err != nil {
+			t.Fatalf("%s: %v (the VM must provide it)", n, err)
+		}
+		tools[n] = filepath.Dir(p)
+	}
+	run := func(pathDir string, argv []string) (string, string, int) {
+		cmd := exec.Command(filepath.Join(pathDir, argv[0]), argv[1:]...)
+		cmd.Args[0] = argv[0]
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err := cmd.Run()
+		code := 0
+		var xe *exec.ExitError
+		if errors.As(err, &xe) {
+			code = xe.ExitCode()
+		} else if err != nil {
+			t.Fatalf("%v: %v", argv, err)
+		}
+		return o.String(), e.String(), code
+	}
+	lines := [][]string{
+		{"ibv_devices"},
+		{"ibv_devices", "extra"},
+		{"ibv_devinfo"},
+		{"ibv_devinfo", "-d", "rxe0"},
+		{"ibv_devinfo", "-drxe1", "-i", "1"},
+		{"ibv_devinfo", "--ib-dev=rxe1", "--ib-port", "1"},
+		{"ibv_devinfo", "-i", "1"},
+		{"ibv_devinfo", "-i", "0x1"},
+		{"ibv_devinfo", "-l"},
+		{"ibv_devinfo", "--list"},
+		{"ibv_devinfo", "-d", "nosuch"},
+		{"ibv_devinfo", "-i", "0"},
+		{"ibv_devinfo", "-i", "2"},
+		{"ibv_devinfo", "-x"},
+		{"ibv_devinfo", "--foo"},
+		{"ibv_devinfo", "-d"},
+		{"ibv_devinfo", "--ib"},
+	}
+	for _, argv := range lines {
+		wo, we, wc := run(tools[argv[0]], argv)
+		o, e, c := run(dir, argv)
+		if o != wo || e != we || c != wc {
+			t.Errorf("%s: differs from the tool's\n--- the tool: exit %d, stderr %q, stdout:\n%s\n--- rdmactl: exit %d, stderr %q, stdout:\n%s",
+				strings.Join(argv, " "), wc, we, wo, c, e, o)
+		}
+	}
+	t.Logf("%d command lines, each identical to the tool's", len(lines))
+	// -v is not printed as the tool prints it yet: refused in one line.
+	_, e, c := run(dir, []string{"ibv_devinfo", "-v"})
+	if c != 2 || strings.Count(e, "\n") != 1 || !strings.Contains(e, "rdmactl dev query") {
+		t.Errorf("ibv_devinfo -v: exit %d, stderr %q; want exit 2 and one line", c, e)
+	}
+}

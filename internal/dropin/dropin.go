@@ -1,0 +1,55 @@
+// Package dropin runs rdmactl under the names of the tools it replaces:
+// invoked through a link named ibv_devices or ibv_devinfo, rdmactl reads
+// that tool's command line as the tool does and prints what the tool
+// prints, byte for byte, so that scripts written for the tool keep
+// working. Each tool here follows the release Debian 12 ships (rdma-core
+// 44); rdmactl's own commands and JSON are not affected.
+package dropin
+
+import (
+	"io"
+	"sort"
+
+	"github.com/rdmactl/rdmactl/internal/inventory"
+)
+
+// Env is what a tool runs with: its output streams and the live system.
+type Env struct {
+	Stdout, Stderr io.Writer
+	// Open opens the live inventory (tests give a fake).
+	Open func() (*inventory.Source, error)
+}
+
+// Tool is one reference tool's personality: Run takes argv (argv[0]
+// included, as the tool prints it in its usage) and returns the tool's
+// exit status.
+type Tool struct {
+	Name string
+	// Upstream is the file whose behaviour Run follows.
+	Upstream string
+	Run      func(env Env, argv []string) int
+}
+
+var tools = map[string]Tool{
+	"ibv_devices": {Name: "ibv_devices", Upstream: "rdma-core libibverbs/examples/device_list.c", Run: ibvDevices},
+	"ibv_devinfo": {Name: "ibv_devinfo", Upstream: "rdma-core libibverbs/examples/devinfo.c", Run: ibvDevinfo},
+}
+
+// Lookup finds the tool invoked as name (argv[0]'s base name).
+func Lookup(name string) (Tool, bool) {
+	t, ok := tools[name]
+	return t, ok
+}
+
+// Names are the tools' names, sorted: the links 'rdmactl links' makes.
+func Names() []string {
+	var out []string
+	for n := range tools {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// OpenLive opens the live system's inventory, as the tools read it.
+func OpenLive() (*inventory.Source, error) { return inventory.Open("", true) }
