@@ -68,7 +68,7 @@ var rdmactlTop = map[string]bool{
 	"dev": true, "link": true, "gids": true, "counters": true, "res": true, "resource": true,
 	"perf": true, "capture": true, "monitor": true, "version": true, "completion": true,
 	"system": true, "sys": true, "statistic": true, "stat": true, "help": true,
-	"top": true, "doctor": true, "exporter": true,
+	"top": true, "doctor": true, "exporter": true, "links": true,
 }
 
 // canonical is the word the translation writes for each rdmactl alias.
