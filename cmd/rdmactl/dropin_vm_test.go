@@ -68,15 +68,18 @@ func TestVMDropinMatchesTools(t *testing.T) {
 		{"ibv_devinfo", "-d"},
 		{"ibv_devinfo", "--ib"},
 	}
+	same := 0
 	for _, argv := range lines {
 		wo, we, wc := run(tools[argv[0]], argv)
 		o, e, c := run(dir, argv)
-		if o != wo || e != we || c != wc {
+		if o == wo && e == we && c == wc {
+			same++
+		} else {
 			t.Errorf("%s: differs from the tool's\n--- the tool: exit %d, stderr %q, stdout:\n%s\n--- rdmactl: exit %d, stderr %q, stdout:\n%s",
 				strings.Join(argv, " "), wc, we, wo, c, e, o)
 		}
 	}
-	t.Logf("%d command lines, each identical to the tool's", len(lines))
+	t.Logf("%d of %d command lines identical to the tool's", same, len(lines))
 	// -v is not printed as the tool prints it yet: refused in one line.
 	_, e, c := run(dir, []string{"ibv_devinfo", "-v"})
 	if c != 2 || strings.Count(e, "\n") != 1 || !strings.Contains(e, "rdmactl dev query") {

@@ -29,7 +29,7 @@ func TestGetoptLong(t *testing.T) {
 		{[]string{"--ib-dev"}, "option '--ib-dev' requires an argument"},
 		{[]string{"--list=1"}, "option '--list' doesn't allow an argument"},
 		{[]string{"--foo"}, "unrecognized option '--foo'"},
-		{[]string{"--ib"}, "option '--ib' is ambiguous"},
+		{[]string{"--ib"}, "option '--ib' is ambiguous; possibilities: '--ib-dev' '--ib-port'"},
 	} {
 		opts, operands, err := getoptLong(c.args, ibvDevinfoOptions)
 		got := ""

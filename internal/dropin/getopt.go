@@ -60,7 +60,11 @@ func getoptLong(args []string, opts []Option) (found []Opt, operands []string, e
 			case len(match) == 0:
 				return found, operands, fmt.Errorf("unrecognized option '--%s'", key)
 			case len(match) > 1:
-				return found, operands, fmt.Errorf("option '--%s' is ambiguous", key)
+				var poss strings.Builder
+				for _, m := range match {
+					fmt.Fprintf(&poss, " '--%s'", m.Long)
+				}
+				return found, operands, fmt.Errorf("option '--%s' is ambiguous; possibilities:%s", key, poss.String())
 			}
 			o := match[0]
 			switch {
