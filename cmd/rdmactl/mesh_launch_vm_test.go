@@ -659,6 +659,21 @@ func checkFaultReport(t *testing.T, ranks map[int]*meshRank, bad int, why *regex
 	return &rep
 }
 
+// upAtEnd brings vrxe3 back up when the test ends and waits for rxe3 to
+// be ACTIVE with its IPv4 GID again, as the next test needs it.
+func upAtEnd(t *testing.T) {
+	t.Cleanup(func() {
+		quiet(t, "ip", "link", "set", "vrxe3", "up")
+		if !vmcheck.Until(30*time.Second, nil, func() bool {
+			st, _ := os.ReadFile("/sys/class/infiniband/rxe3/ports/1/state")
+			g, _ := os.ReadFile("/sys/class/infiniband/rxe3/ports/1/gids/1")
+			return strings.Contains(string(st), "ACTIVE") && strings.HasSuffix(strings.TrimSpace(string(g)), "0a4d:0004")
+		}) {
+			t.Errorf("rxe3 not back ACTIVE with its GID after 30 s")
+		}
+	})
+}
+
 // TestVMPerfMeshFaults: a rank that never starts, a rank killed during
 // its test, and a device whose link goes down during its test, each in a
 // job of four ranks: the tests of that rank or device fail with the
@@ -707,16 +722,7 @@ func TestVMPerfMeshFaults(t *testing.T) {
 	t.Run("link_down", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		t.Cleanup(func() {
-			quiet(t, "ip", "link", "set", "vrxe3", "up")
-			if !vmcheck.Until(30*time.Second, nil, func() bool {
-				st, _ := os.ReadFile("/sys/class/infiniband/rxe3/ports/1/state")
-				g, _ := os.ReadFile("/sys/class/infiniband/rxe3/ports/1/gids/1")
-				return strings.Contains(string(st), "ACTIVE") && strings.HasSuffix(strings.TrimSpace(string(g)), "0a4d:0004")
-			}) {
-				t.Errorf("rxe3 not back ACTIVE with its GID after 30 s")
-			}
-		})
+		upAtEnd(t)
 		// One test at a time (rank 0 tests each other rank in turn):
 		// with rxe on one kernel's bridge, a veth going down can make
 		// another pair's RDMA write fail with a remote invalid request
@@ -741,17 +747,8 @@ func TestVMPerfMeshFaults(t *testing.T) {
 	t.Run("doctor", func(t *testing.T) {
 		// rxe3's link is down before the job: with --doctor its rank is
 		// left out (port_state FAILs on its device), the others go on.
+		upAtEnd(t)
 		sh(t, "ip", "link", "set", "vrxe3", "down")
-		t.Cleanup(func() {
-			quiet(t, "ip", "link", "set", "vrxe3", "up")
-			if !vmcheck.Until(30*time.Second, nil, func() bool {
-				st, _ := os.ReadFile("/sys/class/infiniband/rxe3/ports/1/state")
-				g, _ := os.ReadFile("/sys/class/infiniband/rxe3/ports/1/gids/1")
-				return strings.Contains(string(st), "ACTIVE") && strings.HasSuffix(strings.TrimSpace(string(g)), "0a4d:0004")
-			}) {
-				t.Errorf("rxe3 not back ACTIVE with its GID after 30 s")
-			}
-		})
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
 		ranks := startMeshRanks(t, ctx, []int{0, 1, 2, 3}, "-D", "2", "--join-timeout", "60s", "--doctor")
