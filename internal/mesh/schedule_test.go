@@ -94,6 +94,11 @@ func TestAllPairsDevices(t *testing.T) {
 			cases = append(cases, uniform(n, d))
 		}
 	}
+	// Larger jobs: up to 64 ranks of 8 NICs (512 endpoints, 130,816
+	// pairs; 1,024 ranks of one device are in TestAllPairsRanks).
+	if !testing.Short() {
+		cases = append(cases, uniform(33, 8), uniform(64, 8), uniform(129, 2))
+	}
 	for _, devs := range cases {
 		for _, rails := range []bool{false, true} {
 			for _, both := range []bool{false, true} {
