@@ -132,6 +132,17 @@ func runMesh(ctx context.Context, a *cmdutil.App, fl *meshFlags, verbName string
 	if fl.duration < 1 || fl.duration > 3600 {
 		return cmdutil.UsageErrorf("-D %d: want 1 to 3600 seconds", fl.duration)
 	}
+	if fl.deadline < 0 {
+		return cmdutil.UsageErrorf("--deadline %v: want a positive duration, or 0 for none", fl.deadline)
+	}
+	var expect *doctor.Expect
+	if fl.expect != "" {
+		x, err := doctor.ParseExpect(fl.expect)
+		if err != nil {
+			return cmdutil.WithCode(cmdutil.ExitUsage, err)
+		}
+		expect = &x
+	}
 	in := mesh.Inputs{Env: os.LookupEnv, Force: mesh.Launcher(fl.launcher), Rank: fl.rank,
 		K8sJob: fl.k8sJob, K8sService: fl.k8sService, K8sCompletions: fl.k8sCompl}
 	if fl.hostsFile != "" {
@@ -203,13 +214,10 @@ func runMesh(ctx context.Context, a *cmdutil.App, fl *meshFlags, verbName string
 	if len(devices) == 0 {
 		return cmdutil.Unsupportedf("perf mesh: no device with an ACTIVE port 1 here; give --devices")
 	}
-	if fl.doctor || fl.expect != "" {
-		if me.Unfit, err = meshDoctor(a, devices, fl.expect, p); err != nil {
+	if fl.doctor || expect != nil {
+		if me.Unfit, err = meshDoctor(a, devices, expect, p); err != nil {
 			return err
 		}
-	}
-	if fl.deadline < 0 {
-		return cmdutil.UsageErrorf("--deadline %v: want a positive duration, or 0 for none", fl.deadline)
 	}
 	deadline := time.Now().Add(fl.join)
 	tm := mesh.Timing{Prepare: 30 * time.Second, Run: p.Duration + 60*time.Second}
@@ -430,17 +438,13 @@ var meshChecks = []string{"port_state", "roce_netdev", "roce_gid", "uverbs_acces
 // meshDoctor runs meshChecks (and --expect's) on this host and returns
 // why the rank is unfit: its first FAIL on the host or on one of its
 // devices, and how many more; "" when it is fit.
-func meshDoctor(a *cmdutil.App, devices []string, expect string, p perf.Params) (string, error) {
+func meshDoctor(a *cmdutil.App, devices []string, expect *doctor.Expect, p perf.Params) (string, error) {
 	checks, err := doctor.Select(meshChecks)
 	if err != nil {
 		return "", err
 	}
-	if expect != "" {
-		x, err := doctor.ParseExpect(expect)
-		if err != nil {
-			return "", cmdutil.WithCode(cmdutil.ExitUsage, err)
-		}
-		checks = append(checks, x.Checks()...)
+	if expect != nil {
+		checks = append(checks, expect.Checks()...)
 	}
 	src, closeSrc, err := a.OpenInventory(true)
 	if err != nil {
