@@ -89,11 +89,11 @@ func TestDebPackage(t *testing.T) {
 	// Bash's completion, as a shell with bash-completion would run it.
 	words := sh(t, "bash", "-c", `source /usr/share/bash-completion/bash_completion
 source /usr/share/bash-completion/completions/rdmactl
-COMP_WORDS=(rdmactl li); COMP_CWORD=1; COMP_LINE="rdmactl li"; COMP_POINT=${#COMP_LINE}
-__start_rdmactl rdmactl li rdmactl
+COMP_WORDS=(rdmactl do); COMP_CWORD=1; COMP_LINE="rdmactl do"; COMP_POINT=${#COMP_LINE}
+__start_rdmactl rdmactl do rdmactl
 printf '%s\n' "${COMPREPLY[@]}"`)
-	if strings.TrimSpace(words) != "link" {
-		t.Errorf("bash completes 'rdmactl li' to %q, want link", words)
+	if strings.TrimSpace(words) != "doctor" {
+		t.Errorf("bash completes 'rdmactl do' to %q, want doctor", words)
 	}
 	if out, err := exec.Command("systemd-analyze", "verify", "/lib/systemd/system/rdmactl-exporter.service").CombinedOutput(); err != nil {
 		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
