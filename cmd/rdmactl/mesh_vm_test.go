@@ -97,6 +97,7 @@ func TestVMPerfMesh(t *testing.T) {
 		for _, ts := range rep.Tests {
 			if ts.Figure == nil || *ts.Figure <= 0 {
 				t.Errorf("%v: %+v: no figure", c.extra, ts)
+				continue
 			}
 			t.Logf("%v %s -> %s: %.2f %s", c.extra, ts.Src.Device, ts.Dst.Device, *ts.Figure, rep.Unit)
 		}
