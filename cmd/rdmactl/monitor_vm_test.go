@@ -340,7 +340,12 @@ func TestVMMonitor(t *testing.T) {
 	js.interrupt(t)
 	txt.interrupt(t)
 
-	// The text monitor saw the same events: time, source, type, what.
+	// The text monitor saw the same events: type and what. Not always
+	// from the same source: an event that both the kernel's notification
+	// and the poller report is printed once, from whichever reached that
+	// process first (seen on 6.12: the text monitor's poller noticed the
+	// rename mon1 -> mon2 before its notification came, the JSON
+	// monitor's notification came first).
 	all := js.events(t)
 	lines, _ := txt.snapshot()
 	if len(lines) != len(all) {
@@ -353,7 +358,7 @@ func TestVMMonitor(t *testing.T) {
 		if e.Port != 0 {
 			what = fmt.Sprintf("%s/%d", e.Ifname, e.Port)
 		}
-		if len(f) < 4 || f[1] != e.Source || f[2] != e.Type || f[3] != what {
+		if len(f) < 4 || (f[1] != "kernel" && f[1] != "poll") || f[2] != e.Type || f[3] != what {
 			t.Errorf("text line %q, JSON event %v", l, e)
 		}
 	}
