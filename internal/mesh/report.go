@@ -284,14 +284,16 @@ func (r *Report) Matrix(endpoints []Endpoint) [][]string {
 			case c.Figure == nil:
 				out[i][j] = "-"
 			default:
-				out[i][j] = formatFigure(*c.Figure)
+				out[i][j] = FormatFigure(*c.Figure)
 			}
 		}
 	}
 	return out
 }
 
-func formatFigure(f float64) string {
+// FormatFigure is a figure as the report prints it: whole numbers as
+// they are and from 100 up, two decimals otherwise.
+func FormatFigure(f float64) string {
 	if f >= 100 || f == math.Trunc(f) {
 		return fmt.Sprintf("%.0f", f)
 	}

@@ -29,7 +29,7 @@ const (
 // and are escaped.
 func MeshReport(w io.Writer, r *mesh.Report, color bool) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d tests, %d failed, median %s %s\n", len(r.Tests), r.Failed, meshFigure(r.Median), r.Unit)
+	fmt.Fprintf(&b, "%d tests, %d failed, median %s %s\n", len(r.Tests), r.Failed, mesh.FormatFigure(r.Median), r.Unit)
 	eps := r.Endpoints()
 	switch {
 	case len(eps) == 0:
@@ -57,7 +57,7 @@ func MeshReport(w io.Writer, r *mesh.Report, color bool) error {
 		fmt.Fprintln(w, "\nslowest:")
 		t := NewTable(w, "SRC", "DST", "ROUND", strings.ToUpper(r.Unit), "SHARE")
 		for _, tr := range r.Slowest {
-			t.Row(tr.Src.String(), tr.Dst.String(), tr.Round, meshFigure(*tr.Figure), fmt.Sprintf("%.0f%%", *tr.Share*100))
+			t.Row(tr.Src.String(), tr.Dst.String(), tr.Round, mesh.FormatFigure(*tr.Figure), fmt.Sprintf("%.0f%%", *tr.Share*100))
 		}
 		if err := t.Flush(); err != nil {
 			return err
@@ -82,7 +82,8 @@ func MeshReport(w io.Writer, r *mesh.Report, color bool) error {
 }
 
 // meshMatrix writes the matrix: a header of column numbers, then a row
-// an endpoint, "N host/device" and its cells, right-aligned.
+// an endpoint, "N host/device" and its cells (Report.Matrix's text, "."
+// where none), right-aligned.
 func meshMatrix(b *strings.Builder, r *mesh.Report, eps []mesh.Endpoint, color bool) {
 	labels := make([]string, len(eps))
 	lw := 0
@@ -90,28 +91,14 @@ func meshMatrix(b *strings.Builder, r *mesh.Report, eps []mesh.Endpoint, color b
 		labels[i] = strconv.Itoa(i) + " " + Escape(r.Name(e).String())
 		lw = max(lw, len(labels[i]))
 	}
-	type cell struct {
-		text string
-		sgr  string
-	}
-	cells := make([][]cell, len(eps))
+	texts := r.Matrix(eps)
 	cw := len(strconv.Itoa(len(eps) - 1))
-	for i, s := range eps {
-		cells[i] = make([]cell, len(eps))
-		for j, d := range eps {
-			c := cell{text: "."}
-			if tr := r.Cell(s, d); tr != nil {
-				switch {
-				case tr.Figure == nil:
-					c = cell{"-", sgrFailed}
-				case r.Slow(tr):
-					c = cell{meshFigure(*tr.Figure), sgrSlow}
-				default:
-					c = cell{text: meshFigure(*tr.Figure)}
-				}
+	for i := range texts {
+		for j := range texts[i] {
+			if texts[i][j] == "" {
+				texts[i][j] = "."
 			}
-			cells[i][j] = c
-			cw = max(cw, len(c.text))
+			cw = max(cw, len(texts[i][j]))
 		}
 	}
 	fmt.Fprintf(b, "\n%s, rows send to columns (- failed, . not tested):\n", r.Unit)
@@ -120,25 +107,25 @@ func meshMatrix(b *strings.Builder, r *mesh.Report, eps []mesh.Endpoint, color b
 		fmt.Fprintf(b, "  %*d", cw, j)
 	}
 	b.WriteByte('\n')
-	for i := range eps {
+	for i, s := range eps {
 		fmt.Fprintf(b, "%-*s", lw, labels[i])
-		for _, c := range cells[i] {
+		for j, d := range eps {
 			b.WriteString("  ")
-			if color && c.sgr != "" {
-				fmt.Fprintf(b, "%s%*s%s", c.sgr, cw, c.text, sgrReset)
+			sgr := ""
+			if tr := r.Cell(s, d); color && tr != nil {
+				switch {
+				case tr.Figure == nil:
+					sgr = sgrFailed
+				case r.Slow(tr):
+					sgr = sgrSlow
+				}
+			}
+			if sgr != "" {
+				fmt.Fprintf(b, "%s%*s%s", sgr, cw, texts[i][j], sgrReset)
 			} else {
-				fmt.Fprintf(b, "%*s", cw, c.text)
+				fmt.Fprintf(b, "%*s", cw, texts[i][j])
 			}
 		}
 		b.WriteByte('\n')
 	}
-}
-
-// meshFigure is a figure as the matrix shows it: whole numbers from 100
-// up, two decimals below.
-func meshFigure(f float64) string {
-	if f >= 100 {
-		return strconv.FormatFloat(f, 'f', 0, 64)
-	}
-	return strconv.FormatFloat(f, 'f', 2, 64)
 }

@@ -36,7 +36,7 @@ td.failed{background:#7a0000;color:#fff}
 </style></head><body>
 <h1>%s</h1>
 <p>%d tests, %d failed, median %s %s. Rows send to columns; a cell's color is its share of the median.</p>
-`, e(title), e(title), len(r.Tests), r.Failed, meshFigure(r.Median), e(r.Unit))
+`, e(title), e(title), len(r.Tests), r.Failed, mesh.FormatFigure(r.Median), e(r.Unit))
 	fmt.Fprint(bw, "<table>\n<tr><th></th>")
 	for j, ep := range eps {
 		fmt.Fprintf(bw, `<th title="%s">%d</th>`, e(r.Name(ep).String()), j)
@@ -53,7 +53,7 @@ td.failed{background:#7a0000;color:#fff}
 				fmt.Fprintf(bw, `<td class="failed" title="%s">-</td>`, e(tr.Error))
 			default:
 				fmt.Fprintf(bw, `<td style="background:%s" title="%s %s, %.0f%% of the median">%s</td>`,
-					shareColor(*tr.Share), meshFigure(*tr.Figure), e(r.Unit), *tr.Share*100, meshFigure(*tr.Figure))
+					shareColor(*tr.Share), mesh.FormatFigure(*tr.Figure), e(r.Unit), *tr.Share*100, mesh.FormatFigure(*tr.Figure))
 			}
 		}
 		fmt.Fprint(bw, "</tr>\n")
@@ -84,7 +84,7 @@ td.failed{background:#7a0000;color:#fff}
 		}
 	}
 	for _, tr := range r.Slowest {
-		slowest = append(slowest, []string{tr.Src.String(), tr.Dst.String(), fmt.Sprint(tr.Round), meshFigure(*tr.Figure), fmt.Sprintf("%.0f%%", *tr.Share*100)})
+		slowest = append(slowest, []string{tr.Src.String(), tr.Dst.String(), fmt.Sprint(tr.Round), mesh.FormatFigure(*tr.Figure), fmt.Sprintf("%.0f%%", *tr.Share*100)})
 	}
 	for _, s := range r.Suspects {
 		suspects = append(suspects, []string{s.Endpoint.String(), fmt.Sprint(s.Bad), fmt.Sprint(s.Tests), fmt.Sprintf("%.0f%%", s.Fraction*100)})
