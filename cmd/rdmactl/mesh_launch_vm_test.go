@@ -76,41 +76,27 @@ func addBridgedRxe(t *testing.T, n int) {
 		sh(t, "rdma", "link", "add", name, "type", "rxe", "netdev", fmt.Sprintf("vrxe%d", k))
 		t.Cleanup(func() { quiet(t, "rdma", "link", "delete", name) })
 	}
-	// Ready as the VM's own devices are: port ACTIVE, the IPv4-mapped
-	// GID of its address at index 1.
 	for k := have; k < n; k++ {
-		port := fmt.Sprintf("/sys/class/infiniband/rxe%d/ports/1/", k)
-		gid := fmt.Sprintf("0000:0000:0000:0000:0000:ffff:0a4d:%04x", k+1)
-		if !vmcheck.Until(30*time.Second, nil, func() bool {
-			st, _ := os.ReadFile(port + "state")
-			g, _ := os.ReadFile(port + "gids/1")
-			return strings.Contains(string(st), "ACTIVE") && strings.TrimSpace(string(g)) == gid
-		}) {
-			t.Fatalf("rxe%d: not ACTIVE with GID %s after 30 s", k, gid)
+		if err := waitRxeReady(k); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
 
-// meshEndpoint is an endpoint in perf mesh -j's report.
-type meshEndpoint struct {
-	Rank   int    `json:"rank"`
-	Host   string `json:"host"`
-	Device string `json:"device"`
-}
-
-// meshTestReport is a test of perf mesh -j's report, with its round.
-type meshTestReport struct {
-	Src    meshEndpoint `json:"src"`
-	Dst    meshEndpoint `json:"dst"`
-	Round  int          `json:"round"`
-	Figure *float64     `json:"figure"`
-	Error  string       `json:"error"`
-}
-
-type meshRoundsReport struct {
-	Unit   string           `json:"unit"`
-	Failed int              `json:"failed"`
-	Tests  []meshTestReport `json:"tests"`
+// waitRxeReady waits up to 30 s for rxe<k> to be ready as the VM's own
+// devices are at boot: port ACTIVE, the IPv4-mapped GID of its address
+// (10.77.0.K+1) at index 1.
+func waitRxeReady(k int) error {
+	port := fmt.Sprintf("/sys/class/infiniband/rxe%d/ports/1/", k)
+	gid := fmt.Sprintf("0000:0000:0000:0000:0000:ffff:0a4d:%04x", k+1)
+	if !vmcheck.Until(30*time.Second, nil, func() bool {
+		st, _ := os.ReadFile(port + "state")
+		g, _ := os.ReadFile(port + "gids/1")
+		return strings.Contains(string(st), "ACTIVE") && strings.TrimSpace(string(g)) == gid
+	}) {
+		return fmt.Errorf("rxe%d: not ACTIVE with GID %s after 30 s", k, gid)
+	}
+	return nil
 }
 
 // meshArgs is what every launcher's ranks run after "perf mesh write":
@@ -120,9 +106,9 @@ var meshArgs = []string{"-j", "-D", "2", "--join-timeout", "90s"}
 
 // checkMeshReport: every device pair of the four ranks tested once (all
 // pairs, one direction), none failed, each figure a bandwidth.
-func checkMeshReport(t *testing.T, who string, out []byte) *meshRoundsReport {
+func checkMeshReport(t *testing.T, who string, out []byte) *meshReport {
 	t.Helper()
-	var rep meshRoundsReport
+	var rep meshReport
 	if err := json.Unmarshal(out, &rep); err != nil {
 		t.Fatalf("%s: rank 0's report: %v\n%s", who, err, out)
 	}
@@ -146,7 +132,7 @@ func checkMeshReport(t *testing.T, who string, out []byte) *meshRoundsReport {
 // plainFigures runs, for each round of rep, that round's pairs together
 // as plain perf write runs of the same length (client on the source,
 // server on the destination), and returns each pair's bandwidth.
-func plainFigures(t *testing.T, rep *meshRoundsReport) map[string]float64 {
+func plainFigures(t *testing.T, rep *meshReport) map[string]float64 {
 	t.Helper()
 	bin := os.Getenv("RDMACTL_BIN")
 	rounds := map[int][]meshTestReport{}
@@ -210,7 +196,7 @@ func plainFigures(t *testing.T, rep *meshRoundsReport) map[string]float64 {
 // then 6.9 and 19.0 the other way), so a pair's own plain figure is no
 // yardstick; a figure in the wrong unit (2^10 off), of another kind
 // (a latency) or near zero is outside the spread.
-func compareWithPlain(t *testing.T, who string, rep *meshRoundsReport, plain map[string]float64) {
+func compareWithPlain(t *testing.T, who string, rep *meshReport, plain map[string]float64) {
 	t.Helper()
 	lo, hi := math.Inf(1), 0.0
 	for _, p := range plain {
@@ -549,73 +535,10 @@ func TestVMPerfMeshLaunchers(t *testing.T) {
 	}
 }
 
-// meshRank is one rank process of a --hosts job over rxe0..rxe3.
-type meshRank struct {
-	cmd            *exec.Cmd
-	stdout, stderr syncBuffer
-	done           chan struct{}
-	err            error
-}
-
-// startMeshRanks starts the ranks listed of a job of meshRanks ranks
-// (--hosts, all on this VM, rank r on rxe<r>), with extra options.
-func startMeshRanks(t *testing.T, ctx context.Context, ranks []int, extra ...string) map[int]*meshRank {
-	t.Helper()
-	bin := os.Getenv("RDMACTL_BIN")
-	hosts := filepath.Join(t.TempDir(), "hosts")
-	if err := os.WriteFile(hosts, []byte(strings.Repeat("127.0.0.1\n", meshRanks)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := map[int]*meshRank{}
-	for _, r := range ranks {
-		args := append([]string{"-j", "perf", "mesh", "write", "--hosts", hosts, "--rank", strconv.Itoa(r),
-			"--devices", "rxe" + strconv.Itoa(r), "--coordinator", "127.0.0.1:18600"}, extra...)
-		m := &meshRank{cmd: exec.CommandContext(ctx, bin, args...), done: make(chan struct{})}
-		m.cmd.Stdout, m.cmd.Stderr = &m.stdout, &m.stderr
-		if err := m.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		go func() { m.err = m.cmd.Wait(); close(m.done) }()
-		out[r] = m
-	}
-	t.Cleanup(func() {
-		for _, m := range out {
-			_ = m.cmd.Process.Kill()
-			<-m.done
-		}
-	})
-	return out
-}
-
-// exitCode is how m ended (after <-m.done): its exit code, -1 for a
-// signal.
-func (m *meshRank) exitCode() int {
-	if m.err == nil {
-		return 0
-	}
-	if ee, ok := m.err.(*exec.ExitError); ok {
-		return ee.ExitCode()
-	}
-	return -2
-}
-
-// meshFaultReport is rank 0's report of a job with a fault.
-type meshFaultReport struct {
-	Failed int              `json:"failed"`
-	Tests  []meshTestReport `json:"tests"`
-	Absent []struct {
-		Rank   int    `json:"rank"`
-		Reason string `json:"reason"`
-	} `json:"absent"`
-	Suspects []struct {
-		Endpoint struct{ Rank int } `json:"endpoint"`
-	} `json:"suspects"`
-}
-
 // checkFaultReport: rank 0 exited 7 (a test failed) with one line on
 // stderr; every test of rank bad failed with an error that matches why,
 // every other test has a figure; the other ranks exited 0.
-func checkFaultReport(t *testing.T, ranks map[int]*meshRank, bad int, why *regexp.Regexp) *meshFaultReport {
+func checkFaultReport(t *testing.T, ranks map[int]*meshRank, bad int, why *regexp.Regexp) *meshReport {
 	t.Helper()
 	for r, m := range ranks {
 		<-m.done
@@ -627,7 +550,7 @@ func checkFaultReport(t *testing.T, ranks map[int]*meshRank, bad int, why *regex
 			t.Errorf("rank %d: %v, want exit %d\nstderr: %s", r, m.err, want, m.stderr.String())
 		}
 	}
-	var rep meshFaultReport
+	var rep meshReport
 	if err := json.Unmarshal([]byte(ranks[0].stdout.String()), &rep); err != nil {
 		t.Fatalf("rank 0's report: %v\n%s", err, ranks[0].stdout.String())
 	}
@@ -664,12 +587,8 @@ func checkFaultReport(t *testing.T, ranks map[int]*meshRank, bad int, why *regex
 func upAtEnd(t *testing.T) {
 	t.Cleanup(func() {
 		quiet(t, "ip", "link", "set", "vrxe3", "up")
-		if !vmcheck.Until(30*time.Second, nil, func() bool {
-			st, _ := os.ReadFile("/sys/class/infiniband/rxe3/ports/1/state")
-			g, _ := os.ReadFile("/sys/class/infiniband/rxe3/ports/1/gids/1")
-			return strings.Contains(string(st), "ACTIVE") && strings.HasSuffix(strings.TrimSpace(string(g)), "0a4d:0004")
-		}) {
-			t.Errorf("rxe3 not back ACTIVE with its GID after 30 s")
+		if err := waitRxeReady(3); err != nil {
+			t.Error(err)
 		}
 	})
 }
@@ -690,7 +609,7 @@ func TestVMPerfMeshFaults(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
 		start := time.Now()
-		ranks := startMeshRanks(t, ctx, []int{0, 1, 2}, "-D", "2", "--join-timeout", "8s")
+		ranks := startMeshRanks(t, ctx, meshRanks, []int{0, 1, 2}, "-D", "2", "--join-timeout", "8s")
 		rep := checkFaultReport(t, ranks, 3, regexp.MustCompile(`^rank 3 never came to the rendezvous$`))
 		if len(rep.Absent) != 1 || rep.Absent[0].Rank != 3 || rep.Absent[0].Reason == "" {
 			t.Errorf("absent: %+v, want rank 3 with its reason", rep.Absent)
@@ -712,7 +631,7 @@ func TestVMPerfMeshFaults(t *testing.T) {
 	t.Run("killed", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		ranks := startMeshRanks(t, ctx, []int{0, 1, 2, 3}, "-D", "6", "--join-timeout", "60s")
+		ranks := startMeshRanks(t, ctx, meshRanks, []int{0, 1, 2, 3}, "-D", "6", "--join-timeout", "60s")
 		hold(t, ranks, func() { _ = ranks[3].cmd.Process.Kill() })
 		<-ranks[3].done
 		delete(ranks, 3) // killed: no exit code to check
@@ -730,7 +649,7 @@ func TestVMPerfMeshFaults(t *testing.T) {
 		// went down), which is not the fault under test. The tests
 		// after rxe3's run with its link down.
 		page := filepath.Join(t.TempDir(), "mesh.html")
-		ranks := startMeshRanks(t, ctx, []int{0, 1, 2, 3}, "-D", "6", "--join-timeout", "60s", "--html", page,
+		ranks := startMeshRanks(t, ctx, meshRanks, []int{0, 1, 2, 3}, "-D", "6", "--join-timeout", "60s", "--html", page,
 			"--pattern", "one-to-all", "--from", "0")
 		hold(t, ranks, func() { sh(t, "ip", "link", "set", "vrxe3", "down") })
 		checkFaultReport(t, ranks, 3, regexp.MustCompile(`rxe3`))
@@ -751,7 +670,7 @@ func TestVMPerfMeshFaults(t *testing.T) {
 		sh(t, "ip", "link", "set", "vrxe3", "down")
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		ranks := startMeshRanks(t, ctx, []int{0, 1, 2, 3}, "-D", "2", "--join-timeout", "60s", "--doctor")
+		ranks := startMeshRanks(t, ctx, meshRanks, []int{0, 1, 2, 3}, "-D", "2", "--join-timeout", "60s", "--doctor")
 		<-ranks[3].done
 		if code, l := ranks[3].exitCode(), strings.TrimSpace(ranks[3].stderr.String()); code != 8 || strings.Count(l, "\n") != 0 ||
 			!strings.HasPrefix(l, "rdmactl: perf mesh: rank 3 left out of the job: doctor: port_state rxe3/1: ") {
@@ -791,22 +710,14 @@ func TestVMPerfMeshSlowLink(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	ranks := startMeshRanks(t, ctx, []int{0, 1, 2, 3}, "-D", "3", "--join-timeout", "60s", "--slowest", "3")
+	ranks := startMeshRanks(t, ctx, meshRanks, []int{0, 1, 2, 3}, "-D", "3", "--join-timeout", "60s", "--slowest", "3")
 	for r, m := range ranks {
 		<-m.done
 		if m.err != nil {
 			t.Errorf("rank %d: %v: %s", r, m.err, m.stderr.String())
 		}
 	}
-	var rep struct {
-		Slowest  []meshTestReport `json:"slowest"`
-		Suspects []struct {
-			Endpoint  meshEndpoint `json:"endpoint"`
-			Fraction  float64      `json:"fraction"`
-			MeanShare float64      `json:"mean_share"`
-		} `json:"suspects"`
-		Tests []meshTestReport `json:"tests"`
-	}
+	var rep meshReport
 	if err := json.Unmarshal([]byte(ranks[0].stdout.String()), &rep); err != nil {
 		t.Fatalf("rank 0's report: %v\n%s", err, ranks[0].stdout.String())
 	}
