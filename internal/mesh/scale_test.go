@@ -2,6 +2,7 @@ package mesh
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -71,26 +72,32 @@ func runFollowers(spec string) error {
 	if err != nil {
 		return err
 	}
-	deadline := time.Now().Add(5 * time.Minute)
-	errs := make(chan error, size)
+	return errors.Join(follow(f[0], "scale", size, plan, time.Now().Add(5*time.Minute))...)
+}
+
+// follow runs ranks 1..size-1 of job as goroutines: each joins the
+// coordinator at addr and follows plan's rounds with nullRunner. It
+// returns each rank's error (nil for a rank told to end) once all are
+// done.
+func follow(addr, job string, size int, plan *Plan, deadline time.Time) []error {
+	errs := make([]error, size)
 	var wg sync.WaitGroup
 	for r := 1; r < size; r++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			roster, l, err := Join(context.Background(), f[0], Hello{Job: "scale", Rank: r, Size: size, Devices: []string{"d0"}}, deadline)
+			roster, l, err := Join(context.Background(), addr, Hello{Job: job, Rank: r, Size: size, Devices: []string{"d0"}}, deadline)
 			if err == nil {
 				err = Follow(context.Background(), r, plan, roster, l, nullRunner{}, scaleTiming)
 				l.Close()
 			}
 			if err != nil {
-				errs <- fmt.Errorf("rank %d: %w", r, err)
+				errs[r] = fmt.Errorf("rank %d: %w", r, err)
 			}
 		}()
 	}
 	wg.Wait()
-	close(errs)
-	return <-errs
+	return errs
 }
 
 // scaleJob runs one job of size ranks and returns rank 0's report, the
@@ -187,17 +194,8 @@ func TestDriveDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	errs := make(chan error, size)
-	for r := 1; r < size; r++ {
-		go func() {
-			roster, l, err := Join(context.Background(), ln.Addr().String(), Hello{Job: "d", Rank: r, Size: size, Devices: []string{"d0"}}, deadline)
-			if err == nil {
-				err = Follow(context.Background(), r, plan, roster, l, nullRunner{}, scaleTiming)
-				l.Close()
-			}
-			errs <- err
-		}()
-	}
+	done := make(chan []error, 1)
+	go func() { done <- follow(ln.Addr().String(), "d", size, plan, deadline) }()
 	roster, links, err := Gather(context.Background(), ln, Hello{Job: "d", Rank: 0, Size: size, Addr: "127.0.0.1", Devices: []string{"d0"}}, deadline)
 	if err != nil {
 		t.Fatal(err)
@@ -206,9 +204,9 @@ func TestDriveDeadline(t *testing.T) {
 	tm.Deadline = time.Now()
 	out := Drive(context.Background(), plan, roster, links, nullRunner{}, tm)
 	closeAll(links)
-	for range size - 1 {
-		if err := <-errs; err != nil {
-			t.Errorf("a rank: %v (want told to end)", err)
+	for _, err := range <-done {
+		if err != nil {
+			t.Errorf("%v (want told to end)", err)
 		}
 	}
 	if len(out) != size*(size-1)/2 {
