@@ -32,7 +32,7 @@ type AH struct {
 	// num is the provider's AH number put in UD WQEs (rxe: ah_num from
 	// struct rxe_create_ah_resp, which the kernel looks the AV up by).
 	num  uint32
-	prov providerAH
+	prov ProviderAH
 	ctx  *Context
 	key  uint64
 }
@@ -60,8 +60,8 @@ func (c *Context) CreateAH(pd *PD, attr AHAttr) (*AH, error) {
 		return resp.AHHandle, nil
 	}
 	ah := &AH{ctx: c, Attr: attr}
-	if cr, ok := pc.(ahCreator); ok {
-		ah.prov, ah.num, err = cr.createAH(&ahRequest{Attr: attr}, exec)
+	if cr, ok := pc.(AHCreator); ok {
+		ah.prov, ah.num, err = cr.CreateAH(&AHRequest{Attr: attr}, exec)
 	} else {
 		_, err = exec(nil, nil)
 	}
@@ -93,7 +93,7 @@ func (ah *AH) Close() error {
 	ah.ctx.removeChild(ah.key)
 	ah.ctx = nil
 	if ah.prov != nil {
-		return ah.prov.release()
+		return ah.prov.Release()
 	}
 	return nil
 }

@@ -68,7 +68,7 @@ func TestAtomicRefused(t *testing.T) {
 	} {
 		w := good
 		c.mod(&w)
-		if err := checkAtomic(&w, c.rc); !errors.Is(err, c.want) {
+		if err := CheckAtomic(&w, c.rc); !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
 		}
 	}

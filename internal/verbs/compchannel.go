@@ -137,10 +137,10 @@ func (ch *CompChannel) take() (int, error) {
 }
 
 // attach makes the event state of a CQ created in slot, whose provider
-// queue is p (an *mlx5CQ is armed through its doorbells).
-func (ch *CompChannel) attach(slot int, cmdFD int, handle uint32, p providerCQ) *cqEvents {
+// queue is p (a CQArmer is armed through its doorbells).
+func (ch *CompChannel) attach(slot int, cmdFD int, handle uint32, p ProviderCQ) *cqEvents {
 	e := &cqEvents{ch: ch, st: ch.st, slot: slot, fd: cmdFD}
-	e.mlx5, _ = p.(*mlx5CQ)
+	e.userArm, _ = p.(CQArmer)
 	hdr := uvCmdHdr{Command: cmdReqNotifyCQ, InWords: uint16((8 + unsafe.Sizeof(abiReqNotifyCQ{})) / 4)}
 	req := abiReqNotifyCQ{CQHandle: handle}
 	copy(e.cmd[:8], bytesOf(&hdr))
@@ -162,16 +162,16 @@ func (c *Context) CreateCQOn(cqe int, ch *CompChannel) (*CQ, error) {
 }
 
 // cqEvents is a CQ's side of its channel: the prebuilt REQ_NOTIFY_CQ
-// command (or the mlx5 CQ armed in user space) and the slot its events
+// command (or the provider's CQ armed in user space) and the slot its events
 // are counted in.
 type cqEvents struct {
-	ch     *CompChannel
-	st     *chanState
-	slot   int
-	fd     int      // the uverbs command fd
-	cmd    [16]byte // cmd_hdr + ib_uverbs_req_notify_cq
-	mlx5   *mlx5CQ  // non-nil: arm through its doorbells, not cmd
-	armErr chanError
+	ch      *CompChannel
+	st      *chanState
+	slot    int
+	fd      int      // the uverbs command fd
+	cmd     [16]byte // cmd_hdr + ib_uverbs_req_notify_cq
+	userArm CQArmer  // non-nil: arm through its doorbells, not cmd
+	armErr  chanError
 	// reported is DESTROY_CQ's comp_events_reported, once closed.
 	reported uint32
 	closed   bool
@@ -199,10 +199,10 @@ func (cq *CQ) Arm() (did bool, err error) {
 	if e.st.armed[e.slot] {
 		return false, nil
 	}
-	if e.mlx5 != nil {
+	if e.userArm != nil {
 		// arm_sn: the events read for this CQ (rdma-core's
 		// mlx5_cq_event once per ibv_get_cq_event).
-		e.mlx5.arm(uint32(e.st.events[e.slot]), false)
+		e.userArm.Arm(uint32(e.st.events[e.slot]), false)
 		e.st.armed[e.slot] = true
 		return true, nil
 	}

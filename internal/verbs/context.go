@@ -71,7 +71,7 @@ type Context struct {
 
 	// prov is the provider's per-context state; nil when the driver has
 	// no provider here (queries still work; see dataPath).
-	prov providerContext
+	prov ProviderContext
 
 	children []child
 	nextKey  uint64
@@ -190,7 +190,7 @@ func (c *Context) getContext() error {
 	p := providers[c.dev.DriverID]
 	if p != nil {
 		var outLen int
-		in, outLen = p.contextUData()
+		in, outLen = p.ContextUData()
 		out = make([]byte, outLen)
 	}
 	done := false
@@ -230,9 +230,9 @@ func (c *Context) getContext() error {
 		c.numCompVectors = resp.NumCompVectors
 	}
 	if p != nil {
-		pc, err := p.openContext(c.fd, out)
+		pc, err := p.OpenContext(c.fd, out)
 		if err != nil {
-			return fmt.Errorf("%s: %s provider: %w", c.dev.Name, p.name(), err)
+			return fmt.Errorf("%s: %s provider: %w", c.dev.Name, p.Name(), err)
 		}
 		c.prov = pc
 	}
@@ -256,7 +256,7 @@ func (c *Context) UsesIoctl() bool { return c.useIoctl }
 
 // dataPath returns the provider context, or a NoDataPathError when the
 // driver has no provider here (the context then serves queries only).
-func (c *Context) dataPath() (providerContext, error) {
+func (c *Context) dataPath() (ProviderContext, error) {
 	if c.prov == nil {
 		return nil, &NoDataPathError{Device: c.dev.Name, Driver: c.dev.Driver}
 	}
@@ -315,7 +315,7 @@ func (c *Context) Close() error {
 		c.removeChild(ch.key)
 	}
 	if c.prov != nil {
-		if err := c.prov.close(); err != nil && first == nil {
+		if err := c.prov.Close(); err != nil && first == nil {
 			first = err
 		}
 		c.prov = nil

@@ -12,7 +12,7 @@ type CQ struct {
 	ctx    *Context
 	handle uint32
 	cqe    int
-	prov   providerCQ
+	prov   ProviderCQ
 	key    uint64 // Context child registration
 	// ev is the CQ's completion-event state when it was made on a
 	// channel (CreateCQOn; compchannel.go); nil: polled only.
@@ -32,7 +32,7 @@ func (c *Context) createCQ(cqe int, ch *CompChannel) (*CQ, error) {
 	if err != nil {
 		return nil, err
 	}
-	req := &cqRequest{Device: c.dev.Name, CQE: cqe}
+	req := &CQRequest{Device: c.dev.Name, CQE: cqe}
 	slot, err := ch.take()
 	if err != nil {
 		return nil, err
@@ -52,7 +52,7 @@ func (c *Context) createCQ(cqe int, ch *CompChannel) (*CQ, error) {
 		req.ActualCQE = resp.CQE
 		return resp.CQHandle, nil
 	}
-	p, err := pc.createCQ(req, exec)
+	p, err := pc.CreateCQ(req, exec)
 	if err != nil {
 		if created {
 			err = errors.Join(err, c.destroyCQ(handle))
@@ -113,5 +113,5 @@ func (cq *CQ) Close() error {
 	p := cq.prov
 	cq.prov = nil
 	cq.ctx.removeChild(cq.key)
-	return errors.Join(p.release(), cq.ev.destroyed(resp.CompEventsReported))
+	return errors.Join(p.Release(), cq.ev.destroyed(resp.CompEventsReported))
 }

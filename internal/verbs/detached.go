@@ -26,15 +26,15 @@ package verbs
 // wrappers' checks (state, closed) and their error wrapping, so the
 // caller must keep the QP in RTS and everything open for the duration.
 
-// detachable marks provider queues whose PostSend, PostRecv or Poll keep
+// DetachableQueue marks provider queues whose PostSend, PostRecv or Poll keep
 // to the rules above. rxe does; mlx5 does not yet (its doorbell and BlueFlame
 // helpers are not audited), and tests' fakes do not.
-type detachable interface{ detachable() }
+type DetachableQueue interface{ Detachable() }
 
 // DetachedSendQueue returns the provider send queue of qp for use while
 // detached from the scheduler, or false if its provider has no such path.
 func (qp *QP) DetachedSendQueue() (SendQueue, bool) {
-	if _, ok := qp.send.(detachable); !ok || qp.state < QPStateRTS {
+	if _, ok := qp.send.(DetachableQueue); !ok || qp.state < QPStateRTS {
 		return nil, false
 	}
 	return qp.send, true
@@ -44,7 +44,7 @@ func (qp *QP) DetachedSendQueue() (SendQueue, bool) {
 // while detached from the scheduler, or false if its provider has no
 // such path (or the QP has no receive queue, or is in RESET).
 func (qp *QP) DetachedRecvQueue() (RecvQueue, bool) {
-	if _, ok := qp.recv.(detachable); !ok || qp.state == QPStateReset {
+	if _, ok := qp.recv.(DetachableQueue); !ok || qp.state == QPStateReset {
 		return nil, false
 	}
 	return qp.recv, true
@@ -53,27 +53,29 @@ func (qp *QP) DetachedRecvQueue() (RecvQueue, bool) {
 // DetachedCQ returns the provider CQ of cq for use while detached from
 // the scheduler, or false if its provider has no such path.
 func (cq *CQ) DetachedCQ() (CompletionQueue, bool) {
-	if _, ok := cq.prov.(detachable); !ok {
+	if _, ok := cq.prov.(DetachableQueue); !ok {
 		return nil, false
 	}
 	return cq.prov, true
 }
 
+// IndexWatcher is implemented by provider CQs that show new completions
+// as a producer index in memory (rxe's CQ ring, rdma_user_rxe.h): Watch
+// returns the words holding the ring's producer and consumer indices.
+type IndexWatcher interface {
+	Watch() (prod, cons *uint32)
+}
+
 // DetachedWatch returns, when cq's provider shows new completions as a
-// producer index in memory (rxe), the words holding the CQ ring's producer
-// and consumer indices: while they are equal the CQ is empty. A detached
-// loop can so wait for a completion with two loads a round and no call,
-// and then Poll it. ok is false for other providers.
+// producer index in memory (IndexWatcher), the words holding the CQ
+// ring's producer and consumer indices: while they are equal the CQ is
+// empty. A detached loop can so wait for a completion with two loads a
+// round and no call, and then Poll it. ok is false for other providers.
 func (cq *CQ) DetachedWatch() (prod, cons *uint32, ok bool) {
-	w, ok := cq.prov.(interface{ watch() (prod, cons *uint32) })
+	w, ok := cq.prov.(IndexWatcher)
 	if !ok {
 		return nil, nil, false
 	}
-	prod, cons = w.watch()
+	prod, cons = w.Watch()
 	return prod, cons, true
 }
-
-func (c *rxeCQ) watch() (prod, cons *uint32) { return c.ring.prod, c.ring.cons }
-
-func (q *rxeQP) detachable() {}
-func (c *rxeCQ) detachable() {}

@@ -145,14 +145,14 @@ func NewDevice(ibdev, node string, abi, major, minor, driverID uint32) Device {
 func guessDriverID(root, ibdev string) uint32 {
 	if l, err := os.Readlink(filepath.Join(root, "class", "infiniband", ibdev, "device", "driver")); err == nil {
 		for _, e := range providerList {
-			if m := e.p.kernelModule(); m != "" && filepath.Base(l) == m {
+			if m := e.p.KernelModule(); m != "" && filepath.Base(l) == m {
 				return e.id
 			}
 		}
 		return 0
 	}
 	for _, e := range providerList {
-		if strings.HasPrefix(ibdev, e.p.namePrefix()) {
+		if strings.HasPrefix(ibdev, e.p.NamePrefix()) {
 			return e.id
 		}
 	}
@@ -178,11 +178,11 @@ func (d Device) checkABI() error {
 	if p == nil {
 		return nil
 	}
-	if lo, hi := p.abi(); d.ABI < lo || d.ABI > hi {
+	if lo, hi := p.ABI(); d.ABI < lo || d.ABI > hi {
 		var known []string
 		for _, e := range providerList {
-			lo, hi := e.p.abi()
-			r := fmt.Sprintf("%s %d", e.p.name(), lo)
+			lo, hi := e.p.ABI()
+			r := fmt.Sprintf("%s %d", e.p.Name(), lo)
 			if hi != lo {
 				r += fmt.Sprintf("..%d", hi)
 			}

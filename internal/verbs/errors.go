@@ -172,3 +172,46 @@ func errnoText(err error) string {
 	}
 	return err.Error()
 }
+
+// DoorbellError reports a provider's failed doorbell syscall (rxe's
+// POST_SEND write: EINVAL while the QP is below RTS, EIO or ENODEV once
+// the device is gone). The provider fills Device and Provider when it
+// creates the QP, and Errno when the call fails: preallocated, so that a
+// failing post does not allocate.
+type DoorbellError struct {
+	Device   string
+	Provider string // "rxe"
+	Errno    unix.Errno
+}
+
+func (e *DoorbellError) Error() string {
+	dev := e.Device
+	if dev == "" {
+		dev = "verbs"
+	}
+	if e.Errno == unix.EIO || e.Errno == unix.ENODEV {
+		return dev + ": POST_SEND (" + e.Provider + " doorbell) failed: the device was removed while in use (" + e.Errno.Error() + ")"
+	}
+	return dev + ": POST_SEND (" + e.Provider + " doorbell): " + e.Errno.Error()
+}
+
+// Unwrap exposes the errno and, for EIO/ENODEV, ErrDeviceGone.
+func (e *DoorbellError) Unwrap() []error {
+	if e.Errno == unix.EIO || e.Errno == unix.ENODEV {
+		return []error{e.Errno, ErrDeviceGone}
+	}
+	return []error{e.Errno}
+}
+
+// Errors for work requests the data path refuses before touching a ring.
+// They are preallocated so that returning them does not allocate.
+var (
+	ErrBadOpcode     = errors.New("verbs: send work request has an opcode this data path does not support (use SEND, SEND_WITH_IMM, RDMA_WRITE[_WITH_IMM], RDMA_READ or an atomic)")
+	ErrUDOpcode      = errors.New("verbs: UD QPs only send SEND and SEND_WITH_IMM")
+	ErrReadNotRC     = errors.New("verbs: RDMA READ needs an RC QP")
+	ErrNoAH          = errors.New("verbs: UD send work request without an address handle (SendWR.AH)")
+	ErrInlineRead    = errors.New("verbs: RDMA READ cannot be inline")
+	ErrInlineTooLong = errors.New("verbs: inline send longer than the QP's max_inline_data (see QP.Caps)")
+	ErrNoRQ          = errors.New("verbs: QP has no receive queue")
+	ErrBatchTooLarge = errors.New("verbs: more work requests in one post than the queue can ever hold (QP.Caps says how many); post fewer at a time")
+)

@@ -238,7 +238,7 @@ func TestRxeCQEAccepted(t *testing.T) {
 	if n, err := cq.Poll(wcs); n != 3 || err != nil {
 		t.Fatalf("Poll: %d, %v", n, err)
 	}
-	_ = qp.release()
+	_ = qp.Release()
 	putRxeCQE(cq, WC{WRID: 5, Opcode: 99, ByteLen: 1 << 20, QPNum: fakeQPN}) // the closed QP's
 	if n, err := cq.Poll(wcs); n != 1 || err != nil {
 		t.Fatalf("late CQE of a closed QP: %d, %v", n, err)
@@ -282,11 +282,11 @@ func TestQueueFullRecovers(t *testing.T) {
 		for i := range many {
 			many[i] = rxeWrite64
 		}
-		if err := qp.PostSend(many); err != errBatchTooLarge {
+		if err := qp.PostSend(many); err != ErrBatchTooLarge {
 			t.Errorf("8 WRs on an empty 7-slot SQ: %v, want errBatchTooLarge", err)
 		}
 		rws := make([]RecvWR, 8)
-		if err := qp.PostRecv(rws); err != errBatchTooLarge {
+		if err := qp.PostRecv(rws); err != ErrBatchTooLarge {
 			t.Errorf("8 WRs on an empty 7-slot RQ: %v, want errBatchTooLarge", err)
 		}
 	})
@@ -318,10 +318,10 @@ func TestQueueFullRecovers(t *testing.T) {
 				t.Fatalf("round %d: polled %d, %v", round, n, err)
 			}
 		}
-		if err := q.PostSend(make([]SendWR, 9)); err != errBatchTooLarge {
+		if err := q.PostSend(make([]SendWR, 9)); err != ErrBatchTooLarge {
 			t.Errorf("9 WRs on an empty 8-WQEBB SQ: %v, want errBatchTooLarge", err)
 		}
-		if err := q.PostRecv(make([]RecvWR, 9)); err != errBatchTooLarge {
+		if err := q.PostRecv(make([]RecvWR, 9)); err != ErrBatchTooLarge {
 			t.Errorf("9 WRs on an empty 8-entry RQ: %v, want errBatchTooLarge", err)
 		}
 	})
@@ -451,7 +451,7 @@ func TestMLX5ClosedQPCQEs(t *testing.T) {
 	q, cq, _ := mlx5TestQP(t, 4, 4, 0, 8)
 	m := &mlx5Model{q: q, cq: cq}
 	qpn := q.qpn
-	_ = q.release()
+	_ = q.Release()
 	m.writeCQE(mlx5CQEBody(qpn, mlx5OpSend, 7, 0), mlx5CQEReq)
 	m.writeCQE(mlx5CQEBody(qpn, 0, 0, 8), mlx5CQERespSend)
 	var wcs [4]WC
@@ -477,7 +477,7 @@ func TestDoorbellDeviceGone(t *testing.T) {
 		t.Errorf("doorbell on a read-only fd: %v", err)
 	}
 	for _, e := range []unix.Errno{unix.EIO, unix.ENODEV} {
-		qp.dbErr.errno = e
+		qp.dbErr.Errno = e
 		err := error(&qp.dbErr)
 		if !errors.Is(err, ErrDeviceGone) || !errors.Is(err, e) || !strings.Contains(err.Error(), "rxefake0") ||
 			!strings.Contains(err.Error(), "removed") {
@@ -605,7 +605,7 @@ func TestRxeCQTwoQPs(t *testing.T) {
 	if n, err := cq.Poll(wcs); n != 2 || err != nil || wcs[1].QPNum != fakeQPN+1 {
 		t.Fatalf("Poll: %d, %v, %+v", n, err, wcs[:n])
 	}
-	_ = qp2.release()
+	_ = qp2.Release()
 	if got := atomic.LoadUint32(&cq.soleQPN); got != fakeQPN {
 		t.Fatalf("soleQPN %#x after closing the second QP, want %#x", got, fakeQPN)
 	}

@@ -40,29 +40,29 @@ import (
 
 type mlx5Provider struct{}
 
-func (mlx5Provider) name() string { return "mlx5" }
+func (mlx5Provider) Name() string { return "mlx5" }
 
-// ABI exactly 1: providers/mlx5/mlx5-abi.h (MLX5_UVERBS_MIN_ABI_VERSION,
+// ABI exactly 1: providers/mlx5/mlx5-ABI.h (MLX5_UVERBS_MIN_ABI_VERSION,
 // MLX5_UVERBS_MAX_ABI_VERSION).
-func (mlx5Provider) abi() (uint32, uint32) { return 1, 1 }
+func (mlx5Provider) ABI() (uint32, uint32) { return 1, 1 }
 
-func (mlx5Provider) kernelModule() string { return "mlx5_core" }
-func (mlx5Provider) namePrefix() string   { return "mlx5_" }
+func (mlx5Provider) KernelModule() string { return "mlx5_core" }
+func (mlx5Provider) NamePrefix() string   { return "mlx5_" }
 
 // mlx5's libibverbs prints a four-digit subminor (providers/mlx5/verbs.c,
 // mlx5_query_device_ex).
-func (mlx5Provider) fwVersion(major, minor, sub uint64) string {
+func (mlx5Provider) FWVersion(major, minor, sub uint64) string {
 	return fmt.Sprintf("%d.%d.%04d", major, minor, sub)
 }
 
 // ALLOC_PD's response udata is struct mlx5_ib_alloc_pd_resp { __u32 pdn; }.
-func (mlx5Provider) allocPD(exec execFunc) (uint32, uint32, error) {
+func (mlx5Provider) AllocPD(exec ExecFunc) (uint32, uint32, error) {
 	out := make([]byte, 4)
 	h, err := exec(nil, out)
 	return h, binary.NativeEndian.Uint32(out), err
 }
 
-func (mlx5Provider) contextUData() ([]byte, int) {
+func (mlx5Provider) ContextUData() ([]byte, int) {
 	req := &mlx5AllocUcontextReq{
 		TotalNumBfregs:      mlx5DefTotBfregs,
 		NumLowLatencyBfregs: mlx5DefLowLatency,
@@ -100,7 +100,7 @@ type mlx5Context struct {
 	nextUIdx uint32
 }
 
-func (mlx5Provider) openContext(cmdFD int, out []byte) (providerContext, error) {
+func (mlx5Provider) OpenContext(cmdFD int, out []byte) (ProviderContext, error) {
 	return mlx5OpenContext(cmdFD, out, unix.Getpagesize(), mmapUARs{})
 }
 
@@ -135,7 +135,7 @@ func mlx5OpenContext(cmdFD int, out []byte, pageSize int, uars uarMapper) (*mlx5
 	for i := uint32(0); i < npages; i++ {
 		m, err := uars.mapUAR(cmdFD, mlx5UARMmapOffset(mlx5MmapRegularPg, i, pageSize), pageSize)
 		if err != nil {
-			_ = c.close()
+			_ = c.Close()
 			return nil, fmt.Errorf("mmap UAR page %d: %w", i, err)
 		}
 		c.uars = append(c.uars, m)
@@ -143,7 +143,7 @@ func mlx5OpenContext(cmdFD int, out []byte, pageSize int, uars uarMapper) (*mlx5
 	return c, nil
 }
 
-func (c *mlx5Context) close() error {
+func (c *mlx5Context) Close() error {
 	var errs []error
 	for _, m := range c.uars {
 		errs = append(errs, c.uarMap.unmapUAR(m))
@@ -228,7 +228,7 @@ type mlx5CQ struct {
 // mlx5MaxGoneQPs bounds how many closed QPs a CQ remembers.
 const mlx5MaxGoneQPs = 64
 
-func (c *mlx5Context) createCQ(req *cqRequest, exec execFunc) (providerCQ, error) {
+func (c *mlx5Context) CreateCQ(req *CQRequest, exec ExecFunc) (ProviderCQ, error) {
 	ncqe := roundPow2(uint32(req.CQE) + 1)
 	if ncqe > 1<<24 {
 		return nil, fmt.Errorf("mlx5: CQ of %d entries is larger than 2^24", req.CQE)
@@ -245,13 +245,13 @@ func (c *mlx5Context) createCQ(req *cqRequest, exec execFunc) (providerCQ, error
 	// The core sends ncqe-1; the kernel rounds cqe+1 up to ncqe again.
 	req.CQE = int(ncqe - 1)
 	if _, err := exec(abiBytes(&cmd), abiBytes(&resp)); err != nil {
-		_ = cq.release()
+		_ = cq.Release()
 		return nil, err
 	}
 	cq.cqn = resp.CQN
 	cq.err.Device = req.Device
 	if req.ActualCQE+1 != ncqe {
-		_ = cq.release()
+		_ = cq.Release()
 		return nil, fmt.Errorf("mlx5: kernel made a CQ of %d entries, the buffer holds %d", req.ActualCQE+1, ncqe)
 	}
 	return cq, nil
@@ -279,7 +279,7 @@ func mlx5NewCQ(ncqe uint32) (*mlx5CQ, error) {
 	return cq, nil
 }
 
-func (cq *mlx5CQ) release() error {
+func (cq *mlx5CQ) Release() error {
 	err := errors.Join(mlx5Free(cq.buf[:cap(cq.buf)]), mlx5Free(cq.dbr))
 	cq.buf, cq.dbr = nil, nil
 	return err
@@ -410,10 +410,10 @@ func (cq *mlx5CQ) consumed(ci uint32) {
 // QP q (nil: none of this CQ's), decoded into wc with opcode op.
 func (cq *mlx5CQ) fault(q *mlx5QP, op uint8, tail uint32, cqe []byte, wc *WC) error {
 	if f := (tail >> 26) & 3; f != 0 {
-		return cq.err.set(FaultCQEFormat, wc.QPNum, uint64(f), 0)
+		return cq.err.Record(FaultCQEFormat, wc.QPNum, uint64(f), 0)
 	}
 	if q == nil {
-		return cq.err.set(FaultCompletionQP, wc.QPNum, uint64(wc.QPNum), 0)
+		return cq.err.Record(FaultCompletionQP, wc.QPNum, uint64(wc.QPNum), 0)
 	}
 	switch op {
 	case mlx5CQEReq, mlx5CQEReqErr:
@@ -425,7 +425,7 @@ func (cq *mlx5CQ) fault(q *mlx5QP, op uint8, tail uint32, cqe []byte, wc *WC) er
 	}
 	// Resize, signature, no-packet CQEs: never on the CQs this provider
 	// creates.
-	return cq.err.set(FaultCompletionOpcode, wc.QPNum, uint64(op), 0)
+	return cq.err.Record(FaultCompletionOpcode, wc.QPNum, uint64(op), 0)
 }
 
 // ---- QP ----
@@ -491,7 +491,7 @@ type mlx5QPLayout struct {
 	maxInline                     uint32
 }
 
-func mlx5Layout(req *qpRequest, maxSendWQEBB uint32) (mlx5QPLayout, error) {
+func mlx5Layout(req *QPRequest, maxSendWQEBB uint32) (mlx5QPLayout, error) {
 	var l mlx5QPLayout
 	if req.MaxSendWR > 0 {
 		// ctrl + raddr + (one data segment, or the inline data).
@@ -523,7 +523,7 @@ func mlx5Layout(req *qpRequest, maxSendWQEBB uint32) (mlx5QPLayout, error) {
 	return l, nil
 }
 
-func (c *mlx5Context) createQP(req *qpRequest, exec execFunc) (providerQP, error) {
+func (c *mlx5Context) CreateQP(req *QPRequest, exec ExecFunc) (ProviderQP, error) {
 	if req.Type != QPTypeRC && req.Type != QPTypeUC {
 		return nil, errors.New("mlx5: only RC and UC QPs are supported by this data path (UD needs address vectors, not implemented)")
 	}
@@ -546,7 +546,7 @@ func (c *mlx5Context) createQP(req *qpRequest, exec execFunc) (providerQP, error
 	q.sigAll, q.rc, q.sendCQ, q.recvCQ = req.SigAll, req.Type == QPTypeRC, sendCQ, recvCQ
 	if req.SRQ != nil {
 		if q.srq, ok1 = req.SRQ.(*mlx5SRQ); !ok1 {
-			_ = q.release()
+			_ = q.Release()
 			return nil, errors.New("mlx5: QP's SRQ is not an mlx5 SRQ")
 		}
 	}
@@ -564,7 +564,7 @@ func (c *mlx5Context) createQP(req *qpRequest, exec execFunc) (providerQP, error
 	// The kernel derives the send/recv sizes from this udata; keep the core
 	// command's counts consistent (max_recv_wr > 0 iff there is an RQ).
 	if _, err := exec(abiBytes(&cmd), abiBytes(&resp)); err != nil {
-		_ = q.release()
+		_ = q.Release()
 		return nil, err
 	}
 	q.qpn = req.QPN
@@ -573,7 +573,7 @@ func (c *mlx5Context) createQP(req *qpRequest, exec execFunc) (providerQP, error
 	}
 	q.uar, q.bfHalf, err = c.bfreg(resp.BfregIndex)
 	if err != nil {
-		_ = q.release()
+		_ = q.Release()
 		return nil, fmt.Errorf("mlx5: %w", err)
 	}
 	sendCQ.attach(q)
@@ -604,7 +604,7 @@ func mlx5NewQP(l mlx5QPLayout) (*mlx5QP, error) {
 	return q, nil
 }
 
-func (q *mlx5QP) release() error {
+func (q *mlx5QP) Release() error {
 	if q.sendCQ != nil { // the CQs keep it, to drop its late CQEs
 		q.sendCQ.retire(q)
 		q.recvCQ.retire(q)
@@ -614,19 +614,19 @@ func (q *mlx5QP) release() error {
 	return err
 }
 
-// sendCapacity is how many WRs of the largest size fit; smaller WRs (no
+// SendCapacity is how many WRs of the largest size fit; smaller WRs (no
 // inline data) take one WQEBB each, so more of those fit.
-func (q *mlx5QP) sendCapacity() uint32 {
+func (q *mlx5QP) SendCapacity() uint32 {
 	if q.maxWQEBB == 0 {
 		return 0
 	}
 	return q.sqCnt / q.maxWQEBB
 }
-func (q *mlx5QP) recvCapacity() uint32 { return q.rqCnt }
+func (q *mlx5QP) RecvCapacity() uint32 { return q.rqCnt }
 
 // modified zeroes the doorbell record and the queue indices when the QP
 // goes back to RESET (rdma-core mlx5_modify_qp).
-func (q *mlx5QP) modified(attr *ModifyAttr, mask QPAttrMask) {
+func (q *mlx5QP) Modified(attr *ModifyAttr, mask QPAttrMask) {
 	if mask&QPAttrState == 0 || attr.State != QPStateReset {
 		return
 	}
@@ -642,21 +642,21 @@ func (q *mlx5QP) checkSend(wr *SendWR) error {
 	case OpSend, OpSendImm, OpRDMAWrite, OpRDMAWriteImm:
 	case OpRDMARead:
 		if !q.rc {
-			return errReadNotRC
+			return ErrReadNotRC
 		}
 	case OpAtomicCmpSwap, OpAtomicFetchAdd:
-		if err := checkAtomic(wr, q.rc); err != nil {
+		if err := CheckAtomic(wr, q.rc); err != nil {
 			return err
 		}
 	default:
-		return errBadOpcode
+		return ErrBadOpcode
 	}
 	if wr.Flags&SendInline != 0 {
 		if wr.Opcode == OpRDMARead {
-			return errInlineRead
+			return ErrInlineRead
 		}
 		if wr.SGE.Length > q.maxInline {
-			return errInlineTooLong
+			return ErrInlineTooLong
 		}
 	}
 	return nil
@@ -683,7 +683,7 @@ func (q *mlx5QP) PostSend(wrs []SendWR) error {
 	}
 	if uint64(need) > uint64(q.sqCnt-(q.curPost-atomic.LoadUint32(&q.sqTail))) {
 		if need > q.sqCnt {
-			return errBatchTooLarge // ErrQueueFull would be retried forever
+			return ErrBatchTooLarge // ErrQueueFull would be retried forever
 		}
 		return ErrQueueFull
 	}
@@ -736,7 +736,7 @@ func (q *mlx5QP) sendCompleted(wqeCounter uint16, byteCnt uint32) (uint64, bool)
 // sendFault records in qe why sendCompleted refused.
 func (q *mlx5QP) sendFault(wqeCounter uint16, byteCnt uint32, qe *QueueError) error {
 	if q.sqCnt == 0 {
-		return qe.set(FaultNoSendQueue, q.qpn, 0, 0)
+		return qe.Record(FaultNoSendQueue, q.qpn, 0, 0)
 	}
 	tail := uint16(q.sqTail)
 	// Read only to describe the fault: the poster may be moving it.
@@ -746,12 +746,12 @@ func (q *mlx5QP) sendFault(wqeCounter uint16, byteCnt uint32, qe *QueueError) er
 		if qe.Fault == FaultNone {
 			qe.Base = uint64(tail)
 		}
-		return qe.set(FaultWQECounter, q.qpn, uint64(wqeCounter), uint64(posted))
+		return qe.Record(FaultWQECounter, q.qpn, uint64(wqeCounter), uint64(posted))
 	}
 	if d := uint32(wqeCounter - tail); w.next-q.sqTail-d-1 >= q.maxWQEBB {
-		return qe.set(FaultWQEStart, q.qpn, uint64(wqeCounter), 0)
+		return qe.Record(FaultWQEStart, q.qpn, uint64(wqeCounter), 0)
 	}
-	return qe.set(FaultCompletionLength, q.qpn, uint64(byteCnt), uint64(w.len))
+	return qe.Record(FaultCompletionLength, q.qpn, uint64(byteCnt), uint64(w.len))
 }
 
 // recvCompleted retires the oldest receive WQE (without an SRQ, receives
@@ -778,14 +778,14 @@ func (q *mlx5QP) recvFault(byteCnt uint32, wqeCounter uint16, qe *QueueError) er
 		return q.srq.fault(q.qpn, wqeCounter, byteCnt, qe)
 	}
 	if q.rqCnt == 0 {
-		return qe.set(FaultNoReceiveQueue, q.qpn, 0, 0)
+		return qe.Record(FaultNoReceiveQueue, q.qpn, 0, 0)
 	}
 	t := q.rqTail
 	w := &q.rqWQE[t&q.rqMask]
 	if w.seq != t+1 {
-		return qe.set(FaultNoReceivePosted, q.qpn, 0, 0)
+		return qe.Record(FaultNoReceivePosted, q.qpn, 0, 0)
 	}
-	return qe.set(FaultCompletionLength, q.qpn, uint64(byteCnt), uint64(w.len))
+	return qe.Record(FaultCompletionLength, q.qpn, uint64(byteCnt), uint64(w.len))
 }
 
 // PostRecv writes all of wrs into the RQ and publishes the RQ counter in
@@ -796,11 +796,11 @@ func (q *mlx5QP) PostRecv(wrs []RecvWR) error {
 		return nil
 	}
 	if q.rqCnt == 0 {
-		return errNoRQ
+		return ErrNoRQ
 	}
 	if uint64(len(wrs)) > uint64(q.rqCnt-(q.rqHead-atomic.LoadUint32(&q.rqTail))) {
 		if uint64(len(wrs)) > uint64(q.rqCnt) {
-			return errBatchTooLarge
+			return ErrBatchTooLarge
 		}
 		return ErrQueueFull
 	}
@@ -817,13 +817,36 @@ func (q *mlx5QP) PostRecv(wrs []RecvWR) error {
 
 var errNoSQ = errors.New("verbs: QP has no send queue")
 
-// queryDeviceUData: QUERY_DEVICE's response udata (struct
+// QueryDeviceUData: QUERY_DEVICE's response udata (struct
 // mlx5_ib_query_device_resp), when the kernel says it fills it
 // (MLX5_USER_CMDS_SUPP_UHW_QUERY_DEVICE in GET_CONTEXT's answer).
-func (c *mlx5Context) queryDeviceUData() ([]byte, func(*DeviceAttr)) {
+func (c *mlx5Context) QueryDeviceUData() ([]byte, func(*DeviceAttr)) {
 	if c.resp.CmdsSuppUHW&mlx5UserCmdsSuppUHWQueryDevice == 0 {
 		return nil, nil
 	}
 	r := new(mlx5QueryDeviceResp)
-	return bytesOf(r), func(a *DeviceAttr) { a.fillMLX5(r) }
+	return bytesOf(r), func(a *DeviceAttr) { fillMLX5Attr(a, r) }
 }
+
+// fillMLX5Attr takes the mlx5 provider fields that r.ResponseLength covers
+// (counted from the start of mlx5_ib_query_device_resp, as the kernel's
+// mlx5_ib_query_device does).
+func fillMLX5Attr(a *DeviceAttr, r *mlx5QueryDeviceResp) {
+	n := r.ResponseLength
+	a.DriverResponseLength = n
+	if mlx5Covers(n, unsafe.Offsetof(r.TSOCaps), unsafe.Sizeof(r.TSOCaps)) {
+		a.TSOMaxTSO, a.TSOSupportedQPTs = r.TSOCaps.MaxTSO, r.TSOCaps.SupportedQPTs
+	}
+	if mlx5Covers(n, unsafe.Offsetof(r.RSSCaps), unsafe.Sizeof(r.RSSCaps)) {
+		a.RSSRxHashFieldsMask, a.RSSRxHashFunction = r.RSSCaps.RxHashFieldsMask, r.RSSCaps.RxHashFunction
+	}
+	if mlx5Covers(n, unsafe.Offsetof(r.PacketPacingCaps), unsafe.Sizeof(r.PacketPacingCaps)) {
+		a.PacketPacingRateMin = r.PacketPacingCaps.QPRateLimitMin
+		a.PacketPacingRateMax = r.PacketPacingCaps.QPRateLimitMax
+		a.PacketPacingSupportedQPTs = r.PacketPacingCaps.SupportedQPTs
+	}
+}
+
+// covers reports whether a response of n bytes holds the field at off of
+// size bytes.
+func mlx5Covers(n uint32, off, size uintptr) bool { return uintptr(n) >= off+size }

@@ -58,14 +58,14 @@ func mlx5ArmWord(sn, ci uint32, solicited bool) uint32 {
 //go:nosplit
 func mlx5ArmDoorbell(word, cqn uint32) uint64 { return uint64(word)<<32 | uint64(cqn) }
 
-// arm requests an event for the CQ's next completion (solicited: only
+// Arm requests an event for the CQ's next completion (solicited: only
 // for solicited or error completions) with arm sequence number sn. The
 // caller polls the CQ again afterwards: a completion written before the
 // device saw the doorbell may raise no event. Same goroutine as Poll (it
 // reads the consumer index Poll keeps); no allocation, no pointer store.
 //
 //go:nosplit
-func (cq *mlx5CQ) arm(sn uint32, solicited bool) {
+func (cq *mlx5CQ) Arm(sn uint32, solicited bool) {
 	w := mlx5ArmWord(sn, cq.ci, solicited)
 	// Host order is little-endian on the architectures mlx5 runs on here
 	// (amd64, arm64), as the rest of the provider assumes.

@@ -32,7 +32,7 @@ func mlx5TestArmCQ(t testing.TB, ncqe uint32) (*mlx5CQ, []byte) {
 		t.Fatal(err)
 	}
 	cq.armReg = unsafe.Pointer(&uar[mlx5CQDoorbell])
-	t.Cleanup(func() { _ = cq.release(); _ = unix.Munmap(uar) })
+	t.Cleanup(func() { _ = cq.Release(); _ = unix.Munmap(uar) })
 	return cq, uar
 }
 
@@ -67,7 +67,7 @@ func TestMLX5ArmGolden(t *testing.T) {
 		cq.consumed(c.ci) // word 0 as Poll leaves it
 		clear(cq.dbr[mlx5CQArmDB : mlx5CQArmDB+4])
 		cq.cqn = c.cqn
-		cq.arm(c.sn, c.sol)
+		cq.Arm(c.sn, c.sol)
 		w := want[i*rec:][:rec]
 		if !bytes.Equal(cq.dbr[:8], w[:8]) {
 			t.Errorf("%+v: doorbell record % x, mlx5_arm_cq's % x", c, cq.dbr[:8], w[:8])
@@ -92,10 +92,10 @@ func TestMLX5CreateCQArmReg(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.close()
-	req := &cqRequest{Device: "mlx5_0", CQE: 100}
+	defer c.Close()
+	req := &CQRequest{Device: "mlx5_0", CQE: 100}
 	var ucmd mlx5CreateCQ
-	p, err := c.createCQ(req, func(in, out []byte) (uint32, error) {
+	p, err := c.CreateCQ(req, func(in, out []byte) (uint32, error) {
 		copy(abiBytes(&ucmd), in)
 		r := mlx5CreateCQResp{CQN: 0x77}
 		copy(out, abiBytes(&r))
@@ -106,7 +106,7 @@ func TestMLX5CreateCQArmReg(t *testing.T) {
 		t.Fatal(err)
 	}
 	cq := p.(*mlx5CQ)
-	defer cq.release()
+	defer cq.Release()
 	if ucmd.Flags != 0 || ucmd.UARPageIndex != 0 || ucmd.CQESize != mlx5CQESize || ucmd.DBAddr != addr(cq.dbr) {
 		t.Errorf("CREATE_CQ udata %+v: want no UAR page index, 64-byte CQEs, the CQ's doorbell record", ucmd)
 	}

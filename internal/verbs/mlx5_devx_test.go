@@ -64,10 +64,10 @@ func TestMLX5DevXOtherFraming(t *testing.T) {
 // TestMLX5Layout), and its DEVX request differs only in the flag.
 func TestMLX5ProviderSelected(t *testing.T) {
 	p, ok := providers[DriverMLX5]
-	if !ok || p.name() != "mlx5" {
+	if !ok || p.Name() != "mlx5" {
 		t.Fatalf("providers[%d] = %v", DriverMLX5, p)
 	}
-	a, _ := p.contextUData()
+	a, _ := p.ContextUData()
 	b, _ := mlx5DevXContextUData()
 	var ra, rb mlx5AllocUcontextReq
 	copy(abiBytes(&ra), a)

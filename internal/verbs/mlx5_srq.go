@@ -63,7 +63,7 @@ type mlx5SRQWQE struct {
 	live bool
 }
 
-func (c *mlx5Context) createSRQ(req *srqRequest, exec execFunc) (providerSRQ, error) {
+func (c *mlx5Context) CreateSRQ(req *SRQRequest, exec ExecFunc) (ProviderSRQ, error) {
 	if req.MaxSGE > 1 {
 		return nil, fmt.Errorf("mlx5: %d SGEs per SRQ receive requested, this data path posts one", req.MaxSGE)
 	}
@@ -80,7 +80,7 @@ func (c *mlx5Context) createSRQ(req *srqRequest, exec execFunc) (providerSRQ, er
 	cmd := mlx5CreateSRQ{BufAddr: addr(s.buf), DBAddr: addr(s.dbr), UIdx: uidx}
 	var resp mlx5CreateSRQResp
 	if _, err := exec(abiBytes(&cmd), abiBytes(&resp)); err != nil {
-		_ = s.release()
+		_ = s.Release()
 		return nil, err
 	}
 	return s, nil
@@ -110,13 +110,13 @@ func mlx5NewSRQ(maxWR uint32, dev string) (*mlx5SRQ, error) {
 	return s, nil
 }
 
-func (s *mlx5SRQ) release() error {
+func (s *mlx5SRQ) Release() error {
 	err := errors.Join(mlx5Free(s.buf), mlx5Free(s.dbr))
 	s.buf, s.dbr = nil, nil
 	return err
 }
 
-func (s *mlx5SRQ) capacity() uint32 { return s.max - 1 }
+func (s *mlx5SRQ) Capacity() uint32 { return s.max - 1 }
 
 // PostRecv takes WQEs off the free list's head for all of wrs (or none:
 // ErrQueueFull) and publishes the count in the doorbell record. A
@@ -133,7 +133,7 @@ func (s *mlx5SRQ) PostRecv(wrs []RecvWR) error {
 	}
 	if uint64(len(wrs)) > uint64(s.max-1-s.posted) {
 		if uint64(len(wrs)) > uint64(s.max-1) {
-			return errBatchTooLarge
+			return ErrBatchTooLarge
 		}
 		return ErrQueueFull
 	}
@@ -142,7 +142,7 @@ func (s *mlx5SRQ) PostRecv(wrs []RecvWR) error {
 		w := s.buf[idx*mlx5SRQStride : (idx+1)*mlx5SRQStride]
 		next := uint32(binary.BigEndian.Uint16(w[mlx5SRQNextIndex:]))
 		if next >= s.max || s.wqe[idx].live {
-			return s.err.set(FaultProducerIndex, 0, uint64(next), uint64(s.max-1))
+			return s.err.Record(FaultProducerIndex, 0, uint64(next), uint64(s.max-1))
 		}
 		mlx5WriteRecvWQE(w[mlx5SRQNextSeg:], &wrs[i])
 		s.wqe[idx] = mlx5SRQWQE{wrid: wrs[i].WRID, len: wrs[i].SGE.Length, live: true}
@@ -178,10 +178,10 @@ func (s *mlx5SRQ) completed(ctr uint16, byteCnt uint32) (uint64, bool) {
 func (s *mlx5SRQ) fault(qpn uint32, ctr uint16, byteCnt uint32, qe *QueueError) error {
 	idx := uint32(ctr)
 	if idx >= s.max {
-		return qe.set(FaultWQECounter, qpn, uint64(ctr), uint64(s.max))
+		return qe.Record(FaultWQECounter, qpn, uint64(ctr), uint64(s.max))
 	}
 	if !s.wqe[idx].live {
-		return qe.set(FaultNoReceivePosted, qpn, 0, 0)
+		return qe.Record(FaultNoReceivePosted, qpn, 0, 0)
 	}
-	return qe.set(FaultCompletionLength, qpn, uint64(byteCnt), uint64(s.wqe[idx].len))
+	return qe.Record(FaultCompletionLength, qpn, uint64(byteCnt), uint64(s.wqe[idx].len))
 }

@@ -26,9 +26,9 @@ func TestMLX5SRQ(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.release()
-	if s.max != 8 || s.capacity() != 7 {
-		t.Fatalf("max %d capacity %d, want 8 and 7", s.max, s.capacity())
+	defer s.Release()
+	if s.max != 8 || s.Capacity() != 7 {
+		t.Fatalf("max %d capacity %d, want 8 and 7", s.max, s.Capacity())
 	}
 	q, cq, _ := mlx5TestQP(t, 8, 0, 0, 64)
 	q.srq = s
@@ -38,7 +38,7 @@ func TestMLX5SRQ(t *testing.T) {
 	wcs := make([]WC, 8)
 	next := uint64(1)
 	for round := 0; round < 200; round++ {
-		for s.posted < s.capacity() {
+		for s.posted < s.Capacity() {
 			wr := []RecvWR{{WRID: next, SGE: SGE{Addr: 0x1000 + next*64, Length: 64, LKey: 9}}}
 			if err := s.PostRecv(wr); err != nil {
 				t.Fatal(err)
@@ -102,7 +102,7 @@ func TestMLX5SRQFaults(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer s.release()
+			defer s.Release()
 			q, cq, _ := mlx5TestQP(t, 8, 0, 0, 64)
 			q.srq = s
 			m := &mlx5Model{q: q, cq: cq}
@@ -122,7 +122,7 @@ func TestMLX5SRQFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.release()
+	defer s.Release()
 	binary.BigEndian.PutUint16(s.buf[mlx5SRQNextIndex:], 0x4000)
 	err = s.PostRecv([]RecvWR{{WRID: 1, SGE: SGE{Addr: 0x1000, Length: 64, LKey: 1}}})
 	if !errors.Is(err, ErrQueueCorrupt) {
@@ -146,7 +146,7 @@ func FuzzMLX5SRQ(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer s.release()
+		defer s.Release()
 		wrid := uint64(0)
 		post := func() {
 			wrid++
@@ -155,7 +155,7 @@ func FuzzMLX5SRQ(f *testing.F) {
 				t.Fatalf("post: %v", err)
 			}
 		}
-		for s.posted < s.capacity() {
+		for s.posted < s.Capacity() {
 			post()
 		}
 		for i := 0; i+1 < len(ops); i += 2 {

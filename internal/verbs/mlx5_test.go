@@ -351,7 +351,7 @@ func mlx5FakeUARs(t *testing.T) *fakeUARs { return &fakeUARs{} }
 func TestMLX5OpenContext(t *testing.T) {
 	fake := mlx5FakeUARs(t)
 	offs := &fake.offs
-	in, outLen := mlx5Provider{}.contextUData()
+	in, outLen := mlx5Provider{}.ContextUData()
 	var req mlx5AllocUcontextReq
 	copy(abiBytes(&req), in)
 	if req.TotalNumBfregs != 16 || req.NumLowLatencyBfregs != 4 || req.Flags != 0 || req.MaxCQEVersion != 1 ||
@@ -362,7 +362,7 @@ func TestMLX5OpenContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.close()
+	defer c.Close()
 	if len(*offs) != 8 {
 		t.Fatalf("mapped %d UAR pages, want 16 bfregs / 2 per UAR = 8", len(*offs))
 	}
@@ -394,7 +394,7 @@ func TestMLX5OpenContext(t *testing.T) {
 		mod(&r)
 		c, err := mlx5OpenContext(-1, abiBytes(&r), 4096, fake)
 		if err == nil {
-			c.close()
+			c.Close()
 		}
 		return err
 	}
@@ -425,7 +425,7 @@ func FuzzMLX5ContextResp(f *testing.F) {
 		for bfi := uint32(0); bfi < 64; bfi++ {
 			_, _, _ = c.bfreg(bfi)
 		}
-		c.close()
+		c.Close()
 	})
 }
 
@@ -443,7 +443,7 @@ func TestMLX5Layouts(t *testing.T) {
 		{16, 16, 29, 32, 2, 16, 4, 92},   // one byte more: two WQEBBs, 92 inline bytes fit
 		{64, 8, 220, 256, 4, 8, 4, 220},
 	} {
-		l, err := mlx5Layout(&qpRequest{MaxSendWR: c.sendWR, MaxRecvWR: c.recvWR, MaxRecvSGE: 1, MaxInlineData: c.inline}, 1<<15)
+		l, err := mlx5Layout(&QPRequest{MaxSendWR: c.sendWR, MaxRecvWR: c.recvWR, MaxRecvSGE: 1, MaxInlineData: c.inline}, 1<<15)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -452,10 +452,10 @@ func TestMLX5Layouts(t *testing.T) {
 			t.Errorf("send %d recv %d inline %d: %+v, want %+v", c.sendWR, c.recvWR, c.inline, l, want)
 		}
 	}
-	if _, err := mlx5Layout(&qpRequest{MaxSendWR: 1 << 15}, 1<<14); err == nil {
+	if _, err := mlx5Layout(&QPRequest{MaxSendWR: 1 << 15}, 1<<14); err == nil {
 		t.Error("SQ larger than max_send_wqebb accepted")
 	}
-	if _, err := mlx5Layout(&qpRequest{MaxSendWR: 1, MaxInlineData: 2000}, 1<<15); err == nil {
+	if _, err := mlx5Layout(&QPRequest{MaxSendWR: 1, MaxInlineData: 2000}, 1<<15); err == nil {
 		t.Error("inline data beyond 63 segments accepted")
 	}
 }
@@ -585,7 +585,7 @@ func (m *mlx5Model) writeCQE(body []byte, opcode uint8) {
 // without a kernel; the UAR is an ordinary page.
 func mlx5TestQP(t testing.TB, sendWR, recvWR, inline, ncqe uint32) (*mlx5QP, *mlx5CQ, []byte) {
 	t.Helper()
-	l, err := mlx5Layout(&qpRequest{MaxSendWR: sendWR, MaxRecvWR: recvWR, MaxRecvSGE: 1, MaxInlineData: inline}, 1<<15)
+	l, err := mlx5Layout(&QPRequest{MaxSendWR: sendWR, MaxRecvWR: recvWR, MaxRecvSGE: 1, MaxInlineData: inline}, 1<<15)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -605,8 +605,8 @@ func mlx5TestQP(t testing.TB, sendWR, recvWR, inline, ncqe uint32) (*mlx5QP, *ml
 	q.uar, q.bfHalf = unsafe.Pointer(&uar[0x800+512]), 256
 	cq.attach(q)
 	t.Cleanup(func() {
-		_ = q.release()
-		_ = cq.release()
+		_ = q.Release()
+		_ = cq.Release()
 		_ = unix.Munmap(uar)
 	})
 	return q, cq, uar
@@ -817,7 +817,7 @@ func TestMLX5Doorbell(t *testing.T) {
 	if q.bfOff != 0 {
 		t.Errorf("BlueFlame offset %d after two doorbells", q.bfOff)
 	}
-	q.modified(&ModifyAttr{State: QPStateReset}, QPAttrState)
+	q.Modified(&ModifyAttr{State: QPStateReset}, QPAttrState)
 	if q.curPost != 0 || binary.BigEndian.Uint64(q.dbr) != 0 {
 		t.Error("RESET left the counters or the doorbell record")
 	}
@@ -826,9 +826,9 @@ func TestMLX5Doorbell(t *testing.T) {
 		wr   SendWR
 		want error
 	}{
-		{SendWR{Opcode: 9}, errBadOpcode},
-		{SendWR{Opcode: OpRDMARead, Flags: SendInline}, errInlineRead},
-		{SendWR{Opcode: OpSend, Flags: SendInline, SGE: SGE{Length: q.maxInline + 1}}, errInlineTooLong},
+		{SendWR{Opcode: 9}, ErrBadOpcode},
+		{SendWR{Opcode: OpRDMARead, Flags: SendInline}, ErrInlineRead},
+		{SendWR{Opcode: OpSend, Flags: SendInline, SGE: SGE{Length: q.maxInline + 1}}, ErrInlineTooLong},
 	} {
 		if err := q.PostSend([]SendWR{c.wr}); err != c.want {
 			t.Errorf("%+v: %v, want %v", c.wr, err, c.want)

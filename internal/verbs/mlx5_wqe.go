@@ -175,3 +175,24 @@ func mlx5WriteRecvWQE(slot []byte, wr *RecvWR) {
 		be.PutUint64(slot[24:], 0)
 	}
 }
+
+// mlx5 (mlx5dv.h): the WQE opcodes, and struct mlx5_wqe_atomic_seg
+// (__be64 swap_add, __be64 compare), which follows the raddr segment.
+const (
+	mlx5OpAtomicCS = 0x11 // MLX5_OPCODE_ATOMIC_CS
+	mlx5OpAtomicFA = 0x12 // MLX5_OPCODE_ATOMIC_FA
+)
+
+// putMLX5AtomicSeg writes the atomic segment of wr into seg (16 bytes), as
+// rdma-core's set_atomic_seg: CMP_AND_SWAP carries swap and compare,
+// FETCH_AND_ADD the addend in swap_add.
+func putMLX5AtomicSeg(seg []byte, wr *SendWR) {
+	be := binary.BigEndian
+	if wr.Opcode == OpAtomicCmpSwap {
+		be.PutUint64(seg[0:], wr.Swap)
+		be.PutUint64(seg[8:], wr.CompareAdd)
+		return
+	}
+	be.PutUint64(seg[0:], wr.CompareAdd)
+	be.PutUint64(seg[8:], 0)
+}

@@ -33,7 +33,7 @@ func (c *Context) AllocPD() (*PD, error) {
 	var handle, pdn uint32
 	var err error
 	if p := providers[c.dev.DriverID]; p != nil {
-		handle, pdn, err = p.allocPD(exec)
+		handle, pdn, err = p.AllocPD(exec)
 	} else {
 		handle, err = exec(nil, nil)
 	}

@@ -13,13 +13,13 @@ package verbs
 // destroys the kernel object; the provider must already have released what
 // it allocated. This keeps every error path in one place per side.
 
-// execFunc runs the core uverbs command with the provider's request udata
+// ExecFunc runs the core uverbs command with the provider's request udata
 // and a buffer for its response udata (of the length the provider wants).
 // It returns the new object's handle.
-type execFunc func(udataIn, udataOut []byte) (handle uint32, err error)
+type ExecFunc func(udataIn, udataOut []byte) (handle uint32, err error)
 
-// cqRequest is what the core knows about a CQ being created.
-type cqRequest struct {
+// CQRequest is what the core knows about a CQ being created.
+type CQRequest struct {
 	// Device names the device in the provider's data path errors.
 	Device string
 	// CQE is the requested capacity. A provider may change it before
@@ -30,8 +30,8 @@ type cqRequest struct {
 	ActualCQE uint32
 }
 
-// qpRequest is what the core knows about a QP being created.
-type qpRequest struct {
+// QPRequest is what the core knows about a QP being created.
+type QPRequest struct {
 	Device        string // for the provider's data path errors
 	Type          QPType
 	MaxSendWR     uint32
@@ -41,9 +41,9 @@ type qpRequest struct {
 	MaxInlineData uint32
 	SigAll        bool
 	// Send and Recv are the provider queues of the QP's CQs.
-	SendCQ, RecvCQ providerCQ
+	SendCQ, RecvCQ ProviderCQ
 	// SRQ is the provider queue of the QP's SRQ (nil: none; srq.go).
-	SRQ providerSRQ
+	SRQ ProviderSRQ
 
 	// Filled in by exec on success, from the core CREATE_QP response:
 	// the QP number and the capabilities the kernel granted (rxe grants
@@ -71,101 +71,110 @@ const (
 	QPTypeUD QPType = 4 // IB_QPT_UD
 )
 
-// providerCQ is a provider's completion queue.
-type providerCQ interface {
+// ProviderCQ is a provider's completion queue.
+type ProviderCQ interface {
 	CompletionQueue
-	// release unmaps and frees the provider's memory; the core calls it
+	// Release unmaps and frees the provider's memory; the core calls it
 	// after DESTROY_CQ (or after a failed create).
-	release() error
+	Release() error
 }
 
-// providerQP is a provider's queue pair.
-type providerQP interface {
+// ProviderQP is a provider's queue pair.
+type ProviderQP interface {
 	SendQueue
 	RecvQueue
-	// release unmaps and frees the provider's memory; the core calls it
+	// Release unmaps and frees the provider's memory; the core calls it
 	// after DESTROY_QP (or after a failed create). The kernel's answer to
 	// CREATE_QP (QPN, granted caps) reaches the provider through the
 	// qpRequest fields exec fills in.
-	release() error
-	// sendCapacity and recvCapacity are how many WRs the provider's
+	Release() error
+	// SendCapacity and recvCapacity are how many WRs the provider's
 	// queues really hold (the kernel's CREATE_QP response only echoes the
 	// request on rxe).
-	sendCapacity() uint32
-	recvCapacity() uint32
+	SendCapacity() uint32
+	RecvCapacity() uint32
 }
 
-// qpModifyObserver is implemented by provider QPs that keep state tied to
+// QPModifyObserver is implemented by provider QPs that keep state tied to
 // the QP state (mlx5 zeroes its doorbell record and indices on RESET, as
 // rdma-core's mlx5_modify_qp does). The core calls modified after every
 // successful MODIFY_QP.
-type qpModifyObserver interface {
-	modified(attr *ModifyAttr, mask QPAttrMask)
+type QPModifyObserver interface {
+	Modified(attr *ModifyAttr, mask QPAttrMask)
 }
 
-// ahRequest is what the core knows about an address handle being created.
-type ahRequest struct {
+// CQArmer is implemented by provider CQs that are armed in user space, not
+// with REQ_NOTIFY_CQ: mlx5 writes the CQ's arm doorbell record and rings
+// the UAR (rdma-core providers/mlx5/cq.c, mlx5_arm_cq). sn is the number
+// of events read for the CQ so far; solicited arms for solicited
+// completions only.
+type CQArmer interface {
+	Arm(sn uint32, solicited bool)
+}
+
+// AHRequest is what the core knows about an address handle being created.
+type AHRequest struct {
 	Attr AHAttr
 }
 
-// providerAH is a provider's per-AH state, kept in AH.prov.
-type providerAH interface {
-	release() error
+// ProviderAH is a provider's per-AH state, kept in AH.prov.
+type ProviderAH interface {
+	Release() error
 }
 
-// ahCreator is implemented by provider contexts whose UD sends need
+// AHCreator is implemented by provider contexts whose UD sends need
 // something from CREATE_AH's udata (rxe: the AH number the kernel looks the
 // address vector up by; mlx5 would build its AV from the attributes and the
 // response's dmac). A context without it gets CREATE_AH with no udata and
 // AH.num 0.
-type ahCreator interface {
-	createAH(req *ahRequest, exec execFunc) (prov providerAH, ahNum uint32, err error)
+type AHCreator interface {
+	CreateAH(req *AHRequest, exec ExecFunc) (prov ProviderAH, ahNum uint32, err error)
 }
 
-// provider is implemented once per driver (rxe.go, mlx5.go) and looked up by
+// Provider is implemented once per driver (rxe.go, mlx5.go) and looked up by
 // the driver id NLDEV reports (RDMA_DRIVER_*). Everything the core does
 // differently per driver asks it, as rdma-core's verbs_device_ops.
-type provider interface {
-	// name is the provider's name, "rxe" or "mlx5".
-	name() string
-	// abi is the range of the driver's uverbs ABI versions the provider
+type Provider interface {
+	// Name is the provider's Name, "rxe" or "mlx5".
+	Name() string
+	// ABI is the range of the driver's uverbs ABI versions the provider
 	// speaks (rdma-core's match_min_abi_version, match_max_abi_version).
-	abi() (min, max uint32)
-	// kernelModule is the driver module behind the device's parent device
+	ABI() (min, max uint32)
+	// KernelModule is the driver module behind the device's parent device
 	// (mlx5_core), "" for a software device, which has no parent;
 	// namePrefix is the name such a device gets ("rxe"). They name the
 	// driver when netlink does not (guessDriverID).
-	kernelModule() string
-	namePrefix() string
-	// fwVersion formats the firmware version from its three 16-bit
+	KernelModule() string
+	NamePrefix() string
+	// FWVersion formats the firmware version from its three 16-bit
 	// fields, as the provider's libibverbs does.
-	fwVersion(major, minor, sub uint64) string
-	// allocPD runs ALLOC_PD with the provider's udata and returns the
+	FWVersion(major, minor, sub uint64) string
+	// AllocPD runs ALLOC_PD with the provider's udata and returns the
 	// handle and the PD number the driver reports (0 if none).
-	allocPD(exec execFunc) (handle, pdn uint32, err error)
-	// contextUData returns the GET_CONTEXT request udata and the length of
+	AllocPD(exec ExecFunc) (handle, pdn uint32, err error)
+	// ContextUData returns the GET_CONTEXT request udata and the length of
 	// the response udata.
-	contextUData() (in []byte, outLen int)
-	// openContext receives GET_CONTEXT's response udata and returns the
+	ContextUData() (in []byte, outLen int)
+	// OpenContext receives GET_CONTEXT's response udata and returns the
 	// provider's per-context state (for mlx5: the mapped UARs).
-	openContext(cmdFD int, out []byte) (providerContext, error)
+	OpenContext(cmdFD int, out []byte) (ProviderContext, error)
 }
 
-// deviceQuerier is implemented by provider contexts whose QUERY_DEVICE
+// DeviceQuerier is implemented by provider contexts whose QUERY_DEVICE
 // takes response udata (mlx5, when the kernel says it fills it): out is
 // the buffer, fill copies what the kernel wrote into the attributes.
 // Others get none: rxe refuses QUERY_DEVICE with udata (EINVAL).
-type deviceQuerier interface {
-	queryDeviceUData() (out []byte, fill func(*DeviceAttr))
+type DeviceQuerier interface {
+	QueryDeviceUData() (out []byte, fill func(*DeviceAttr))
 }
 
-// providerContext is a provider's state for one open device context.
-type providerContext interface {
-	createCQ(req *cqRequest, exec execFunc) (providerCQ, error)
-	createQP(req *qpRequest, exec execFunc) (providerQP, error)
-	// close releases the context's own mappings; called after every CQ and
+// ProviderContext is a provider's state for one open device context.
+type ProviderContext interface {
+	CreateCQ(req *CQRequest, exec ExecFunc) (ProviderCQ, error)
+	CreateQP(req *QPRequest, exec ExecFunc) (ProviderQP, error)
+	// Close releases the context's own mappings; called after every CQ and
 	// QP of the context has been released.
-	close() error
+	Close() error
 }
 
 // What siw would need (not available on the Debian 6.1 VM kernel): siw,
@@ -187,15 +196,15 @@ const (
 // provider is one file (or package) and one line here.
 var providerList = []struct {
 	id uint32
-	p  provider
+	p  Provider
 }{
 	{DriverRXE, rxeProvider{}},
 	{DriverMLX5, mlx5Provider{}},
 }
 
 // providers maps a driver id to its provider.
-var providers = func() map[uint32]provider {
-	m := make(map[uint32]provider, len(providerList))
+var providers = func() map[uint32]Provider {
+	m := make(map[uint32]Provider, len(providerList))
 	for _, e := range providerList {
 		m[e.id] = e.p
 	}

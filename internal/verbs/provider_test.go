@@ -55,10 +55,10 @@ func TestProviderFacts(t *testing.T) {
 		}
 		return 7, nil
 	}
-	if h, pdn, err := (rxeProvider{}).allocPD(exec); err != nil || h != 7 || pdn != 0 || in != nil || out != nil {
+	if h, pdn, err := (rxeProvider{}).AllocPD(exec); err != nil || h != 7 || pdn != 0 || in != nil || out != nil {
 		t.Errorf("rxe ALLOC_PD: handle %d pdn %d err %v, udata %v/%v", h, pdn, err, in, out)
 	}
-	if h, pdn, err := (mlx5Provider{}).allocPD(exec); err != nil || h != 7 || pdn != 0x42 || len(out) != 4 {
+	if h, pdn, err := (mlx5Provider{}).AllocPD(exec); err != nil || h != 7 || pdn != 0x42 || len(out) != 4 {
 		t.Errorf("mlx5 ALLOC_PD: handle %d pdn %#x err %v, udata out %d bytes", h, pdn, err, len(out))
 	}
 }

@@ -40,7 +40,7 @@ type QP struct {
 	typ    QPType
 	caps   QPCaps
 	state  QPState
-	prov   providerQP
+	prov   ProviderQP
 	send   SendQueue // = prov, kept as the interface PostSend calls through
 	recv   RecvQueue
 	srq    *SRQ   // QPAttr.SRQ
@@ -83,7 +83,7 @@ func (c *Context) CreateQP(pd *PD, attr QPAttr) (*QP, error) {
 	if err != nil {
 		return nil, err
 	}
-	req := &qpRequest{
+	req := &QPRequest{
 		Device: c.dev.Name, Type: attr.Type, MaxSendWR: attr.MaxSendWR, MaxRecvWR: attr.MaxRecvWR,
 		MaxSendSGE: attr.MaxSendSGE, MaxRecvSGE: attr.MaxRecvSGE, MaxInlineData: attr.MaxInlineData,
 		SigAll: attr.SigAll, SendCQ: attr.SendCQ.prov, RecvCQ: attr.RecvCQ.prov,
@@ -112,7 +112,7 @@ func (c *Context) CreateQP(pd *PD, attr QPAttr) (*QP, error) {
 			MaxRecvSGE: resp.MaxRecvSGE, MaxInlineData: resp.MaxInlineData}
 		return resp.QPHandle, nil
 	}
-	p, err := pc.createQP(req, exec)
+	p, err := pc.CreateQP(req, exec)
 	if err != nil {
 		if created {
 			err = errors.Join(err, c.destroyQP(handle))
@@ -122,8 +122,8 @@ func (c *Context) CreateQP(pd *PD, attr QPAttr) (*QP, error) {
 	caps := req.Granted
 	// The kernel's WR counts are what was asked for (rxe echoes them);
 	// the provider knows how many its rings really hold.
-	caps.MaxSendWR = max(caps.MaxSendWR, p.sendCapacity())
-	caps.MaxRecvWR = max(caps.MaxRecvWR, p.recvCapacity())
+	caps.MaxSendWR = max(caps.MaxSendWR, p.SendCapacity())
+	caps.MaxRecvWR = max(caps.MaxRecvWR, p.RecvCapacity())
 	qp := &QP{ctx: c, handle: handle, qpn: req.QPN, typ: attr.Type, caps: caps, prov: p, send: p, recv: p}
 	if attr.SRQ != nil {
 		// Receives go to the SRQ, never to this QP.
@@ -170,8 +170,8 @@ func (qp *QP) Modify(attr *ModifyAttr, mask QPAttrMask) error {
 	if mask&QPAttrState != 0 {
 		qp.state = attr.State
 	}
-	if o, ok := qp.prov.(qpModifyObserver); ok {
-		o.modified(attr, mask)
+	if o, ok := qp.prov.(QPModifyObserver); ok {
+		o.Modified(attr, mask)
 	}
 	return nil
 }
@@ -244,9 +244,9 @@ func (qp *QP) notReady() error {
 // (rxe: POST_SEND fails with EINVAL below RTS). Only the failure path
 // allocates.
 func (qp *QP) postError(err error) error {
-	var de *doorbellError
+	var de *DoorbellError
 	if errors.As(err, &de) {
-		return cmdError(qp.ctx.dev.Name, "POST_SEND", de.errno)
+		return cmdError(qp.ctx.dev.Name, "POST_SEND", de.Errno)
 	}
 	return err
 }
@@ -285,5 +285,5 @@ func (qp *QP) Close() error {
 		qp.srq = nil
 	}
 	qp.ctx.removeChild(qp.key)
-	return p.release()
+	return p.Release()
 }

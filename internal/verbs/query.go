@@ -114,7 +114,7 @@ type DeviceAttr struct {
 func (a *DeviceAttr) FWVerString(driverID uint32) string {
 	major, minor, sub := (a.FWVer>>32)&0xffff, (a.FWVer>>16)&0xffff, a.FWVer&0xffff
 	if p := providers[driverID]; p != nil {
-		return p.fwVersion(major, minor, sub)
+		return p.FWVersion(major, minor, sub)
 	}
 	return fmt.Sprintf("%d.%d.%d", major, minor, sub)
 }
@@ -128,8 +128,8 @@ func (c *Context) QueryDevice() (*DeviceAttr, error) {
 	// Provider data only where the driver defines it (deviceQuerier).
 	var drv []byte
 	var fill func(*DeviceAttr)
-	if q, ok := c.prov.(deviceQuerier); ok {
-		drv, fill = q.queryDeviceUData()
+	if q, ok := c.prov.(DeviceQuerier); ok {
+		drv, fill = q.QueryDeviceUData()
 	}
 	err := c.writeExCmd(exCmdQueryDevice, bytesOf(&req), bytesOf(&resp), nil, drv)
 	if err == nil {
@@ -218,25 +218,6 @@ func (a *DeviceAttr) fillEx(r *uvExQueryDeviceResp) {
 	}
 	if covers(n, unsafe.Offsetof(r.XRCODPCaps), unsafe.Sizeof(r.XRCODPCaps)) {
 		a.XRCODPCaps = r.XRCODPCaps
-	}
-}
-
-// fillMLX5 takes the mlx5 provider fields that r.ResponseLength covers
-// (counted from the start of mlx5_ib_query_device_resp, as the kernel's
-// mlx5_ib_query_device does).
-func (a *DeviceAttr) fillMLX5(r *mlx5QueryDeviceResp) {
-	n := r.ResponseLength
-	a.DriverResponseLength = n
-	if covers(n, unsafe.Offsetof(r.TSOCaps), unsafe.Sizeof(r.TSOCaps)) {
-		a.TSOMaxTSO, a.TSOSupportedQPTs = r.TSOCaps.MaxTSO, r.TSOCaps.SupportedQPTs
-	}
-	if covers(n, unsafe.Offsetof(r.RSSCaps), unsafe.Sizeof(r.RSSCaps)) {
-		a.RSSRxHashFieldsMask, a.RSSRxHashFunction = r.RSSCaps.RxHashFieldsMask, r.RSSCaps.RxHashFunction
-	}
-	if covers(n, unsafe.Offsetof(r.PacketPacingCaps), unsafe.Sizeof(r.PacketPacingCaps)) {
-		a.PacketPacingRateMin = r.PacketPacingCaps.QPRateLimitMin
-		a.PacketPacingRateMax = r.PacketPacingCaps.QPRateLimitMax
-		a.PacketPacingSupportedQPTs = r.PacketPacingCaps.SupportedQPTs
 	}
 }
 

@@ -42,7 +42,7 @@ func TestFillExResponseLength(t *testing.T) {
 	}
 	m.ResponseLength = uint32(unsafe.Sizeof(m))
 	a = DeviceAttr{}
-	a.fillMLX5(&m)
+	fillMLX5Attr(&a, &m)
 	if a.DriverResponseLength != 104 || a.TSOMaxTSO != 262144 || a.TSOSupportedQPTs != 256 || a.RSSRxHashFieldsMask != 0x800000FF ||
 		a.RSSRxHashFunction != 1 || a.PacketPacingRateMin != 1 || a.PacketPacingRateMax != 100000000 || a.PacketPacingSupportedQPTs != 256 {
 		t.Errorf("full mlx5 response: %+v", a)
@@ -50,14 +50,14 @@ func TestFillExResponseLength(t *testing.T) {
 	// An mlx5 kernel that knew tso_caps and rss_caps only.
 	m.ResponseLength = uint32(unsafe.Offsetof(m.CQECompCaps))
 	a = DeviceAttr{}
-	a.fillMLX5(&m)
+	fillMLX5Attr(&a, &m)
 	if a.TSOMaxTSO != 262144 || a.RSSRxHashFunction != 1 || a.PacketPacingRateMax != 0 || a.PacketPacingSupportedQPTs != 0 {
 		t.Errorf("mlx5 response of %d bytes: %+v", m.ResponseLength, a)
 	}
 	// Only comp_mask and response_length: nothing.
 	m.ResponseLength = 8
 	a = DeviceAttr{}
-	a.fillMLX5(&m)
+	fillMLX5Attr(&a, &m)
 	if a.TSOMaxTSO != 0 || a.RSSRxHashFieldsMask != 0 || a.DriverResponseLength != 8 {
 		t.Errorf("mlx5 response of 8 bytes: %+v", a)
 	}

@@ -131,15 +131,22 @@ func (e *QueueError) Error() string {
 }
 
 // Is makes errors.Is(err, ErrQueueCorrupt) true.
+// Poison is 1<<31 once a fault is recorded, else 0: a provider ORs it into
+// the indices it checks against its ring's mask, so that one compare on
+// the hot path also stops a queue that has failed.
+//
+//go:nosplit
+func (e *QueueError) Poison() uint32 { return e.poison }
+
 func (e *QueueError) Is(target error) bool { return target == ErrQueueCorrupt }
 
-// set records a fault (integers only) and returns e. A queue keeps the
+// Record records a fault (integers only) and returns e. A queue keeps the
 // first fault it found.
 //
 // Part of the detached data path (detached.go): nosplit.
 //
 //go:nosplit
-func (e *QueueError) set(f QueueFault, qpn uint32, value, limit uint64) error {
+func (e *QueueError) Record(f QueueFault, qpn uint32, value, limit uint64) error {
 	if e.Fault == FaultNone {
 		e.Fault, e.QPN, e.Value, e.Limit, e.poison = f, qpn, value, limit, 1<<31
 	}

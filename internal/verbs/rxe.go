@@ -25,30 +25,30 @@ import (
 
 type rxeProvider struct{}
 
-func (rxeProvider) name() string { return "rxe" }
+func (rxeProvider) Name() string { return "rxe" }
 
 // ABI 1..2: providers/rxe/rxe.c's verbs_device_ops.
-func (rxeProvider) abi() (uint32, uint32) { return 1, 2 }
+func (rxeProvider) ABI() (uint32, uint32) { return 1, 2 }
 
 // A software device: no parent; rdma link add names it rxeN
 // (providers/rxe/rxe.c matches rxe the same way, hca_table).
-func (rxeProvider) kernelModule() string { return "" }
-func (rxeProvider) namePrefix() string   { return "rxe" }
+func (rxeProvider) KernelModule() string { return "" }
+func (rxeProvider) NamePrefix() string   { return "rxe" }
 
-func (rxeProvider) fwVersion(major, minor, sub uint64) string {
+func (rxeProvider) FWVersion(major, minor, sub uint64) string {
 	return fmt.Sprintf("%d.%d.%d", major, minor, sub)
 }
 
 // rxe's ALLOC_PD has no udata.
-func (rxeProvider) allocPD(exec execFunc) (uint32, uint32, error) {
+func (rxeProvider) AllocPD(exec ExecFunc) (uint32, uint32, error) {
 	h, err := exec(nil, nil)
 	return h, 0, err
 }
 
 // rxe's GET_CONTEXT has no udata in either direction.
-func (rxeProvider) contextUData() ([]byte, int) { return nil, 0 }
+func (rxeProvider) ContextUData() ([]byte, int) { return nil, 0 }
 
-func (rxeProvider) openContext(cmdFD int, _ []byte) (providerContext, error) {
+func (rxeProvider) OpenContext(cmdFD int, _ []byte) (ProviderContext, error) {
 	return &rxeContext{fd: cmdFD}, nil
 }
 
@@ -56,7 +56,7 @@ type rxeContext struct {
 	fd int // the uverbs command fd: rings are mmap'd from it, doorbells written to it
 }
 
-func (c *rxeContext) close() error { return nil }
+func (c *rxeContext) Close() error { return nil }
 
 // struct mminfo (rdma_user_rxe.h): u64 offset (an mmap cookie), u32 size.
 type rxeMMInfo struct {
@@ -94,9 +94,9 @@ func unmapRing(r *rxeRing) error {
 	return err
 }
 
-// createCQ runs CREATE_CQ with room for struct rxe_create_cq_resp and maps
+// CreateCQ runs CREATE_CQ with room for struct rxe_create_cq_resp and maps
 // the CQ ring it describes.
-func (c *rxeContext) createCQ(req *cqRequest, exec execFunc) (providerCQ, error) {
+func (c *rxeContext) CreateCQ(req *CQRequest, exec ExecFunc) (ProviderCQ, error) {
 	out := make([]byte, 16) // struct rxe_create_cq_resp; heap, the kernel writes it
 	if _, err := exec(nil, out); err != nil {
 		return nil, err
@@ -116,7 +116,7 @@ func (c *rxeContext) createCQ(req *cqRequest, exec execFunc) (providerCQ, error)
 // returns the AH number the kernel gave it: UD send WQEs carry it in
 // wr.ud.ah_num and the 6.1 kernel looks the address vector up by it
 // (rxe_get_av), so the WQE's own rxe_av stays zero.
-func (c *rxeContext) createAH(req *ahRequest, exec execFunc) (providerAH, uint32, error) {
+func (c *rxeContext) CreateAH(req *AHRequest, exec ExecFunc) (ProviderAH, uint32, error) {
 	out := make([]byte, 8)
 	if _, err := exec(nil, out); err != nil {
 		return nil, 0, err
@@ -129,6 +129,12 @@ func (c *rxeContext) createAH(req *ahRequest, exec execFunc) (providerAH, uint32
 	}
 	return nil, num, nil
 }
+
+// The rxe queues keep to the detached data path's rules (detached.go),
+// and its CQ shows new completions as a producer index in memory.
+func (q *rxeQP) Detachable()                 {}
+func (c *rxeCQ) Detachable()                 {}
+func (c *rxeCQ) Watch() (prod, cons *uint32) { return c.ring.prod, c.ring.cons }
 
 // rxeCQ is a CQ ring: the kernel produces CQEs, user space consumes them.
 type rxeCQ struct {
@@ -251,7 +257,7 @@ func (c *rxeCQ) Poll(wcs []WC) (int, error) {
 	prod := r.loadProd()
 	// The mask is 2^n-1: one test for both indices, and for an earlier
 	// fault (poison).
-	if prod|cons|c.err.poison > r.mask {
+	if prod|cons|c.err.Poison() > r.mask {
 		return 0, r.indexFault(&c.err, 0, prod, cons)
 	}
 	sole, soleRecv := atomic.LoadUint32(&c.soleQPN), atomic.LoadUint32(&c.soleRecvQPN)
@@ -310,11 +316,11 @@ func fits(wc *WC, sole, soleRecv uint32) bool {
 func (c *rxeCQ) check(wc *WC) error {
 	q := c.findQP(wc.QPNum)
 	if q == nil {
-		return c.err.set(FaultCompletionQP, wc.QPNum, uint64(wc.QPNum), 0)
+		return c.err.Record(FaultCompletionQP, wc.QPNum, uint64(wc.QPNum), 0)
 	}
 	if wc.Status != 0 {
 		if wc.Status > rxeWCStatusMax {
-			return c.err.set(FaultCompletionStatus, wc.QPNum, uint64(wc.Status), rxeWCStatusMax)
+			return c.err.Record(FaultCompletionStatus, wc.QPNum, uint64(wc.Status), rxeWCStatusMax)
 		}
 		// The opcode and length of an error completion are undefined
 		// (rxe leaves a flushed receive's zero).
@@ -327,19 +333,19 @@ func (c *rxeCQ) check(wc *WC) error {
 	case WCSend, WCRDMAWrite, WCRDMARead, WCCompSwap, WCFetchAdd:
 	case WCRecv, WCRecvRDMAWithImm:
 		if q.rq == nil && !q.hasSRQ {
-			return c.err.set(FaultNoReceiveQueue, wc.QPNum, 0, 0)
+			return c.err.Record(FaultNoReceiveQueue, wc.QPNum, 0, 0)
 		}
 	default:
-		return c.err.set(FaultCompletionOpcode, wc.QPNum, uint64(wc.Opcode), 0)
+		return c.err.Record(FaultCompletionOpcode, wc.QPNum, uint64(wc.Opcode), 0)
 	}
 	return nil
 }
 
-func (c *rxeCQ) release() error { return unmapRing(c.ring) }
+func (c *rxeCQ) Release() error { return unmapRing(c.ring) }
 
-// createQP runs CREATE_QP with room for struct rxe_create_qp_resp (RQ
+// CreateQP runs CREATE_QP with room for struct rxe_create_qp_resp (RQ
 // mminfo first, then SQ) and maps both rings.
-func (c *rxeContext) createQP(req *qpRequest, exec execFunc) (providerQP, error) {
+func (c *rxeContext) CreateQP(req *QPRequest, exec ExecFunc) (ProviderQP, error) {
 	if req.MaxSendSGE > 1 || req.MaxRecvSGE > 1 {
 		// SendWR and RecvWR carry one SGE; more slots would only waste ring space.
 		return nil, fmt.Errorf("rxe: %d send / %d recv SGEs requested, this data path posts one", req.MaxSendSGE, req.MaxRecvSGE)
@@ -360,7 +366,7 @@ func (c *rxeContext) createQP(req *qpRequest, exec execFunc) (providerQP, error)
 		return nil, err
 	}
 	if q.sq.slotSize < rxeSWQEHdrSize+rxeSGESize {
-		_ = q.release()
+		_ = q.Release()
 		return nil, fmt.Errorf("rxe: SQ slots are %d bytes, too small for a WQE with one SGE", q.sq.slotSize)
 	}
 	if q.maxInline > uint32(q.sq.slotSize-rxeSWQEHdrSize) {
@@ -368,11 +374,11 @@ func (c *rxeContext) createQP(req *qpRequest, exec execFunc) (providerQP, error)
 	}
 	if mi := parseRxeMMInfo(out[0:]); mi.size != 0 && !q.hasSRQ {
 		if q.rq, err = c.mapRing("RQ", mi); err != nil {
-			_ = q.release()
+			_ = q.Release()
 			return nil, err
 		}
 		if q.rq.slotSize < rxeRWQEHdrSize+rxeSGESize {
-			_ = q.release()
+			_ = q.Release()
 			return nil, fmt.Errorf("rxe: RQ slots are %d bytes, too small for a WQE with one SGE", q.rq.slotSize)
 		}
 	}
@@ -388,7 +394,7 @@ func newRxeQP(fd int, dev string, typ QPType, qpn, maxInline uint32, sendCQ, rec
 	return &rxeQP{fd: fd, typ: typ, qpn: qpn, maxInline: maxInline, sendCQ: sendCQ, recvCQ: recvCQ,
 		sqErr: QueueError{Device: dev, Queue: "rxe SQ ring"},
 		rqErr: QueueError{Device: dev, Queue: "rxe RQ ring"},
-		dbErr: doorbellError{dev: dev}}
+		dbErr: DoorbellError{Device: dev, Provider: "rxe"}}
 }
 
 // rxeDoorbell is the pre-built POST_SEND command (as rdma-core's
@@ -431,7 +437,7 @@ type rxeQP struct {
 	sq, rq    *rxeRing
 	ssn       uint32
 	db        *rxeDoorbell
-	dbErr     doorbellError
+	dbErr     DoorbellError
 	// gone is set (atomic) when the QP is released. Its CQs keep it, to
 	// tell its late CQEs from corruption.
 	gone           uint32
@@ -443,15 +449,15 @@ type rxeQP struct {
 	kick func() error
 }
 
-func (q *rxeQP) sendCapacity() uint32 { return q.sq.capacity() }
-func (q *rxeQP) recvCapacity() uint32 {
+func (q *rxeQP) SendCapacity() uint32 { return q.sq.capacity() }
+func (q *rxeQP) RecvCapacity() uint32 {
 	if q.rq == nil {
 		return 0
 	}
 	return q.rq.capacity()
 }
 
-func (q *rxeQP) release() error {
+func (q *rxeQP) Release() error {
 	atomic.StoreUint32(&q.gone, 1)
 	q.sendCQ.updateSole()
 	q.recvCQ.updateSole()
@@ -472,12 +478,12 @@ func (q *rxeQP) PostSend(wrs []SendWR) error {
 	sq := q.sq
 	prod := sq.loadProd()
 	cons := sq.loadCons()
-	if prod|cons|q.sqErr.poison > sq.mask { // as in rxeCQ.Poll
+	if prod|cons|q.sqErr.Poison() > sq.mask { // as in rxeCQ.Poll
 		return sq.indexFault(&q.sqErr, q.qpn, prod, cons)
 	}
 	if uint64(len(wrs)) > uint64(sq.free(prod, cons)) {
 		if uint64(len(wrs)) > uint64(sq.capacity()) {
-			return errBatchTooLarge // ErrQueueFull would be retried forever
+			return ErrBatchTooLarge // ErrQueueFull would be retried forever
 		}
 		return ErrQueueFull
 	}
@@ -508,28 +514,28 @@ func (q *rxeQP) checkSend(wr *SendWR) error {
 	case OpSend, OpSendImm:
 	case OpRDMAWrite, OpRDMAWriteImm:
 		if q.typ == QPTypeUD {
-			return errUDOpcode
+			return ErrUDOpcode
 		}
 	case OpRDMARead:
 		if q.typ != QPTypeRC {
-			return errReadNotRC
+			return ErrReadNotRC
 		}
 	case OpAtomicCmpSwap, OpAtomicFetchAdd:
-		if err := checkAtomic(wr, q.typ == QPTypeRC); err != nil {
+		if err := CheckAtomic(wr, q.typ == QPTypeRC); err != nil {
 			return err
 		}
 	default:
-		return errBadOpcode
+		return ErrBadOpcode
 	}
 	if q.typ == QPTypeUD && (wr.AH == nil || wr.AH.num == 0) {
-		return errNoAH
+		return ErrNoAH
 	}
 	if wr.Flags&SendInline != 0 {
 		if wr.Opcode == OpRDMARead {
-			return errInlineRead
+			return ErrInlineRead
 		}
 		if wr.SGE.Length > q.maxInline {
-			return errInlineTooLong
+			return ErrInlineTooLong
 		}
 	}
 	return nil
@@ -556,7 +562,7 @@ func (q *rxeQP) doorbell() error {
 			return nil
 		}
 		if e != unix.EINTR {
-			q.dbErr.errno = e
+			q.dbErr.Errno = e
 			return &q.dbErr
 		}
 	}
@@ -574,16 +580,16 @@ func (q *rxeQP) PostRecv(wrs []RecvWR) error {
 	}
 	rq := q.rq
 	if rq == nil {
-		return errNoRQ
+		return ErrNoRQ
 	}
 	prod := rq.loadProd()
 	cons := rq.loadCons()
-	if prod|cons|q.rqErr.poison > rq.mask { // as in rxeCQ.Poll
+	if prod|cons|q.rqErr.Poison() > rq.mask { // as in rxeCQ.Poll
 		return rq.indexFault(&q.rqErr, q.qpn, prod, cons)
 	}
 	if uint64(len(wrs)) > uint64(rq.free(prod, cons)) {
 		if uint64(len(wrs)) > uint64(rq.capacity()) {
-			return errBatchTooLarge
+			return ErrBatchTooLarge
 		}
 		return ErrQueueFull
 	}
@@ -594,43 +600,3 @@ func (q *rxeQP) PostRecv(wrs []RecvWR) error {
 	rq.storeProd(prod)
 	return nil
 }
-
-// doorbellError reports a failed POST_SEND doorbell write (EINVAL while the
-// QP is below RTS, EIO or ENODEV once the device is gone). dev is set
-// when the QP is created, errno when the write fails.
-type doorbellError struct {
-	dev   string
-	errno unix.Errno
-}
-
-func (e *doorbellError) Error() string {
-	dev := e.dev
-	if dev == "" {
-		dev = "verbs"
-	}
-	if e.errno == unix.EIO || e.errno == unix.ENODEV {
-		return dev + ": POST_SEND (rxe doorbell) failed: the device was removed while in use (" + e.errno.Error() + ")"
-	}
-	return dev + ": POST_SEND (rxe doorbell): " + e.errno.Error()
-}
-
-// Unwrap exposes the errno and, for EIO/ENODEV, ErrDeviceGone.
-func (e *doorbellError) Unwrap() []error {
-	if e.errno == unix.EIO || e.errno == unix.ENODEV {
-		return []error{e.errno, ErrDeviceGone}
-	}
-	return []error{e.errno}
-}
-
-// Errors for work requests the data path refuses before touching a ring.
-// They are preallocated so that returning them does not allocate.
-var (
-	errBadOpcode     = errors.New("verbs: send work request has an opcode this data path does not support (use SEND, SEND_WITH_IMM, RDMA_WRITE[_WITH_IMM], RDMA_READ or an atomic)")
-	errUDOpcode      = errors.New("verbs: UD QPs only send SEND and SEND_WITH_IMM")
-	errReadNotRC     = errors.New("verbs: RDMA READ needs an RC QP")
-	errNoAH          = errors.New("verbs: UD send work request without an address handle (SendWR.AH)")
-	errInlineRead    = errors.New("verbs: RDMA READ cannot be inline")
-	errInlineTooLong = errors.New("verbs: inline send longer than the QP's max_inline_data (see QP.Caps)")
-	errNoRQ          = errors.New("verbs: QP has no receive queue")
-	errBatchTooLarge = errors.New("verbs: more work requests in one post than the queue can ever hold (QP.Caps says how many); post fewer at a time")
-)

@@ -99,9 +99,9 @@ func (r *rxeRing) indexFault(e *QueueError, qpn, prod, cons uint32) error {
 		return e
 	}
 	if prod > r.mask {
-		return e.set(FaultProducerIndex, qpn, uint64(prod), uint64(r.mask))
+		return e.Record(FaultProducerIndex, qpn, uint64(prod), uint64(r.mask))
 	}
-	return e.set(FaultConsumerIndex, qpn, uint64(cons), uint64(r.mask))
+	return e.Record(FaultConsumerIndex, qpn, uint64(cons), uint64(r.mask))
 }
 
 // slotPtr is the address of slot i (i is masked by the caller).

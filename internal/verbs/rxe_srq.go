@@ -19,7 +19,7 @@ type rxeSRQ struct {
 	err  QueueError
 }
 
-func (c *rxeContext) createSRQ(req *srqRequest, exec execFunc) (providerSRQ, error) {
+func (c *rxeContext) CreateSRQ(req *SRQRequest, exec ExecFunc) (ProviderSRQ, error) {
 	if req.MaxSGE > 1 {
 		return nil, fmt.Errorf("rxe: %d SGEs per SRQ receive requested, this data path posts one", req.MaxSGE)
 	}
@@ -38,9 +38,9 @@ func (c *rxeContext) createSRQ(req *srqRequest, exec execFunc) (providerSRQ, err
 	return &rxeSRQ{ring: r, err: QueueError{Device: req.Device, Queue: "rxe SRQ ring"}}, nil
 }
 
-func (s *rxeSRQ) release() error   { return unmapRing(s.ring) }
-func (s *rxeSRQ) capacity() uint32 { return s.ring.capacity() }
-func (s *rxeSRQ) detachable()      {}
+func (s *rxeSRQ) Release() error   { return unmapRing(s.ring) }
+func (s *rxeSRQ) Capacity() uint32 { return s.ring.capacity() }
+func (s *rxeSRQ) Detachable()      {}
 
 // PostRecv writes all of wrs into the SRQ ring and publishes the producer
 // index once, as rxeQP.PostRecv does for an RQ; both indices are checked
@@ -57,12 +57,12 @@ func (s *rxeSRQ) PostRecv(wrs []RecvWR) error {
 	r := s.ring
 	prod := r.loadProd()
 	cons := r.loadCons()
-	if prod|cons|s.err.poison > r.mask {
+	if prod|cons|s.err.Poison() > r.mask {
 		return r.indexFault(&s.err, 0, prod, cons)
 	}
 	if uint64(len(wrs)) > uint64(r.free(prod, cons)) {
 		if uint64(len(wrs)) > uint64(r.capacity()) {
-			return errBatchTooLarge
+			return ErrBatchTooLarge
 		}
 		return ErrQueueFull
 	}

@@ -420,7 +420,7 @@ func TestRxeFakeKernelPostPoll(t *testing.T) {
 	for i := range many {
 		many[i] = wrs[0]
 	}
-	if err := qp.PostSend(many); err != errBatchTooLarge {
+	if err := qp.PostSend(many); err != ErrBatchTooLarge {
 		t.Fatalf("posting 8 on a 7-slot SQ: %v, want errBatchTooLarge", err)
 	}
 	if qp.sq.loadProd() != 3 {
@@ -429,10 +429,10 @@ func TestRxeFakeKernelPostPoll(t *testing.T) {
 
 	// Bad WRs are refused before any slot is written.
 	bad := []SendWR{wrs[0], {Opcode: OpRDMAWrite, Flags: SendInline, SGE: SGE{Length: 65}}}
-	if err := qp.PostSend(bad); !errors.Is(err, errInlineTooLong) {
+	if err := qp.PostSend(bad); !errors.Is(err, ErrInlineTooLong) {
 		t.Fatalf("inline 65 > 64: %v", err)
 	}
-	if err := qp.PostSend([]SendWR{{Opcode: 9}}); !errors.Is(err, errBadOpcode) {
+	if err := qp.PostSend([]SendWR{{Opcode: 9}}); !errors.Is(err, ErrBadOpcode) {
 		t.Fatalf("opcode 9: %v", err)
 	}
 	if qp.sq.loadProd() != 3 {
@@ -535,4 +535,4 @@ func TestRxeCQDetachedWatch(t *testing.T) {
 type fakeProviderCQ struct{}
 
 func (fakeProviderCQ) Poll([]WC) (int, error) { return 0, nil }
-func (fakeProviderCQ) release() error         { return nil }
+func (fakeProviderCQ) Release() error         { return nil }

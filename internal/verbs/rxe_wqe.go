@@ -159,3 +159,29 @@ func userBytes(addr uint64, n int) []byte {
 	p := *(*unsafe.Pointer)(unsafe.Pointer(&addr))
 	return unsafe.Slice((*byte)(p), n)
 }
+
+// struct rxe_send_wr's wr.atomic (rdma_user_rxe.h): remote_addr at 24
+// (as wr.rdma's), compare_add at 32, swap at 40, rkey at 48.
+const (
+	rxeSWQEAtomicAddr    = 24
+	rxeSWQEAtomicCompare = 32
+	rxeSWQEAtomicSwap    = 40
+	rxeSWQEAtomicRKey    = 48
+)
+
+// putRxeAtomic writes wr's atomic fields into an rxe send WQE slot, and
+// the iova the kernel's requester reads the target address from (as
+// rdma-core's init_send_wqe).
+//
+// Part of the detached data path (detached.go): nosplit.
+//
+//go:nosplit
+func putRxeAtomic(slot []byte, wr *SendWR) {
+	_ = slot[rxeSWQEIOVA+7]
+	le := binary.LittleEndian
+	le.PutUint64(slot[rxeSWQEAtomicAddr:], wr.RemoteAddr)
+	le.PutUint64(slot[rxeSWQEAtomicCompare:], wr.CompareAdd)
+	le.PutUint64(slot[rxeSWQEAtomicSwap:], wr.Swap)
+	le.PutUint32(slot[rxeSWQEAtomicRKey:], wr.RKey)
+	le.PutUint64(slot[rxeSWQEIOVA:], wr.RemoteAddr)
+}

@@ -64,29 +64,29 @@ type SRQ struct {
 	handle uint32
 	srqn   uint32
 	maxWR  uint32
-	prov   providerSRQ
+	prov   ProviderSRQ
 	recv   RecvQueue
 	qps    atomic.Int32 // live QPs created on it
 	key    uint64
 }
 
-// srqRequest is what the core knows about an SRQ being created.
-type srqRequest struct {
+// SRQRequest is what the core knows about an SRQ being created.
+type SRQRequest struct {
 	Device string
 	MaxWR  uint32
 	MaxSGE uint32
 }
 
-// providerSRQ is a provider's shared receive queue.
-type providerSRQ interface {
+// ProviderSRQ is a provider's shared receive queue.
+type ProviderSRQ interface {
 	RecvQueue
-	release() error
-	capacity() uint32
+	Release() error
+	Capacity() uint32
 }
 
-// srqCreator is implemented by provider contexts with SRQs (rxe, mlx5).
-type srqCreator interface {
-	createSRQ(req *srqRequest, exec execFunc) (providerSRQ, error)
+// SRQCreator is implemented by provider contexts with SRQs (rxe, mlx5).
+type SRQCreator interface {
+	CreateSRQ(req *SRQRequest, exec ExecFunc) (ProviderSRQ, error)
 }
 
 // CreateSRQ creates an SRQ on pd (CREATE_SRQ) and maps its ring. On any
@@ -105,11 +105,11 @@ func (c *Context) CreateSRQ(pd *PD, attr SRQAttr) (*SRQ, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc, ok := pc.(srqCreator)
+	sc, ok := pc.(SRQCreator)
 	if !ok {
 		return nil, fmt.Errorf("%s: this data path has no shared receive queues for %s devices (rxe and mlx5 have them)", c.dev.Name, c.dev.Driver)
 	}
-	req := &srqRequest{Device: c.dev.Name, MaxWR: attr.MaxWR, MaxSGE: attr.MaxSGE}
+	req := &SRQRequest{Device: c.dev.Name, MaxWR: attr.MaxWR, MaxSGE: attr.MaxSGE}
 	var resp abiCreateSRQResp
 	created := false
 	exec := func(udataIn, udataOut []byte) (uint32, error) {
@@ -120,14 +120,14 @@ func (c *Context) CreateSRQ(pd *PD, attr SRQAttr) (*SRQ, error) {
 		created = true
 		return resp.SRQHandle, nil
 	}
-	p, err := sc.createSRQ(req, exec)
+	p, err := sc.CreateSRQ(req, exec)
 	if err != nil {
 		if created {
 			err = errors.Join(err, c.destroySRQ(resp.SRQHandle))
 		}
 		return nil, err
 	}
-	s := &SRQ{ctx: c, handle: resp.SRQHandle, srqn: resp.SRQN, maxWR: max(resp.MaxWR, p.capacity()), prov: p, recv: p}
+	s := &SRQ{ctx: c, handle: resp.SRQHandle, srqn: resp.SRQN, maxWR: max(resp.MaxWR, p.Capacity()), prov: p, recv: p}
 	s.key = c.addChild(s.Close)
 	return s, nil
 }
@@ -159,7 +159,7 @@ func (s *SRQ) PostRecv(wrs []RecvWR) error {
 // DetachedRecvQueue returns the provider queue for use while detached
 // from the scheduler (detached.go), or false if its provider has none.
 func (s *SRQ) DetachedRecvQueue() (RecvQueue, bool) {
-	if _, ok := s.prov.(detachable); !ok || s.prov == nil {
+	if _, ok := s.prov.(DetachableQueue); !ok || s.prov == nil {
 		return nil, false
 	}
 	return s.prov, true
@@ -180,5 +180,5 @@ func (s *SRQ) Close() error {
 	p := s.prov
 	s.prov, s.recv = nil, nil
 	s.ctx.removeChild(s.key)
-	return p.release()
+	return p.Release()
 }

@@ -33,7 +33,7 @@ func TestRxeSRQPostRecv(t *testing.T) {
 	if err := s.PostRecv(many); !errors.Is(err, ErrQueueFull) {
 		t.Fatalf("6 more into 5 free slots: %v, want ErrQueueFull", err)
 	}
-	if err := s.PostRecv(make([]RecvWR, 8)); !errors.Is(err, errBatchTooLarge) {
+	if err := s.PostRecv(make([]RecvWR, 8)); !errors.Is(err, ErrBatchTooLarge) {
 		t.Fatalf("8 into a 7-slot ring: %v", err)
 	}
 	one := wrs[:1]
