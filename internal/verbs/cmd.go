@@ -352,6 +352,15 @@ func (c *Context) ioctl(obj, method uint16, attrs []ioctlAttr) error {
 	return c.ioctlNamed(methodName(obj, method), obj, method, attrs)
 }
 
+// DriverMethod runs a method of the driver's own uverbs object (ids in
+// the driver's namespace, from 1<<UVERBS_ID_NS_SHIFT) with one PTR_IN
+// attribute inID holding in and one PTR_OUT attribute outID receiving
+// out, as rdma-core's providers do with DECLARE_COMMAND_BUFFER (mlx5's
+// DEVX_OTHER). name names the method in errors.
+func (c *Context) DriverMethod(name string, obj, method, inID, outID uint16, in, out []byte) error {
+	return c.ioctlNamed(name, obj, method, []ioctlAttr{attrPtrIn(inID, in), attrPtrOut(outID, out)})
+}
+
 func (c *Context) ioctlNamed(name string, obj, method uint16, attrs []ioctlAttr) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -106,6 +106,53 @@ func OpenWith(name string, o Options) (*Context, error) {
 
 // OpenDevice opens d as found by Devices or LookupDevice.
 func OpenDevice(d Device, o Options) (*Context, error) {
+	c, err := openNode(d)
+	if err != nil {
+		return nil, err
+	}
+	if !o.ForceWrite && d.DriverID != 0 {
+		c.useIoctl = kfeat.Has(kfeat.UverbsIoctl, c.probeInvokeWrite)
+	}
+	if err := c.getContext(); err != nil {
+		c.release()
+		return nil, err
+	}
+	return c, nil
+}
+
+// OpenDeviceWithUData opens d as OpenDevice does, but sends GET_CONTEXT
+// through write() (tunnelled through INVOKE_WRITE where the kernel has
+// it, never the native ioctl method) with the request udata in, and
+// hands the response udata to open, which makes the provider's state for
+// the context: a provider's second kind of context, as rdma-core's
+// mlx5dv_open_device makes mlx5's DEVX context.
+func OpenDeviceWithUData(d Device, in []byte, outLen int, open func(cmdFD int, out []byte) (ProviderContext, error)) (*Context, error) {
+	c, err := openNode(d)
+	if err != nil {
+		return nil, err
+	}
+	c.useIoctl = kfeat.Has(kfeat.UverbsIoctl, c.probeInvokeWrite)
+	out := make([]byte, outLen)
+	req := uvGetContext{}
+	var resp uvGetContextResp
+	if err := c.writeCmd(cmdGetContext, bytesOf(&req), bytesOf(&resp), in, out); err != nil {
+		c.release()
+		return nil, err
+	}
+	c.asyncFD = int(resp.AsyncFD)
+	c.numCompVectors = resp.NumCompVectors
+	pc, err := open(c.fd, out)
+	if err != nil {
+		c.release()
+		return nil, err
+	}
+	c.prov = pc
+	return c, nil
+}
+
+// openNode opens d's uverbs node, checks it is the device's, and reserves
+// the command scratch: a Context before GET_CONTEXT.
+func openNode(d Device) (*Context, error) {
 	if err := d.checkABI(); err != nil {
 		return nil, err
 	}
@@ -128,13 +175,6 @@ func OpenDevice(d Device, o Options) (*Context, error) {
 		return nil, err
 	}
 	if err := c.scr.reserve(scratchMin); err != nil {
-		c.release()
-		return nil, err
-	}
-	if !o.ForceWrite && d.DriverID != 0 {
-		c.useIoctl = kfeat.Has(kfeat.UverbsIoctl, c.probeInvokeWrite)
-	}
-	if err := c.getContext(); err != nil {
 		c.release()
 		return nil, err
 	}

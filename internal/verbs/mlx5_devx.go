@@ -6,8 +6,6 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/rdmactl/rdmactl/internal/kfeat"
 )
 
 // The DEVX general-command path of mlx5 (rdma/mlx5_user_ioctl_cmds.h):
@@ -60,11 +58,7 @@ func (c *Context) MLX5DevXOther(in, out []byte) error {
 	if len(in) < mlx5DevXMinMailbox || len(out) < mlx5DevXMinMailbox || len(in) > mlx5DevXMaxAttrLength || len(out) > mlx5DevXMaxAttrLength {
 		return fmt.Errorf("verbs: DEVX command of %d bytes in / %d out: both must be %d..%d bytes", len(in), len(out), mlx5DevXMinMailbox, mlx5DevXMaxAttrLength)
 	}
-	attrs := []ioctlAttr{
-		attrPtrIn(mlx5AttrDevXOtherIn, in),
-		attrPtrOut(mlx5AttrDevXOtherOut, out),
-	}
-	return c.ioctlNamed("DEVX_OTHER", mlx5ObjDevX, mlx5MethDevXOther, attrs)
+	return c.DriverMethod("DEVX_OTHER", mlx5ObjDevX, mlx5MethDevXOther, mlx5AttrDevXOtherIn, mlx5AttrDevXOtherOut, in, out)
 }
 
 // mlx5DevXContextUData is the GET_CONTEXT request of OpenMLX5DevX: the
@@ -91,44 +85,18 @@ func OpenMLX5DevX(d Device) (*Context, error) {
 	if d.DriverID != DriverMLX5 {
 		return nil, &NotMLX5Error{Device: d.Name, Driver: d.Driver}
 	}
-	if err := d.checkABI(); err != nil {
-		return nil, err
-	}
-	fd, err := unix.Open(d.Path, unix.O_RDWR|unix.O_CLOEXEC, 0)
-	if err != nil {
-		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
-			return nil, &PermissionError{Device: d.Name, Path: d.Path, Err: err}
-		}
-		return nil, fmt.Errorf("cannot open %s (device %s): %w", d.Path, d.Name, err)
-	}
-	c := &Context{fd: fd, dev: d, asyncFD: -1}
-	if err := c.checkNode(); err != nil {
-		c.release()
-		return nil, err
-	}
-	if err := c.scr.reserve(scratchMin); err != nil {
-		c.release()
-		return nil, err
-	}
-	c.useIoctl = kfeat.Has(kfeat.UverbsIoctl, c.probeInvokeWrite)
 	in, outLen := mlx5DevXContextUData()
-	out := make([]byte, outLen)
-	req := uvGetContext{}
-	var resp uvGetContextResp
-	if err := c.writeCmd(cmdGetContext, bytesOf(&req), bytesOf(&resp), in, out); err != nil {
-		c.release()
-		if errors.Is(err, unix.EPERM) {
-			return nil, fmt.Errorf("%w (a DEVX context needs CAP_NET_RAW: run as root or grant the capability)", err)
+	c, err := OpenDeviceWithUData(d, in, outLen, func(fd int, out []byte) (ProviderContext, error) {
+		pc, err := mlx5OpenContext(fd, out, unix.Getpagesize(), mmapUARs{})
+		if err != nil {
+			return nil, fmt.Errorf("%s: mlx5 provider: %w", d.Name, err)
 		}
-		return nil, err
+		return pc, nil
+	})
+	// EPERM from GET_CONTEXT, not from opening the node (PermissionError).
+	var pe *PermissionError
+	if errors.Is(err, unix.EPERM) && !errors.As(err, &pe) {
+		return nil, fmt.Errorf("%w (a DEVX context needs CAP_NET_RAW: run as root or grant the capability)", err)
 	}
-	c.asyncFD = int(resp.AsyncFD)
-	c.numCompVectors = resp.NumCompVectors
-	pc, err := mlx5OpenContext(fd, out, unix.Getpagesize(), mmapUARs{})
-	if err != nil {
-		c.release()
-		return nil, fmt.Errorf("%s: mlx5 provider: %w", d.Name, err)
-	}
-	c.prov = pc
-	return c, nil
+	return c, err
 }
