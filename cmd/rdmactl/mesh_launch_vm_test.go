@@ -537,8 +537,10 @@ func TestVMPerfMeshLaunchers(t *testing.T) {
 
 // checkFaultReport: rank 0 exited 7 (a test failed) with one line on
 // stderr; every test of rank bad failed with an error that matches why,
-// every other test has a figure; the other ranks exited 0.
-func checkFaultReport(t *testing.T, ranks map[int]*meshRank, bad int, why *regexp.Regexp) *meshReport {
+// every other test has a figure; the other ranks exited 0. A test of rank
+// bad in a round before measuredBefore may instead have its figure: it
+// finished before the fault was injected.
+func checkFaultReport(t *testing.T, ranks map[int]*meshRank, bad int, why *regexp.Regexp, measuredBefore int) *meshReport {
 	t.Helper()
 	for r, m := range ranks {
 		<-m.done
@@ -567,6 +569,11 @@ func checkFaultReport(t *testing.T, ranks map[int]*meshRank, bad int, why *regex
 		t.Logf("%s: figure %s, error %q", name, fig, ts.Error)
 		involved := ts.Src.Rank == bad || ts.Dst.Rank == bad
 		switch {
+		case involved && ts.Round < measuredBefore && ts.Figure != nil && ts.Error == "":
+			// Finished before the fault: rank 0 keeps a figure that
+			// was measured (mesh's merge).
+			t.Logf("%s: measured before rank %d was lost", name, bad)
+			continue
 		case involved && (ts.Figure != nil || !why.MatchString(ts.Error)):
 			t.Errorf("%s: figure %s, error %q; want failed with %v", name, fig, ts.Error, why)
 		case !involved && (ts.Figure == nil || ts.Error != ""):
@@ -577,7 +584,7 @@ func checkFaultReport(t *testing.T, ranks map[int]*meshRank, bad int, why *regex
 		}
 	}
 	if rep.Failed != failed || failed == 0 {
-		t.Errorf("report: %d failed, want %d (every test of rank %d)", rep.Failed, failed, bad)
+		t.Errorf("report: %d failed, want %d (every test of rank %d after the fault)", rep.Failed, failed, bad)
 	}
 	return &rep
 }
@@ -610,7 +617,7 @@ func TestVMPerfMeshFaults(t *testing.T) {
 		defer cancel()
 		start := time.Now()
 		ranks := startMeshRanks(t, ctx, meshRanks, []int{0, 1, 2}, "-D", "2", "--join-timeout", "8s")
-		rep := checkFaultReport(t, ranks, 3, regexp.MustCompile(`^rank 3 never came to the rendezvous$`))
+		rep := checkFaultReport(t, ranks, 3, regexp.MustCompile(`^rank 3 never came to the rendezvous$`), 0)
 		if len(rep.Absent) != 1 || rep.Absent[0].Rank != 3 || rep.Absent[0].Reason == "" {
 			t.Errorf("absent: %+v, want rank 3 with its reason", rep.Absent)
 		}
@@ -635,7 +642,22 @@ func TestVMPerfMeshFaults(t *testing.T) {
 		hold(t, ranks, func() { _ = ranks[3].cmd.Process.Kill() })
 		<-ranks[3].done
 		delete(ranks, 3) // killed: no exit code to check
-		checkFaultReport(t, ranks, 3, regexp.MustCompile(`^rank 3 lost at (prepare|go) of round \d: .*\(the process died or the network failed\)$`))
+		// The kill follows the first sight of rank 3's QP, which on a
+		// loaded guest can come at the end of its first test (seen:
+		// round 0's test measured, rank 3 lost at go of round 1): the
+		// tests of rank 3 before the round it was lost in may pass.
+		<-ranks[0].done
+		var rep meshReport
+		_ = json.Unmarshal([]byte(ranks[0].stdout.String()), &rep)
+		lost := 0
+		lostAt := regexp.MustCompile(`^rank 3 lost at (?:prepare|go) of round (\d+): `)
+		for _, ts := range rep.Tests {
+			if m := lostAt.FindStringSubmatch(ts.Error); m != nil {
+				lost, _ = strconv.Atoi(m[1])
+				break
+			}
+		}
+		checkFaultReport(t, ranks, 3, regexp.MustCompile(`^rank 3 lost at (prepare|go) of round \d: .*\(the process died or the network failed\)$`), lost)
 	})
 
 	t.Run("link_down", func(t *testing.T) {
@@ -652,7 +674,7 @@ func TestVMPerfMeshFaults(t *testing.T) {
 		ranks := startMeshRanks(t, ctx, meshRanks, []int{0, 1, 2, 3}, "-D", "6", "--join-timeout", "60s", "--html", page,
 			"--pattern", "one-to-all", "--from", "0")
 		hold(t, ranks, func() { sh(t, "ip", "link", "set", "vrxe3", "down") })
-		checkFaultReport(t, ranks, 3, regexp.MustCompile(`rxe3`))
+		checkFaultReport(t, ranks, 3, regexp.MustCompile(`rxe3`), 0)
 		// The page rank 0 wrote: the failed cell, the two others.
 		b, err := os.ReadFile(page)
 		if err != nil {
@@ -677,7 +699,7 @@ func TestVMPerfMeshFaults(t *testing.T) {
 			t.Errorf("rank 3: exit %d, stderr %q; want exit 8 and one line naming the check", code, l)
 		}
 		delete(ranks, 3)
-		rep := checkFaultReport(t, ranks, 3, regexp.MustCompile(`^rank 3 left out: doctor: port_state rxe3/1: `))
+		rep := checkFaultReport(t, ranks, 3, regexp.MustCompile(`^rank 3 left out: doctor: port_state rxe3/1: `), 0)
 		if len(rep.Absent) != 1 || rep.Absent[0].Rank != 3 || !strings.HasPrefix(rep.Absent[0].Reason, "left out: doctor: port_state rxe3/1: ") {
 			t.Errorf("absent %+v, want rank 3 left out by doctor", rep.Absent)
 		}

@@ -3,7 +3,6 @@
 package vmcheck
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmactl/rdmactl/internal/nldev"
 )
 
 // What the kernel tests wait for instead of sleeping a fixed time: under
@@ -99,32 +100,39 @@ func CMListening(t testing.TB, port int) bool {
 	return re.Match(out)
 }
 
-// QPsOf is how many QPs of process pid 'rdma res show qp' lists. The
-// kernel names the thread that made each (task_pid_vnr of the creator,
+// QPsOf is how many QPs of process pid the kernel lists (RDMA netlink's
+// RES_QP dump, what 'rdma res show qp' prints). The kernel names the
+// thread that made each (task_pid_vnr of the creator,
 // drivers/infiniband/core/nldev.c), which in a Go program is seldom the
-// main one, so any thread of pid counts.
+// main one, so any thread of pid counts. It asks netlink from this
+// process rather than running rdma: on a loaded guest a fork and exec
+// took seconds, and a fault meant for the middle of a test landed after
+// it.
 func QPsOf(t testing.TB, pid int) int {
 	t.Helper()
-	tids := map[int]bool{}
+	tids := map[uint32]bool{}
 	ents, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 	for _, e := range ents {
-		if tid, err := strconv.Atoi(e.Name()); err == nil {
-			tids[tid] = true
+		if tid, err := strconv.ParseUint(e.Name(), 10, 32); err == nil {
+			tids[uint32(tid)] = true
 		}
 	}
-	out, err := exec.Command("rdma", "-j", "res", "show", "qp").Output()
+	c, err := nldev.Dial()
 	if err != nil {
-		t.Fatalf("rdma -j res show qp: %v", err)
+		t.Fatalf("RDMA netlink: %v", err)
 	}
-	var qps []struct {
-		PID int `json:"pid"`
+	defer c.Close()
+	devs, err := c.Devices()
+	if err != nil {
+		t.Fatalf("RDMA netlink device dump: %v", err)
 	}
-	if err := json.Unmarshal(out, &qps); err != nil {
-		t.Fatalf("rdma -j res show qp: %v: %s", err, out)
+	qps, err := c.QPsOf(devs)
+	if err != nil {
+		t.Fatalf("RDMA netlink QP dump: %v", err)
 	}
 	n := 0
 	for _, q := range qps {
-		if tids[q.PID] {
+		if q.PID != nil && tids[*q.PID] {
 			n++
 		}
 	}
