@@ -1,7 +1,5 @@
 package verbs
 
-import "unsafe"
-
 // This file holds the kernel ABI: command numbers, ioctl object/method/
 // attribute ids, and Go mirrors of the UAPI structs of
 // /usr/include/rdma/ib_user_verbs.h and ib_user_ioctl_{cmds,verbs}.h.
@@ -328,11 +326,4 @@ type uvGIDEntry struct {
 	PortNum       uint32
 	GIDType       uint32
 	NetdevIfindex uint32
-}
-
-// bytesOf returns the memory of *p as a byte slice (no copy). Commands copy
-// it into their mmap'd scratch before the kernel sees it, so the Go object
-// itself is never handed to the kernel.
-func bytesOf[T any](p *T) []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(p)), unsafe.Sizeof(*p))
 }

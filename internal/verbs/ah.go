@@ -1,6 +1,10 @@
 package verbs
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
+)
 
 // AHAttr is an address vector: where a UD send goes (CreateAH), or the
 // remote end of an RC/UC QP (RTRAttr.Dest). On RoCE ports (rxe, mlx5
@@ -53,7 +57,7 @@ func (c *Context) CreateAH(pd *PD, attr AHAttr) (*AH, error) {
 	exec := func(udataIn, udataOut []byte) (uint32, error) {
 		cmd := abiCreateAH{PDHandle: pd.Handle, Attr: attr.ahAttr()}
 		var resp abiCreateAHResp
-		if err := c.writeCmd(cmdCreateAH, abiBytes(&cmd), abiBytes(&resp), udataIn, udataOut); err != nil {
+		if err := c.writeCmd(cmdCreateAH, rawmem.Of(&cmd), rawmem.Of(&resp), udataIn, udataOut); err != nil {
 			return 0, err
 		}
 		handle, created = resp.AHHandle, true
@@ -78,7 +82,7 @@ func (c *Context) CreateAH(pd *PD, attr AHAttr) (*AH, error) {
 
 func (c *Context) destroyAH(handle uint32) error {
 	cmd := abiDestroyAH{AHHandle: handle}
-	return c.writeCmd(cmdDestroyAH, abiBytes(&cmd), nil, nil, nil)
+	return c.writeCmd(cmdDestroyAH, rawmem.Of(&cmd), nil, nil, nil)
 }
 
 // Close destroys the AH (DESTROY_AH). Close it before its PD. Closing twice

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 	"golang.org/x/sys/unix"
 )
 
@@ -17,7 +18,7 @@ import (
 // pointers from inside command buffers (response, attribute data); if those
 // buffers were Go values they could sit on a goroutine stack that moves
 // when it grows, between building the command and the syscall. Callers
-// pass plain byte slices (usually bytesOf(&someUVStruct)); the helpers copy
+// pass plain byte slices (usually rawmem.Of(&someUVStruct)); the helpers copy
 // them into scratch, run the syscall, and copy the outputs back. The
 // scratch is per Context and guarded by Context.mu, so the helpers are safe
 // for concurrent use and must not be called with c.mu held. This is the
@@ -114,15 +115,6 @@ func (s *scratch) alloc(n int) []byte {
 	return b
 }
 
-// addr is the user address of b's first byte as the kernel wants it (0 for
-// an empty slice).
-func addr(b []byte) uint64 {
-	if len(b) == 0 {
-		return 0
-	}
-	return uint64(uintptr(unsafe.Pointer(&b[0])))
-}
-
 // pad8 rounds n up to a multiple of 8.
 func pad8(n int) int { return (n + 7) &^ 7 }
 
@@ -168,14 +160,14 @@ func (c *Context) rawWrite(cmd uint32, req, resp, udataIn, udataOut []byte) erro
 	buf := c.scr.alloc(in)
 	rbuf := c.scr.alloc(out)
 	hdr := uvCmdHdr{Command: cmd, InWords: uint16(in / 4), OutWords: uint16(out / 4)}
-	copy(buf, bytesOf(&hdr))
+	copy(buf, rawmem.Of(&hdr))
 	copy(buf[8:], req)
 	copy(buf[8+len(req):], udataIn)
 	if out > 0 {
 		if len(req) < 8 {
 			return fmt.Errorf("verbs: internal: %s has a response but no response field", cmdName(cmd))
 		}
-		*(*uint64)(unsafe.Pointer(&buf[8])) = addr(rbuf)
+		*(*uint64)(unsafe.Pointer(&buf[8])) = rawmem.Addr(rbuf)
 	}
 	if err := c.sysWrite(buf); err != nil {
 		return cmdError(c.dev.Name, cmdName(cmd), err)
@@ -219,12 +211,12 @@ func (c *Context) rawWriteEx(cmd uint32, req, resp, udataIn, udataOut []byte) er
 	rbuf := c.scr.alloc(out)
 	hdr := uvCmdHdr{Command: cmdFlagExtended | cmd, InWords: uint16(len(req) / 8), OutWords: uint16(len(resp) / 8)}
 	ex := uvExCmdHdr{
-		Response:         addr(rbuf),
+		Response:         rawmem.Addr(rbuf),
 		ProviderInWords:  uint16(len(udataIn) / 8),
 		ProviderOutWords: uint16(len(udataOut) / 8),
 	}
-	copy(buf, bytesOf(&hdr))
-	copy(buf[8:], bytesOf(&ex))
+	copy(buf, rawmem.Of(&hdr))
+	copy(buf[8:], rawmem.Of(&ex))
 	copy(buf[24:], req)
 	copy(buf[24+len(req):], udataIn)
 	if err := c.sysWrite(buf); err != nil {
@@ -408,7 +400,7 @@ func (c *Context) buildIoctl(obj, method uint16, attrs []ioctlAttr) ([]byte, [][
 	buf := c.scr.alloc(n)
 	payloads := make([][]byte, len(attrs))
 	hdr := uvIoctlHdr{Length: uint16(n), ObjectID: obj, MethodID: method, NumAttrs: uint16(len(attrs)), DriverID: c.dev.DriverID}
-	copy(buf, bytesOf(&hdr))
+	copy(buf, rawmem.Of(&hdr))
 	for i, a := range attrs {
 		ua := uvAttr{AttrID: a.id, Flags: a.flags}
 		switch a.kind {
@@ -422,20 +414,20 @@ func (c *Context) buildIoctl(obj, method uint16, attrs []ioctlAttr) ([]byte, [][
 			ua.Len = uint16(len(a.in))
 			if len(a.in) <= 8 {
 				// Inline: the bytes themselves, in memory order.
-				copy(bytesOf(&ua.Data), a.in)
+				copy(rawmem.Of(&ua.Data), a.in)
 			} else {
 				p := c.scr.alloc(len(a.in))
 				copy(p, a.in)
 				payloads[i] = p
-				ua.Data = addr(p)
+				ua.Data = rawmem.Addr(p)
 			}
 		case attrKindPtrOut:
 			ua.Len = uint16(len(a.out))
 			p := c.scr.alloc(len(a.out))
 			payloads[i] = p
-			ua.Data = addr(p)
+			ua.Data = rawmem.Addr(p)
 		}
-		copy(buf[24+16*i:], bytesOf(&ua))
+		copy(buf[24+16*i:], rawmem.Of(&ua))
 	}
 	return buf, payloads, nil
 }
@@ -451,7 +443,7 @@ func rdmaVerbsIoctlCall(fd int, buf []byte) unix.Errno {
 func readIoctlResult(buf []byte, attrs []ioctlAttr, payloads [][]byte) {
 	for i := range attrs {
 		var ua uvAttr
-		copy(bytesOf(&ua), buf[24+16*i:])
+		copy(rawmem.Of(&ua), buf[24+16*i:])
 		attrs[i].Value = ua.Data
 		attrs[i].OutFlags = ua.Flags
 		if attrs[i].kind == attrKindPtrOut {

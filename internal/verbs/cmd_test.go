@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 	"golang.org/x/sys/unix"
 )
 
@@ -71,7 +72,7 @@ func TestWriteFraming(t *testing.T) {
 	// ALLOC_PD: in_words 4 (8 hdr + 8 req), out_words 1.
 	req := uvAllocPD{}
 	var resp uvAllocPDResp
-	if err := c.rawWrite(cmdAllocPD, bytesOf(&req), bytesOf(&resp), nil, nil); err != nil {
+	if err := c.rawWrite(cmdAllocPD, rawmem.Of(&req), rawmem.Of(&resp), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	want := le(uint32(3), uint16(4), uint16(1), respAddr(c, 16))
@@ -81,7 +82,7 @@ func TestWriteFraming(t *testing.T) {
 
 	// DEALLOC_PD: in_words 3, out_words 0, no response field.
 	h := uint32(7)
-	if err := c.rawWrite(cmdDeallocPD, bytesOf(&h), nil, nil, nil); err != nil {
+	if err := c.rawWrite(cmdDeallocPD, rawmem.Of(&h), nil, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	want = le(uint32(4), uint16(3), uint16(0), uint32(7))
@@ -92,7 +93,7 @@ func TestWriteFraming(t *testing.T) {
 	// REG_MR: 12 / 3.
 	mr := uvRegMR{Start: 0x7f0000001000, Length: 65536, HCAVA: 0x7f0000001000, PDHandle: 0, AccessFlags: 7}
 	var mresp uvRegMRResp
-	if err := c.rawWrite(cmdRegMR, bytesOf(&mr), bytesOf(&mresp), nil, nil); err != nil {
+	if err := c.rawWrite(cmdRegMR, rawmem.Of(&mr), rawmem.Of(&mresp), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	want = le(uint32(9), uint16(12), uint16(3), respAddr(c, 48), uint64(0x7f0000001000), uint64(65536), uint64(0x7f0000001000), uint32(0), uint32(7))
@@ -103,7 +104,7 @@ func TestWriteFraming(t *testing.T) {
 	// QUERY_PORT: 6 / 10; GET_CONTEXT: 4 / 2; QUERY_DEVICE 4 / 44.
 	qp := uvQueryPort{PortNum: 1}
 	var qpr uvQueryPortResp
-	if err := c.rawWrite(cmdQueryPort, bytesOf(&qp), bytesOf(&qpr), nil, nil); err != nil {
+	if err := c.rawWrite(cmdQueryPort, rawmem.Of(&qp), rawmem.Of(&qpr), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	want = le(uint32(2), uint16(6), uint16(10), respAddr(c, 24), uint8(1), [7]byte{})
@@ -112,7 +113,7 @@ func TestWriteFraming(t *testing.T) {
 	}
 	gc := uvGetContext{}
 	var gcr uvGetContextResp
-	if err := c.rawWrite(cmdGetContext, bytesOf(&gc), bytesOf(&gcr), nil, nil); err != nil {
+	if err := c.rawWrite(cmdGetContext, rawmem.Of(&gc), rawmem.Of(&gcr), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := readCmd(t, r, 16); !bytes.Equal(got[:8], le(uint32(0), uint16(4), uint16(2))) {
@@ -120,7 +121,7 @@ func TestWriteFraming(t *testing.T) {
 	}
 	qd := uvQueryDevice{}
 	var qdr uvQueryDeviceResp
-	if err := c.rawWrite(cmdQueryDevice, bytesOf(&qd), bytesOf(&qdr), nil, nil); err != nil {
+	if err := c.rawWrite(cmdQueryDevice, rawmem.Of(&qd), rawmem.Of(&qdr), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := readCmd(t, r, 16); !bytes.Equal(got[:8], le(uint32(1), uint16(4), uint16(44))) {
@@ -156,7 +157,7 @@ func TestWriteFraming(t *testing.T) {
 	// (8-byte units, headers excluded), provider words 0.
 	eq := uvExQueryDevice{}
 	var eqr uvExQueryDeviceResp
-	if err := c.rawWriteEx(exCmdQueryDevice, bytesOf(&eq), bytesOf(&eqr), nil, nil); err != nil {
+	if err := c.rawWriteEx(exCmdQueryDevice, rawmem.Of(&eq), rawmem.Of(&eqr), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	want = le(uint32(0x80000001), uint16(1), uint16(38), respAddr(c, 32), uint16(0), uint16(0), uint32(0), uint64(0))
@@ -191,7 +192,7 @@ func TestIoctlFraming(t *testing.T) {
 	c.useIoctl = true
 	req := uvAllocPD{}
 	var resp uvAllocPDResp
-	if err := c.writeCmd(cmdAllocPD, bytesOf(&req), bytesOf(&resp), nil, nil); err != nil {
+	if err := c.writeCmd(cmdAllocPD, rawmem.Of(&req), rawmem.Of(&resp), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if resp.PDHandle != 5 {
@@ -211,7 +212,7 @@ func TestIoctlFraming(t *testing.T) {
 	// DEALLOC_PD: CORE_IN of 4 bytes inline, data = handle.
 	c.sysIoctl = func(fd int, buf []byte) unix.Errno { seen = append(seen[:0], buf...); return 0 }
 	h := uint32(0x1234)
-	if err := c.writeCmd(cmdDeallocPD, bytesOf(&h), nil, nil, nil); err != nil {
+	if err := c.writeCmd(cmdDeallocPD, rawmem.Of(&h), nil, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	want = le(

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 	"golang.org/x/sys/unix"
 )
 
@@ -99,7 +100,7 @@ func (e *chanError) Unwrap() error { return e.errno }
 func (c *Context) CreateCompChannel() (*CompChannel, error) {
 	cmd := abiCreateCompChannel{}
 	var resp abiCreateCompChannelResp
-	if err := c.writeCmd(cmdCreateCompChan, abiBytes(&cmd), abiBytes(&resp), nil, nil); err != nil {
+	if err := c.writeCmd(cmdCreateCompChan, rawmem.Of(&cmd), rawmem.Of(&resp), nil, nil); err != nil {
 		return nil, err
 	}
 	fd := int(resp.FD)
@@ -143,8 +144,8 @@ func (ch *CompChannel) attach(slot int, cmdFD int, handle uint32, p ProviderCQ) 
 	e.userArm, _ = p.(CQArmer)
 	hdr := uvCmdHdr{Command: cmdReqNotifyCQ, InWords: uint16((8 + unsafe.Sizeof(abiReqNotifyCQ{})) / 4)}
 	req := abiReqNotifyCQ{CQHandle: handle}
-	copy(e.cmd[:8], bytesOf(&hdr))
-	copy(e.cmd[8:], abiBytes(&req))
+	copy(e.cmd[:8], rawmem.Of(&hdr))
+	copy(e.cmd[8:], rawmem.Of(&req))
 	e.armErr = chanError{dev: ch.ctx.dev.Name, op: "REQ_NOTIFY_CQ"}
 	ch.mu.Lock()
 	ch.live++

@@ -40,6 +40,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmactl/rdmactl/internal/kfeat"
+	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 )
 
 // Context is an open uverbs device with its user context (GET_CONTEXT):
@@ -135,7 +136,7 @@ func OpenDeviceWithUData(d Device, in []byte, outLen int, open func(cmdFD int, o
 	out := make([]byte, outLen)
 	req := uvGetContext{}
 	var resp uvGetContextResp
-	if err := c.writeCmd(cmdGetContext, bytesOf(&req), bytesOf(&resp), in, out); err != nil {
+	if err := c.writeCmd(cmdGetContext, rawmem.Of(&req), rawmem.Of(&resp), in, out); err != nil {
 		c.release()
 		return nil, err
 	}
@@ -263,7 +264,7 @@ func (c *Context) getContext() error {
 	if !done {
 		req := uvGetContext{}
 		var resp uvGetContextResp
-		if err := c.writeCmd(cmdGetContext, bytesOf(&req), bytesOf(&resp), in, out); err != nil {
+		if err := c.writeCmd(cmdGetContext, rawmem.Of(&req), rawmem.Of(&resp), in, out); err != nil {
 			return err
 		}
 		c.asyncFD = int(resp.AsyncFD)

@@ -3,6 +3,8 @@ package verbs
 import (
 	"errors"
 	"fmt"
+
+	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 )
 
 // CQ is a completion queue. Create it with Context.CreateCQ, poll it with
@@ -45,7 +47,7 @@ func (c *Context) createCQ(cqe int, ch *CompChannel) (*CQ, error) {
 			cmd.CompChannel, cmd.UserHandle = int32(ch.fd), uint64(slot)
 		}
 		var resp abiCreateCQResp
-		if err := c.writeCmd(cmdCreateCQ, abiBytes(&cmd), abiBytes(&resp), udataIn, udataOut); err != nil {
+		if err := c.writeCmd(cmdCreateCQ, rawmem.Of(&cmd), rawmem.Of(&resp), udataIn, udataOut); err != nil {
 			return 0, err
 		}
 		handle, created = resp.CQHandle, true
@@ -77,7 +79,7 @@ func (c *Context) destroyCQ(handle uint32) error {
 func (c *Context) destroyCQResp(handle uint32) (abiDestroyCQResp, error) {
 	cmd := abiDestroyCQ{CQHandle: handle}
 	var resp abiDestroyCQResp
-	err := c.writeCmd(cmdDestroyCQ, abiBytes(&cmd), abiBytes(&resp), nil, nil)
+	err := c.writeCmd(cmdDestroyCQ, rawmem.Of(&cmd), rawmem.Of(&resp), nil, nil)
 	return resp, err
 }
 

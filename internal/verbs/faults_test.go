@@ -283,11 +283,11 @@ func TestQueueFullRecovers(t *testing.T) {
 			many[i] = rxeWrite64
 		}
 		if err := qp.PostSend(many); err != ErrBatchTooLarge {
-			t.Errorf("8 WRs on an empty 7-slot SQ: %v, want errBatchTooLarge", err)
+			t.Errorf("8 WRs on an empty 7-slot SQ: %v, want ErrBatchTooLarge", err)
 		}
 		rws := make([]RecvWR, 8)
 		if err := qp.PostRecv(rws); err != ErrBatchTooLarge {
-			t.Errorf("8 WRs on an empty 7-slot RQ: %v, want errBatchTooLarge", err)
+			t.Errorf("8 WRs on an empty 7-slot RQ: %v, want ErrBatchTooLarge", err)
 		}
 	})
 	t.Run("mlx5", func(t *testing.T) {
@@ -319,10 +319,10 @@ func TestQueueFullRecovers(t *testing.T) {
 			}
 		}
 		if err := q.PostSend(make([]SendWR, 9)); err != ErrBatchTooLarge {
-			t.Errorf("9 WRs on an empty 8-WQEBB SQ: %v, want errBatchTooLarge", err)
+			t.Errorf("9 WRs on an empty 8-WQEBB SQ: %v, want ErrBatchTooLarge", err)
 		}
 		if err := q.PostRecv(make([]RecvWR, 9)); err != ErrBatchTooLarge {
-			t.Errorf("9 WRs on an empty 8-entry RQ: %v, want errBatchTooLarge", err)
+			t.Errorf("9 WRs on an empty 8-entry RQ: %v, want ErrBatchTooLarge", err)
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"testing"
 
+	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
@@ -69,7 +70,7 @@ func FuzzQueryQPResp(f *testing.F) {
 			b = append(b, make([]byte, 128-len(b))...)
 		}
 		var r abiQueryQPResp
-		copy(abiBytes(&r), b)
+		copy(rawmem.Of(&r), b)
 		q := r.decode()
 		if q.Dest.TrafficClass != b[26] || q.Dest.SL != b[27] || q.Timeout != b[117] || q.RetryCnt != b[118] ||
 			q.Dest.FlowLabel != binary.LittleEndian.Uint32(b[16:]) || q.PKeyIndex != binary.LittleEndian.Uint16(b[104:]) ||

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 	"golang.org/x/sys/unix"
 )
 
@@ -58,7 +59,7 @@ func (b *Buffer) Bytes() []byte { return b.mem }
 func (b *Buffer) Len() int { return len(b.mem) }
 
 // Addr is the buffer's user virtual address, as put in SGEs and REG_MR.
-func (b *Buffer) Addr() uint64 { return addr(b.mem) }
+func (b *Buffer) Addr() uint64 { return rawmem.Addr(b.mem) }
 
 // ref and unref count the memory regions registered on the buffer.
 func (b *Buffer) ref() error {

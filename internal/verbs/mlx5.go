@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 	"golang.org/x/sys/unix"
 )
 
@@ -69,7 +70,7 @@ func (mlx5Provider) ContextUData() ([]byte, int) {
 		MaxCQEVersion:       mlx5MaxCQEVersion,
 		LibCaps:             mlx5LibCap4KUAR,
 	}
-	return abiBytes(req), int(unsafe.Sizeof(mlx5AllocUcontextResp{}))
+	return rawmem.Of(req), int(unsafe.Sizeof(mlx5AllocUcontextResp{}))
 }
 
 // uarMapper maps and unmaps a context's UAR pages: mmapUARs, or, in host
@@ -109,7 +110,7 @@ func mlx5OpenContext(cmdFD int, out []byte, pageSize int, uars uarMapper) (*mlx5
 	if len(out) < int(unsafe.Sizeof(c.resp)) {
 		return nil, fmt.Errorf("GET_CONTEXT response udata is %d bytes, want %d", len(out), unsafe.Sizeof(c.resp))
 	}
-	copy(abiBytes(&c.resp), out)
+	copy(rawmem.Of(&c.resp), out)
 	r := &c.resp
 	if r.NumUARsPerPage == 0 {
 		// Old kernels leave it 0: one UAR per system page (rdma-core
@@ -240,11 +241,11 @@ func (c *mlx5Context) CreateCQ(req *CQRequest, exec ExecFunc) (ProviderCQ, error
 	cq.armReg = c.cqDoorbell()
 	// No UAR page index (flags 0): the kernel arms the CQ through the
 	// first static UAR, cqDoorbell's.
-	cmd := mlx5CreateCQ{BufAddr: addr(cq.buf), DBAddr: addr(cq.dbr), CQESize: mlx5CQESize}
+	cmd := mlx5CreateCQ{BufAddr: rawmem.Addr(cq.buf), DBAddr: rawmem.Addr(cq.dbr), CQESize: mlx5CQESize}
 	var resp mlx5CreateCQResp
 	// The core sends ncqe-1; the kernel rounds cqe+1 up to ncqe again.
 	req.CQE = int(ncqe - 1)
-	if _, err := exec(abiBytes(&cmd), abiBytes(&resp)); err != nil {
+	if _, err := exec(rawmem.Of(&cmd), rawmem.Of(&resp)); err != nil {
 		_ = cq.Release()
 		return nil, err
 	}
@@ -556,14 +557,14 @@ func (c *mlx5Context) CreateQP(req *QPRequest, exec ExecFunc) (ProviderQP, error
 		c.nextUIdx++
 	}
 	cmd := mlx5CreateQP{
-		BufAddr: addr(q.buf), DBAddr: addr(q.dbr),
+		BufAddr: rawmem.Addr(q.buf), DBAddr: rawmem.Addr(q.dbr),
 		SQWQECount: l.sqCnt, RQWQECount: l.rqCnt, RQWQEShift: l.rqShift,
 		UIdx: uidx,
 	}
 	var resp mlx5CreateQPResp
 	// The kernel derives the send/recv sizes from this udata; keep the core
 	// command's counts consistent (max_recv_wr > 0 iff there is an RQ).
-	if _, err := exec(abiBytes(&cmd), abiBytes(&resp)); err != nil {
+	if _, err := exec(rawmem.Of(&cmd), rawmem.Of(&resp)); err != nil {
 		_ = q.Release()
 		return nil, err
 	}
@@ -825,7 +826,7 @@ func (c *mlx5Context) QueryDeviceUData() ([]byte, func(*DeviceAttr)) {
 		return nil, nil
 	}
 	r := new(mlx5QueryDeviceResp)
-	return bytesOf(r), func(a *DeviceAttr) { fillMLX5Attr(a, r) }
+	return rawmem.Of(r), func(a *DeviceAttr) { fillMLX5Attr(a, r) }
 }
 
 // fillMLX5Attr takes the mlx5 provider fields that r.ResponseLength covers

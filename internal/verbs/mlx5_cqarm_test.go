@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/rdmactl/rdmactl/internal/testexec"
+	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 	"golang.org/x/sys/unix"
 )
 
@@ -96,9 +97,9 @@ func TestMLX5CreateCQArmReg(t *testing.T) {
 	req := &CQRequest{Device: "mlx5_0", CQE: 100}
 	var ucmd mlx5CreateCQ
 	p, err := c.CreateCQ(req, func(in, out []byte) (uint32, error) {
-		copy(abiBytes(&ucmd), in)
+		copy(rawmem.Of(&ucmd), in)
 		r := mlx5CreateCQResp{CQN: 0x77}
-		copy(out, abiBytes(&r))
+		copy(out, rawmem.Of(&r))
 		req.ActualCQE = uint32(req.CQE)
 		return 5, nil
 	})
@@ -107,7 +108,7 @@ func TestMLX5CreateCQArmReg(t *testing.T) {
 	}
 	cq := p.(*mlx5CQ)
 	defer cq.Release()
-	if ucmd.Flags != 0 || ucmd.UARPageIndex != 0 || ucmd.CQESize != mlx5CQESize || ucmd.DBAddr != addr(cq.dbr) {
+	if ucmd.Flags != 0 || ucmd.UARPageIndex != 0 || ucmd.CQESize != mlx5CQESize || ucmd.DBAddr != rawmem.Addr(cq.dbr) {
 		t.Errorf("CREATE_CQ udata %+v: want no UAR page index, 64-byte CQEs, the CQ's doorbell record", ucmd)
 	}
 	if cq.armReg != unsafe.Pointer(&c.uars[0][mlx5CQDoorbell]) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 	"golang.org/x/sys/unix"
 )
 
@@ -71,7 +72,7 @@ func mlx5DevXContextUData() ([]byte, int) {
 		MaxCQEVersion:       mlx5MaxCQEVersion,
 		LibCaps:             mlx5LibCap4KUAR,
 	}
-	return abiBytes(req), int(unsafe.Sizeof(mlx5AllocUcontextResp{}))
+	return rawmem.Of(req), int(unsafe.Sizeof(mlx5AllocUcontextResp{}))
 }
 
 // OpenMLX5DevX opens mlx5 device d with a DEVX user context

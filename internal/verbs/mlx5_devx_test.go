@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 	"golang.org/x/sys/unix"
 )
 
@@ -70,8 +71,8 @@ func TestMLX5ProviderSelected(t *testing.T) {
 	a, _ := p.ContextUData()
 	b, _ := mlx5DevXContextUData()
 	var ra, rb mlx5AllocUcontextReq
-	copy(abiBytes(&ra), a)
-	copy(abiBytes(&rb), b)
+	copy(rawmem.Of(&ra), a)
+	copy(rawmem.Of(&rb), b)
 	if rb.Flags != mlx5AllocUctxDevX || ra.Flags != 0 {
 		t.Errorf("flags %d / %d", ra.Flags, rb.Flags)
 	}

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 )
 
 // mlx5 shared receive queues (srq.go), as rdma-core's providers/mlx5
@@ -77,9 +79,9 @@ func (c *mlx5Context) CreateSRQ(req *SRQRequest, exec ExecFunc) (ProviderSRQ, er
 		uidx = c.nextUIdx % mlx5DefaultUIdx
 		c.nextUIdx++
 	}
-	cmd := mlx5CreateSRQ{BufAddr: addr(s.buf), DBAddr: addr(s.dbr), UIdx: uidx}
+	cmd := mlx5CreateSRQ{BufAddr: rawmem.Addr(s.buf), DBAddr: rawmem.Addr(s.dbr), UIdx: uidx}
 	var resp mlx5CreateSRQResp
-	if _, err := exec(abiBytes(&cmd), abiBytes(&resp)); err != nil {
+	if _, err := exec(rawmem.Of(&cmd), rawmem.Of(&resp)); err != nil {
 		_ = s.Release()
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"unsafe"
 
 	"github.com/rdmactl/rdmactl/internal/testexec"
+	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 	"golang.org/x/sys/unix"
 )
 
@@ -331,7 +332,7 @@ func mlx5FakeResp() []byte {
 	r := mlx5AllocUcontextResp{QPTabSize: 1 << 18, BfRegSize: 512, TotBfregs: 16, CacheLineSize: 64,
 		MaxSQDescSz: 512, MaxRQDescSz: 512, MaxSendWQEBB: 1 << 15, MaxRecvWR: 1 << 15, NumPorts: 1,
 		ResponseLength: 72, CQEVersion: 1, LogUARSize: 12, NumUARsPerPage: 1}
-	return append([]byte(nil), abiBytes(&r)...)
+	return append([]byte(nil), rawmem.Of(&r)...)
 }
 
 // fakeUARs hands out anonymous pages as UAR pages and records the
@@ -353,7 +354,7 @@ func TestMLX5OpenContext(t *testing.T) {
 	offs := &fake.offs
 	in, outLen := mlx5Provider{}.ContextUData()
 	var req mlx5AllocUcontextReq
-	copy(abiBytes(&req), in)
+	copy(rawmem.Of(&req), in)
 	if req.TotalNumBfregs != 16 || req.NumLowLatencyBfregs != 4 || req.Flags != 0 || req.MaxCQEVersion != 1 ||
 		req.LibCaps != mlx5LibCap4KUAR || len(in) != 32 || outLen != 72 {
 		t.Errorf("GET_CONTEXT udata %+v (%d bytes, out %d): want rdma-core's static-bfreg request", req, len(in), outLen)
@@ -390,9 +391,9 @@ func TestMLX5OpenContext(t *testing.T) {
 	bad := func(mod func(*mlx5AllocUcontextResp)) error {
 		b := mlx5FakeResp()
 		var r mlx5AllocUcontextResp
-		copy(abiBytes(&r), b)
+		copy(rawmem.Of(&r), b)
 		mod(&r)
-		c, err := mlx5OpenContext(-1, abiBytes(&r), 4096, fake)
+		c, err := mlx5OpenContext(-1, rawmem.Of(&r), 4096, fake)
 		if err == nil {
 			c.Close()
 		}

@@ -2,6 +2,8 @@ package verbs
 
 import (
 	"encoding/binary"
+
+	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 )
 
 // mlx5 send and receive WQEs as pure functions over the queue's bytes
@@ -133,7 +135,7 @@ func mlx5WriteSendWQE(sq []byte, curPost, qpn uint32, wr *SendWR, fmCeSe uint8) 
 		h := seg(ds)
 		be.PutUint32(h[0:], n|mlx5InlineSeg)
 		// The payload follows the 4-byte header and may wrap.
-		src := userBytes(wr.SGE.Addr, int(n))
+		src := rawmem.At(wr.SGE.Addr, int(n))
 		o := (base + ds*mlx5SegSize + 4) & mask
 		for len(src) > 0 {
 			c := copy(sq[o:], src)

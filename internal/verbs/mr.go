@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 	"golang.org/x/sys/unix"
 )
 
@@ -66,7 +67,7 @@ func (pd *PD) RegMRRange(buf *Buffer, off, length int, access Access) (*MR, erro
 	start := buf.Addr() + uint64(off)
 	req := uvRegMR{Start: start, Length: uint64(length), HCAVA: start, PDHandle: pd.Handle, AccessFlags: uint32(access)}
 	var resp uvRegMRResp
-	if err := c.writeCmd(cmdRegMR, bytesOf(&req), bytesOf(&resp), nil, nil); err != nil {
+	if err := c.writeCmd(cmdRegMR, rawmem.Of(&req), rawmem.Of(&resp), nil, nil); err != nil {
 		buf.unref()
 		if errors.Is(err, unix.ENOMEM) {
 			if me := memlockError(c.dev.Name, "REG_MR", start, uint64(length)); me != nil {

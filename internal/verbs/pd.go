@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 	"golang.org/x/sys/unix"
 )
 
@@ -27,7 +28,7 @@ func (c *Context) AllocPD() (*PD, error) {
 	exec := func(in, out []byte) (uint32, error) {
 		req := uvAllocPD{}
 		var resp uvAllocPDResp
-		err := c.writeCmd(cmdAllocPD, bytesOf(&req), bytesOf(&resp), in, out)
+		err := c.writeCmd(cmdAllocPD, rawmem.Of(&req), rawmem.Of(&resp), in, out)
 		return resp.PDHandle, err
 	}
 	var handle, pdn uint32
@@ -77,5 +78,5 @@ func (c *Context) destroyObject(obj, method uint16, handle uint32, writeCmd uint
 		}
 	}
 	h := handle
-	return c.rawWrite(writeCmd, bytesOf(&h), nil, nil, nil)
+	return c.rawWrite(writeCmd, rawmem.Of(&h), nil, nil, nil)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 	"golang.org/x/sys/unix"
 )
 
@@ -103,7 +104,7 @@ func (c *Context) CreateQP(pd *PD, attr QPAttr) (*QP, error) {
 			SRQHandle: srqHandle, IsSRQ: boolU8(req.SRQ != nil),
 		}
 		var resp abiCreateQPResp
-		if err := c.writeCmd(cmdCreateQP, abiBytes(&cmd), abiBytes(&resp), udataIn, udataOut); err != nil {
+		if err := c.writeCmd(cmdCreateQP, rawmem.Of(&cmd), rawmem.Of(&resp), udataIn, udataOut); err != nil {
 			return 0, err
 		}
 		handle, created = resp.QPHandle, true
@@ -137,7 +138,7 @@ func (c *Context) CreateQP(pd *PD, attr QPAttr) (*QP, error) {
 func (c *Context) destroyQP(handle uint32) error {
 	cmd := abiDestroyQP{QPHandle: handle}
 	var resp abiDestroyQPResp
-	return c.writeCmd(cmdDestroyQP, abiBytes(&cmd), abiBytes(&resp), nil, nil)
+	return c.writeCmd(cmdDestroyQP, rawmem.Of(&cmd), rawmem.Of(&resp), nil, nil)
 }
 
 // QPN is the QP number the peer addresses (DestQPN / RemoteQPN).
@@ -164,7 +165,7 @@ func (qp *QP) Modify(attr *ModifyAttr, mask QPAttrMask) error {
 		return ErrClosed
 	}
 	cmd := buildModifyQP(qp.handle, attr, mask)
-	if err := qp.ctx.writeCmd(cmdModifyQP, abiBytes(&cmd), nil, nil, nil); err != nil {
+	if err := qp.ctx.writeCmd(cmdModifyQP, rawmem.Of(&cmd), nil, nil, nil); err != nil {
 		return err
 	}
 	if mask&QPAttrState != 0 {

@@ -173,11 +173,6 @@ var (
 	_ [unsafe.Sizeof(abiCreateCQ{}) - 32]struct{}
 )
 
-// abiBytes is the raw bytes of a request or response struct.
-func abiBytes[T any](p *T) []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(p)), unsafe.Sizeof(*p))
-}
-
 func boolU8(b bool) uint8 {
 	if b {
 		return 1

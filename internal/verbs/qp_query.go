@@ -3,6 +3,7 @@ package verbs
 import (
 	"unsafe"
 
+	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
@@ -94,7 +95,7 @@ func (qp *QP) Query() (*QueriedQP, error) {
 	}
 	cmd := abiQueryQP{QPHandle: qp.handle, AttrMask: allQPAttrs}
 	var r abiQueryQPResp
-	if err := qp.ctx.writeCmd(cmdQueryQP, abiBytes(&cmd), abiBytes(&r), nil, nil); err != nil {
+	if err := qp.ctx.writeCmd(cmdQueryQP, rawmem.Of(&cmd), rawmem.Of(&r), nil, nil); err != nil {
 		return nil, err
 	}
 	return r.decode(), nil

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmactl/rdmactl/internal/kfeat"
+	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
@@ -131,7 +132,7 @@ func (c *Context) QueryDevice() (*DeviceAttr, error) {
 	if q, ok := c.prov.(DeviceQuerier); ok {
 		drv, fill = q.QueryDeviceUData()
 	}
-	err := c.writeExCmd(exCmdQueryDevice, bytesOf(&req), bytesOf(&resp), nil, drv)
+	err := c.writeExCmd(exCmdQueryDevice, rawmem.Of(&req), rawmem.Of(&resp), nil, drv)
 	if err == nil {
 		a := deviceAttrFrom(&resp.Base)
 		a.fillEx(&resp)
@@ -145,7 +146,7 @@ func (c *Context) QueryDevice() (*DeviceAttr, error) {
 	}
 	lreq := uvQueryDevice{}
 	var lresp uvQueryDeviceResp
-	if err := c.writeCmd(cmdQueryDevice, bytesOf(&lreq), bytesOf(&lresp), nil, nil); err != nil {
+	if err := c.writeCmd(cmdQueryDevice, rawmem.Of(&lreq), rawmem.Of(&lresp), nil, nil); err != nil {
 		return nil, err
 	}
 	return deviceAttrFrom(&lresp), nil
@@ -278,7 +279,7 @@ func (c *Context) QueryPort(port uint8) (*PortAttr, error) {
 	if c.useIoctl && kfeat.Worth(kfeat.QueryPortIoctl) {
 		attrs := []ioctlAttr{
 			attrConst(attrQueryPortNum, uint64(port)),
-			attrPtrOut(attrQueryPortResp, bytesOf(&ex)),
+			attrPtrOut(attrQueryPortResp, rawmem.Of(&ex)),
 		}
 		err := c.ioctl(objDevice, methQueryPort, attrs)
 		switch {
@@ -295,7 +296,7 @@ func (c *Context) QueryPort(port uint8) (*PortAttr, error) {
 	}
 	if !done {
 		req := uvQueryPort{PortNum: port}
-		if err := c.writeCmd(cmdQueryPort, bytesOf(&req), bytesOf(&ex.LegacyResp), nil, nil); err != nil {
+		if err := c.writeCmd(cmdQueryPort, rawmem.Of(&req), rawmem.Of(&ex.LegacyResp), nil, nil); err != nil {
 			if errors.Is(err, unix.EINVAL) {
 				return nil, c.portError(port, err)
 			}
@@ -391,7 +392,7 @@ func parseGIDTable(out []byte, num uint64) []GIDEntry {
 	gids := make([]GIDEntry, 0, num)
 	for i := 0; i < int(num); i++ {
 		var e uvGIDEntry
-		copy(bytesOf(&e), out[i*entrySize:])
+		copy(rawmem.Of(&e), out[i*entrySize:])
 		gids = append(gids, GIDEntry{Port: e.PortNum, Index: e.GIDIndex, GID: e.GID, Type: vocab.GIDType(e.GIDType), NetdevIfindex: e.NetdevIfindex})
 	}
 	return gids

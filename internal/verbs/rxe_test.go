@@ -421,7 +421,7 @@ func TestRxeFakeKernelPostPoll(t *testing.T) {
 		many[i] = wrs[0]
 	}
 	if err := qp.PostSend(many); err != ErrBatchTooLarge {
-		t.Fatalf("posting 8 on a 7-slot SQ: %v, want errBatchTooLarge", err)
+		t.Fatalf("posting 8 on a 7-slot SQ: %v, want ErrBatchTooLarge", err)
 	}
 	if qp.sq.loadProd() != 3 {
 		t.Fatalf("a refused post moved the producer index to %d", qp.sq.loadProd())

@@ -351,8 +351,8 @@ func TestRxeQueueFullAndInline(t *testing.T) {
 		batch[i].WRID = uint64(10 + i)
 		fill(a.mr.buf[:64], 5)
 	}
-	if err := a.qp.PostSend(batch); err != errBatchTooLarge {
-		t.Fatalf("batch of %d on an SQ of %d: %v, want errBatchTooLarge", len(batch), caps.MaxSendWR, err)
+	if err := a.qp.PostSend(batch); err != ErrBatchTooLarge {
+		t.Fatalf("batch of %d on an SQ of %d: %v, want ErrBatchTooLarge", len(batch), caps.MaxSendWR, err)
 	}
 	if p := a.qp.prov.(*rxeQP).sq.loadProd(); p != 0 {
 		t.Fatalf("a refused batch moved the SQ producer index to %d", p)

@@ -2,7 +2,8 @@ package verbs
 
 import (
 	"encoding/binary"
-	"unsafe"
+
+	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 )
 
 // rxe work queue entries and completion entries, as pure functions over the
@@ -91,7 +92,7 @@ func encodeRxeSendWQE(slot []byte, wr *SendWR, ahNum, ssn uint32) {
 	le.PutUint32(slot[rxeSWQEDMANumSGE:], nsge)
 	if wr.Flags&SendInline != 0 {
 		if n > 0 {
-			copy(slot[rxeSWQEHdrSize:rxeSWQEHdrSize+int(n)], userBytes(wr.SGE.Addr, int(n)))
+			copy(slot[rxeSWQEHdrSize:rxeSWQEHdrSize+int(n)], rawmem.At(wr.SGE.Addr, int(n)))
 		}
 		return
 	}
@@ -144,20 +145,6 @@ func decodeRxeCQE(b []byte, wc *WC) {
 	wc.SL = b[44]
 	wc.DLIDBits = b[45]
 	wc.PortNum = b[46]
-}
-
-// userBytes is n bytes of this process's memory at address addr, which is
-// outside the Go heap (an mmap'd MR buffer). The address is reinterpreted
-// rather than converted from uintptr so that vet's unsafeptr check, meant
-// for Go heap pointers, does not apply; the memory is never moved or freed
-// by the Go runtime.
-//
-// Part of the detached data path (detached.go): nosplit.
-//
-//go:nosplit
-func userBytes(addr uint64, n int) []byte {
-	p := *(*unsafe.Pointer)(unsafe.Pointer(&addr))
-	return unsafe.Slice((*byte)(p), n)
 }
 
 // struct rxe_send_wr's wr.atomic (rdma_user_rxe.h): remote_addr at 24

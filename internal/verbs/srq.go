@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+
+	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 )
 
 // Shared receive queues. An SRQ holds receive WRs for every QP created
@@ -114,7 +116,7 @@ func (c *Context) CreateSRQ(pd *PD, attr SRQAttr) (*SRQ, error) {
 	created := false
 	exec := func(udataIn, udataOut []byte) (uint32, error) {
 		cmd := abiCreateSRQ{PDHandle: pd.Handle, MaxWR: req.MaxWR, MaxSGE: req.MaxSGE}
-		if err := c.writeCmd(cmdCreateSRQ, abiBytes(&cmd), abiBytes(&resp), udataIn, udataOut); err != nil {
+		if err := c.writeCmd(cmdCreateSRQ, rawmem.Of(&cmd), rawmem.Of(&resp), udataIn, udataOut); err != nil {
 			return 0, err
 		}
 		created = true
@@ -135,7 +137,7 @@ func (c *Context) CreateSRQ(pd *PD, attr SRQAttr) (*SRQ, error) {
 func (c *Context) destroySRQ(handle uint32) error {
 	cmd := abiDestroySRQ{SRQHandle: handle}
 	var resp abiDestroySRQResp
-	return c.writeCmd(cmdDestroySRQ, abiBytes(&cmd), abiBytes(&resp), nil, nil)
+	return c.writeCmd(cmdDestroySRQ, rawmem.Of(&cmd), rawmem.Of(&resp), nil, nil)
 }
 
 // Handle is the kernel's object handle for the SRQ.
