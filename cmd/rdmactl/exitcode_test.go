@@ -16,6 +16,7 @@ import (
 	"github.com/rdmactl/rdmactl/internal/perf"
 	"github.com/rdmactl/rdmactl/internal/sysfs"
 	"github.com/rdmactl/rdmactl/internal/verbs"
+	"github.com/rdmactl/rdmactl/internal/verbs/provider/mlx5"
 )
 
 // TestExitStatus table-drives the one mapping with the errors each package
@@ -65,7 +66,7 @@ func TestExitStatus(t *testing.T) {
 		{"netlink EOPNOTSUPP", kernel("STAT_GET", syscall.EOPNOTSUPP), cmdutil.ExitUnsupported, "netlink STAT_GET: operation not supported (this kernel does not support the request)"},
 		{"uverbs EOPNOTSUPP", &verbs.CommandError{Device: "rxe0", Op: "QUERY_GID_TABLE", Errno: syscall.EOPNOTSUPP}, cmdutil.ExitUnsupported, ""},
 		{"no data path", &verbs.NoDataPathError{Device: "efa0", Driver: "efa"}, cmdutil.ExitUnsupported, ""},
-		{"not mlx5", fmt.Errorf("%w; hca-caps needs an mlx5 (ConnectX) device", &verbs.NotMLX5Error{Device: "rxe0", Driver: "rxe"}), cmdutil.ExitUnsupported, ""},
+		{"not mlx5", fmt.Errorf("%w; hca-caps needs an mlx5 (ConnectX) device", &mlx5.NotMLX5Error{Device: "rxe0", Driver: "rxe"}), cmdutil.ExitUnsupported, ""},
 		{"no uverbs device", inventory.ErrNoVerbsDevice, cmdutil.ExitUnsupported, ""},
 		// A device removed while open is not an unknown device: exit 1,
 		// as before the mapping was one function.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rdmactl/rdmactl/internal/mlx5cmd"
 	"github.com/rdmactl/rdmactl/internal/verbs"
+	"github.com/rdmactl/rdmactl/internal/verbs/provider/mlx5"
 )
 
 // HCACaps is what an mlx5 (ConnectX) device's firmware reports through
@@ -48,7 +49,7 @@ func (s *Source) HCACaps(name string) ([]HCACaps, error) {
 			return nil, err
 		}
 		if d.DriverID != verbs.DriverMLX5 {
-			return nil, fmt.Errorf("%w; hca-caps needs an mlx5 (ConnectX) device", &verbs.NotMLX5Error{Device: d.Name, Driver: d.Driver})
+			return nil, fmt.Errorf("%w; hca-caps needs an mlx5 (ConnectX) device", &mlx5.NotMLX5Error{Device: d.Name, Driver: d.Driver})
 		}
 		devs = append(devs, d)
 	} else {
@@ -93,18 +94,18 @@ func (s *Source) HCACaps(name string) ([]HCACaps, error) {
 // lets QUERY_HCA_CAP through (its DEVX whitelist) if the device has a
 // whitelist uid. devx says which it got.
 func OpenHCA(d verbs.Device) (s HCASession, devx bool, err error) {
-	ctx, err := verbs.OpenMLX5DevX(d)
+	ctx, err := mlx5.OpenDevX(d)
 	if err == nil {
 		return ctx, true, nil
 	}
 	if !verbs.IsPermission(err) {
 		return nil, false, err
 	}
-	ctx, err2 := verbs.OpenDevice(d, verbs.Options{})
+	plain, err2 := verbs.OpenDevice(d, verbs.Options{})
 	if err2 != nil {
 		return nil, false, err2
 	}
-	return ctx, false, nil
+	return mlx5.DevX{Context: plain}, false, nil
 }
 
 // QueryHCACaps reads everything from one open device (devx: the session

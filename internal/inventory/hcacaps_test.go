@@ -9,6 +9,7 @@ import (
 	"github.com/rdmactl/rdmactl/internal/mlx5cmd"
 	"github.com/rdmactl/rdmactl/internal/nldev"
 	"github.com/rdmactl/rdmactl/internal/verbs"
+	"github.com/rdmactl/rdmactl/internal/verbs/provider/mlx5"
 )
 
 // fakeHCA answers PRM commands like a ConnectX-5 would (a few fields).
@@ -102,7 +103,7 @@ func (verbsNL) Chardev(dev uint32, typ string) (*nldev.Chardev, error) {
 func TestHCACapsDeviceChecks(t *testing.T) {
 	src := LiveWith(verbsNL{}, t.TempDir())
 	_, err := src.HCACaps("trxe0")
-	var nm *verbs.NotMLX5Error
+	var nm *mlx5.NotMLX5Error
 	if !errors.As(err, &nm) || !IsUnsupported(err) ||
 		err.Error() != "trxe0 is not an mlx5 (ConnectX) device: its driver is rxe; hca-caps needs an mlx5 (ConnectX) device" {
 		t.Errorf("rxe device: %v", err)

@@ -29,6 +29,7 @@ import (
 	"github.com/rdmactl/rdmactl/internal/nldev"
 	"github.com/rdmactl/rdmactl/internal/sysfs"
 	"github.com/rdmactl/rdmactl/internal/verbs"
+	"github.com/rdmactl/rdmactl/internal/verbs/provider"
 )
 
 // NL is the part of the NLDEV client a live Source uses; *nldev.Client
@@ -415,7 +416,7 @@ func (s *Source) loadVerbs() error {
 			}
 		}
 	}
-	sys, err := verbs.Devices()
+	sys, err := provider.All().Devices()
 	if err != nil {
 		return err
 	}
@@ -434,7 +435,7 @@ func verbsDeviceOf(name string, ch *nldev.Chardev) (verbs.Device, bool) {
 	if ch == nil || ch.ABI == nil || ch.Major == nil || ch.Minor == nil || ch.DriverID == nil || ch.Name == "" {
 		return verbs.Device{}, false
 	}
-	return verbs.NewDevice(name, ch.Name, uint32(*ch.ABI), *ch.Major, *ch.Minor, *ch.DriverID), true
+	return provider.All().NewDevice(name, ch.Name, uint32(*ch.ABI), *ch.Major, *ch.Minor, *ch.DriverID), true
 }
 
 // chardevOf is GET_CHARDEV "uverbs" of device idx, asked once; nil if none.

@@ -6,6 +6,7 @@ import (
 	"github.com/rdmactl/rdmactl/internal/kfeat"
 	"github.com/rdmactl/rdmactl/internal/nldev"
 	"github.com/rdmactl/rdmactl/internal/verbs"
+	"github.com/rdmactl/rdmactl/internal/verbs/provider"
 )
 
 // Kernel is what the running kernel offers where kernels differ
@@ -42,7 +43,7 @@ func ProbeKernel() *Kernel {
 		devs, _ = Live(c).VerbsDevices()
 		c.Close()
 	} else {
-		devs, _ = verbs.Devices()
+		devs, _ = provider.All().Devices()
 	}
 	for _, d := range devs {
 		ctx, err := verbs.OpenDevice(d, verbs.Options{})

@@ -5,6 +5,7 @@ import (
 
 	"github.com/rdmactl/rdmactl/internal/nldev"
 	"github.com/rdmactl/rdmactl/internal/verbs"
+	"github.com/rdmactl/rdmactl/internal/verbs/provider"
 	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
@@ -108,7 +109,7 @@ func queryDevice(d verbs.Device, port uint8) (*DeviceQuery, error) {
 func LiveVerbsDevices() ([]verbs.Device, error) {
 	c, err := nldev.Dial()
 	if err != nil {
-		return verbs.Devices()
+		return provider.All().Devices()
 	}
 	defer c.Close()
 	return Live(c).VerbsDevices()
@@ -119,7 +120,7 @@ func LiveVerbsDevices() ([]verbs.Device, error) {
 func LiveVerbsDevice(name string) (verbs.Device, error) {
 	c, err := nldev.Dial()
 	if err != nil {
-		return verbs.LookupDevice(name)
+		return provider.All().LookupDevice(name)
 	}
 	defer c.Close()
 	return Live(c).VerbsDevice(name)

@@ -23,7 +23,7 @@ import (
 
 // Runner runs one PRM command: in is the command mailbox, out receives the
 // answer (status, syndrome, then the output structure).
-// *verbs.Context implements it with MLX5DevXOther.
+// mlx5.DevX (internal/verbs/provider/mlx5) implements it.
 type Runner interface {
 	MLX5DevXOther(in, out []byte) error
 }

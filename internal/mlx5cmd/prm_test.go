@@ -6,7 +6,7 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/rdmactl/rdmactl/internal/verbs"
+	"github.com/rdmactl/rdmactl/internal/verbs/provider/mlx5"
 )
 
 // ifcSource is where every offset below was read: the kernel's mlx5
@@ -331,5 +331,5 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
-// verbs.Context is the Runner the CLI uses.
-var _ Runner = (*verbs.Context)(nil)
+// mlx5.DevX is the Runner the CLI uses.
+var _ Runner = mlx5.DevX{}

@@ -15,13 +15,14 @@ import (
 
 	"github.com/rdmactl/rdmactl/internal/rdmacm"
 	"github.com/rdmactl/rdmactl/internal/verbs"
+	"github.com/rdmactl/rdmactl/internal/verbs/provider"
 	"github.com/rdmactl/rdmactl/internal/vmcheck"
 )
 
 // sysfsCMDevice maps a CM route to its device by node GUID, from sysfs
 // (cmd/rdmactl uses the inventory; here the package needs no netlink).
 func sysfsCMDevice(r rdmacm.Route) (verbs.Device, error) {
-	devs, err := verbs.Devices()
+	devs, err := provider.All().Devices()
 	if err != nil {
 		return verbs.Device{}, err
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/rdmactl/rdmactl/internal/perf/rtloop"
 	"github.com/rdmactl/rdmactl/internal/verbs"
+	"github.com/rdmactl/rdmactl/internal/verbs/provider"
 )
 
 // AllocsPerRun = 0 for the measurement loops on the real rxe data path:
@@ -558,7 +559,7 @@ func checkDetachedHist(t *testing.T, who string, r *runner) {
 // openVMDevice opens the VM's rxe device name on port 1 (sysfs finds it;
 // its rxe name gives the driver id).
 func openVMDevice(name string) (Device, error) {
-	d, err := verbs.LookupDevice(name)
+	d, err := provider.All().LookupDevice(name)
 	if err != nil {
 		return nil, err
 	}

@@ -245,7 +245,7 @@ func deviceJSON(d verbs.Device, nodeType uint8, boardID string, a *verbs.DeviceA
 	j := &DevInfo{
 		Ifname: d.Name, Uverbs: d.Uverbs, Driver: d.Driver, ABIVersion: d.ABI,
 		Transport: tr, TransportName: transportNames[tr],
-		FWVer: a.FWVerString(d.DriverID), NodeGUID: vocab.GUIDFromBytes(a.NodeGUID).String(), SysImageGUID: vocab.GUIDFromBytes(a.SysImageGUID).String(),
+		FWVer: a.FWVerString(d), NodeGUID: vocab.GUIDFromBytes(a.NodeGUID).String(), SysImageGUID: vocab.GUIDFromBytes(a.SysImageGUID).String(),
 		VendorID: a.VendorID, VendorPartID: a.VendorPartID, HWVer: a.HWVer, PhysPortCnt: a.PhysPortCnt,
 		MaxMRSize: a.MaxMRSize, PageSizeCap: a.PageSizeCap, MaxQP: a.MaxQP, MaxQPWR: a.MaxQPWR,
 		DeviceCapFlags: a.DeviceCapFlags, DeviceCapFlagsNames: flagNames(uint64(a.DeviceCapFlags), deviceCapNames),

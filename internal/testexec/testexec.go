@@ -16,8 +16,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Command is exec.Command, through $RDMACTL_TEST_EXEC when it is set.
@@ -64,3 +66,29 @@ func BuildC(t testing.TB, src string, flags ...string) string {
 	}
 	return bin
 }
+
+// RunIsolated runs fn in a child process (this test binary, re-executed
+// for this test only, through $RDMACTL_TEST_EXEC when set) when a bug in
+// the code under test could crash the process: the parent then reports a
+// failure instead of dying with it.
+func RunIsolated(t *testing.T, fn func(t *testing.T)) {
+	t.Helper()
+	if os.Getenv("RDMACTL_ISOLATED_CHILD") == t.Name() {
+		fn(t)
+		return
+	}
+	parts := strings.Split(t.Name(), "/")
+	for i, p := range parts {
+		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := CommandContext(ctx, os.Args[0], "-test.run="+strings.Join(parts, "/"), "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "RDMACTL_ISOLATED_CHILD="+t.Name())
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+parts0(t.Name())) {
+		t.Fatalf("in a child process: %v\n%s", err, out)
+	}
+}
+
+func parts0(name string) string { return strings.SplitN(name, "/", 2)[0] }

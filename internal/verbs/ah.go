@@ -41,6 +41,11 @@ type AH struct {
 	key  uint64
 }
 
+// Num is the provider's AH number for UD WQEs (AHCreator.CreateAH's).
+//
+//go:nosplit
+func (ah *AH) Num() uint32 { return ah.num }
+
 // CreateAH creates an address handle on pd for UD sends (CREATE_AH). On
 // RoCE the kernel resolves the destination MAC from attr.DGID here, so the
 // peer must be reachable.

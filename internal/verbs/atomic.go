@@ -9,7 +9,7 @@ import (
 // registered with AccessRemoteAtomic, on a QP whose access flags allow
 // it), adds CompareAdd, or stores Swap if it equals CompareAdd, and
 // returns the old value into the requester's SGE (8 bytes). RC only.
-// The providers write them into their WQEs (rxe_wqe.go, mlx5_wqe.go).
+// The providers write them into their WQEs (provider/rxe/rxe_wqe.go, provider/mlx5/mlx5_wqe.go).
 
 // AtomicSize is the length of an atomic's operand and of its SGE.
 const AtomicSize = 8
@@ -22,20 +22,20 @@ const AtomicSize = 8
 func CheckAtomic(wr *SendWR, rc bool) error {
 	switch {
 	case !rc:
-		return errAtomicNotRC
+		return ErrAtomicNotRC
 	case wr.Flags&SendInline != 0:
-		return errInlineAtomic
+		return ErrInlineAtomic
 	case wr.SGE.Length != AtomicSize:
-		return errAtomicLength
+		return ErrAtomicLength
 	case wr.RemoteAddr%AtomicSize != 0:
-		return errAtomicAlign
+		return ErrAtomicAlign
 	}
 	return nil
 }
 
 var (
-	errAtomicNotRC  = errors.New("verbs: atomic operations need an RC QP")
-	errInlineAtomic = errors.New("verbs: atomic operations cannot be inline")
-	errAtomicLength = errors.New("verbs: an atomic operation's SGE must be 8 bytes (the old value lands there)")
-	errAtomicAlign  = errors.New("verbs: an atomic operation's remote address must be 8-byte aligned")
+	ErrAtomicNotRC  = errors.New("verbs: atomic operations need an RC QP")
+	ErrInlineAtomic = errors.New("verbs: atomic operations cannot be inline")
+	ErrAtomicLength = errors.New("verbs: an atomic operation's SGE must be 8 bytes (the old value lands there)")
+	ErrAtomicAlign  = errors.New("verbs: an atomic operation's remote address must be 8-byte aligned")
 )

@@ -5,8 +5,9 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 )
 
 // Command framing for /dev/infiniband/uverbsN (kernel

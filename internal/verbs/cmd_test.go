@@ -7,8 +7,9 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 )
 
 // testContext is a Context whose fd is the write end of a pipe: write()
@@ -353,4 +354,43 @@ func TestScratchReuse(t *testing.T) {
 		t.Errorf("len %d, want %d", len(d.mem), 2*scratchMin)
 	}
 	d.free()
+}
+
+// TestDriverMethodFraming checks the RDMA_VERBS_IOCTL bytes of a driver
+// method with one PTR_IN and one PTR_OUT attribute (here mlx5's
+// DEVX_OTHER: object and method 1<<UVERBS_ID_NS_SHIFT, attributes 0x1000
+// and 0x1001, mlx5_user_ioctl_cmds.h), and that the kernel's answer
+// reaches out.
+func TestDriverMethodFraming(t *testing.T) {
+	c, _ := testContext(t)
+	c.dev = Device{Name: "mlx5_0", DriverID: DriverMLX5, Driver: "mlx5"}
+	in := make([]byte, 16)
+	binary.BigEndian.PutUint16(in, 0x100) // QUERY_HCA_CAP
+	out := make([]byte, 32)
+	var seen []byte
+	c.sysIoctl = func(fd int, buf []byte) unix.Errno {
+		seen = append(seen[:0], buf...)
+		// The out payload follows the header, two attributes and the
+		// 16-byte in payload.
+		copy(c.scr.mem[56+16:], "answer")
+		return 0
+	}
+	if err := c.DriverMethod("DEVX_OTHER", 0x1000, 0x1000, 0x1000, 0x1001, in, out); err != nil {
+		t.Fatal(err)
+	}
+	base := uint64(uintptr(unsafe.Pointer(&c.scr.mem[0])))
+	want := le(
+		uint16(56), uint16(0x1000), uint16(0x1000), uint16(2), uint64(0), uint32(DriverMLX5), uint32(0),
+		uint16(0x1000), uint16(16), uint16(attrFMandatory), uint16(0), base+56,
+		uint16(0x1001), uint16(32), uint16(attrFMandatory), uint16(0), base+56+16,
+	)
+	if !bytes.Equal(seen[:56], want) {
+		t.Errorf("DEVX_OTHER ioctl:\n got % x\nwant % x", seen[:56], want)
+	}
+	if !bytes.Equal(c.scr.mem[56:72], in) {
+		t.Errorf("in payload % x", c.scr.mem[56:72])
+	}
+	if string(out[:6]) != "answer" {
+		t.Errorf("out %q: the kernel's answer was not copied back", out[:6])
+	}
 }

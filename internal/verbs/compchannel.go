@@ -6,8 +6,9 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 )
 
 // Completion events (perftest -e): a completion channel is an fd
@@ -31,7 +32,7 @@ import (
 // detached from the scheduler (detached.go). On rxe Arm is a write() of
 // a prebuilt REQ_NOTIFY_CQ command: rxe's req_notify is that command
 // (the kernel sets the CQ's notify flag). mlx5 arms in user space, the
-// CQ's doorbell record and the UAR's CQ doorbell (mlx5_cqarm.go), with the
+// CQ's doorbell record and the UAR's CQ doorbell (provider/mlx5/mlx5_cqarm.go), with the
 // events Wait counted for the CQ as its arm sequence number.
 
 // struct ib_uverbs_create_comp_channel (8 B).

@@ -2,6 +2,7 @@ package verbs
 
 import (
 	"encoding/binary"
+	"fmt"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -110,4 +111,43 @@ func TestArmCommand(t *testing.T) {
 func errorsIsErrno(err error, e unix.Errno) bool {
 	ce, ok := err.(*chanError)
 	return ok && ce.errno == e
+}
+
+// fakeArmer is a provider CQ armed in user space: it records each arm.
+type fakeArmer struct {
+	ProviderCQ
+	sns []uint32
+}
+
+func (f *fakeArmer) Arm(sn uint32, solicited bool) { f.sns = append(f.sns, sn) }
+
+// TestArmInUserSpace: a CQArmer is armed through its own Arm, with the
+// number of events read for the CQ as sn, once until its next event; a
+// closed CQ is refused and not armed.
+func TestArmInUserSpace(t *testing.T) {
+	ch, w := testChannel(t)
+	f := &fakeArmer{}
+	cq := &CQ{prov: f, ev: ch.attach(3, -1, 1, f)}
+	ev := binary.LittleEndian.AppendUint64(nil, 3)
+	for i := uint32(0); i < 3; i++ {
+		if did, err := cq.Arm(); !did || err != nil {
+			t.Fatalf("arming %d: %t, %v", i, did, err)
+		}
+		if did, err := cq.Arm(); did || err != nil {
+			t.Fatalf("arming %d again before its event: %t, %v", i, did, err)
+		}
+		if _, err := unix.Write(w, ev); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := ch.Wait(1e9, false); n != 1 || err != nil {
+			t.Fatalf("Wait after arming %d: %d events, %v", i, n, err)
+		}
+	}
+	if fmt.Sprint(f.sns) != "[0 1 2]" {
+		t.Errorf("armed with sn %v, want [0 1 2]", f.sns)
+	}
+	cq.ev.closed = true
+	if did, err := cq.Arm(); did || err != ErrClosed || len(f.sns) != 3 {
+		t.Errorf("Arm on a closed CQ: %t, %v, arms %v", did, err, f.sns)
+	}
 }

@@ -1,12 +1,15 @@
 // Package verbs talks to /dev/infiniband/uverbsN directly, without
 // libibverbs: the uverbs control path (context.go, cmd.go, query.go, pd.go,
-// mr.go, memory.go) and the providers' user-space data paths (rxe*.go,
-// mlx5*.go) behind the contract in datapath.go and provider.go.
+// mr.go, memory.go) and, behind the contract in datapath.go and
+// provider.go, the providers' user-space data paths, each a package of
+// its own (internal/verbs/provider/rxe, .../mlx5), which a program lists
+// (internal/verbs/provider.All).
 //
 // Use:
 //
-//	devs, _ := verbs.Devices()          // or verbs.LookupDevice("rxe0")
-//	ctx, err := verbs.Open("rxe0")      // GET_CONTEXT; Close releases all
+//	ps := provider.All()                // internal/verbs/provider
+//	d, err := ps.LookupDevice("rxe0")   // or ps.Devices()
+//	ctx, err := verbs.OpenDevice(d, verbs.Options{}) // GET_CONTEXT; Close releases all
 //	attr, _ := ctx.QueryDevice()        // EX QUERY_DEVICE (legacy fallback)
 //	port, _ := ctx.QueryPort(1)         // ioctl QUERY_PORT (write fallback)
 //	gids, _ := ctx.QueryGIDTable(int(port.GIDTblLen))
@@ -93,19 +96,7 @@ type Options struct {
 	ForceWrite bool
 }
 
-// Open opens IB device name ("rxe0") and creates its user context.
-func Open(name string) (*Context, error) { return OpenWith(name, Options{}) }
-
-// OpenWith is Open with options.
-func OpenWith(name string, o Options) (*Context, error) {
-	d, err := LookupDevice(name)
-	if err != nil {
-		return nil, err
-	}
-	return OpenDevice(d, o)
-}
-
-// OpenDevice opens d as found by Devices or LookupDevice.
+// OpenDevice opens d as found by Providers.Devices or LookupDevice.
 func OpenDevice(d Device, o Options) (*Context, error) {
 	c, err := openNode(d)
 	if err != nil {
@@ -154,7 +145,7 @@ func OpenDeviceWithUData(d Device, in []byte, outLen int, open func(cmdFD int, o
 // openNode opens d's uverbs node, checks it is the device's, and reserves
 // the command scratch: a Context before GET_CONTEXT.
 func openNode(d Device) (*Context, error) {
-	if err := d.checkABI(); err != nil {
+	if err := d.CheckProviderABI(); err != nil {
 		return nil, err
 	}
 	// O_RDWR: providers mmap this fd (rc:device.c verbs_open_device).
@@ -228,7 +219,7 @@ func errnoName(err error) string {
 func (c *Context) getContext() error {
 	var in []byte
 	var out []byte
-	p := providers[c.dev.DriverID]
+	p := c.dev.Provider
 	if p != nil {
 		var outLen int
 		in, outLen = p.ContextUData()

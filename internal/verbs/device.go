@@ -25,6 +25,12 @@ type Device struct {
 	ABI      uint32 // the driver's uverbs ABI (rxe 2, mlx5 1)
 	DriverID uint32 // RDMA_DRIVER_* (DriverRXE, DriverMLX5); 0 unknown
 	Driver   string // "rxe", "mlx5", or the best name known
+	// Provider is the user-space driver of DriverID among those the
+	// device was found with; nil if there is none (queries still work,
+	// the data path does not).
+	Provider Provider
+
+	providers Providers // those it was found with, for the ABI error
 }
 
 // Where the kernel shows the uverbs devices and their nodes.
@@ -35,7 +41,7 @@ const (
 
 // Devices lists the RDMA devices that have a uverbs node, sorted by name.
 // It fails if the kernel's global uverbs ABI is not 6.
-func Devices() ([]Device, error) {
+func (ps Providers) Devices() ([]Device, error) {
 	verbsDir := filepath.Join(sysfsRoot, "class", "infiniband_verbs")
 	if ok, err := CheckABI(); err != nil || !ok {
 		return nil, err
@@ -52,7 +58,7 @@ func Devices() ([]Device, error) {
 		if !strings.HasPrefix(e.Name(), "uverbs") {
 			continue
 		}
-		d, err := readUverbs(verbsDir, e.Name())
+		d, err := ps.readUverbs(verbsDir, e.Name())
 		if err != nil {
 			continue // a node that vanished or a malformed entry: skip it
 		}
@@ -79,8 +85,8 @@ func CheckABI() (bool, error) {
 }
 
 // LookupDevice finds the uverbs device of IB device name.
-func LookupDevice(name string) (Device, error) {
-	devs, err := Devices()
+func (ps Providers) LookupDevice(name string) (Device, error) {
+	devs, err := ps.Devices()
 	if err != nil {
 		return Device{}, err
 	}
@@ -97,7 +103,7 @@ func LookupDevice(name string) (Device, error) {
 // readUverbs reads /sys/class/infiniband_verbs/uverbsN. sysfs does not show
 // the driver id: it is guessed (see guessDriverID). A caller with an NLDEV
 // client knows it (GET_CHARDEV) and builds the Device with NewDevice.
-func readUverbs(verbsDir, node string) (Device, error) {
+func (ps Providers) readUverbs(verbsDir, node string) (Device, error) {
 	dir := filepath.Join(verbsDir, node)
 	ibdev, err := readSysfs(filepath.Join(dir, "ibdev"))
 	if err != nil {
@@ -117,9 +123,10 @@ func readUverbs(verbsDir, node string) (Device, error) {
 		return Device{}, fmt.Errorf("%s: malformed dev %q", dir, s)
 	}
 	if d.DriverID == 0 {
-		d.DriverID = guessDriverID(sysfsRoot, ibdev)
+		d.DriverID = ps.guessDriverID(sysfsRoot, ibdev)
 	}
 	d.Driver = driverName(d.DriverID, ibdev)
+	d.Provider, d.providers = ps.byID(d.DriverID), ps
 	return d, nil
 }
 
@@ -127,13 +134,14 @@ func readUverbs(verbsDir, node string) (Device, error) {
 // ("uverbs0") as RDMA netlink GET_CHARDEV reports it (rdma-core's first
 // choice, libibverbs/ibdev_nl.c): the driver's ABI, the node's major/minor
 // and the driver id (0: unknown, then guessed as Devices does).
-func NewDevice(ibdev, node string, abi, major, minor, driverID uint32) Device {
+func (ps Providers) NewDevice(ibdev, node string, abi, major, minor, driverID uint32) Device {
 	d := Device{Name: ibdev, Uverbs: node, Path: filepath.Join(devRoot, "infiniband", node),
 		Major: major, Minor: minor, ABI: abi, DriverID: driverID}
 	if d.DriverID == 0 {
-		d.DriverID = guessDriverID(sysfsRoot, ibdev)
+		d.DriverID = ps.guessDriverID(sysfsRoot, ibdev)
 	}
 	d.Driver = driverName(d.DriverID, ibdev)
+	d.Provider, d.providers = ps.byID(d.DriverID), ps
 	return d
 }
 
@@ -142,18 +150,18 @@ func NewDevice(ibdev, node string, abi, major, minor, driverID uint32) Device {
 // kernelModule), or, for software devices that have no parent device,
 // from the name prefix the rdma tool gives them (a provider's namePrefix;
 // rdma-core matches rxe the same way, providers/rxe/rxe.c hca_table).
-func guessDriverID(root, ibdev string) uint32 {
+func (ps Providers) guessDriverID(root, ibdev string) uint32 {
 	if l, err := os.Readlink(filepath.Join(root, "class", "infiniband", ibdev, "device", "driver")); err == nil {
-		for _, e := range providerList {
-			if m := e.p.KernelModule(); m != "" && filepath.Base(l) == m {
-				return e.id
+		for _, p := range ps {
+			if m := p.KernelModule(); m != "" && filepath.Base(l) == m {
+				return p.ID()
 			}
 		}
 		return 0
 	}
-	for _, e := range providerList {
-		if strings.HasPrefix(ibdev, e.p.NamePrefix()) {
-			return e.id
+	for _, p := range ps {
+		if strings.HasPrefix(ibdev, p.NamePrefix()) {
+			return p.ID()
 		}
 	}
 	return 0
@@ -170,19 +178,19 @@ func driverName(id uint32, ibdev string) string {
 	return "unknown (" + ibdev + ")"
 }
 
-// checkABI applies the provider's uverbs ABI range (provider.abi, as
+// CheckProviderABI applies the provider's uverbs ABI range (Provider.ABI, as
 // rdma-core's per-provider ranges). Other drivers are only queried, so any
 // ABI goes.
-func (d Device) checkABI() error {
-	p := providers[d.DriverID]
+func (d Device) CheckProviderABI() error {
+	p := d.Provider
 	if p == nil {
 		return nil
 	}
 	if lo, hi := p.ABI(); d.ABI < lo || d.ABI > hi {
 		var known []string
-		for _, e := range providerList {
-			lo, hi := e.p.ABI()
-			r := fmt.Sprintf("%s %d", e.p.Name(), lo)
+		for _, q := range d.providers {
+			lo, hi := q.ABI()
+			r := fmt.Sprintf("%s %d", q.Name(), lo)
 			if hi != lo {
 				r += fmt.Sprintf("..%d", hi)
 			}

@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 )
 
 // Buffer is memory for RDMA: the payload of memory regions. It is never

@@ -9,8 +9,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 )
 
 // Access are the IB_ACCESS_* flags of a memory region (enum

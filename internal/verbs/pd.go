@@ -4,8 +4,9 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 )
 
 // PD is a protection domain (ALLOC_PD).
@@ -33,7 +34,7 @@ func (c *Context) AllocPD() (*PD, error) {
 	}
 	var handle, pdn uint32
 	var err error
-	if p := providers[c.dev.DriverID]; p != nil {
+	if p := c.dev.Provider; p != nil {
 		handle, pdn, err = p.AllocPD(exec)
 	} else {
 		handle, err = exec(nil, nil)

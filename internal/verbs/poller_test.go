@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmactl/rdmactl/internal/testexec"
 )
 
 // pollerFDs counts the process's epoll descriptors (the runtime's network
@@ -27,7 +29,7 @@ func pollerFDs() int {
 // process of its own, as any os.Open of an earlier test would have started
 // it. The probe is checked too: an os.Open then starts it.
 func TestReadSysfsStartsNoPoller(t *testing.T) {
-	runIsolated(t, func(t *testing.T) {
+	testexec.RunIsolated(t, func(t *testing.T) {
 		if n := pollerFDs(); n != 0 {
 			t.Fatalf("%d epoll descriptors before the test: cannot tell", n)
 		}

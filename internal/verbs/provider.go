@@ -131,10 +131,14 @@ type AHCreator interface {
 	CreateAH(req *AHRequest, exec ExecFunc) (prov ProviderAH, ahNum uint32, err error)
 }
 
-// Provider is implemented once per driver (rxe.go, mlx5.go) and looked up by
-// the driver id NLDEV reports (RDMA_DRIVER_*). Everything the core does
+// Provider is implemented once per driver, each in a package of its own
+// (internal/verbs/provider/rxe, .../mlx5), and found by the driver id
+// NLDEV reports (RDMA_DRIVER_*). Everything the core does
 // differently per driver asks it, as rdma-core's verbs_device_ops.
 type Provider interface {
+	// ID is the driver id NLDEV reports for the provider's devices
+	// (enum rdma_driver_id: DriverRXE, DriverMLX5).
+	ID() uint32
 	// Name is the provider's Name, "rxe" or "mlx5".
 	Name() string
 	// ABI is the range of the driver's uverbs ABI versions the provider
@@ -192,21 +196,18 @@ const (
 	DriverRXE  uint32 = 14
 )
 
-// providerList is every provider, in the order messages name them. A new
-// provider is one file (or package) and one line here.
-var providerList = []struct {
-	id uint32
-	p  Provider
-}{
-	{DriverRXE, rxeProvider{}},
-	{DriverMLX5, mlx5Provider{}},
-}
+// Providers is the set of providers a program has, in the order messages
+// name them: as rdma-core's static builds name theirs
+// (ibv_static_providers), a program lists them (internal/verbs/provider),
+// and finds its devices with them (Devices, LookupDevice, NewDevice).
+type Providers []Provider
 
-// providers maps a driver id to its provider.
-var providers = func() map[uint32]Provider {
-	m := make(map[uint32]Provider, len(providerList))
-	for _, e := range providerList {
-		m[e.id] = e.p
+// byID is the provider of driver id, or nil.
+func (ps Providers) byID(id uint32) Provider {
+	for _, p := range ps {
+		if p.ID() == id {
+			return p
+		}
 	}
-	return m
-}()
+	return nil
+}

@@ -4,8 +4,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 )
 
 // QPAttr describes a queue pair to create.
@@ -47,6 +48,11 @@ type QP struct {
 	srq    *SRQ   // QPAttr.SRQ
 	key    uint64 // Context child registration
 }
+
+// Provider is the provider's queue pair behind qp (nil once closed), for
+// a provider's own extensions and tests, as rdma-core's providers reach
+// theirs from an ibv_qp (to_mqp).
+func (qp *QP) Provider() ProviderQP { return qp.prov }
 
 // CreateQP creates a QP of attr.Type on pd (CREATE_QP over write()) and
 // maps its queues. On any failure everything created so far is destroyed.

@@ -5,6 +5,7 @@ import (
 	"log"
 
 	"github.com/rdmactl/rdmactl/internal/verbs"
+	"github.com/rdmactl/rdmactl/internal/verbs/provider"
 	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
@@ -13,7 +14,11 @@ import (
 // (Compiled, not run: it needs RDMA devices.)
 func ExampleQP_Connect() {
 	open := func(dev string) (*verbs.Context, *verbs.PD, *verbs.MR, *verbs.CQ, *verbs.QP) {
-		ctx, err := verbs.Open(dev)
+		d, err := provider.All().LookupDevice(dev)
+		if err != nil {
+			log.Fatal(err)
+		}
+		ctx, err := verbs.OpenDevice(d, verbs.Options{})
 		if err != nil {
 			log.Fatal(err)
 		}

@@ -109,12 +109,12 @@ type DeviceAttr struct {
 	PacketPacingSupportedQPTs uint32 // bit n: enum ib_qp_type n
 }
 
-// FWVerString formats FWVer as the driver's libibverbs provider does
-// (provider.fwVersion), "%d.%d.%d" for a driver without one here, from
+// FWVerString formats FWVer as d's libibverbs provider does
+// (Provider.FWVersion), "%d.%d.%d" for a device without one here, from
 // the 16-bit fields at bits 32, 16 and 0.
-func (a *DeviceAttr) FWVerString(driverID uint32) string {
+func (a *DeviceAttr) FWVerString(d Device) string {
 	major, minor, sub := (a.FWVer>>32)&0xffff, (a.FWVer>>16)&0xffff, a.FWVer&0xffff
-	if p := providers[driverID]; p != nil {
+	if p := d.Provider; p != nil {
 		return p.FWVersion(major, minor, sub)
 	}
 	return fmt.Sprintf("%d.%d.%d", major, minor, sub)

@@ -14,7 +14,7 @@ import (
 // the WR's WRID. Create it before the QPs and close it after them.
 //
 // The queue itself is the provider's (srqCreator): rxe's ring
-// (rxe_srq.go), mlx5's free list (mlx5_srq.go). A provider without SRQs
+// (provider/rxe/rxe_srq.go), mlx5's free list (provider/mlx5/mlx5_srq.go). A provider without SRQs
 // is refused in one line.
 
 // Legacy write() commands (enum ib_uverbs_write_cmds).

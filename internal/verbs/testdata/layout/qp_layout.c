@@ -1,10 +1,9 @@
 /* Prints "struct.field offset size" for the uverbs structs qp_abi.go
- * mirrors and the rxe structs rxe_wqe.go encodes; qp_layout_test.go
- * compiles it with gcc against /usr/include/rdma and compares. */
+ * mirrors; qp_layout_test.go compiles it with gcc against /usr/include/rdma
+ * and compares. */
 #include <stdio.h>
 #include <stddef.h>
 #include <rdma/ib_user_verbs.h>
-#include <rdma/rdma_user_rxe.h>
 
 #define F(s, f) printf(#s "." #f " %zu %zu\n", offsetof(struct s, f), sizeof(((struct s *)0)->f))
 #define O(s, f) printf(#s "." #f " %zu 0\n", offsetof(struct s, f))
@@ -78,23 +77,6 @@ int main(void)
 	S(ib_uverbs_destroy_ah); F(ib_uverbs_destroy_ah, ah_handle);
 	S(ib_uverbs_wc);
 
-	/* rxe ring and WQE layouts used by rxe_ring.go / rxe_wqe.go. */
-	F(rxe_queue_buf, log2_elem_size); F(rxe_queue_buf, index_mask); F(rxe_queue_buf, producer_index);
-	F(rxe_queue_buf, consumer_index); O(rxe_queue_buf, data);
-	S(rxe_send_wqe); F(rxe_send_wqe, wr.wr_id); F(rxe_send_wqe, wr.opcode); F(rxe_send_wqe, wr.send_flags);
-	F(rxe_send_wqe, wr.ex.imm_data); F(rxe_send_wqe, wr.wr.rdma.remote_addr); F(rxe_send_wqe, wr.wr.rdma.rkey);
-	F(rxe_send_wqe, wr.wr.ud.remote_qpn); F(rxe_send_wqe, wr.wr.ud.remote_qkey); F(rxe_send_wqe, wr.wr.ud.pkey_index);
-	F(rxe_send_wqe, wr.wr.ud.ah_num); F(rxe_send_wqe, status); F(rxe_send_wqe, state); F(rxe_send_wqe, iova);
-	F(rxe_send_wqe, ssn); F(rxe_send_wqe, dma.length); F(rxe_send_wqe, dma.resid); F(rxe_send_wqe, dma.num_sge);
-	O(rxe_send_wqe, dma.sge); S(rxe_send_wr);
-	S(rxe_recv_wqe); F(rxe_recv_wqe, wr_id); F(rxe_recv_wqe, dma.length); F(rxe_recv_wqe, dma.resid);
-	F(rxe_recv_wqe, dma.num_sge); O(rxe_recv_wqe, dma.sge); S(rxe_sge);
-	S(rxe_create_cq_resp); S(rxe_create_qp_resp); F(rxe_create_qp_resp, rq_mi); F(rxe_create_qp_resp, sq_mi);
-	S(rxe_create_ah_resp); F(rxe_create_ah_resp, ah_num);
-	/* atomics (atomic.go) and SRQ (srq.go) */
-	F(rxe_send_wqe, wr.wr.atomic.remote_addr); F(rxe_send_wqe, wr.wr.atomic.compare_add);
-	F(rxe_send_wqe, wr.wr.atomic.swap); F(rxe_send_wqe, wr.wr.atomic.rkey);
-	S(rxe_create_srq_resp); F(rxe_create_srq_resp, mi); F(rxe_create_srq_resp, srq_num);
 	S(ib_uverbs_create_srq); F(ib_uverbs_create_srq, response); F(ib_uverbs_create_srq, user_handle);
 	F(ib_uverbs_create_srq, pd_handle); F(ib_uverbs_create_srq, max_wr); F(ib_uverbs_create_srq, max_sge);
 	F(ib_uverbs_create_srq, srq_limit);
@@ -108,6 +90,5 @@ int main(void)
 	printf("IB_USER_VERBS_CMD_DESTROY_SRQ 0 %d\n", IB_USER_VERBS_CMD_DESTROY_SRQ);
 	printf("IB_UVERBS_WR_ATOMIC_CMP_AND_SWP 0 %d\n", IB_UVERBS_WR_ATOMIC_CMP_AND_SWP);
 	printf("IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD 0 %d\n", IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD);
-	F(mminfo, offset); F(mminfo, size);
 	return 0;
 }
