@@ -319,16 +319,16 @@ func (s *Snapshot) addQPs(src *inventory.Source, limit int) {
 	var devOrder []string
 	dropped := 0
 	for _, q := range qps {
-		if perDev[q.Dev] == 0 {
-			devOrder = append(devOrder, q.Dev)
+		if perDev[q.DevName] == 0 {
+			devOrder = append(devOrder, q.DevName)
 		}
-		perDev[q.Dev]++
+		perDev[q.DevName]++
 		if limit <= 0 {
 			dropped++
 			continue
 		}
 		limit--
-		s.add(descQP, 1, q.Dev, optU32(q.Port), optU32(q.LQPN), q.Type, q.State, optU32(q.PID), q.Comm)
+		s.add(descQP, 1, q.DevName, optU32(q.Port), optU32(q.LQPN), q.TypeName(), q.StateName(), optU32(q.PID), q.Comm)
 	}
 	slices.Sort(devOrder)
 	for _, d := range devOrder {

@@ -214,7 +214,7 @@ func TestVMDeviceVanishes(t *testing.T) {
 		t.Fatalf("QPs with a device gone: %v", err)
 	}
 	for _, q := range qps {
-		if q.Dev == "rxe9" {
+		if q.DevName == "rxe9" {
 			t.Errorf("QP of the removed device: %+v", q)
 		}
 	}

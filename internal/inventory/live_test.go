@@ -635,16 +635,16 @@ func TestLiveResources(t *testing.T) {
 	if err != nil || len(qps) != 4 {
 		t.Fatalf("qps %+v %v", qps, err)
 	}
-	if q := qps[0]; q.Dev != "rxe0" || !q.Kernel || q.Comm != "ib_core" || q.PID != nil || q.Type != "GSI" || q.State != "RTS" || q.RQPN != nil {
+	if q := qps[0]; q.DevName != "rxe0" || !q.Kernel || q.Comm != "ib_core" || q.PID != nil || q.TypeName() != "GSI" || q.StateName() != "RTS" || q.RQPN != nil {
 		t.Errorf("kernel QP %+v", q)
 	}
-	if q := qps[3]; q.Dev != "rxe1" || q.DevIndex != 1 || q.Kernel || q.Comm != "pingpong" || *q.PID != 4242 || q.Type != "RC" ||
-		q.State != "RTR" || *q.LQPN != 18 || *q.RQPN != 99 || *q.PDN != 5 {
+	if q := qps[3]; q.DevName != "rxe1" || q.DevIndex != 1 || q.Kernel || q.Comm != "pingpong" || *q.PID != 4242 || q.TypeName() != "RC" ||
+		q.StateName() != "RTR" || *q.LQPN != 18 || *q.RQPN != 99 || *q.PDN != 5 {
 		t.Errorf("user QP %+v", q)
 	}
 	pid, qpn := uint32(4242), uint32(18)
 	qps, err = src.QPs(ResFilter{PID: &pid, LQPN: &qpn})
-	if err != nil || len(qps) != 1 || qps[0].Dev != "rxe1" {
+	if err != nil || len(qps) != 1 || qps[0].DevName != "rxe1" {
 		t.Errorf("--pid 4242 --qpn 18: %+v %v", qps, err)
 	}
 	qps, err = src.QPs(ResFilter{Dev: "rxe0", PID: &pid})
@@ -652,7 +652,7 @@ func TestLiveResources(t *testing.T) {
 		t.Errorf("rxe0 --pid 4242: %+v %v", qps, err)
 	}
 	cqs, err := src.CQs(ResFilter{Dev: "rxe1"})
-	if err != nil || len(cqs) != 1 || *cqs[0].CQE != 255 || *cqs[0].Users != 2 || cqs[0].PollCtx != "" || cqs[0].Comm != "pingpong" {
+	if err != nil || len(cqs) != 1 || *cqs[0].CQE != 255 || *cqs[0].Users != 2 || cqs[0].PollCtxName() != "" || cqs[0].Comm != "pingpong" {
 		t.Errorf("cqs %+v %v", cqs, err)
 	}
 	mrs, err := src.MRs(ResFilter{})
@@ -664,7 +664,7 @@ func TestLiveResources(t *testing.T) {
 		t.Errorf("kernel PDs kept by --pid: %+v %v", pds, err)
 	}
 	ids, err := src.CMIDs(ResFilter{Dev: "rxe0"})
-	if err != nil || len(ids) != 1 || ids[0].PS != "TCP" || ids[0].State != "LISTEN" || ids[0].QPType != "RC" ||
+	if err != nil || len(ids) != 1 || ids[0].PSName() != "TCP" || ids[0].StateName() != "LISTEN" || ids[0].QPTypeName() != "RC" ||
 		ids[0].SrcAddr != netip.MustParseAddrPort("10.0.0.1:18484") || ids[0].DstAddr.IsValid() {
 		t.Errorf("cm ids %+v %v", ids, err)
 	}
@@ -673,7 +673,7 @@ func TestLiveResources(t *testing.T) {
 		t.Errorf("ctxs %+v %v", ctxs, err)
 	}
 	srqs, err := src.SRQs(ResFilter{Dev: "rxe1"})
-	if err != nil || len(srqs) != 1 || srqs[0].Type != "BASIC" || !reflect.DeepEqual(srqs[0].QPs, []nldev.QPRange{{Min: 18, Max: 18}, {Min: 126, Max: 128}}) {
+	if err != nil || len(srqs) != 1 || srqs[0].TypeName() != "BASIC" || !reflect.DeepEqual(srqs[0].QPs, []nldev.QPRange{{Min: 18, Max: 18}, {Min: 126, Max: 128}}) {
 		t.Errorf("srqs %+v %v", srqs, err)
 	}
 	sums, err := src.ResSummaries("rxe1")
@@ -710,7 +710,7 @@ func TestLiveDeviceVanishes(t *testing.T) {
 		k.vanish, k.vErrno = "rxe1", en
 		src := liveSource(t, k)
 		qps, err := src.QPs(ResFilter{})
-		if err != nil || len(qps) != 2 || qps[0].Dev != "rxe0" || qps[1].Dev != "rxe0" {
+		if err != nil || len(qps) != 2 || qps[0].DevName != "rxe0" || qps[1].DevName != "rxe0" {
 			t.Errorf("%v: qps %+v %v", en, qps, err)
 		}
 		if k.reqs[cmdGet] != 2 {

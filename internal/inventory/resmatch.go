@@ -143,19 +143,19 @@ func (m ResMatch) port(p *uint32) bool {
 func (m ResMatch) QP(q QP) bool {
 	return m.port(q.Port) && m.num("pid", q.PID) && m.num("lqpn", q.LQPN) && m.num("rqpn", q.RQPN) &&
 		m.num("pdn", q.PDN) && m.num("sq-psn", q.SQPSN) && m.num("rq-psn", q.RQPSN) &&
-		m.name("type", q.Type) && m.name("state", q.State) && m.name("path-mig-state", q.PathMigState)
+		m.name("type", q.TypeName()) && m.name("state", q.StateName()) && m.name("path-mig-state", q.PathMigStateName())
 }
 
 // CMID says whether m keeps c.
 func (m ResMatch) CMID(c CMID) bool {
 	return m.port(c.Port) && m.num("pid", c.PID) && m.num("lqpn", c.LQPN) && m.num("cm-idn", c.CMIDN) &&
-		m.name("qp-type", c.QPType) && m.name("state", c.State) && m.name("ps", c.PS) &&
+		m.name("qp-type", c.QPTypeName()) && m.name("state", c.StateName()) && m.name("ps", c.PSName()) &&
 		m.addr("src", c.SrcAddr) && m.addr("dst", c.DstAddr)
 }
 
 // CQ says whether m keeps c.
 func (m ResMatch) CQ(c CQ) bool {
-	return m.num("pid", c.PID) && m.num("cqn", c.CQN) && m.num("ctxn", c.CtxN) && m.name("poll-ctx", c.PollCtx) &&
+	return m.num("pid", c.PID) && m.num("cqn", c.CQN) && m.num("ctxn", c.CtxN) && m.name("poll-ctx", c.PollCtxName()) &&
 		m.num64("users", c.Users)
 }
 
@@ -175,7 +175,7 @@ func (m ResMatch) Ctx(x Ctx) bool { return m.num("pid", x.PID) && m.num("ctxn", 
 
 // SRQ says whether m keeps s; lqpn keeps an SRQ with one of its QPs in range.
 func (m ResMatch) SRQ(s SRQ) bool {
-	if !(m.num("pid", s.PID) && m.num("srqn", s.SRQN) && m.num("pdn", s.PDN) && m.num("cqn", s.CQN) && m.name("type", s.Type)) {
+	if !(m.num("pid", s.PID) && m.num("srqn", s.SRQN) && m.num("pdn", s.PDN) && m.num("cqn", s.CQN) && m.name("type", s.TypeName())) {
 		return false
 	}
 	rs, ok := m.Nums["lqpn"]

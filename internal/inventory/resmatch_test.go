@@ -64,10 +64,12 @@ func FuzzParseRanges(f *testing.F) {
 }
 
 func TestResMatch(t *testing.T) {
+	u8 := func(v uint8) *uint8 { return &v }
+	gsi, rc := u8(1), u8(2)
 	qps := []QP{
-		{ResHead: ResHead{Dev: "rxe0"}, Port: u32(1), LQPN: u32(1), Type: "GSI", State: "RTS"},
-		{ResHead: ResHead{Dev: "rxe0", Owner: Owner{PID: u32(244)}}, Port: u32(1), LQPN: u32(18), RQPN: u32(0), Type: "RC", State: "INIT", PDN: u32(2)},
-		{ResHead: ResHead{Dev: "rxe0"}, LQPN: u32(19), Type: "RC", State: "RESET"},
+		{QP: nldev.QP{Port: u32(1), LQPN: u32(1), Type: gsi, State: u8(3)}},
+		{QP: nldev.QP{Port: u32(1), LQPN: u32(18), RQPN: u32(0), Type: rc, State: u8(1), PDN: u32(2)}, Owner: Owner{PID: u32(244)}},
+		{QP: nldev.QP{LQPN: u32(19), Type: rc, State: u8(0)}},
 	}
 	cases := []struct {
 		set  func(m *ResMatch) error
@@ -107,7 +109,7 @@ func TestResMatch(t *testing.T) {
 	}
 	var m ResMatch
 	_ = m.SetNum("lqpn", "20-30")
-	if m.SRQ(SRQ{QPs: []nldev.QPRange{{Min: 10, Max: 19}}}) || !m.SRQ(SRQ{QPs: []nldev.QPRange{{Min: 25, Max: 25}}}) {
+	if m.SRQ(SRQ{SRQ: nldev.SRQ{QPs: []nldev.QPRange{{Min: 10, Max: 19}}}}) || !m.SRQ(SRQ{SRQ: nldev.SRQ{QPs: []nldev.QPRange{{Min: 25, Max: 25}}}}) {
 		t.Error("SRQ lqpn overlap wrong")
 	}
 	if err := m.SetNum("cqn", "x"); err == nil {
@@ -127,13 +129,13 @@ func TestResMatchNewFilters(t *testing.T) {
 	}
 	num := func(k, v string) func(m *ResMatch) { return func(m *ResMatch) { _ = m.SetNum(k, v) } }
 	names := func(k, v string) func(m *ResMatch) { return func(m *ResMatch) { m.SetNames(k, v) } }
-	cq := CQ{Users: u64(2)}
-	pd := PD{Users: u64(1)}
-	mr := MR{Len: u64(4096)}
-	big := MR{Len: u64(1<<32 + 4096)}
-	bound := CMID{SrcAddr: netip.MustParseAddrPort("10.77.0.1:7174")}
-	conn := CMID{SrcAddr: netip.MustParseAddrPort("10.77.0.2:43670"), DstAddr: netip.MustParseAddrPort("10.77.0.1:7174")}
-	v6 := CMID{SrcAddr: netip.MustParseAddrPort("[fe80::1]:7174")}
+	cq := CQ{CQ: nldev.CQ{Users: u64(2)}}
+	pd := PD{PD: nldev.PD{Users: u64(1)}}
+	mr := MR{MR: nldev.MR{Len: u64(4096)}}
+	big := MR{MR: nldev.MR{Len: u64(1<<32 + 4096)}}
+	bound := CMID{CMID: nldev.CMID{SrcAddr: netip.MustParseAddrPort("10.77.0.1:7174")}}
+	conn := CMID{CMID: nldev.CMID{SrcAddr: netip.MustParseAddrPort("10.77.0.2:43670"), DstAddr: netip.MustParseAddrPort("10.77.0.1:7174")}}
+	v6 := CMID{CMID: nldev.CMID{SrcAddr: netip.MustParseAddrPort("[fe80::1]:7174")}}
 	cases := []struct {
 		name string
 		got  bool

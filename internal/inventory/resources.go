@@ -3,7 +3,6 @@ package inventory
 import (
 	"errors"
 	"fmt"
-	"net/netip"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -46,101 +45,56 @@ type Owner struct {
 	Kernel bool
 }
 
-// ResHead is what every resource carries: its device and owner, and the
-// driver's own details (rdma -dd; none on rxe and siw).
-type ResHead struct {
-	DevIndex uint32
-	Dev      string
-	Owner
-	Driver []nldev.DriverAttr
-}
+// The resources are nldev's entries (internal/nldev/res.go) with their
+// owner resolved: each embeds its entry and an Owner, which stands over
+// the entry's nldev.Owner (the same PID or module, and the process's
+// comm). The device is the entry's DevIndex and DevName, the driver's
+// details (rdma -dd; none on rxe and siw) its Driver; enums are named by
+// the entry's *Name methods, as rdma names them.
 
-// QP is one queue pair. Pointers are nil and strings "" when the kernel
-// did not report the field (rqpn of an unconnected QP, pdn of a kernel QP).
+// QP is one queue pair. Pointers are nil when the kernel did not report
+// the field (rqpn of an unconnected QP, pdn of a kernel QP).
 type QP struct {
-	ResHead
-	Port         *uint32
-	LQPN         *uint32
-	RQPN         *uint32
-	Type         string // "RC", "UD", "GSI"...
-	State        string // "RESET", "INIT", "RTR", "RTS"...
-	RQPSN        *uint32
-	SQPSN        *uint32
-	PathMigState string // "MIGRATED", "REARM", "ARMED"
-	PDN          *uint32
-	Subtype      string // a driver QP's kind (Type "DRIVER")
+	nldev.QP
+	Owner
 }
 
 // CQ is one completion queue.
 type CQ struct {
-	ResHead
-	CQN     *uint32
-	CQE     *uint32
-	Users   *uint64
-	PollCtx string // kernel CQs: "DIRECT", "SOFTIRQ", "WORKQUEUE"...
-	DIM     *bool  // adaptive moderation
-	CtxN    *uint32
+	nldev.CQ
+	Owner
 }
 
 // MR is one memory region. RKey, LKey and IOVA are reported only to
 // CAP_NET_ADMIN callers.
 type MR struct {
-	ResHead
-	MRN  *uint32
-	RKey *uint32
-	LKey *uint32
-	IOVA *uint64
-	Len  *uint64
-	PDN  *uint32
-	CtxN *uint32
+	nldev.MR
+	Owner
 }
 
 // PD is one protection domain.
 type PD struct {
-	ResHead
-	PDN              *uint32
-	LocalDMALKey     *uint32
-	UnsafeGlobalRKey *uint32
-	Users            *uint64
-	CtxN             *uint32
+	nldev.PD
+	Owner
 }
 
 // CMID is one RDMA CM ID.
 type CMID struct {
-	ResHead
-	Port    *uint32
-	CMIDN   *uint32
-	LQPN    *uint32
-	QPType  string
-	State   string // "LISTEN", "CONNECT"...
-	PS      string // port space: "TCP", "UDP", "IB", "IPOIB"
-	SrcAddr netip.AddrPort
-	DstAddr netip.AddrPort
+	nldev.CMID
+	Owner
 }
 
 // Ctx is one uverbs context (an open device).
 type Ctx struct {
-	ResHead
-	CtxN *uint32
+	nldev.Ctx
+	Owner
 }
 
-// SRQ is one shared receive queue.
+// SRQ is one shared receive queue; QPs are its attached QPs (a single QP
+// is Min == Max).
 type SRQ struct {
-	ResHead
-	SRQN *uint32
-	Type string // "BASIC", "XRC", "TM"
-	PDN  *uint32
-	CQN  *uint32
-	QPs  []nldev.QPRange // attached QPs; a single QP is Min == Max
-}
-
-// ResSummary is one device's resource counts, by the kernel's names ("pd",
-// "cq", "qp", "cm_id", "mr", "ctx", "srq"; Names keeps its order).
-type ResSummary struct {
-	DevIndex uint32
-	Dev      string
-	Counts   map[string]uint64
-	Names    []string
+	nldev.SRQ
+	Owner
 }
 
 // ResFilter selects resources. Zero values select everything.
@@ -150,8 +104,8 @@ type ResFilter struct {
 	LQPN *uint32 // QPs and CM IDs with this local QP number
 }
 
-func (f ResFilter) keep(h ResHead) bool {
-	return f.PID == nil || (h.PID != nil && *h.PID == *f.PID)
+func (f ResFilter) keep(o Owner) bool {
+	return f.PID == nil || (o.PID != nil && *o.PID == *f.PID)
 }
 
 func (f ResFilter) keepQPN(n *uint32) bool { return f.LQPN == nil || (n != nil && *n == *f.LQPN) }
@@ -272,20 +226,9 @@ func (s *Source) procRoot() string {
 	return "/proc"
 }
 
-func (s *Source) head(h nldev.ResHead) ResHead {
-	return ResHead{DevIndex: h.DevIndex, Dev: h.DevName, Owner: s.owner(h.Owner), Driver: h.Driver}
-}
-
-func name8(v *uint8, f func(uint8) string) string {
-	if v == nil {
-		return ""
-	}
-	return f(*v)
-}
-
 // ResSummaries counts the resources of every device, or of f.Dev (one
 // RES_GET dump; with a device, the device dump checks the name).
-func (s *Source) ResSummaries(dev string) ([]ResSummary, error) {
+func (s *Source) ResSummaries(dev string) ([]nldev.Summary, error) {
 	r, err := s.resNL()
 	if err != nil {
 		return nil, err
@@ -303,169 +246,72 @@ func (s *Source) ResSummaries(dev string) ([]ResSummary, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []ResSummary
+	var out []nldev.Summary
 	for _, x := range sums {
-		if dev != "" && x.DevName != dev {
-			continue
+		if dev == "" || x.DevName == dev {
+			out = append(out, x)
 		}
-		out = append(out, ResSummary{DevIndex: x.DevIndex, Dev: x.DevName, Counts: x.Counts, Names: x.Names})
 	}
 	return out, nil
 }
 
-// QPs lists the QPs f selects.
-func (s *Source) QPs(f ResFilter) ([]QP, error) {
+// listRes lists one kind of resource on the devices f selects, one dump
+// per device (dump is the kind's ResNL method), as mk makes each entry
+// with its owner; qpn is the entry's local QP number where f.LQPN applies
+// (QPs and CM IDs), else nil.
+func listRes[T any, R interface{ holder() Owner }](s *Source, f ResFilter, dump func(ResNL, []nldev.Device) ([]T, error),
+	mk func(T) R, qpn func(T) *uint32) ([]R, error) {
 	r, devs, err := s.resDevs(f)
 	if err != nil {
 		return nil, err
 	}
-	var out []QP
+	var out []R
 	err = s.eachDev(devs, f.Dev != "", func(d nldev.Device) error {
-		qs, err := r.QPsOf([]nldev.Device{d})
-		for _, q := range qs {
-			h := s.head(q.ResHead)
-			if !f.keep(h) || !f.keepQPN(q.LQPN) {
-				continue
+		xs, err := dump(r, []nldev.Device{d})
+		for _, x := range xs {
+			o := mk(x)
+			if f.keep(o.holder()) && (qpn == nil || f.keepQPN(qpn(x))) {
+				out = append(out, o)
 			}
-			out = append(out, QP{ResHead: h, Port: q.Port, LQPN: q.LQPN, RQPN: q.RQPN,
-				Type: name8(q.Type, nldev.QPTypeName), State: name8(q.State, nldev.QPStateName),
-				RQPSN: q.RQPSN, SQPSN: q.SQPSN, PathMigState: name8(q.PathMigState, nldev.PathMigStateName), PDN: q.PDN,
-				Subtype: q.Subtype})
 		}
 		return err
 	})
 	return out, err
+}
+
+func (o Owner) holder() Owner { return o }
+
+// QPs lists the QPs f selects.
+func (s *Source) QPs(f ResFilter) ([]QP, error) {
+	return listRes(s, f, ResNL.QPsOf, func(q nldev.QP) QP { return QP{q, s.owner(q.Owner)} }, func(q nldev.QP) *uint32 { return q.LQPN })
 }
 
 // CQs lists the CQs f selects (f.LQPN does not apply).
 func (s *Source) CQs(f ResFilter) ([]CQ, error) {
-	r, devs, err := s.resDevs(f)
-	if err != nil {
-		return nil, err
-	}
-	var out []CQ
-	err = s.eachDev(devs, f.Dev != "", func(d nldev.Device) error {
-		cs, err := r.CQsOf([]nldev.Device{d})
-		for _, c := range cs {
-			h := s.head(c.ResHead)
-			if !f.keep(h) {
-				continue
-			}
-			out = append(out, CQ{ResHead: h, CQN: c.CQN, CQE: c.CQE, Users: c.Users,
-				PollCtx: name8(c.PollCtx, nldev.PollCtxName), DIM: c.DIM, CtxN: c.CtxN})
-		}
-		return err
-	})
-	return out, err
+	return listRes(s, f, ResNL.CQsOf, func(c nldev.CQ) CQ { return CQ{c, s.owner(c.Owner)} }, nil)
 }
 
 // MRs lists the MRs f selects.
 func (s *Source) MRs(f ResFilter) ([]MR, error) {
-	r, devs, err := s.resDevs(f)
-	if err != nil {
-		return nil, err
-	}
-	var out []MR
-	err = s.eachDev(devs, f.Dev != "", func(d nldev.Device) error {
-		ms, err := r.MRsOf([]nldev.Device{d})
-		for _, m := range ms {
-			h := s.head(m.ResHead)
-			if !f.keep(h) {
-				continue
-			}
-			out = append(out, MR{ResHead: h, MRN: m.MRN, RKey: m.RKey, LKey: m.LKey, IOVA: m.IOVA, Len: m.Len, PDN: m.PDN, CtxN: m.CtxN})
-		}
-		return err
-	})
-	return out, err
+	return listRes(s, f, ResNL.MRsOf, func(m nldev.MR) MR { return MR{m, s.owner(m.Owner)} }, nil)
 }
 
 // PDs lists the PDs f selects.
 func (s *Source) PDs(f ResFilter) ([]PD, error) {
-	r, devs, err := s.resDevs(f)
-	if err != nil {
-		return nil, err
-	}
-	var out []PD
-	err = s.eachDev(devs, f.Dev != "", func(d nldev.Device) error {
-		ps, err := r.PDsOf([]nldev.Device{d})
-		for _, p := range ps {
-			h := s.head(p.ResHead)
-			if !f.keep(h) {
-				continue
-			}
-			out = append(out, PD{ResHead: h, PDN: p.PDN, LocalDMALKey: p.LocalDMALKey, UnsafeGlobalRKey: p.UnsafeGlobalRKey, Users: p.Users, CtxN: p.CtxN})
-		}
-		return err
-	})
-	return out, err
+	return listRes(s, f, ResNL.PDsOf, func(p nldev.PD) PD { return PD{p, s.owner(p.Owner)} }, nil)
 }
 
 // CMIDs lists the RDMA CM IDs f selects.
 func (s *Source) CMIDs(f ResFilter) ([]CMID, error) {
-	r, devs, err := s.resDevs(f)
-	if err != nil {
-		return nil, err
-	}
-	var out []CMID
-	err = s.eachDev(devs, f.Dev != "", func(d nldev.Device) error {
-		ids, err := r.CMIDsOf([]nldev.Device{d})
-		for _, m := range ids {
-			h := s.head(m.ResHead)
-			if !f.keep(h) || !f.keepQPN(m.LQPN) {
-				continue
-			}
-			c := CMID{ResHead: h, Port: m.Port, CMIDN: m.CMIDN, LQPN: m.LQPN,
-				QPType: name8(m.QPType, nldev.QPTypeName), State: name8(m.State, nldev.CMStateName),
-				SrcAddr: m.SrcAddr, DstAddr: m.DstAddr}
-			if m.PS != nil {
-				c.PS = nldev.PSName(*m.PS)
-			}
-			out = append(out, c)
-		}
-		return err
-	})
-	return out, err
+	return listRes(s, f, ResNL.CMIDsOf, func(m nldev.CMID) CMID { return CMID{m, s.owner(m.Owner)} }, func(m nldev.CMID) *uint32 { return m.LQPN })
 }
 
 // Contexts lists the uverbs contexts f selects.
 func (s *Source) Contexts(f ResFilter) ([]Ctx, error) {
-	r, devs, err := s.resDevs(f)
-	if err != nil {
-		return nil, err
-	}
-	var out []Ctx
-	err = s.eachDev(devs, f.Dev != "", func(d nldev.Device) error {
-		xs, err := r.ContextsOf([]nldev.Device{d})
-		for _, x := range xs {
-			h := s.head(x.ResHead)
-			if !f.keep(h) {
-				continue
-			}
-			out = append(out, Ctx{ResHead: h, CtxN: x.CtxN})
-		}
-		return err
-	})
-	return out, err
+	return listRes(s, f, ResNL.ContextsOf, func(x nldev.Ctx) Ctx { return Ctx{x, s.owner(x.Owner)} }, nil)
 }
 
 // SRQs lists the SRQs f selects.
 func (s *Source) SRQs(f ResFilter) ([]SRQ, error) {
-	r, devs, err := s.resDevs(f)
-	if err != nil {
-		return nil, err
-	}
-	var out []SRQ
-	err = s.eachDev(devs, f.Dev != "", func(d nldev.Device) error {
-		ss, err := r.SRQsOf([]nldev.Device{d})
-		for _, x := range ss {
-			h := s.head(x.ResHead)
-			if !f.keep(h) {
-				continue
-			}
-			out = append(out, SRQ{ResHead: h, SRQN: x.SRQN, Type: name8(x.Type, nldev.SRQTypeName), PDN: x.PDN, CQN: x.CQN, QPs: x.QPs})
-		}
-		return err
-	})
-	return out, err
+	return listRes(s, f, ResNL.SRQsOf, func(x nldev.SRQ) SRQ { return SRQ{x, s.owner(x.Owner)} }, nil)
 }

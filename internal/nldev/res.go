@@ -374,6 +374,44 @@ func PSName(ps uint32) string {
 // SRQTypeName names an IB_SRQT_* value.
 func SRQTypeName(t uint8) string { return pick(t, "BASIC", "XRC", "TM") }
 
+// An entry's enums by the names above, "" where the kernel sent none.
+
+// TypeName names q's type.
+func (q QP) TypeName() string { return nameOf(q.Type, QPTypeName) }
+
+// StateName names q's state.
+func (q QP) StateName() string { return nameOf(q.State, QPStateName) }
+
+// PathMigStateName names q's path migration state.
+func (q QP) PathMigStateName() string { return nameOf(q.PathMigState, PathMigStateName) }
+
+// PollCtxName names c's poll context (kernel CQs).
+func (c CQ) PollCtxName() string { return nameOf(c.PollCtx, PollCtxName) }
+
+// QPTypeName names the type of m's QP.
+func (m CMID) QPTypeName() string { return nameOf(m.QPType, QPTypeName) }
+
+// StateName names m's RDMA CM state.
+func (m CMID) StateName() string { return nameOf(m.State, CMStateName) }
+
+// PSName names m's port space.
+func (m CMID) PSName() string {
+	if m.PS == nil {
+		return ""
+	}
+	return PSName(*m.PS)
+}
+
+// TypeName names s's type.
+func (s SRQ) TypeName() string { return nameOf(s.Type, SRQTypeName) }
+
+func nameOf(v *uint8, name func(uint8) string) string {
+	if v == nil {
+		return ""
+	}
+	return name(*v)
+}
+
 func pick(v uint8, names ...string) string {
 	if int(v) < len(names) {
 		return names[v]

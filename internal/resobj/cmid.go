@@ -32,13 +32,13 @@ type cmIDJSON struct {
 }
 
 func cmIDRow(m inventory.CMID) Row {
-	r := cmIDJSON{Head: head(m.ResHead), Port: m.Port, CMIDN: m.CMIDN, LQPN: m.LQPN, QPType: m.QPType, State: m.State, PS: m.PS, ownerJSON: owner(m.Owner)}
+	r := cmIDJSON{Head: head(m.ResHead), Port: m.Port, CMIDN: m.CMIDN, LQPN: m.LQPN, QPType: m.QPTypeName(), State: m.StateName(), PS: m.PSName(), ownerJSON: owner(m.Owner)}
 	if m.SrcAddr.IsValid() {
 		r.SrcAddr = m.SrcAddr.String()
 	}
 	if m.DstAddr.IsValid() {
 		r.DstAddr = m.DstAddr.String()
 	}
-	return Row{JSON: r, Driver: m.Driver, Cells: []any{Link(m.Dev, m.Port), render.Opt(r.CMIDN), render.Opt(r.LQPN), r.QPType, r.State, r.PS,
+	return Row{JSON: r, Driver: m.Driver, Cells: []any{Link(m.DevName, m.Port), render.Opt(r.CMIDN), render.Opt(r.LQPN), r.QPType, r.State, r.PS,
 		r.SrcAddr, r.DstAddr, render.Opt(r.PID), commText(m.Owner)}}
 }

@@ -23,5 +23,5 @@ type ctxJSON struct {
 
 func ctxRow(x inventory.Ctx) Row {
 	r := ctxJSON{Head: head(x.ResHead), CtxN: x.CtxN, ownerJSON: owner(x.Owner)}
-	return Row{JSON: r, Driver: x.Driver, Cells: []any{x.Dev, render.Opt(r.CtxN), render.Opt(r.PID), commText(x.Owner)}}
+	return Row{JSON: r, Driver: x.Driver, Cells: []any{x.DevName, render.Opt(r.CtxN), render.Opt(r.PID), commText(x.Owner)}}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
+	"github.com/rdmactl/rdmactl/internal/nldev"
 )
 
 // Head is the device every object's JSON starts with.
@@ -12,7 +13,7 @@ type Head struct {
 	Ifname  string `json:"ifname"`
 }
 
-func head(h inventory.ResHead) Head { return Head{Ifindex: h.DevIndex, Ifname: h.Dev} }
+func head(h nldev.ResHead) Head { return Head{Ifindex: h.DevIndex, Ifname: h.DevName} }
 
 // ownerJSON is the process that holds an object.
 type ownerJSON struct {

@@ -31,6 +31,6 @@ type mrJSON struct {
 
 func mrRow(m inventory.MR) Row {
 	r := mrJSON{Head: head(m.ResHead), MRN: m.MRN, RKey: m.RKey, LKey: m.LKey, IOVA: m.IOVA, MRLen: m.Len, PDN: m.PDN, CtxN: m.CtxN, ownerJSON: owner(m.Owner)}
-	return Row{JSON: r, Driver: m.Driver, Cells: []any{m.Dev, render.Opt(r.MRN), hex32(r.RKey), hex32(r.LKey), hex64(r.IOVA), render.Opt(r.MRLen),
+	return Row{JSON: r, Driver: m.Driver, Cells: []any{m.DevName, render.Opt(r.MRN), hex32(r.RKey), hex32(r.LKey), hex64(r.IOVA), render.Opt(r.MRLen),
 		render.Opt(r.PDN), render.Opt(r.PID), commText(m.Owner)}}
 }

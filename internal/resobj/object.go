@@ -23,7 +23,7 @@ import (
 
 // Source lists the objects (inventory.Source).
 type Source interface {
-	ResSummaries(dev string) ([]inventory.ResSummary, error)
+	ResSummaries(dev string) ([]nldev.Summary, error)
 	QPs(inventory.ResFilter) ([]inventory.QP, error)
 	CQs(inventory.ResFilter) ([]inventory.CQ, error)
 	MRs(inventory.ResFilter) ([]inventory.MR, error)

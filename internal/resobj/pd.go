@@ -27,6 +27,6 @@ type pdJSON struct {
 
 func pdRow(p inventory.PD) Row {
 	r := pdJSON{Head: head(p.ResHead), PDN: p.PDN, LocalDMALKey: p.LocalDMALKey, Users: p.Users, UnsafeGlobalRKey: p.UnsafeGlobalRKey, CtxN: p.CtxN, ownerJSON: owner(p.Owner)}
-	return Row{JSON: r, Driver: p.Driver, Cells: []any{p.Dev, render.Opt(r.PDN), hex32(r.LocalDMALKey), render.Opt(r.Users), hex32(r.UnsafeGlobalRKey),
+	return Row{JSON: r, Driver: p.Driver, Cells: []any{p.DevName, render.Opt(r.PDN), hex32(r.LocalDMALKey), render.Opt(r.Users), hex32(r.UnsafeGlobalRKey),
 		render.Opt(r.CtxN), render.Opt(r.PID), commText(p.Owner)}}
 }

@@ -32,8 +32,8 @@ type qpJSON struct {
 }
 
 func qpRow(q inventory.QP) Row {
-	r := qpJSON{Head: head(q.ResHead), Port: q.Port, LQPN: q.LQPN, RQPN: q.RQPN, Type: q.Type, Subtype: q.Subtype, State: q.State,
-		RQPSN: q.RQPSN, SQPSN: q.SQPSN, PathMigState: q.PathMigState, PDN: q.PDN, ownerJSON: owner(q.Owner)}
-	return Row{JSON: r, Driver: q.Driver, Cells: []any{Link(q.Dev, q.Port), render.Opt(r.LQPN), render.Opt(r.RQPN), r.Type, r.State,
+	r := qpJSON{Head: head(q.ResHead), Port: q.Port, LQPN: q.LQPN, RQPN: q.RQPN, Type: q.TypeName(), Subtype: q.Subtype, State: q.StateName(),
+		RQPSN: q.RQPSN, SQPSN: q.SQPSN, PathMigState: q.PathMigStateName(), PDN: q.PDN, ownerJSON: owner(q.Owner)}
+	return Row{JSON: r, Driver: q.Driver, Cells: []any{Link(q.DevName, q.Port), render.Opt(r.LQPN), render.Opt(r.RQPN), r.Type, r.State,
 		render.Opt(r.RQPSN), render.Opt(r.SQPSN), r.PathMigState, render.Opt(r.PDN), render.Opt(r.PID), commText(q.Owner)}}
 }

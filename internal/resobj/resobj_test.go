@@ -49,37 +49,43 @@ type fakeSource struct{}
 func u32(v uint32) *uint32 { return &v }
 func u64(v uint64) *uint64 { return &v }
 
-var kernelOwned = inventory.ResHead{DevIndex: 1, Dev: "rxe1", Owner: inventory.Owner{Comm: "ib_core", Kernel: true}}
-var userOwned = inventory.ResHead{DevIndex: 0, Dev: "rxe0", Owner: inventory.Owner{PID: u32(244), Comm: "ibv_rc_pingpong"}}
+func u8(v uint8) *uint8 { return &v }
 
-func (fakeSource) ResSummaries(string) ([]inventory.ResSummary, error) {
-	return []inventory.ResSummary{{DevIndex: 0, Dev: "rxe0", Counts: map[string]uint64{"pd": 1, "qp": 2, "cm_id": 3}}}, nil
+var rxe0, rxe1 = nldev.ResHead{DevIndex: 0, DevName: "rxe0"}, nldev.ResHead{DevIndex: 1, DevName: "rxe1"}
+var kernelOwned = inventory.Owner{Comm: "ib_core", Kernel: true}
+var userOwned = inventory.Owner{PID: u32(244), Comm: "ibv_rc_pingpong"}
+
+func (fakeSource) ResSummaries(string) ([]nldev.Summary, error) {
+	return []nldev.Summary{{DevIndex: 0, DevName: "rxe0", Counts: map[string]uint64{"pd": 1, "qp": 2, "cm_id": 3}}}, nil
 }
 func (fakeSource) QPs(inventory.ResFilter) ([]inventory.QP, error) {
+	rc, gsi, initState, rts, migrated := u8(2), u8(1), u8(1), u8(3), u8(0)
 	return []inventory.QP{
-		{ResHead: userOwned, Port: u32(1), LQPN: u32(18), RQPN: u32(0), Type: "RC", State: "INIT", RQPSN: u32(0), SQPSN: u32(0), PathMigState: "MIGRATED", PDN: u32(2)},
-		{ResHead: kernelOwned, Port: u32(1), LQPN: u32(1), Type: "GSI", State: "RTS", SQPSN: u32(0)},
+		{QP: nldev.QP{ResHead: rxe0, Port: u32(1), LQPN: u32(18), RQPN: u32(0), Type: rc, State: initState, RQPSN: u32(0), SQPSN: u32(0), PathMigState: migrated, PDN: u32(2)}, Owner: userOwned},
+		{QP: nldev.QP{ResHead: rxe1, Port: u32(1), LQPN: u32(1), Type: gsi, State: rts, SQPSN: u32(0)}, Owner: kernelOwned},
 	}, nil
 }
 func (fakeSource) CQs(inventory.ResFilter) ([]inventory.CQ, error) {
-	b := true
-	return []inventory.CQ{{ResHead: userOwned, CQN: u32(3), CQE: u32(255), Users: u64(1), PollCtx: "WORKQUEUE", DIM: &b, CtxN: u32(4)}}, nil
+	b, workqueue := true, u8(2)
+	return []inventory.CQ{{CQ: nldev.CQ{ResHead: rxe0, CQN: u32(3), CQE: u32(255), Users: u64(1), PollCtx: workqueue, DIM: &b, CtxN: u32(4)}, Owner: userOwned}}, nil
 }
 func (fakeSource) MRs(inventory.ResFilter) ([]inventory.MR, error) {
-	return []inventory.MR{{ResHead: userOwned, MRN: u32(5), RKey: u32(0x1234), LKey: u32(0x1234), IOVA: u64(0x7f0000001000), Len: u64(4096), PDN: u32(2)}}, nil
+	return []inventory.MR{{MR: nldev.MR{ResHead: rxe0, MRN: u32(5), RKey: u32(0x1234), LKey: u32(0x1234), IOVA: u64(0x7f0000001000), Len: u64(4096), PDN: u32(2)}, Owner: userOwned}}, nil
 }
 func (fakeSource) PDs(inventory.ResFilter) ([]inventory.PD, error) {
-	return []inventory.PD{{ResHead: userOwned, PDN: u32(2), LocalDMALKey: u32(0), Users: u64(4), CtxN: u32(4)}}, nil
+	return []inventory.PD{{PD: nldev.PD{ResHead: rxe0, PDN: u32(2), LocalDMALKey: u32(0), Users: u64(4), CtxN: u32(4)}, Owner: userOwned}}, nil
 }
 func (fakeSource) CMIDs(inventory.ResFilter) ([]inventory.CMID, error) {
-	return []inventory.CMID{{ResHead: userOwned, CMIDN: u32(7), QPType: "RC", State: "LISTEN", PS: "TCP", SrcAddr: netip.MustParseAddrPort("10.77.0.1:18515")}}, nil
+	rc, listen, tcp := u8(2), u8(8), u32(0x0106)
+	return []inventory.CMID{{CMID: nldev.CMID{ResHead: rxe0, CMIDN: u32(7), QPType: rc, State: listen, PS: tcp, SrcAddr: netip.MustParseAddrPort("10.77.0.1:18515")}, Owner: userOwned}}, nil
 }
 func (fakeSource) Contexts(inventory.ResFilter) ([]inventory.Ctx, error) {
-	return []inventory.Ctx{{ResHead: userOwned, CtxN: u32(4)}}, nil
+	return []inventory.Ctx{{Ctx: nldev.Ctx{ResHead: rxe0, CtxN: u32(4)}, Owner: userOwned}}, nil
 }
 func (fakeSource) SRQs(inventory.ResFilter) ([]inventory.SRQ, error) {
-	return []inventory.SRQ{{ResHead: userOwned, SRQN: u32(1), Type: "BASIC", PDN: u32(2), CQN: u32(3),
-		QPs: []nldev.QPRange{{Min: 17, Max: 17}, {Min: 19, Max: 32}}}}, nil
+	basic := u8(0)
+	return []inventory.SRQ{{SRQ: nldev.SRQ{ResHead: rxe0, SRQN: u32(1), Type: basic, PDN: u32(2), CQN: u32(3),
+		QPs: []nldev.QPRange{{Min: 17, Max: 17}, {Min: 19, Max: 32}}}, Owner: userOwned}}, nil
 }
 
 // TestRows: each object's JSON keys and table cells, as res prints them.

@@ -32,7 +32,7 @@ type srqJSON struct {
 }
 
 func srqRow(s inventory.SRQ) Row {
-	r := srqJSON{Head: head(s.ResHead), SRQN: s.SRQN, Type: s.Type, PDN: s.PDN, CQN: s.CQN, ownerJSON: owner(s.Owner)}
+	r := srqJSON{Head: head(s.ResHead), SRQN: s.SRQN, Type: s.TypeName(), PDN: s.PDN, CQN: s.CQN, ownerJSON: owner(s.Owner)}
 	for _, q := range s.QPs {
 		if q.Min == q.Max {
 			r.LQPN = append(r.LQPN, strconv.FormatUint(uint64(q.Min), 10))
@@ -40,6 +40,6 @@ func srqRow(s inventory.SRQ) Row {
 			r.LQPN = append(r.LQPN, fmt.Sprintf("%d-%d", q.Min, q.Max))
 		}
 	}
-	return Row{JSON: r, Driver: s.Driver, Cells: []any{s.Dev, render.Opt(r.SRQN), r.Type, strings.Join(r.LQPN, ","), render.Opt(r.PDN), render.Opt(r.CQN),
+	return Row{JSON: r, Driver: s.Driver, Cells: []any{s.DevName, render.Opt(r.SRQN), r.Type, strings.Join(r.LQPN, ","), render.Opt(r.PDN), render.Opt(r.CQN),
 		render.Opt(r.PID), commText(s.Owner)}}
 }

@@ -13,7 +13,7 @@ var Summary = &Object{
 		}
 		rows := make([]Row, 0, len(sums))
 		for _, s := range sums {
-			r := summaryJSON{Ifindex: s.DevIndex, Ifname: s.Dev, PD: s.Counts["pd"], CQ: s.Counts["cq"], QP: s.Counts["qp"],
+			r := summaryJSON{Ifindex: s.DevIndex, Ifname: s.DevName, PD: s.Counts["pd"], CQ: s.Counts["cq"], QP: s.Counts["qp"],
 				CMID: s.Counts["cm_id"], MR: s.Counts["mr"], Ctx: s.Counts["ctx"], SRQ: s.Counts["srq"]}
 			rows = append(rows, Row{JSON: r, Cells: []any{r.Ifindex, r.Ifname, r.PD, r.CQ, r.QP, r.CMID, r.MR, r.Ctx, r.SRQ}, counts: true})
 		}

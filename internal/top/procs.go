@@ -105,17 +105,17 @@ func Procs(h Holdings, rep *inventory.RateReport, owners map[inventory.SetKey]Bo
 		return p
 	}
 	for _, q := range h.QPs {
-		if p := get(q.Owner, q.Dev); p != nil {
+		if p := get(q.Owner, q.DevName); p != nil {
 			p.QPs++
 		}
 	}
 	for _, c := range h.CQs {
-		if p := get(c.Owner, c.Dev); p != nil {
+		if p := get(c.Owner, c.DevName); p != nil {
 			p.CQs++
 		}
 	}
 	for _, r := range h.MRs {
-		if p := get(r.Owner, r.Dev); p != nil {
+		if p := get(r.Owner, r.DevName); p != nil {
 			p.MRs++
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
+	"github.com/rdmactl/rdmactl/internal/nldev"
 )
 
 // Inventory is what a frame reads; *inventory.Source has it.
@@ -13,7 +14,7 @@ type Inventory interface {
 	Offline() bool
 	Ports(dev string, port uint32, o inventory.PortOptions) ([]inventory.Port, error)
 	CounterSnapshot(refs []inventory.PortRef, only []string) (*inventory.CounterSnapshot, error)
-	ResSummaries(dev string) ([]inventory.ResSummary, error)
+	ResSummaries(dev string) ([]nldev.Summary, error)
 	QPs(f inventory.ResFilter) ([]inventory.QP, error)
 	CQs(f inventory.ResFilter) ([]inventory.CQ, error)
 	MRs(f inventory.ResFilter) ([]inventory.MR, error)
@@ -172,26 +173,26 @@ func (s *Sampler) holdings(inv Inventory) (Holdings, error) {
 	}
 	stalest, oldest := "", s.frames
 	for _, sum := range sums {
-		if d := s.res[sum.Dev]; d != nil && d.at < oldest {
-			stalest, oldest = sum.Dev, d.at
+		if d := s.res[sum.DevName]; d != nil && d.at < oldest {
+			stalest, oldest = sum.DevName, d.at
 		}
 	}
 	next := map[string]*devHoldings{}
 	var out Holdings
 	for _, sum := range sums {
 		counts := map[string]uint64{"qp": sum.Counts["qp"], "cq": sum.Counts["cq"], "mr": sum.Counts["mr"]}
-		d := s.res[sum.Dev]
-		if d == nil || !maps.Equal(d.counts, counts) || sum.Dev == stalest {
-			h, err := dump(inv, sum.Dev)
+		d := s.res[sum.DevName]
+		if d == nil || !maps.Equal(d.counts, counts) || sum.DevName == stalest {
+			h, err := dump(inv, sum.DevName)
 			if err != nil {
 				if inventory.IsNotFound(err) {
 					continue // vanished since the summary
 				}
-				return Holdings{}, fmt.Errorf("resources of %s: %w", sum.Dev, err)
+				return Holdings{}, fmt.Errorf("resources of %s: %w", sum.DevName, err)
 			}
 			d = &devHoldings{counts: counts, at: s.frames, h: h}
 		}
-		next[sum.Dev] = d
+		next[sum.DevName] = d
 		out.QPs = append(out.QPs, d.h.QPs...)
 		out.CQs = append(out.CQs, d.h.CQs...)
 		out.MRs = append(out.MRs, d.h.MRs...)

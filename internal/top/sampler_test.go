@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/internal/inventory"
+	"github.com/rdmactl/rdmactl/internal/nldev"
 	"github.com/rdmactl/rdmactl/internal/sysfs"
 )
 
@@ -33,10 +34,10 @@ func (f fakeInv) CounterSnapshot(refs []inventory.PortRef, only []string) (*inve
 	return &inventory.CounterSnapshot{Time: f.at, Index: map[string]uint32{"rxe0": 1}, Sets: []inventory.CounterSet{
 		{Dev: "rxe0", Port: 1, Source: inventory.SrcNetlink, Counters: []sysfs.Counter{{Name: "rcvd_pkts", Value: v}, {Name: "sent_pkts", Value: 2 * v}}}}}, nil
 }
-func (f fakeInv) ResSummaries(dev string) ([]inventory.ResSummary, error) {
-	var out []inventory.ResSummary
+func (f fakeInv) ResSummaries(dev string) ([]nldev.Summary, error) {
+	var out []nldev.Summary
 	for _, d := range f.devices() {
-		out = append(out, inventory.ResSummary{Dev: d, Counts: map[string]uint64{"qp": uint64(1 + f.qpN), "cq": 2, "mr": 1}})
+		out = append(out, nldev.Summary{DevName: d, Counts: map[string]uint64{"qp": uint64(1 + f.qpN), "cq": 2, "mr": 1}})
 	}
 	return out, nil
 }
@@ -48,19 +49,24 @@ func (f fakeInv) devices() []string {
 }
 func (f fakeInv) QPs(rf inventory.ResFilter) ([]inventory.QP, error) {
 	*f.dumps++
-	qs := []inventory.QP{{ResHead: inventory.ResHead{Dev: rf.Dev, Owner: inventory.Owner{Comm: "ib_core", Kernel: true}}}}
+	qs := []inventory.QP{{QP: nldev.QP{ResHead: nldev.ResHead{DevName: rf.Dev}}, Owner: kernelOwner}}
 	for range f.qpN {
-		qs = append(qs, inventory.QP{ResHead: inventory.ResHead{Dev: "rxe0", Owner: inventory.Owner{PID: up(100), Comm: "perf"}}})
+		qs = append(qs, inventory.QP{QP: nldev.QP{ResHead: rxe0}, Owner: perfOwner})
 	}
 	return qs, nil
 }
 func (f fakeInv) CQs(inventory.ResFilter) ([]inventory.CQ, error) {
-	return []inventory.CQ{{ResHead: inventory.ResHead{Dev: "rxe0", Owner: inventory.Owner{PID: up(100), Comm: "perf"}}},
-		{ResHead: inventory.ResHead{Dev: "rxe0", Owner: inventory.Owner{Comm: "ib_core", Kernel: true}}}}, nil
+	return []inventory.CQ{{CQ: nldev.CQ{ResHead: rxe0}, Owner: perfOwner}, {CQ: nldev.CQ{ResHead: rxe0}, Owner: kernelOwner}}, nil
 }
 func (f fakeInv) MRs(inventory.ResFilter) ([]inventory.MR, error) {
-	return []inventory.MR{{ResHead: inventory.ResHead{Dev: "rxe0", Owner: inventory.Owner{PID: up(100), Comm: "perf"}}}}, nil
+	return []inventory.MR{{MR: nldev.MR{ResHead: rxe0}, Owner: perfOwner}}, nil
 }
+
+var (
+	rxe0        = nldev.ResHead{DevName: "rxe0"}
+	perfOwner   = inventory.Owner{PID: up(100), Comm: "perf"}
+	kernelOwner = inventory.Owner{Comm: "ib_core", Kernel: true}
+)
 
 // fakeQPC is QP counters bound in automatic mode: counter 1 of process 100
 // on rxe0/1 and counter 2 of process 200 (which holds no resource any
