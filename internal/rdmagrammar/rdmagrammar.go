@@ -379,7 +379,7 @@ func grStat(tail []string) []string {
 // argument and --link.
 func resFilters(obj string) []string {
 	if o := resobj.Lookup(obj); o != nil {
-		return o.Filters
+		return o.FilterNames()
 	}
 	return nil
 }

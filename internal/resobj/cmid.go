@@ -1,22 +1,31 @@
 package resobj
 
 import (
+	"net/netip"
+
 	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/rdmactl/rdmactl/internal/render"
 )
 
 // cmIDObject is res cm_id (iproute2 rdma/res-cmid.c). rdma's table also
-// has dev-type and transport-type, which it never applies (every CM ID
-// passes) and the kernel does not report per CM ID: res refuses them.
-var cmIDObject = &Object{
+// has dev-type and transport-type, which rdma never applies (res-cmid.c
+// has no check for them: every CM ID passes) and the kernel does not
+// report per CM ID: res refuses them. KEY-addr is the address as
+// inet_ntop writes it, KEY-port its port; an ID without that address (not
+// yet bound or resolved) has neither.
+var cmIDObject = desc[inventory.CMID]{
 	Name: "cm_id",
-	Filters: []string{"link", "lqpn", "qp-type", "state", "ps", "dev-type", "transport-type", "pid", "src-addr", "src-port",
-		"dst-addr", "dst-port", "cm-idn"},
-	Columns: []string{"LINK", "CM_IDN", "LQPN", "QP_TYPE", "STATE", "PS", "SRC_ADDR", "DST_ADDR", "PID", "COMM"},
-	rows: func(src Source, f inventory.ResFilter, m inventory.ResMatch) ([]Row, error) {
-		return collect(src.CMIDs, f, m.CMID, cmIDRow)
+	Filters: func(m inventory.CMID) []Filter {
+		return []Filter{link(m.Port), num("lqpn", m.LQPN), names("qp-type", m.QPTypeName()), names("state", m.StateName()), names("ps", m.PSName()),
+			ignored("dev-type", "the kernel reports no device type per CM ID (rdma accepts dev-type and filters nothing)"),
+			ignored("transport-type", "the kernel reports no transport type per CM ID (rdma accepts transport-type and filters nothing)"),
+			num("pid", m.PID), names("src-addr", addrText(m.SrcAddr)), num("src-port", addrPort(m.SrcAddr)),
+			names("dst-addr", addrText(m.DstAddr)), num("dst-port", addrPort(m.DstAddr)), num("cm-idn", m.CMIDN)}
 	},
-}
+	Columns: []string{"LINK", "CM_IDN", "LQPN", "QP_TYPE", "STATE", "PS", "SRC_ADDR", "DST_ADDR", "PID", "COMM"},
+	List:    Source.CMIDs,
+	Row:     cmIDRow,
+}.object()
 
 type cmIDJSON struct {
 	Head
@@ -41,4 +50,19 @@ func cmIDRow(m inventory.CMID) Row {
 	}
 	return Row{JSON: r, Driver: m.Driver, Cells: []any{Link(m.DevName, m.Port), render.Opt(r.CMIDN), render.Opt(r.LQPN), r.QPType, r.State, r.PS,
 		r.SrcAddr, r.DstAddr, render.Opt(r.PID), commText(m.Owner)}}
+}
+
+func addrText(a netip.AddrPort) string {
+	if !a.IsValid() {
+		return ""
+	}
+	return a.Addr().String()
+}
+
+func addrPort(a netip.AddrPort) *uint32 {
+	if !a.IsValid() {
+		return nil
+	}
+	p := uint32(a.Port())
+	return &p
 }

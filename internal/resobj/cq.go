@@ -6,15 +6,16 @@ import (
 )
 
 // cqObject is res cq (iproute2 rdma/res-cq.c).
-var cqObject = &Object{
-	Name:    "cq",
-	Filters: []string{"dev", "users", "poll-ctx", "pid", "cqn", "ctxn"},
+var cqObject = desc[inventory.CQ]{
+	Name: "cq",
+	Filters: func(c inventory.CQ) []Filter {
+		return []Filter{dev(), num64("users", c.Users), names("poll-ctx", c.PollCtxName()), num("pid", c.PID), num("cqn", c.CQN), num("ctxn", c.CtxN)}
+	},
 	Columns: []string{"DEV", "CQN", "CQE", "USERS", "POLL_CTX", "ADAPTIVE_MOD", "CTXN", "PID", "COMM"},
 	Raw:     true,
-	rows: func(src Source, f inventory.ResFilter, m inventory.ResMatch) ([]Row, error) {
-		return collect(src.CQs, f, m.CQ, cqRow)
-	},
-}
+	List:    Source.CQs,
+	Row:     cqRow,
+}.object()
 
 type cqJSON struct {
 	Head

@@ -6,14 +6,13 @@ import (
 )
 
 // ctxObject is res ctx (iproute2 rdma/res-ctx.c).
-var ctxObject = &Object{
+var ctxObject = desc[inventory.Ctx]{
 	Name:    "ctx",
-	Filters: []string{"dev", "pid", "ctxn"},
+	Filters: func(x inventory.Ctx) []Filter { return []Filter{dev(), num("pid", x.PID), num("ctxn", x.CtxN)} },
 	Columns: []string{"DEV", "CTXN", "PID", "COMM"},
-	rows: func(src Source, f inventory.ResFilter, m inventory.ResMatch) ([]Row, error) {
-		return collect(src.Contexts, f, m.Ctx, ctxRow)
-	},
-}
+	List:    Source.Contexts,
+	Row:     ctxRow,
+}.object()
 
 type ctxJSON struct {
 	Head

@@ -7,15 +7,16 @@ import (
 
 // mrObject is res mr (iproute2 rdma/res-mr.c). Keys and addresses are
 // reported to root only (the kernel's choice).
-var mrObject = &Object{
-	Name:    "mr",
-	Filters: []string{"dev", "rkey", "lkey", "mrlen", "pid", "mrn", "pdn"},
+var mrObject = desc[inventory.MR]{
+	Name: "mr",
+	Filters: func(m inventory.MR) []Filter {
+		return []Filter{dev(), num("rkey", m.RKey), num("lkey", m.LKey), num64("mrlen", m.Len), num("pid", m.PID), num("mrn", m.MRN), num("pdn", m.PDN)}
+	},
 	Columns: []string{"DEV", "MRN", "RKEY", "LKEY", "IOVA", "MRLEN", "PDN", "PID", "COMM"},
 	Raw:     true,
-	rows: func(src Source, f inventory.ResFilter, m inventory.ResMatch) ([]Row, error) {
-		return collect(src.MRs, f, m.MR, mrRow)
-	},
-}
+	List:    Source.MRs,
+	Row:     mrRow,
+}.object()
 
 type mrJSON struct {
 	Head

@@ -1,7 +1,8 @@
 // Package resobj describes each object of `rdmactl res` once, as
-// iproute2's rdma/res-*.c files do: rdma's filters for it, its table's
-// columns, and how each object the inventory lists becomes a table row and
-// a JSON object. cmd/rdmactl's res command is one loop over these.
+// iproute2's rdma/res-*.c files do: rdma's filters for it with the field
+// each reads, its table's columns, and how each object the inventory
+// lists becomes a table row and a JSON object. cmd/rdmactl's res command
+// is one loop over these.
 //
 // JSON keys are rdma -j resource show's, hyphens turned into underscores
 // (sq-psn -> sq_psn, path-mig-state -> path_mig_state, poll-ctx ->
@@ -39,14 +40,14 @@ type Object struct {
 	// the per-device counts (Summary).
 	Name string
 	// Filters are rdma's filters for the object (res.h's valid filters),
-	// in rdma's order; "dev" and "link" are res's DEV and --link.
-	Filters []string
+	// in rdma's order: names and kinds (the values are a zero object's).
+	Filters []Filter
 	// Columns is the table's header (a DRIVER column follows under -dd).
 	Columns []string
 	// Raw: the kernel dumps the object's driver image (rdma -r; the
 	// RES_*_GET_RAW commands: qp, cq, mr, srq).
 	Raw  bool
-	rows func(src Source, f inventory.ResFilter, m inventory.ResMatch) ([]Row, error)
+	rows func(src Source, f inventory.ResFilter, m Match) ([]Row, error)
 }
 
 // Row is one object: its table cells (Columns' order; nil prints as the
@@ -61,18 +62,27 @@ type Row struct {
 }
 
 // Rows lists the objects f selects and m matches, as rows.
-func (o *Object) Rows(src Source, f inventory.ResFilter, m inventory.ResMatch) ([]Row, error) {
+func (o *Object) Rows(src Source, f inventory.ResFilter, m Match) ([]Row, error) {
 	return o.rows(src, f, m)
 }
 
 // HasFilter reports whether key is one of rdma's filters for o.
 func (o *Object) HasFilter(key string) bool {
-	for _, k := range o.Filters {
-		if k == key {
+	for _, f := range o.Filters {
+		if f.Name == key {
 			return true
 		}
 	}
 	return false
+}
+
+// FilterNames are the names of o's filters, in rdma's order.
+func (o *Object) FilterNames() []string {
+	n := make([]string, len(o.Filters))
+	for i, f := range o.Filters {
+		n[i] = f.Name
+	}
+	return n
 }
 
 // Objects are res's objects, in the order rdmactl names them.
@@ -97,18 +107,36 @@ func Names() []string {
 	return n
 }
 
-// collect lists the objects of one kind and turns those keep matches
-// into rows.
-func collect[T any](list func(inventory.ResFilter) ([]T, error), f inventory.ResFilter, keep func(T) bool, row func(T) Row) ([]Row, error) {
-	xs, err := list(f)
-	if err != nil {
-		return nil, err
-	}
-	var rows []Row
-	for _, x := range xs {
-		if keep(x) {
-			rows = append(rows, row(x))
-		}
-	}
-	return rows, nil
+// desc is the descriptor of one object whose type in the inventory is T:
+// an object file's one declaration, which object makes into an Object.
+type desc[T any] struct {
+	Name    string
+	Columns []string
+	Raw     bool
+	// List lists the objects (a Source method, such as Source.QPs).
+	List func(Source, inventory.ResFilter) ([]T, error)
+	// Filters is rdma's filter table for the object, in rdma's order,
+	// with x's value of the field each filter reads.
+	Filters func(x T) []Filter
+	Row     func(T) Row
+}
+
+// object is d as an Object: its filter table's names and kinds are
+// those of a zero T, and the objects m does not keep are not rows.
+func (d desc[T]) object() *Object {
+	var zero T
+	return &Object{Name: d.Name, Filters: d.Filters(zero), Columns: d.Columns, Raw: d.Raw,
+		rows: func(src Source, f inventory.ResFilter, m Match) ([]Row, error) {
+			xs, err := d.List(src, f)
+			if err != nil {
+				return nil, err
+			}
+			var rows []Row
+			for _, x := range xs {
+				if m.empty() || m.keeps(d.Filters(x)) {
+					rows = append(rows, d.Row(x))
+				}
+			}
+			return rows, nil
+		}}
 }

@@ -6,14 +6,15 @@ import (
 )
 
 // pdObject is res pd (iproute2 rdma/res-pd.c).
-var pdObject = &Object{
-	Name:    "pd",
-	Filters: []string{"dev", "users", "pid", "ctxn", "pdn"},
-	Columns: []string{"DEV", "PDN", "LOCAL_DMA_LKEY", "USERS", "UNSAFE_GLOBAL_RKEY", "CTXN", "PID", "COMM"},
-	rows: func(src Source, f inventory.ResFilter, m inventory.ResMatch) ([]Row, error) {
-		return collect(src.PDs, f, m.PD, pdRow)
+var pdObject = desc[inventory.PD]{
+	Name: "pd",
+	Filters: func(p inventory.PD) []Filter {
+		return []Filter{dev(), num64("users", p.Users), num("pid", p.PID), num("ctxn", p.CtxN), num("pdn", p.PDN)}
 	},
-}
+	Columns: []string{"DEV", "PDN", "LOCAL_DMA_LKEY", "USERS", "UNSAFE_GLOBAL_RKEY", "CTXN", "PID", "COMM"},
+	List:    Source.PDs,
+	Row:     pdRow,
+}.object()
 
 type pdJSON struct {
 	Head

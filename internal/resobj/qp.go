@@ -6,15 +6,18 @@ import (
 )
 
 // qpObject is res qp (iproute2 rdma/res-qp.c).
-var qpObject = &Object{
-	Name:    "qp",
-	Filters: []string{"link", "lqpn", "rqpn", "pid", "sq-psn", "rq-psn", "type", "path-mig-state", "state", "pdn"},
+var qpObject = desc[inventory.QP]{
+	Name: "qp",
+	Filters: func(q inventory.QP) []Filter {
+		return []Filter{link(q.Port), num("lqpn", q.LQPN), num("rqpn", q.RQPN), num("pid", q.PID), num("sq-psn", q.SQPSN),
+			num("rq-psn", q.RQPSN), names("type", q.TypeName()), names("path-mig-state", q.PathMigStateName()),
+			names("state", q.StateName()), num("pdn", q.PDN)}
+	},
 	Columns: []string{"LINK", "LQPN", "RQPN", "TYPE", "STATE", "RQ_PSN", "SQ_PSN", "PATH_MIG", "PDN", "PID", "COMM"},
 	Raw:     true,
-	rows: func(src Source, f inventory.ResFilter, m inventory.ResMatch) ([]Row, error) {
-		return collect(src.QPs, f, m.QP, qpRow)
-	},
-}
+	List:    Source.QPs,
+	Row:     qpRow,
+}.object()
 
 type qpJSON struct {
 	Head

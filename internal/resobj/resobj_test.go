@@ -11,32 +11,41 @@ import (
 	"github.com/rdmactl/rdmactl/internal/nldev"
 )
 
-// TestFilterTables: every filter an object names is DEV, --link, or one
-// of the kinds res has a flag for; every kind applies to some object.
+// TestFilterTables: a filter name has one kind on every object; DEV and
+// --link are the dev and link filters; the tables' names are rdma's
+// (res.h), in rdma's order, as rdmagrammar's abbreviations need them.
 func TestFilterTables(t *testing.T) {
-	kind := map[string]bool{"dev": true, "link": true}
-	for _, k := range append(append([]string{}, NumFilters...), NameFilters...) {
-		kind[k] = true
-	}
-	for k := range IgnoredFilters {
-		kind[k] = true
-	}
-	used := map[string]bool{}
+	kind := map[string]Kind{}
 	for _, o := range Objects {
 		for _, f := range o.Filters {
-			if !kind[f] {
-				t.Errorf("%s: filter %q has no kind", o.Name, f)
+			if k, ok := kind[f.Name]; ok && k != f.Kind {
+				t.Errorf("%s: filter %q is of kind %d here, %d elsewhere", o.Name, f.Name, f.Kind, k)
 			}
-			used[f] = true
+			kind[f.Name] = f.Kind
+			if (f.Name == "dev") != (f.Kind == KindDev) || (f.Name == "link") != (f.Kind == KindLink) || (f.Kind == KindIgnored) != (f.Why != "") {
+				t.Errorf("%s: filter %+v", o.Name, f)
+			}
 		}
 		if Lookup(o.Name) != o {
 			t.Errorf("Lookup(%q)", o.Name)
 		}
 	}
-	for k := range kind {
-		if !used[k] {
-			t.Errorf("filter %q applies to no object", k)
+	want := map[string]string{
+		"qp":    "link lqpn rqpn pid sq-psn rq-psn type path-mig-state state pdn",
+		"cq":    "dev users poll-ctx pid cqn ctxn",
+		"mr":    "dev rkey lkey mrlen pid mrn pdn",
+		"pd":    "dev users pid ctxn pdn",
+		"cm_id": "link lqpn qp-type state ps dev-type transport-type pid src-addr src-port dst-addr dst-port cm-idn",
+		"ctx":   "dev pid ctxn",
+		"srq":   "dev pid srqn type pdn cqn lqpn",
+	}
+	for name, w := range want {
+		if got := strings.Join(Lookup(name).FilterNames(), " "); got != w {
+			t.Errorf("%s filters %q, want %q", name, got, w)
 		}
+	}
+	if n := len(AllFilters()); n != len(kind) {
+		t.Errorf("AllFilters has %d, the tables %d names", n, len(kind))
 	}
 	if got := strings.Join(Names(), ","); got != "qp,cq,mr,pd,cm_id,ctx,srq" {
 		t.Errorf("names %s", got)
@@ -111,7 +120,7 @@ func TestRows(t *testing.T) {
 		if name != "" {
 			o = Lookup(name)
 		}
-		rows, err := o.Rows(fakeSource{}, inventory.ResFilter{}, inventory.ResMatch{})
+		rows, err := o.Rows(fakeSource{}, inventory.ResFilter{}, Match{})
 		if err != nil || len(rows) == 0 {
 			t.Fatalf("%q: %v, %d rows", name, err, len(rows))
 		}
@@ -127,12 +136,12 @@ func TestRows(t *testing.T) {
 		}
 	}
 	// A kernel-owned object: the module in brackets in the table, bare in JSON.
-	rows, _ := Lookup("qp").Rows(fakeSource{}, inventory.ResFilter{}, inventory.ResMatch{})
+	rows, _ := Lookup("qp").Rows(fakeSource{}, inventory.ResFilter{}, Match{})
 	if c := rows[1].Cells[len(rows[1].Cells)-1]; c != "[ib_core]" {
 		t.Errorf("kernel QP's comm cell %v", c)
 	}
 	// The match drops what it does not select.
-	var m inventory.ResMatch
+	var m Match
 	if err := m.SetNum("lqpn", "1"); err != nil {
 		t.Fatal(err)
 	}

@@ -10,15 +10,17 @@ import (
 )
 
 // srqObject is res srq (iproute2 rdma/res-srq.c).
-var srqObject = &Object{
-	Name:    "srq",
-	Filters: []string{"dev", "pid", "srqn", "type", "pdn", "cqn", "lqpn"},
+var srqObject = desc[inventory.SRQ]{
+	Name: "srq",
+	Filters: func(s inventory.SRQ) []Filter {
+		return []Filter{dev(), num("pid", s.PID), num("srqn", s.SRQN), names("type", s.TypeName()), num("pdn", s.PDN), num("cqn", s.CQN),
+			qpList("lqpn", s.QPs)}
+	},
 	Columns: []string{"DEV", "SRQN", "TYPE", "LQPN", "PDN", "CQN", "PID", "COMM"},
 	Raw:     true,
-	rows: func(src Source, f inventory.ResFilter, m inventory.ResMatch) ([]Row, error) {
-		return collect(src.SRQs, f, m.SRQ, srqRow)
-	},
-}
+	List:    Source.SRQs,
+	Row:     srqRow,
+}.object()
 
 // srqJSON: lqpn is rdma's list of QP numbers and ranges ("126-128").
 type srqJSON struct {

@@ -6,7 +6,7 @@ import "github.com/rdmactl/rdmactl/internal/inventory"
 // (rdma resource show).
 var Summary = &Object{
 	Columns: []string{"IDX", "DEV", "PD", "CQ", "QP", "CM_ID", "MR", "CTX", "SRQ"},
-	rows: func(src Source, f inventory.ResFilter, _ inventory.ResMatch) ([]Row, error) {
+	rows: func(src Source, f inventory.ResFilter, _ Match) ([]Row, error) {
 		sums, err := src.ResSummaries(f.Dev)
 		if err != nil {
 			return nil, err

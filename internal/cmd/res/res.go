@@ -1,9 +1,7 @@
 package res
 
 import (
-	"maps"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
@@ -15,9 +13,10 @@ import (
 )
 
 type resFlags struct {
-	qpn   int64
-	link  string
-	match map[string]*string // rdma's filters: key -> flag value
+	qpn     int64
+	link    string
+	match   map[string]*string // rdma's filters res applies: key -> flag value
+	refused map[string]string  // rdma's filters res refuses: key -> why
 }
 
 func NewCmd(a *cmdutil.App) *cobra.Command {
@@ -75,7 +74,7 @@ apply to raw objects, except DEV and --link.`,
 			}
 			var set []string
 			c.Flags().Visit(func(f *pflag.Flag) {
-				if f.Name == "qpn" || f.Name == "link" || fl.match[f.Name] != nil || resobj.IgnoredFilters[f.Name] != "" {
+				if f.Name == "qpn" || f.Name == "link" || fl.match[f.Name] != nil || fl.refused[f.Name] != "" {
 					set = append(set, f.Name)
 				}
 			})
@@ -86,7 +85,7 @@ apply to raw objects, except DEV and --link.`,
 				if !resFilterApplies(obj, k) {
 					return cmdutil.UsageErrorf("--%s does not apply to %s (rdma has no such filter for it)", k, obj)
 				}
-				if why := resobj.IgnoredFilters[k]; why != "" {
+				if why := fl.refused[k]; why != "" {
 					return cmdutil.UsageErrorf("--%s: %s", k, why)
 				}
 			}
@@ -118,15 +117,17 @@ apply to raw objects, except DEV and --link.`,
 	}
 	c.Flags().Int64Var(&fl.qpn, "qpn", -1, "only the QP (or CM ID) with local QP number `N`")
 	c.Flags().StringVar(&fl.link, "link", "", "only QPs or CM IDs of `DEV[/PORT]`")
-	fl.match = map[string]*string{}
-	for _, k := range resobj.NumFilters {
-		fl.match[k] = c.Flags().String(k, "", "only objects whose "+k+" is in `LIST` (numbers and ranges: 1-3,7)")
-	}
-	for _, k := range resobj.NameFilters {
-		fl.match[k] = c.Flags().String(k, "", "only objects whose "+k+" is one of `NAMES` (comma-separated, any case)")
-	}
-	for _, k := range slices.Sorted(maps.Keys(resobj.IgnoredFilters)) {
-		c.Flags().String(k, "", "refused: rdma accepts it for cm_id but filters nothing")
+	fl.match, fl.refused = map[string]*string{}, map[string]string{}
+	for _, f := range resobj.AllFilters() {
+		switch k := f.Name; f.Kind {
+		case resobj.KindNumbers:
+			fl.match[k] = c.Flags().String(k, "", "only objects whose "+k+" is in `LIST` (numbers and ranges: 1-3,7)")
+		case resobj.KindNames:
+			fl.match[k] = c.Flags().String(k, "", "only objects whose "+k+" is one of `NAMES` (comma-separated, any case)")
+		case resobj.KindIgnored:
+			fl.refused[k] = f.Why
+			c.Flags().String(k, "", "refused: rdma accepts it for cm_id but filters nothing")
+		}
 	}
 	return cmdutil.Needs(cmdutil.NeedNetlink, c)
 }
@@ -140,18 +141,23 @@ func resFilterApplies(obj, key string) bool {
 	return o != nil && o.HasFilter(key)
 }
 
-// resMatch builds the inventory's filter from the flags that were set.
-func resMatch(fl *resFlags, changed func(string) bool) (inventory.ResMatch, error) {
-	var m inventory.ResMatch
-	for _, k := range resobj.NumFilters {
-		if changed(k) {
-			if err := m.SetNum(k, *fl.match[k]); err != nil {
-				return m, cmdutil.UsageErrorf("--%v", err)
+// resMatch builds the objects' match from the filter flags that were set:
+// the number filters, then the name filters (the first bad value is the
+// error), each in resobj.AllFilters' order.
+func resMatch(fl *resFlags, changed func(string) bool) (resobj.Match, error) {
+	var m resobj.Match
+	for _, kind := range []resobj.Kind{resobj.KindNumbers, resobj.KindNames} {
+		for _, f := range resobj.AllFilters() {
+			k := f.Name
+			if f.Kind != kind || !changed(k) {
+				continue
 			}
-		}
-	}
-	for _, k := range resobj.NameFilters {
-		if changed(k) {
+			if kind == resobj.KindNumbers {
+				if err := m.SetNum(k, *fl.match[k]); err != nil {
+					return m, cmdutil.UsageErrorf("--%v", err)
+				}
+				continue
+			}
 			if *fl.match[k] == "" {
 				return m, cmdutil.UsageErrorf("--%s: want one or more names", k)
 			}
@@ -161,7 +167,7 @@ func resMatch(fl *resFlags, changed func(string) bool) (inventory.ResMatch, erro
 	return m, nil
 }
 
-func runRes(a *cmdutil.App, obj, dev string, fl *resFlags, match inventory.ResMatch) error {
+func runRes(a *cmdutil.App, obj, dev string, fl *resFlags, match resobj.Match) error {
 	src, closeSrc, err := a.OpenInventory(false)
 	if err != nil {
 		return err
