@@ -16,7 +16,7 @@ import (
 // per-device counts) exist only in the running kernel: they come from the
 // NLDEV RES_* requests over the source's one socket, after its one device
 // dump (one RES_*_GET dump per device: the kernel needs the device index).
-// Enum values are named as rdma names them (nldev's *Name functions).
+// Enum values are named as rdma names them (the entries' *Name methods).
 
 // ErrNeedsLive is the answer of a captured tree to a question only the
 // running kernel can answer (resources, system settings).
@@ -279,6 +279,7 @@ func listRes[T any, R interface{ holder() Owner }](s *Source, f ResFilter, dump 
 	return out, err
 }
 
+// holder is the Owner of each resource type, for listRes.
 func (o Owner) holder() Owner { return o }
 
 // QPs lists the QPs f selects.
