@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -92,3 +93,36 @@ func RunIsolated(t *testing.T, fn func(t *testing.T)) {
 }
 
 func parts0(name string) string { return strings.SplitN(name, "/", 2)[0] }
+
+// LayoutFact is one line of a C layout oracle: a struct ("name"), a field
+// ("struct.field") or a constant, with its offset and size (a constant's
+// value in Size).
+type LayoutFact struct {
+	Name      string
+	Off, Size uint64
+	IsField   bool // Name has a '.': Off is the field's offset
+}
+
+// LayoutFacts builds the C program src (BuildC), runs it, and reads the
+// "name offset size" lines it prints.
+func LayoutFacts(t testing.TB, src string) []LayoutFact {
+	t.Helper()
+	out, err := Command(BuildC(t, src)).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var facts []LayoutFact
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(l)
+		if len(f) != 3 {
+			t.Fatalf("%s: bad line %q", src, l)
+		}
+		off, err1 := strconv.ParseUint(f[1], 10, 64)
+		size, err2 := strconv.ParseUint(f[2], 10, 64)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%s: bad line %q", src, l)
+		}
+		facts = append(facts, LayoutFact{Name: f[0], Off: off, Size: size, IsField: strings.Contains(f[0], ".")})
+	}
+	return facts
+}

@@ -1,10 +1,7 @@
 package verbs
 
 import (
-	"bufio"
-	"bytes"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -16,11 +13,6 @@ import (
 // offset and size it prints with the Go declarations (qp_abi.go structs and
 // the command and opcode numbers). Without gcc it fails, as the other oracles do.
 func TestQPLayoutAgainstC(t *testing.T) {
-	out, err := testexec.Command(testexec.BuildC(t, "testdata/layout/qp_layout.c")).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-
 	goStructs := map[string]reflect.Type{
 		"ib_uverbs_create_cq":       reflect.TypeFor[abiCreateCQ](),
 		"ib_uverbs_create_cq_resp":  reflect.TypeFor[abiCreateCQResp](),
@@ -59,15 +51,8 @@ func TestQPLayoutAgainstC(t *testing.T) {
 	}
 
 	checked := 0
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) != 3 {
-			t.Fatalf("bad line %q", sc.Text())
-		}
-		name := f[0]
-		off, _ := strconv.ParseUint(f[1], 10, 64)
-		size, _ := strconv.ParseUint(f[2], 10, 64)
+	for _, fact := range testexec.LayoutFacts(t, "testdata/layout/qp_layout.c") {
+		name, off, size := fact.Name, fact.Off, fact.Size
 		if c, ok := consts[name]; ok {
 			want := uintptr(off)
 			if !strings.Contains(name, ".") {

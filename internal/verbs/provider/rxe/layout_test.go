@@ -1,10 +1,6 @@
 package rxe
 
 import (
-	"bufio"
-	"bytes"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/rdmactl/rdmactl/internal/testexec"
@@ -15,10 +11,6 @@ import (
 // compares every offset and size it prints with the rxe_*.go constants.
 // Without gcc it fails, as the other oracles do.
 func TestRxeLayoutAgainstC(t *testing.T) {
-	out, err := testexec.Command(testexec.BuildC(t, "testdata/layout/rxe_layout.c")).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
 	consts := map[string]uintptr{
 		"rxe_queue_buf.log2_elem_size":        rxeRingLog2Off,
 		"rxe_queue_buf.index_mask":            rxeRingMaskOff,
@@ -70,26 +62,18 @@ func TestRxeLayoutAgainstC(t *testing.T) {
 		"mminfo.size":                           8,
 	}
 	checked := 0
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) != 3 {
-			t.Fatalf("bad line %q", sc.Text())
-		}
-		name := f[0]
-		off, _ := strconv.ParseUint(f[1], 10, 64)
-		size, _ := strconv.ParseUint(f[2], 10, 64)
-		c, ok := consts[name]
+	for _, f := range testexec.LayoutFacts(t, "testdata/layout/rxe_layout.c") {
+		c, ok := consts[f.Name]
 		if !ok {
-			t.Errorf("%s: no Go counterpart declared in the test", name)
+			t.Errorf("%s: no Go counterpart declared in the test", f.Name)
 			continue
 		}
-		want := uintptr(off)
-		if !strings.Contains(name, ".") {
-			want = uintptr(size) // a struct: its size
+		want := uintptr(f.Off)
+		if !f.IsField {
+			want = uintptr(f.Size) // a struct: its size
 		}
 		if c != want {
-			t.Errorf("%s: Go has %d, C has %d", name, c, want)
+			t.Errorf("%s: Go has %d, C has %d", f.Name, c, want)
 		}
 		checked++
 	}
