@@ -100,6 +100,42 @@ func CMListening(t testing.TB, port int) bool {
 	return re.Match(out)
 }
 
+// UserQPsOn is how many QPs of user processes device dev has (RDMA
+// netlink's RES_QP dump, as QPsOf). A test whose device only one process
+// uses can so see that process in a test whatever thread the kernel
+// names: a QP reports the task of its PD's user context
+// (rdma_restrack_parent_name, drivers/infiniband/core/uverbs_cmd.c),
+// which may be a thread that has since exited.
+func UserQPsOn(t testing.TB, dev string) int {
+	t.Helper()
+	c, err := nldev.Dial()
+	if err != nil {
+		t.Fatalf("RDMA netlink: %v", err)
+	}
+	defer c.Close()
+	devs, err := c.Devices()
+	if err != nil {
+		t.Fatalf("RDMA netlink device dump: %v", err)
+	}
+	var mine []nldev.Device
+	for _, d := range devs {
+		if d.Name == dev {
+			mine = append(mine, d)
+		}
+	}
+	qps, err := c.QPsOf(mine)
+	if err != nil {
+		t.Fatalf("RDMA netlink QP dump of %s: %v", dev, err)
+	}
+	n := 0
+	for _, q := range qps {
+		if q.KernName == "" {
+			n++
+		}
+	}
+	return n
+}
+
 // QPsOf is how many QPs of process pid the kernel lists (RDMA netlink's
 // RES_QP dump, what 'rdma res show qp' prints). The kernel names the
 // thread that made each (task_pid_vnr of the creator,
