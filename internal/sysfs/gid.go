@@ -124,6 +124,19 @@ func (f *FS) GIDs(dev string, port uint32) ([]GID, error) {
 	return gids, nil
 }
 
+// GID reads slot index of the port's GID table (gids/N) alone, without
+// its gid_attrs; RawOK is false when the slot cannot be read or parsed.
+func (f *FS) GID(dev string, port, index uint32) (GID, error) {
+	if err := f.checkPort(dev, port); err != nil {
+		return GID{}, err
+	}
+	g := GID{Index: index}
+	if s, ok := readString(filepath.Join(f.portDir(dev, port), "gids", itoa(index))); ok {
+		g.Raw, g.RawOK = parseGID(s)
+	}
+	return g, nil
+}
+
 // GIDTableLen is the number of slots of the port's GID table (the entries
 // of gids/), populated or not: one directory read, no slot read.
 func (f *FS) GIDTableLen(dev string, port uint32) (int, error) {

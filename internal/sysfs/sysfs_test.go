@@ -214,6 +214,22 @@ func TestGIDsRXE(t *testing.T) {
 	check(t, "best v6", ok && best.Index == 0, true) // only IPv6 GID is fe80
 }
 
+// TestGID: one slot read alone is the slot GIDs reads.
+func TestGID(t *testing.T) {
+	f := New(rxeRoot)
+	g, err := f.GID("rxe0", 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, "gid0", g.String(), "fe80:0000:0000:0000:0479:3cff:fee4:2f19")
+	if g, err := f.GID("rxe0", 1, 999); err != nil || g.RawOK {
+		t.Errorf("slot 999 (not captured): %+v, %v", g, err)
+	}
+	if _, err := f.GID("rxe0", 2, 0); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("port 2: %v", err)
+	}
+}
+
 func TestGIDsMLX5(t *testing.T) {
 	gids, err := New(mlx5Root).GIDs("mlx5_0", 1)
 	if err != nil {
