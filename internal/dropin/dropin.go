@@ -1,8 +1,8 @@
 // Package dropin runs rdmactl under the names of the tools it replaces:
-// invoked through a link named ibv_devices or ibv_devinfo, rdmactl reads
-// that tool's command line as the tool does and prints what the tool
-// prints, byte for byte, so that scripts written for the tool keep
-// working. Each tool here follows the release Debian 12 ships (rdma-core
+// invoked through a link named ibv_devices, ibv_devinfo or ibstat,
+// rdmactl reads that tool's command line as the tool does and prints what
+// the tool prints, byte for byte, so that scripts written for the tool
+// keep working. Each tool here follows the release Debian 12 ships (rdma-core
 // 44); rdmactl's own commands and JSON are not affected.
 package dropin
 
@@ -33,6 +33,7 @@ type Tool struct {
 var tools = map[string]Tool{
 	"ibv_devices": {Name: "ibv_devices", Upstream: "rdma-core libibverbs/examples/device_list.c", Run: ibvDevices},
 	"ibv_devinfo": {Name: "ibv_devinfo", Upstream: "rdma-core libibverbs/examples/devinfo.c", Run: ibvDevinfo},
+	"ibstat":      {Name: "ibstat", Upstream: "rdma-core infiniband-diags/ibstat.c", Run: ibstat},
 }
 
 // Lookup finds the tool invoked as name (argv[0]'s base name).
