@@ -8,15 +8,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
 
 // TestVMDropinMatchesTools: through the links 'rdmactl links' makes, each
-// command line prints what Debian's ibv_devices and ibv_devinfo print on
-// the same devices, byte for byte, on stdout and stderr, with the same
-// exit status. Both are run by bare name from PATH, so that argv[0] (in
-// getopt's diagnostics and the usage) is the same.
+// command line prints what Debian's ibv_devices, ibv_devinfo and ibstat
+// print on the same devices, byte for byte, on stdout and stderr, with
+// the same exit status. Both are run by bare name from PATH, so that
+// argv[0] (in getopt's diagnostics and the usage) is the same. ibstat's
+// ibwarn/ibpanic lines carry the process id, which is masked in both.
 func TestVMDropinMatchesTools(t *testing.T) {
 	bin := os.Getenv("RDMACTL_BIN")
 	if bin == "" {
@@ -27,7 +29,7 @@ func TestVMDropinMatchesTools(t *testing.T) {
 		t.Fatalf("rdmactl links %s: %v\n%s", dir, err, out)
 	}
 	tools := map[string]string{}
-	for _, n := range []string{"ibv_devices", "ibv_devinfo"} {
+	for _, n := range []string{"ibv_devices", "ibv_devinfo", "ibstat"} {
 		p, err := exec.LookPath(n)
 		if err != nil {
 			t.Fatalf("%s: %v (the VM must provide it)", n, err)
@@ -47,7 +49,7 @@ func TestVMDropinMatchesTools(t *testing.T) {
 		} else if err != nil {
 			t.Fatalf("%v: %v", argv, err)
 		}
-		return o.String(), e.String(), code
+		return o.String(), pidRE.ReplaceAllString(e.String(), "$1: [PID]"), code
 	}
 	lines := [][]string{
 		{"ibv_devices"},
@@ -67,6 +69,28 @@ func TestVMDropinMatchesTools(t *testing.T) {
 		{"ibv_devinfo", "--foo"},
 		{"ibv_devinfo", "-d"},
 		{"ibv_devinfo", "--ib"},
+		{"ibstat"},
+		{"ibstat", "rxe0"},
+		{"ibstat", "rxe1", "1"},
+		{"ibstat", "rxe0", "0x1"},
+		{"ibstat", "-l"},
+		{"ibstat", "--list_of_cas", "rxe1"},
+		{"ibstat", "-s"},
+		{"ibstat", "rxe1", "-s"},
+		{"ibstat", "-p"},
+		{"ibstat", "--port_list", "rxe0"},
+		{"ibstat", "nosuch"},
+		{"ibstat", "rxe0", "2"},
+		{"ibstat", "rxe0", "x"},
+		{"ibstat", "-x"},
+		{"ibstat", "-C", "rxe0"},
+		{"ibstat", "--v"},
+		{"ibstat", "-z"},
+		{"ibstat", "-h"},
+		{"ibstat", "--help"},
+		{"ibstat", "-V"},
+		{"ibstat", "-d", "-v", "-l"},
+		{"ibstat", "-dd", "-p", "rxe1"},
 	}
 	same := 0
 	for _, argv := range lines {
@@ -86,3 +110,7 @@ func TestVMDropinMatchesTools(t *testing.T) {
 		t.Errorf("ibv_devinfo -v: exit %d, stderr %q; want exit 2 and one line", c, e)
 	}
 }
+
+// pidRE is the process id libibmad's and libibumad's IBWARN and IBPANIC
+// print ("ibwarn: [1234] ca_stat: ...").
+var pidRE = regexp.MustCompile(`(ibwarn|ibpanic): \[\d+\]`)
