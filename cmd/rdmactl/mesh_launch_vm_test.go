@@ -651,7 +651,7 @@ func TestVMPerfMeshFaults(t *testing.T) {
 		<-ranks[3].done
 		delete(ranks, 3) // killed: no exit code to check
 		// The kill follows the first sight of a QP on rank 3's device,
-		// which can come too late for its first test (seen, when the
+		// which could come too late for its first test (seen while the
 		// sight was of a QP naming one of rank 3's threads: round 0's
 		// test measured, rank 3 lost at go of round 1): the tests of
 		// rank 3 before the round it was lost in may pass.
