@@ -16,6 +16,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/rdmactl/rdmactl/internal/dropin"
 )
 
 // sh runs a command and returns its output, failing the test on error.
@@ -42,7 +44,8 @@ func distFile(t *testing.T, dist, pattern string) string {
 }
 
 // TestDebPackage: the .deb installs with apt, and then: rdmactl --version
-// names this commit; man pages open; bash completes 'rdmactl li' to
+// names this commit; the tools' names under /usr/lib/rdmactl/bin run it;
+// man pages open; bash completes 'rdmactl li' to
 // link; systemd-analyze verify accepts the exporter's unit; lintian has no
 // error or warning; an edited conffile survives an upgrade to a newer
 // build; apt-get purge leaves no file behind.
@@ -80,6 +83,16 @@ func TestDebPackage(t *testing.T) {
 
 	if v := sh(t, "/usr/bin/rdmactl", "--version"); !strings.Contains(v, commit) {
 		t.Errorf("rdmactl --version: %q, want commit %s", v, commit)
+	}
+	// The tools' names, first in PATH, run rdmactl as those tools:
+	// ibv_devices prints its table's header.
+	for _, n := range dropin.Names() {
+		if p, err := filepath.EvalSymlinks("/usr/lib/rdmactl/bin/" + n); err != nil || p != "/usr/bin/rdmactl" {
+			t.Errorf("/usr/lib/rdmactl/bin/%s: %q, %v; want a link to /usr/bin/rdmactl", n, p, err)
+		}
+	}
+	if out := sh(t, "bash", "-c", "PATH=/usr/lib/rdmactl/bin:$PATH ibv_devices"); !strings.HasPrefix(out, "    device          \t   node GUID\n") {
+		t.Errorf("ibv_devices from /usr/lib/rdmactl/bin: %q", out)
 	}
 	for _, page := range []string{"rdmactl", "rdmactl-perf-write"} {
 		if text := sh(t, "man", "-P", "cat", page); !strings.Contains(text, "NAME") {
