@@ -67,10 +67,10 @@ func ibvDevinfoUsage(env Env, argv0 string) {
 }
 
 // ibvDevinfo is ibv_devinfo (rdma-core libibverbs/examples/devinfo.c):
-// every device's attributes and its ports' (-d one device, -i one port),
-// -l the names only. Its exit statuses: 0; 1 for a bad -i; 255 (-1) for
-// a bad option, no device or an unknown -d; 4 for a port the device
-// lacks.
+// every device's attributes and its ports' (-d one device, -i one port,
+// -v all attributes), -l the names only. Its exit statuses: 0; 1 for a
+// bad -i; 255 (-1) for a bad option, no device or an unknown -d; 4 for a
+// port the device lacks.
 func ibvDevinfo(env Env, argv []string) int {
 	opts, _, err := getoptLong(argv[1:], ibvDevinfoOptions)
 	if err != nil {
@@ -112,10 +112,6 @@ func ibvDevinfo(env Env, argv []string) int {
 			return 0
 		}
 	}
-	if verbose {
-		fmt.Fprintf(env.Stderr, "%s: -v is not yet printed as ibv_devinfo prints it; 'rdmactl dev query' prints the same attributes\n", argv[0])
-		return 2
-	}
 	devs, err := queryAll(env)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "Failed to get IB devices list: %v\n", err)
@@ -143,13 +139,13 @@ func ibvDevinfo(env Env, argv []string) int {
 	rc := 0
 	for i := range devs {
 		// print_hca_cap takes the port as a uint8_t.
-		rc |= printHCACap(w, env, &devs[i], uint8(port))
+		rc |= printHCACap(w, env, &devs[i], uint8(port), verbose)
 	}
 	return rc
 }
 
-// printHCACap is devinfo.c's print_hca_cap without -v.
-func printHCACap(w *bufio.Writer, env Env, d *render.DevInfo, port uint8) int {
+// printHCACap is devinfo.c's print_hca_cap; verbose is -v.
+func printHCACap(w *bufio.Writer, env Env, d *render.DevInfo, port uint8, verbose bool) int {
 	if port > d.PhysPortCnt {
 		w.Flush()
 		fmt.Fprintf(env.Stderr, "Invalid port requested for device\n")
@@ -169,7 +165,10 @@ func printHCACap(w *bufio.Writer, env Env, d *render.DevInfo, port uint8) int {
 		fmt.Fprintf(w, "\tboard_id:\t\t\t%s\n", *d.BoardID)
 	}
 	fmt.Fprintf(w, "\tphys_port_cnt:\t\t\t%d\n", d.PhysPortCnt)
-	for _, p := range d.Ports {
+	if verbose {
+		printDevVerbose(w, d)
+	}
+	for i, p := range d.Ports {
 		if port != 0 && p.Port != port {
 			continue
 		}
@@ -181,6 +180,9 @@ func printHCACap(w *bufio.Writer, env Env, d *render.DevInfo, port uint8) int {
 		fmt.Fprintf(w, "\t\t\tport_lid:\t\t%d\n", p.PortLID)
 		fmt.Fprintf(w, "\t\t\tport_lmc:\t\t0x%02x\n", p.PortLMC)
 		fmt.Fprintf(w, "\t\t\tlink_layer:\t\t%s\n", p.LinkLayerName)
+		if verbose {
+			printPortVerbose(w, d, &d.Ports[i])
+		}
 		fmt.Fprintf(w, "\n")
 	}
 	return 0

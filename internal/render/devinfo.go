@@ -371,6 +371,23 @@ var (
 	portFlagNames = []flagName{{0, "GRH_REQUIRED"}}
 )
 
+// rdma-core 44's devinfo.c (libibverbs/examples/devinfo.c) knows only the
+// first entries of some tables above, which later versions grew: six ODP
+// transport caps, two device_cap_flags_ex bits above 32, and for packet
+// pacing the same two QP types as TSO and RSS. The bits it does not know
+// it prints as "Unknown flags". These decode as it does ("0x..." last).
+
+// ODPTransportNames44 decodes an rc/uc/ud/xrc_odp_caps word.
+func ODPTransportNames44(v uint32) []string { return flagNames(uint64(v), odpTransportNames[:6]) }
+
+// DeviceCapExHighNames44 decodes device_cap_flags_ex above bit 31.
+func DeviceCapExHighNames44(v uint64) []string {
+	return flagNames(v&^0xffffffff, deviceCapExHighNames[:2])
+}
+
+// QPTNames44 decodes a supported_qpts word (TSO, RSS, packet pacing).
+func QPTNames44(v uint32) []string { return flagNames(uint64(v), qptNames) }
+
 type flagName struct {
 	bit  uint
 	name string
