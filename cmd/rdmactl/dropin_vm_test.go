@@ -49,7 +49,7 @@ func TestVMDropinMatchesTools(t *testing.T) {
 		} else if err != nil {
 			t.Fatalf("%v: %v", argv, err)
 		}
-		return o.String(), pidRE.ReplaceAllString(e.String(), "$1: [PID]"), code
+		return cntrRE.ReplaceAllString(o.String(), "$1:\t\t[N]"), pidRE.ReplaceAllString(e.String(), "$1: [PID]"), code
 	}
 	lines := [][]string{
 		{"ibv_devices"},
@@ -69,6 +69,12 @@ func TestVMDropinMatchesTools(t *testing.T) {
 		{"ibv_devinfo", "--foo"},
 		{"ibv_devinfo", "-d"},
 		{"ibv_devinfo", "--ib"},
+		{"ibv_devinfo", "-v"},
+		{"ibv_devinfo", "-v", "-d", "rxe0"},
+		{"ibv_devinfo", "--verbose", "-d", "rxe1", "-i", "1"},
+		{"ibv_devinfo", "-v", "-l"},
+		{"ibv_devinfo", "-vi1"},
+		{"ibv_devinfo", "-v", "-i", "2"},
 		{"ibstat"},
 		{"ibstat", "rxe0"},
 		{"ibstat", "rxe1", "1"},
@@ -104,13 +110,13 @@ func TestVMDropinMatchesTools(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d command lines identical to the tool's", same, len(lines))
-	// -v is not printed as the tool prints it yet: refused in one line.
-	_, e, c := run(dir, []string{"ibv_devinfo", "-v"})
-	if c != 2 || strings.Count(e, "\n") != 1 || !strings.Contains(e, "rdmactl dev query") {
-		t.Errorf("ibv_devinfo -v: exit %d, stderr %q; want exit 2 and one line", c, e)
-	}
 }
 
 // pidRE is the process id libibmad's and libibumad's IBWARN and IBPANIC
 // print ("ibwarn: [1234] ca_stat: ...").
 var pidRE = regexp.MustCompile(`(ibwarn|ibpanic): \[\d+\]`)
+
+// cntrRE is a port's bad P_Key and Q_Key counters in ibv_devinfo -v: the
+// device counts packets it dropped for a bad key, which tests running
+// meanwhile in other packages may send between the tool's run and ours.
+var cntrRE = regexp.MustCompile(`(bad_pkey_cntr|qkey_viol_cntr):\t\t0x[0-9a-f]+`)
