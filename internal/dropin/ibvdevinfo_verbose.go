@@ -24,6 +24,19 @@ func printFlagLines(w *bufio.Writer, names []string) {
 }
 
 // printDevVerbose is what -v prints after phys_port_cnt.
+// intLine is one "key:<tabs>value" line of devinfo.c whose C field is an
+// int printed with %d.
+type intLine struct {
+	tabs, k string
+	v       uint32
+}
+
+func printIntLines(w *bufio.Writer, lines []intLine) {
+	for _, l := range lines {
+		fmt.Fprintf(w, "\t%s:%s%d\n", l.k, l.tabs, int32(l.v))
+	}
+}
+
 func printDevVerbose(w *bufio.Writer, d *render.DevInfo) {
 	fmt.Fprintf(w, "\tmax_mr_size:\t\t\t0x%x\n", d.MaxMRSize)
 	fmt.Fprintf(w, "\tpage_size_cap:\t\t\t0x%x\n", d.PageSizeCap)
@@ -31,35 +44,22 @@ func printDevVerbose(w *bufio.Writer, d *render.DevInfo) {
 	fmt.Fprintf(w, "\tmax_qp_wr:\t\t\t%d\n", int32(d.MaxQPWR))
 	fmt.Fprintf(w, "\tdevice_cap_flags:\t\t0x%08x\n", d.DeviceCapFlags)
 	printFlagLines(w, d.DeviceCapFlagsNames)
-	// The C fields are ints printed with %d.
-	for _, f := range []struct {
-		tabs string
-		k    string
-		v    uint32
-	}{
+	printIntLines(w, []intLine{
 		{"\t\t\t", "max_sge", d.MaxSGE}, {"\t\t\t", "max_sge_rd", d.MaxSGERd},
 		{"\t\t\t\t", "max_cq", d.MaxCQ}, {"\t\t\t", "max_cqe", d.MaxCQE},
 		{"\t\t\t\t", "max_mr", d.MaxMR}, {"\t\t\t\t", "max_pd", d.MaxPD},
 		{"\t\t\t", "max_qp_rd_atom", d.MaxQPRdAtom}, {"\t\t\t", "max_ee_rd_atom", d.MaxEERdAtom},
 		{"\t\t", "max_res_rd_atom", d.MaxResRdAtom}, {"\t\t", "max_qp_init_rd_atom", d.MaxQPInitRdAtom},
 		{"\t\t", "max_ee_init_rd_atom", d.MaxEEInitRdAtom},
-	} {
-		fmt.Fprintf(w, "\t%s:%s%d\n", f.k, f.tabs, int32(f.v))
-	}
+	})
 	fmt.Fprintf(w, "\tatomic_cap:\t\t\t%s (%d)\n", d.AtomicCapName, int32(d.AtomicCap))
-	for _, f := range []struct {
-		tabs string
-		k    string
-		v    uint32
-	}{
+	printIntLines(w, []intLine{
 		{"\t\t\t\t", "max_ee", d.MaxEE}, {"\t\t\t", "max_rdd", d.MaxRDD}, {"\t\t\t\t", "max_mw", d.MaxMW},
 		{"\t\t", "max_raw_ipv6_qp", d.MaxRawIPv6QP}, {"\t\t", "max_raw_ethy_qp", d.MaxRawEthyQP},
 		{"\t\t\t", "max_mcast_grp", d.MaxMcastGrp}, {"\t\t", "max_mcast_qp_attach", d.MaxMcastQPAttach},
 		{"\t", "max_total_mcast_qp_attach", d.MaxTotalMcastQPAttach},
 		{"\t\t\t\t", "max_ah", d.MaxAH}, {"\t\t\t", "max_fmr", d.MaxFMR},
-	} {
-		fmt.Fprintf(w, "\t%s:%s%d\n", f.k, f.tabs, int32(f.v))
-	}
+	})
 	if d.MaxFMR != 0 {
 		fmt.Fprintf(w, "\tmax_map_per_fmr:\t\t%d\n", int32(d.MaxMapPerFMR))
 	}
