@@ -36,6 +36,8 @@ type meshFlags struct {
 	size        string
 	duration    int
 	qps         int
+	qpTimeout   uint8
+	userTimeout bool // -u given: QoS.UserTimeout
 	launcher    string
 	hostsFile   string
 	rank        int
@@ -80,6 +82,7 @@ no process on other hosts: the job engine does.`,
 		Example: meshExample,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			fl.userTimeout = c.Flags().Changed("qp-timeout")
 			return runMesh(cmdutil.Watching(c), a, fl, args[0])
 		},
 	}
@@ -88,6 +91,7 @@ no process on other hosts: the job engine does.`,
 	f.StringVarP(&fl.size, "size", "s", "", "message size (default 65536 for bw, 2 for --lat)")
 	f.IntVarP(&fl.duration, "duration", "D", 5, "seconds per test")
 	f.IntVarP(&fl.qps, "qp", "q", 1, "QPs per test")
+	f.Uint8VarP(&fl.qpTimeout, "qp-timeout", "u", 14, "RC retransmit timeout of every test's QPs, 0..31: 4.096 usec * 2^N (0: none), as perf's -u")
 	f.StringVar(&fl.launcher, "launcher", "", "force the launcher: slurm, openmpi, kubernetes or hostfile")
 	f.StringVar(&fl.hostsFile, "hosts", "", "host `FILE`: one rank a line (or HOST slots=N), with --rank")
 	f.IntVar(&fl.rank, "rank", -1, "this process's rank in --hosts")
@@ -131,6 +135,9 @@ func runMesh(ctx context.Context, a *cmdutil.App, fl *meshFlags, verbName string
 	}
 	if fl.duration < 1 || fl.duration > 3600 {
 		return cmdutil.UsageErrorf("-D %d: want 1 to 3600 seconds", fl.duration)
+	}
+	if fl.qpTimeout > 31 {
+		return cmdutil.UsageErrorf("-u %d: QP timeout must be 0..31 (4.096 us * 2^N; 0: no retransmit timer)", fl.qpTimeout)
 	}
 	if fl.deadline < 0 {
 		return cmdutil.UsageErrorf("--deadline %v: want a positive duration, or 0 for none", fl.deadline)
@@ -190,6 +197,7 @@ func runMesh(ctx context.Context, a *cmdutil.App, fl *meshFlags, verbName string
 	}
 	p := perf.Params{Verb: verb, Test: perf.TestBW, QPs: fl.qps, IBPort: 1, Iters: 0,
 		Duration: time.Duration(fl.duration) * time.Second}
+	p.QoS.Timeout, p.QoS.UserTimeout = fl.qpTimeout, fl.userTimeout
 	if fl.lat {
 		p.Test = perf.TestLat
 	}

@@ -74,6 +74,7 @@ func TestMeshBadInput(t *testing.T) {
 		{[]string{"perf", "mesh", "write", "--hosts", hosts, "--rank", "5", "--devices", "x", "--dry-run"}, cmdutil.ExitUsage, "--rank 0 to 1"},
 		{[]string{"perf", "mesh", "write", "--hosts", hosts, "--rank", "0", "--devices", "x", "--pattern", "star", "--dry-run"}, cmdutil.ExitUsage, "pattern"},
 		{[]string{"perf", "mesh", "write", "--hosts", hosts, "--rank", "0", "--devices", "x", "-D", "0", "--dry-run"}, cmdutil.ExitUsage, "-D 0"},
+		{[]string{"perf", "mesh", "write", "--hosts", hosts, "--rank", "0", "--devices", "x", "-u", "32", "--dry-run"}, cmdutil.ExitUsage, "-u 32: QP timeout must be 0..31"},
 		{[]string{"perf", "mesh", "write", "--launcher", "openmpi", "--dry-run"}, cmdutil.ExitUsage, "OMPI_COMM_WORLD_RANK"},
 		{[]string{"perf", "mesh", "write", "--hosts", hosts, "--rank", "1", "--devices", "x", "--device-per-rank", "--dry-run"}, cmdutil.ExitUsage, ""},
 		{[]string{"perf", "mesh", "write", "--hosts", hosts, "--rank", "0", "--devices", "x", "--deadline", "-1s"}, cmdutil.ExitUsage, "--deadline -1s"},
