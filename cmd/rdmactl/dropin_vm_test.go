@@ -14,8 +14,8 @@ import (
 )
 
 // TestVMDropinMatchesTools: through the links 'rdmactl links' makes, each
-// command line prints what Debian's ibv_devices, ibv_devinfo and ibstat
-// print on the same devices, byte for byte, on stdout and stderr, with
+// command line prints what Debian's ibv_devices, ibv_devinfo, ibstat and
+// rdma (iproute2 6.1) print on the same devices, byte for byte, on stdout and stderr, with
 // the same exit status. Both are run by bare name from PATH, so that
 // argv[0] (in getopt's diagnostics and the usage) is the same. ibstat's
 // ibwarn/ibpanic lines carry the process id, which is masked in both.
@@ -29,7 +29,7 @@ func TestVMDropinMatchesTools(t *testing.T) {
 		t.Fatalf("rdmactl links %s: %v\n%s", dir, err, out)
 	}
 	tools := map[string]string{}
-	for _, n := range []string{"ibv_devices", "ibv_devinfo", "ibstat"} {
+	for _, n := range []string{"ibv_devices", "ibv_devinfo", "ibstat", "rdma"} {
 		p, err := exec.LookPath(n)
 		if err != nil {
 			t.Fatalf("%s: %v (the VM must provide it)", n, err)
@@ -97,6 +97,49 @@ func TestVMDropinMatchesTools(t *testing.T) {
 		{"ibstat", "-V"},
 		{"ibstat", "-d", "-v", "-l"},
 		{"ibstat", "-dd", "-p", "rxe1"},
+		{"rdma"},
+		{"rdma", "-V"},
+		{"rdma", "help"},
+		{"rdma", "-x"},
+		{"rdma", "-b"},
+		{"rdma", "foo"},
+		{"rdma", "dev"},
+		{"rdma", "dev", "show"},
+		{"rdma", "-j", "dev", "show"},
+		{"rdma", "-j", "-p", "dev", "show"},
+		{"rdma", "-d", "dev", "show"},
+		{"rdma", "-j", "-d", "dev", "show"},
+		{"rdma", "-p", "-j", "-d", "dev", "show"},
+		{"rdma", "dev", "show", "rxe1"},
+		{"rdma", "d", "s", "rxe0"},
+		{"rdma", "dev", "show", "-j", "rxe0"},
+		{"rdma", "dev", "show", "rxe0", "extra"},
+		{"rdma", "dev", "show", "nosuch"},
+		{"rdma", "-j", "dev", "show", "nosuch"},
+		{"rdma", "-j", "-p", "dev", "show", "nosuch"},
+		{"rdma", "dev", "foo"},
+		{"rdma", "dev", "help"},
+		{"rdma", "link"},
+		{"rdma", "link", "show"},
+		{"rdma", "-d", "link", "show"},
+		{"rdma", "-j", "link", "show"},
+		{"rdma", "-j", "-p", "-d", "link", "show"},
+		{"rdma", "link", "show", "rxe1/1"},
+		{"rdma", "l", "s", "rxe0/01"},
+		{"rdma", "l", "rxe0/1"},
+		{"rdma", "link", "show", "rxe0"},
+		{"rdma", "link", "show", "rxe0/"},
+		{"rdma", "link", "show", "rxe0/0"},
+		{"rdma", "link", "show", "rxe0/2"},
+		{"rdma", "link", "show", "rxe0/-"},
+		{"rdma", "-j", "link", "show", "nosuch/1"},
+		{"rdma", "link", "help"},
+		{"rdma", "system"},
+		{"rdma", "system", "show"},
+		{"rdma", "-j", "system", "show"},
+		{"rdma", "sys", "show", "netns"},
+		{"rdma", "system", "show", "foo"},
+		{"rdma", "system", "help"},
 	}
 	same := 0
 	for _, argv := range lines {
