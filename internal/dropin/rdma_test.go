@@ -129,8 +129,9 @@ func rxeIdle() *fakeNL {
 }
 
 // rxeActive is the VM while ib_write_bw ran from rxe1 (pid 363) to rxe0
-// (pid 360), with the PSNs one capture saw.
-func rxeActive(psn0, psn1, psn2 uint32) *fakeNL {
+// (pid 360), with the PSNs one capture saw: rxe0's QP's receive PSN and
+// rxe1's QP's send PSN.
+func rxeActive(psn0, psn1 uint32) *fakeNL {
 	f := rxeIdle()
 	gsi0, gsi1 := f.qps[0], f.qps[1]
 	gsi0.SQPSN = u32p(12)
@@ -142,7 +143,6 @@ func rxeActive(psn0, psn1, psn2 uint32) *fakeNL {
 			RQPSN: u32p(15946870), SQPSN: u32p(psn1), PathMigState: u8p(0), PDN: u32p(6)},
 		gsi1,
 	}
-	_ = psn2
 	f.cqs = []nldev.CQ{f.cqs[0],
 		{ResHead: user(0, 360), CQN: u32p(15), CQE: u32p(255), Users: u64p(2), DIM: boolp(false), CtxN: u32p(11)},
 		f.cqs[1],
@@ -196,6 +196,31 @@ func TestRdmaFixtures(t *testing.T) {
 		{"rdma_d_link_show.txt", rxeIdle(), "-d link show"},
 		{"rdma_system_show.txt", rxeIdle(), "system show"},
 		{"rdma_system_show.json", rxeIdle(), "-j -p system show"},
+		{"rdma_resource_show.txt", rxeIdle(), "resource show"},
+		{"rdma_resource_show.json", rxeIdle(), "-j -p resource show"},
+		{"rdma_resource_show_active.txt", rxeActive(0, 0), "resource show"},
+		{"rdma_res_show_qp.txt", rxeIdle(), "res show qp"},
+		{"rdma_res_show_qp.json", rxeIdle(), "-j -p res show qp"},
+		{"rdma_d_res_show_qp.txt", rxeIdle(), "-d res show qp"},
+		{"rdma_res_show_cq.txt", rxeIdle(), "res show cq"},
+		{"rdma_res_show_pd.txt", rxeIdle(), "res show pd"},
+		{"rdma_res_show_mr.txt", rxeIdle(), "res show mr"},
+		{"rdma_res_show_qp_active.txt", rxeActive(8006806, 8007070), "res show qp"},
+		{"rdma_res_show_qp_active.json", rxeActive(8015148, 8015278), "-j -p res show qp"},
+		{"rdma_d_res_show_qp_active.txt", rxeActive(8022421, 8022517), "-d res show qp"},
+		{"rdma_res_show_cq_active.txt", rxeActive(0, 0), "res show cq"},
+		{"rdma_res_show_cq_active.json", rxeActive(0, 0), "-j -p res show cq"},
+		{"rdma_res_show_mr_active.txt", rxeActive(0, 0), "res show mr"},
+		{"rdma_res_show_mr_active.json", rxeIdle(), "-j -p res show mr"}, // the process had ended
+		{"rdma_res_show_pd_active.txt", rxeIdle(), "res show pd"},
+		{"rdma_res_show_pd_active.json", rxeIdle(), "-j -p res show pd"},
+		{"rdma_res_show_ctx_active.txt", rxeIdle(), "res show ctx"},
+		{"rdma_statistic_show.txt", rxeIdle(), "statistic show"},
+		{"rdma_statistic_show.json", rxeIdle(), "-j statistic show"},
+		{"rdma_statistic_show_pretty.json", rxeIdle(), "-j -p statistic show"},
+		{"rdma_statistic_show_active.txt", rxeActive(0, 0), "statistic show"},
+		{"rdma_statistic_show_after.txt", rxeActive(0, 0), "statistic show"},
+		{"rdma_statistic_show_after.json", rxeActive(0, 0), "-j -p statistic show"},
 	} {
 		want, err := os.ReadFile("testdata/rdma/" + c.file)
 		if err != nil {
@@ -271,5 +296,80 @@ func TestRdmaCommandLine(t *testing.T) {
 	}
 	if o, _, code := runRdma(nil, "-V"); o != "rdma utility, iproute2-6.1.0\n" || code != 0 {
 		t.Errorf("-V without RDMA: exit %d, stdout %q", code, o)
+	}
+}
+
+// TestRdmaResFilters: res's filters as utils.c reads them (any prefix
+// of a filter's name, numbers and ranges, words in any case, a string
+// filter applied to the default of an attribute the kernel left out)
+// and their messages, on the VM's objects while ib_write_bw ran.
+func TestRdmaResFilters(t *testing.T) {
+	rc0 := "link rxe0/1 lqpn 26 rqpn 22 type RC state RTR rq-psn 1 sq-psn 0 path-mig-state MIGRATED pdn 12 pid 360 comm ib_write_bw \n"
+	gsi0 := "link rxe0/1 lqpn 1 type GSI state RTS sq-psn 12 comm [ib_core] \n"
+	rc1 := "link rxe1/1 lqpn 22 rqpn 26 type RC state RTS rq-psn 15946870 sq-psn 2 path-mig-state MIGRATED pdn 6 pid 363 comm ib_write_bw \n"
+	gsi1 := "link rxe1/1 lqpn 1 type GSI state RTS sq-psn 0 comm [ib_core] \n"
+	var counters0 strings.Builder
+	counters0.WriteString("link rxe0/1 ")
+	for _, n := range rxeCounterNames {
+		counters0.WriteString("\n    " + n + " 0 ")
+	}
+	counters0.WriteString("\n")
+	for _, c := range []struct {
+		args, stdout, stderr string
+		code                 int
+	}{
+		{"res show qp lqpn 26", rc0, "", 0},
+		{"r s q link rxe1/1", rc1 + gsi1, "", 0},
+		// "l" is the link filter, and a prefix of "lqpn" too: rdma
+		// also reads the device name's digits as QP numbers.
+		{"r s q l rxe1/1", gsi1, "", 0},
+		{"res show qp link rxe1", rc1 + gsi1, "", 0},
+		{"res show qp link rxe1/-", "", "", 0},
+		{"res show qp link rxe1/2", "", "Wrong device name\n", 1},
+		{"res show qp type rc", rc0 + rc1, "", 0},
+		{"res show qp state RTS,rtr type RC", rc0 + rc1, "", 0},
+		{"res show qp state rts", gsi0 + rc1 + gsi1, "", 0},
+		{"res show qp path-mig-state migrated", rc0 + gsi0 + rc1 + gsi1, "", 0},
+		{"res show qp pdn 12", rc0, "", 0},
+		{"res show qp lqpn 20-30", rc0 + rc1, "", 0},
+		{"res show qp lqpn 1,22 link rxe1/1", rc1 + gsi1, "", 0},
+		{"res show qp lq 26 l rxe0/1", rc0, "", 0},
+		{"res show qp pid 363", rc1, "", 0},
+		{"res show qp lqpn", "", "No filter data was supplied to filter option lqpn\n", 1},
+		{"res show qp rxe0", "", "No filter data was supplied to filter option rxe0\n", 1},
+		{"res show qp lqpn 1 pid", "", "There is filter option without data\n", 1},
+		{"res show qp foo 1", "", "Unsupported filter option: foo\n", 1},
+		{"res show qp lqpn x", "", "lqpn filter accepts \"1234567890,-\" characters only\n", 1},
+		{"res show qp lqpn 1 link", "", "There is filter option without data\n", 1},
+		{"res show pd users 1 dev", "", "There is filter option without data\n", 1},
+		{"-j res show qp lqpn 26", `[{"ifindex":0,"ifname":"rxe0","port":1,"lqpn":26,"rqpn":22,"type":"RC","state":"RTR","rq-psn":1,"sq-psn":0,"path-mig-state":"MIGRATED","pdn":12,"pid":360,"comm":"ib_write_bw"}]` + "\n", "", 0},
+		{"-j res show qp lqpn 99", "[]\n", "", 0},
+		{"res show cq dev rxe1 pid 363", "dev rxe1 cqn 7 cqe 255 users 2 adaptive-moderation off ctxn 8 pid 363 comm ib_write_bw \n", "", 0},
+		{"res show cq poll-ctx workqueue dev rxe0", "dev rxe0 cqn 0 cqe 1023 users 2 poll-ctx WORKQUEUE adaptive-moderation off comm [ib_core] \n", "", 0},
+		{"res show mr mrn 9", "dev rxe0 mrn 9 rkey 0xb50 lkey 0xb50 mrlen 131072 pdn 12 pid 360 comm ib_write_bw \n", "", 0},
+		{"-j res show mr mrn 5", `[{"ifindex":1,"ifname":"rxe1","mrn":5,"rkey":"776","lkey":"776","mrlen":131072,"pdn":6,"pid":363,"comm":"ib_write_bw"}]` + "\n", "", 0},
+		{"res show pd dev nosuch", "", "Wrong device name - nosuch\n", 1},
+		{"res show srq", "", "", 0},
+		{"res show cm_id", "", "", 0},
+		{"res show ctx", "", "", 0},
+		{"res show rxe1", "1: rxe1: pd 2 cq 2 qp 2 cm_id 0 mr 1 ctx 1 srq 0 \n", "", 0},
+		{"-j res show rxe1", `[{"ifindex":1,"ifname":"rxe1","pd":2,"cq":2,"qp":2,"cm_id":0,"mr":1,"ctx":1,"srq":0}]` + "\n", "", 0},
+		{"res show nosuch", "", "Unknown parameter 'nosuch'.\n", 0},
+		{"res show rxe1 extra", "", "Unknown parameter 'rxe1'.\n", 0},
+		{"res foo", "", "Unknown resource command 'foo'.\n", 0},
+		{"-r res show qp", "", "rdma: rdmactl's rdma does not print -r's raw data (use 'rdmactl res qp --raw')\n", 2},
+		{"statistic show link rxe0/1", strings.Replace(counters0.String(), "\n    ", "", -1), "", 0},
+		{"-p statistic show link rxe0/1", counters0.String(), "", 0},
+		{"stat show link nosuch", "", "Wrong device name\n", 1},
+		{"statistic qp show", "", "rdma: rdmactl's rdma does not print 'statistic qp show' yet (use 'rdmactl statistic qp show')\n", 2},
+		{"statistic set link rxe0/1 optional-counters x", "", "rdma: rdmactl's rdma only reads: 'statistic set' is refused (use 'rdmactl statistic set')\n", 2},
+		{"statistic qp bind link rxe0/1 lqpn 26", "", "rdma: rdmactl's rdma only reads: 'statistic qp bind' is refused (use 'rdmactl statistic qp bind')\n", 2},
+	} {
+		f := rxeActive(1, 2)
+		f.stats[0] = counters()
+		o, e, code := runRdma(f, strings.Fields(c.args)...)
+		if o != c.stdout || e != c.stderr || code != c.code {
+			t.Errorf("rdma %s: exit %d, stderr %q, stdout %q; want exit %d, stderr %q, stdout %q", c.args, code, e, o, c.code, c.stderr, c.stdout)
+		}
 	}
 }
