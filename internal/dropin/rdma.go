@@ -84,10 +84,12 @@ type devMap struct {
 }
 
 // filterEntry is one FILTER-NAME FILTER-VALUE pair (utils.c's struct
-// filter_entry): the key as typed, the value in lower case.
+// filter_entry): the key as typed, the value in lower case. rdma asks
+// the kernel for one object by its number where a filter names one
+// (is_doit) and dumps when that fails; the dump, filtered, prints the
+// same lines, so rdmactl always dumps.
 type filterEntry struct {
 	key, value string
-	isDoit     bool
 }
 
 // rd is rdma's struct rd: the words left, the options and the state of
