@@ -198,6 +198,17 @@ func TestVMDropinMatchesTools(t *testing.T) {
 		{"rdma", "statistic", "show", "link", "nosuch"},
 		{"rdma", "statistic", "foo"},
 		{"rdma", "statistic", "help"},
+		{"rdma", "statistic", "mode"},
+		{"rdma", "statistic", "mode", "supported"},
+		{"rdma", "-j", "statistic", "mode", "supported"},
+		{"rdma", "statistic", "mode", "link", "rxe0/1"},
+		{"rdma", "statistic", "qp", "show"},
+		{"rdma", "-j", "statistic", "qp", "show"},
+		{"rdma", "statistic", "qp", "show", "link", "rxe1/1"},
+		{"rdma", "statistic", "qp", "show", "lqpn", "1"},
+		{"rdma", "statistic", "qp", "mode"},
+		{"rdma", "-j", "-p", "statistic", "qp", "mode"},
+		{"rdma", "statistic", "qp", "mode", "link", "rxe1/1"},
 	}
 	same := 0
 	for _, argv := range lines {

@@ -43,6 +43,9 @@ type NLSource interface {
 	ContextsOf(devs []nldev.Device) ([]nldev.Ctx, error)
 	SRQsOf(devs []nldev.Device) ([]nldev.SRQ, error)
 	PortStatistics(devIndex, port uint32) ([]nldev.Counter, error)
+	QPCounterMode(dev, port uint32) (*nldev.QPMode, error)
+	QPCounters(dev, port uint32) ([]nldev.QPCounter, error)
+	CounterStatus(dev, port uint32) ([]nldev.CounterStatus, error)
 	Close() error
 }
 

@@ -25,6 +25,9 @@ type fakeNL struct {
 	srqs    []nldev.SRQ
 	stats   map[uint32][]nldev.Counter
 	statErr error
+	qpMode  map[uint32]nldev.QPMode
+	qpCntrs []nldev.QPCounter
+	status  map[uint32][]nldev.CounterStatus
 }
 
 func onDevs[T any](all []T, devs []nldev.Device, dev func(T) uint32) []T {
@@ -71,6 +74,30 @@ func (f *fakeNL) PortStatistics(dev, port uint32) ([]nldev.Counter, error) {
 		return nil, f.statErr
 	}
 	return f.stats[dev], nil
+}
+func (f *fakeNL) QPCounterMode(dev, port uint32) (*nldev.QPMode, error) {
+	m := f.qpMode[dev]
+	m.DevIndex, m.DevName, m.Port = dev, f.devs[dev].Name, port
+	return &m, nil
+}
+func (f *fakeNL) QPCounters(dev, port uint32) ([]nldev.QPCounter, error) {
+	var out []nldev.QPCounter
+	for _, q := range f.qpCntrs {
+		if q.DevIndex == dev && (port == 0 || q.Port == nil || *q.Port == port) {
+			out = append(out, q)
+		}
+	}
+	return out, nil
+}
+func (f *fakeNL) CounterStatus(dev, port uint32) ([]nldev.CounterStatus, error) {
+	if st, ok := f.status[dev]; ok {
+		return st, nil
+	}
+	var out []nldev.CounterStatus
+	for i, n := range rxeCounterNames {
+		out = append(out, nldev.CounterStatus{Name: n, Index: uint32(i), Enabled: true})
+	}
+	return out, nil
 }
 func (f *fakeNL) Close() error { return nil }
 
@@ -221,6 +248,8 @@ func TestRdmaFixtures(t *testing.T) {
 		{"rdma_statistic_show_active.txt", rxeActive(0, 0), "statistic show"},
 		{"rdma_statistic_show_after.txt", rxeActive(0, 0), "statistic show"},
 		{"rdma_statistic_show_after.json", rxeActive(0, 0), "-j -p statistic show"},
+		{"rdma_statistic_mode.txt", rxeIdle(), "statistic mode"},
+		{"rdma_statistic_qp_show.txt", rxeIdle(), "statistic qp show"},
 	} {
 		want, err := os.ReadFile("testdata/rdma/" + c.file)
 		if err != nil {
@@ -361,12 +390,51 @@ func TestRdmaResFilters(t *testing.T) {
 		{"statistic show link rxe0/1", strings.Replace(counters0.String(), "\n    ", "", -1), "", 0},
 		{"-p statistic show link rxe0/1", counters0.String(), "", 0},
 		{"stat show link nosuch", "", "Wrong device name\n", 1},
-		{"statistic qp show", "", "rdma: rdmactl's rdma does not print 'statistic qp show' yet (use 'rdmactl statistic qp show')\n", 2},
+		{"statistic mr", "", "rdma: rdmactl's rdma does not print 'statistic mr' yet (use 'rdmactl statistic mr')\n", 2},
 		{"statistic set link rxe0/1 optional-counters x", "", "rdma: rdmactl's rdma only reads: 'statistic set' is refused (use 'rdmactl statistic set')\n", 2},
 		{"statistic qp bind link rxe0/1 lqpn 26", "", "rdma: rdmactl's rdma only reads: 'statistic qp bind' is refused (use 'rdmactl statistic qp bind')\n", 2},
 	} {
 		f := rxeActive(1, 2)
 		f.stats[0] = counters()
+		o, e, code := runRdma(f, strings.Fields(c.args)...)
+		if o != c.stdout || e != c.stderr || code != c.code {
+			t.Errorf("rdma %s: exit %d, stderr %q, stdout %q; want exit %d, stderr %q, stdout %q", c.args, code, e, o, c.code, c.stderr, c.stdout)
+		}
+	}
+}
+
+// TestRdmaStatQPAndMode: statistic qp mode, qp show and mode [supported]
+// as stat.c prints them, on a fake with a bound QP counter and optional
+// counters (rxe has neither).
+func TestRdmaStatQPAndMode(t *testing.T) {
+	f := rxeActive(1, 2)
+	f.qpMode = map[uint32]nldev.QPMode{1: {Mode: nldev.CounterModeAuto, Mask: u32p(nldev.CounterMaskQPType | nldev.CounterMaskPID)}}
+	f.qpCntrs = []nldev.QPCounter{{DevIndex: 1, DevName: "rxe1", Port: u32p(1), ID: u32p(4), QPType: u8p(2),
+		Owner: nldev.Owner{PID: u32p(363)}, LQPNs: []uint32{22, 23},
+		Counters: []nldev.Counter{{Name: "rx_write_requests", Value: 7}, {Name: "out_of_sequence", Value: 0}}}}
+	f.status = map[uint32][]nldev.CounterStatus{0: {{Name: "sent_pkts", Enabled: true},
+		{Name: "cc_rx_ce_pkts", Optional: true, Enabled: true}, {Name: "cc_rx_cnp_pkts", Optional: true}}}
+	qp1 := "link rxe1/1 cntn 4 qp-type RC pid 363 comm ib_write_bw rx_write_requests 7 out_of_sequence 0 \n    LQPN: <22,23>\n"
+	for _, c := range []struct {
+		args, stdout, stderr string
+		code                 int
+	}{
+		{"statistic qp mode", "link rxe0/1 mode qp auto off \nlink rxe1/1 mode qp auto type,pid on \n", "", 0},
+		{"-j stat qp mode link rxe1/1", `[{"ifindex":1,"ifname":"rxe1","port":1,"mode":"qp auto type,pid on"}]` + "\n", "", 0},
+		{"statistic qp show", qp1, "", 0},
+		{"statistic qp show link rxe1/1 lqpn 22", "", "", 0},
+		{"statistic qp show link rxe1/1 lqpn 22,23 cntn 4", qp1, "", 0},
+		{"statistic qp show link rxe1/1 qp-type ud", "", "", 0},
+		{"statistic qp show link rxe1/1 foo 1", "", "Unsupported filter option: foo\n", 1},
+		{"statistic qp show lqpn 22", "", "Unknown parameter 'lqpn'.\n", 0},
+		{"statistic qp show link lqpn 22", "", "Wrong device name\n", 1},
+		{"-p statistic qp show", "link rxe1/1 cntn 4 qp-type RC pid 363 comm ib_write_bw \n    rx_write_requests 7 \n    out_of_sequence 0 \n    LQPN: <22,23>\n", "", 0},
+		{"-j statistic qp show", `[{"ifindex":1,"ifname":"rxe1","port":1,"cntn":4,"qp-type":"RC","pid":363,"comm":"ib_write_bw","rx_write_requests":7,"out_of_sequence":0,"lqpn":[22,23]}]` + "\n", "", 0},
+		{"statistic mode", "link rxe0/1 optional-counters cc_rx_ce_pkts\n", "", 0},
+		{"statistic mode supported", "link rxe0/1 supported optional-counters cc_rx_ce_pkts,cc_rx_cnp_pkts\n", "", 0},
+		{"-j statistic mode supported link rxe0/1", `[{"ifname":"rxe0","port":1,"supported optional-counters":["cc_rx_ce_pkts","cc_rx_cnp_pkts"]}]` + "\n", "", 0},
+		{"statistic mode foo", "", "Unknown parameter 'foo'.\n", 0},
+	} {
 		o, e, code := runRdma(f, strings.Fields(c.args)...)
 		if o != c.stdout || e != c.stderr || code != c.code {
 			t.Errorf("rdma %s: exit %d, stderr %q, stdout %q; want exit %d, stderr %q, stdout %q", c.args, code, e, o, c.code, c.stderr, c.stdout)
