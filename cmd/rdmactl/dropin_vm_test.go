@@ -209,6 +209,10 @@ func TestVMDropinMatchesTools(t *testing.T) {
 		{"rdma", "statistic", "qp", "mode"},
 		{"rdma", "-j", "-p", "statistic", "qp", "mode"},
 		{"rdma", "statistic", "qp", "mode", "link", "rxe1/1"},
+		{"rdma", "statistic", "mr"},
+		{"rdma", "-j", "statistic", "mr"},
+		{"rdma", "stat", "show", "mr"},
+		{"rdma", "statistic", "mr", "dev", "rxe0"},
 	}
 	same := 0
 	for _, argv := range lines {

@@ -46,6 +46,7 @@ type NLSource interface {
 	QPCounterMode(dev, port uint32) (*nldev.QPMode, error)
 	QPCounters(dev, port uint32) ([]nldev.QPCounter, error)
 	CounterStatus(dev, port uint32) ([]nldev.CounterStatus, error)
+	MRStatistics(dev uint32) ([]nldev.MRStat, error)
 	Close() error
 }
 

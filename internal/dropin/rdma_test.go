@@ -99,6 +99,15 @@ func (f *fakeNL) CounterStatus(dev, port uint32) ([]nldev.CounterStatus, error) 
 	}
 	return out, nil
 }
+func (f *fakeNL) MRStatistics(dev uint32) ([]nldev.MRStat, error) {
+	var out []nldev.MRStat
+	for _, m := range f.mrs {
+		if m.DevIndex == dev {
+			out = append(out, nldev.MRStat{DevIndex: dev, DevName: m.DevName, MRN: m.MRN})
+		}
+	}
+	return out, nil
+}
 func (f *fakeNL) Close() error { return nil }
 
 func u8p(v uint8) *uint8    { return &v }
@@ -390,7 +399,10 @@ func TestRdmaResFilters(t *testing.T) {
 		{"statistic show link rxe0/1", strings.Replace(counters0.String(), "\n    ", "", -1), "", 0},
 		{"-p statistic show link rxe0/1", counters0.String(), "", 0},
 		{"stat show link nosuch", "", "Wrong device name\n", 1},
-		{"statistic mr", "", "rdma: rdmactl's rdma does not print 'statistic mr' yet (use 'rdmactl statistic mr')\n", 2},
+		{"statistic mr", "dev rxe0 mrn 9 \ndev rxe1 mrn 5 \n", "", 0},
+		{"stat show mr mrn 5", "dev rxe1 mrn 5 \n", "", 0},
+		{"-j statistic mr", `[{"ifindex":0,"ifname":"rxe0","mrn":9},{"ifindex":1,"ifname":"rxe1","mrn":5}]` + "\n", "", 0},
+		{"statistic mr dev rxe0", "", "Unsupported filter option: dev\n", 1},
 		{"statistic set link rxe0/1 optional-counters x", "", "rdma: rdmactl's rdma only reads: 'statistic set' is refused (use 'rdmactl statistic set')\n", 2},
 		{"statistic qp bind link rxe0/1 lqpn 26", "", "rdma: rdmactl's rdma only reads: 'statistic qp bind' is refused (use 'rdmactl statistic qp bind')\n", 2},
 	} {

@@ -6,9 +6,8 @@ import (
 	"github.com/rdmactl/rdmactl/internal/nldev"
 )
 
-// rdma statistic: iproute2 6.1 rdma/stat.c. Its show (a port's hardware
-// counters), qp show, qp mode and mode [supported] are printed; its MR
-// counters (stat-mr.c) are not yet (refused, exit 2), and its writes are
+// rdma statistic: iproute2 6.1 rdma/stat.c and stat-mr.c. Its reads are
+// printed (show, qp show, qp mode, mode [supported], mr); its writes are
 // refused.
 
 func statHelp(r *rd) int {
@@ -60,14 +59,6 @@ func statHelp(r *rd) int {
 	return 0
 }
 
-// notYet refuses a part of rdma rdmactl's rdma does not print yet.
-func notYet(what, instead string) func(*rd) int {
-	return func(r *rd) int {
-		r.errf("%s: rdmactl's %s does not print '%s' yet (use '%s')\n", r.filename, r.filename, what, instead)
-		return exitReadOnly
-	}
-}
-
 func cmdStat(r *rd) int {
 	qp := func(r *rd) int {
 		return r.exec([]rdCmd{
@@ -81,7 +72,7 @@ func cmdStat(r *rd) int {
 			{"help", statHelp},
 		}, "parameter")
 	}
-	mr := notYet("statistic mr", "rdmactl statistic mr")
+	mr := resObject(statMR)
 	return r.exec([]rdCmd{
 		{"", statShow},
 		{"show", statShow},
@@ -100,7 +91,7 @@ func statShow(r *rd) int {
 	return r.exec([]rdCmd{
 		{"", link},
 		{"link", link},
-		{"mr", notYet("statistic show mr", "rdmactl statistic mr")},
+		{"mr", resObject(statMR)},
 		{"help", statHelp},
 	}, "parameter")
 }
@@ -301,4 +292,34 @@ func statModeOne(supported bool) func(*rd) int {
 		}
 		return 0
 	}
+}
+
+// statMR is stat.h's RES_FUNC(stat_mr): each MR of each device with the
+// counters its driver keeps (none for rxe), filtered by mrn only (so
+// "dev" is an unsupported filter there, in rdma too).
+var statMR = &resKind{
+	name: "mr", byDev: true,
+	filters: numeric("mrn"),
+	show: func(r *rd, d nldev.Device) int {
+		mrs, err := r.nl.MRStatistics(d.Index)
+		if err != nil {
+			return r.netErr(err)
+		}
+		for _, m := range mrs {
+			if r.isFiltered("mrn", val32(m.MRN), m.MRN != nil) {
+				continue
+			}
+			r.p.openObject()
+			r.printDev(m.DevIndex, m.DevName)
+			r.resPrintU32("mrn", m.MRN)
+			for _, c := range m.Counters {
+				if r.pretty && !r.json {
+					r.newlineIndent()
+				}
+				r.resPrintU64(c.Name, c.Value, true)
+			}
+			r.newline()
+		}
+		return 0
+	},
 }
