@@ -47,6 +47,7 @@ type NLSource interface {
 	QPCounters(dev, port uint32) ([]nldev.QPCounter, error)
 	CounterStatus(dev, port uint32) ([]nldev.CounterStatus, error)
 	MRStatistics(dev uint32) ([]nldev.MRStat, error)
+	RawOf(obj string, devs []nldev.Device, port uint32) ([]nldev.RawEntry, error)
 	Close() error
 }
 
@@ -90,10 +91,11 @@ type devMap struct {
 // filterEntry is one FILTER-NAME FILTER-VALUE pair (utils.c's struct
 // filter_entry): the key as typed, the value in lower case. rdma asks
 // the kernel for one object by its number where a filter names one
-// (is_doit) and dumps when that fails; the dump, filtered, prints the
-// same lines, so rdmactl always dumps.
+// (isDoit) and dumps when that fails; the dump, filtered, prints the
+// same lines, so rdmactl always dumps (but under -r, see showRaw).
 type filterEntry struct {
 	key, value string
+	isDoit     bool
 }
 
 // rd is rdma's struct rd: the words left, the options and the state of

@@ -2,8 +2,10 @@ package dropin
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rdmactl/rdmactl/internal/nldev"
@@ -28,6 +30,7 @@ type fakeNL struct {
 	qpMode  map[uint32]nldev.QPMode
 	qpCntrs []nldev.QPCounter
 	status  map[uint32][]nldev.CounterStatus
+	raw     []nldev.RawEntry // rdma -r's objects; nil: the kernel refuses (EINVAL), as for rxe
 }
 
 func onDevs[T any](all []T, devs []nldev.Device, dev func(T) uint32) []T {
@@ -104,6 +107,18 @@ func (f *fakeNL) MRStatistics(dev uint32) ([]nldev.MRStat, error) {
 	for _, m := range f.mrs {
 		if m.DevIndex == dev {
 			out = append(out, nldev.MRStat{DevIndex: dev, DevName: m.DevName, MRN: m.MRN})
+		}
+	}
+	return out, nil
+}
+func (f *fakeNL) RawOf(obj string, devs []nldev.Device, port uint32) ([]nldev.RawEntry, error) {
+	if f.raw == nil {
+		return nil, fmt.Errorf("%s: %w", devs[0].Name, &nldev.KernelError{Op: "RES_QP_GET_RAW", Errno: syscall.EINVAL})
+	}
+	var out []nldev.RawEntry
+	for _, e := range f.raw {
+		if e.DevIndex == devs[0].Index {
+			out = append(out, e)
 		}
 	}
 	return out, nil
@@ -395,7 +410,11 @@ func TestRdmaResFilters(t *testing.T) {
 		{"res show nosuch", "", "Unknown parameter 'nosuch'.\n", 0},
 		{"res show rxe1 extra", "", "Unknown parameter 'rxe1'.\n", 0},
 		{"res foo", "", "Unknown resource command 'foo'.\n", 0},
-		{"-r res show qp", "", "rdma: rdmactl's rdma does not print -r's raw data (use 'rdmactl res qp --raw')\n", 2},
+		{"-r res show qp", "", "error: Invalid argument\n", 1},
+		{"-j -r res show cq", "[]\n", "error: Invalid argument\n", 1},
+		{"-r res show pd dev rxe1", "dev rxe1 pdn 0 local_dma_lkey 0x1b8 users 1 comm [ib_core] \n", "", 0},
+		{"-r res show qp lqpn 1", "", "rdma: rdmactl's rdma does not print -r's raw data of one object by number (use 'rdmactl res qp --raw')\n", 2},
+		{"-r res show cq cqn 0", "", "rdma: rdmactl's rdma does not print -r's raw data of one object by number (use 'rdmactl res cq --raw')\n", 2},
 		{"statistic show link rxe0/1", strings.Replace(counters0.String(), "\n    ", "", -1), "", 0},
 		{"-p statistic show link rxe0/1", counters0.String(), "", 0},
 		{"stat show link nosuch", "", "Wrong device name\n", 1},
@@ -450,6 +469,28 @@ func TestRdmaStatQPAndMode(t *testing.T) {
 		o, e, code := runRdma(f, strings.Fields(c.args)...)
 		if o != c.stdout || e != c.stderr || code != c.code {
 			t.Errorf("rdma %s: exit %d, stderr %q, stdout %q; want exit %d, stderr %q, stdout %q", c.args, code, e, o, c.code, c.stderr, c.stdout)
+		}
+	}
+}
+
+// TestRdmaRaw: rdma -r's lines, as res-{qp,cq,mr}.c print them, where a
+// driver has raw dumps (rxe has none: see TestRdmaResFilters).
+func TestRdmaRaw(t *testing.T) {
+	f := rxeIdle()
+	f.raw = []nldev.RawEntry{{DevIndex: 1, DevName: "rxe1", Port: u32p(1), Data: []byte{1, 0, 255}}}
+	for _, c := range []struct{ args, stdout string }{
+		{"-r res show qp link rxe1/1", "link rxe1/1 10255>\n"},
+		{"-r res show qp link rxe1/-", "link rxe1/0 10255>\n"},
+		{"-r res show cq dev rxe1", "dev rxe1 10255>\n"},
+		{"-j -r res show mr", `[{"ifindex":1,"ifname":"rxe1","data":[1,0,255]}]` + "\n"},
+		{"-r res show mr dev rxe0", ""},
+		// Raw lines are not filtered, in rdma either; only a number
+		// naming one object is a request of its own.
+		{"-r res show qp link rxe1/1 lqpn 5-9", "link rxe1/1 10255>\n"},
+	} {
+		o, e, code := runRdma(f, strings.Fields(c.args)...)
+		if o != c.stdout || e != "" || code != 0 {
+			t.Errorf("rdma %s: exit %d, stderr %q, stdout %q; want %q", c.args, code, e, o, c.stdout)
 		}
 	}
 }

@@ -109,6 +109,7 @@ func resSummaryOne(r *rd) int {
 type resFilter struct {
 	name     string
 	isNumber bool
+	isDoit   bool // the object's number: rdma asks for that one object
 }
 
 func numeric(names ...string) []resFilter {
@@ -130,19 +131,57 @@ type resKind struct {
 	show    func(r *rd, d nldev.Device) int
 }
 
+// showRaw is res-{qp,cq,mr}.c's *_line_raw on the answers to the RAW
+// commands (rdma -r): the device (a QP's link, with the port rdma is
+// at), then the driver's bytes, in decimal run together as text, a
+// "data" list in JSON.
+func (k *resKind) showRaw(r *rd, d nldev.Device) int {
+	es, err := r.nl.RawOf(k.name, []nldev.Device{d}, r.portIdx)
+	for _, e := range es {
+		r.p.openObject()
+		if k.name == "qp" {
+			var port *uint32
+			if e.Port != nil {
+				pi := r.portIdx
+				port = &pi
+			}
+			r.printLink(e.DevIndex, e.DevName, port)
+		} else {
+			r.printDev(e.DevIndex, e.DevName)
+		}
+		r.p.openArray(printJSON, "data")
+		for _, b := range e.Data {
+			r.p.uint(printAny, "", "%d", uint64(b))
+		}
+		r.p.closeArray(printAny, ">")
+		r.newline()
+	}
+	if err != nil {
+		return r.netErr(err)
+	}
+	return 0
+}
+
 func resObject(k *resKind) func(*rd) int {
 	return func(r *rd) int {
-		if r.raw && k.raw {
-			r.errf("%s: rdmactl's %s does not print -r's raw data (use 'rdmactl res %s --raw')\n", r.filename, r.filename, k.name)
-			return exitReadOnly
-		}
 		if rc := r.buildFilter(k.filters); rc != 0 {
 			return rc
+		}
+		show := k.show
+		if r.raw && k.raw {
+			// rdma -r prints raw objects unfiltered, but asks for one
+			// object by number where a filter names one (and then
+			// prints nothing when that fails): rdmactl does not.
+			if r.doitFilter() {
+				r.errf("%s: rdmactl's %s does not print -r's raw data of one object by number (use 'rdmactl res %s --raw')\n", r.filename, r.filename, k.name)
+				return exitReadOnly
+			}
+			show = k.showRaw
 		}
 		if rc := r.setArgToDevname(); rc != 0 {
 			return rc
 		}
-		cb := func(r *rd) int { return k.show(r, r.curDev().dev) }
+		cb := func(r *rd) int { return show(r, r.curDev().dev) }
 		if k.byDev {
 			return r.execDev(cb)
 		}
@@ -199,8 +238,32 @@ func (r *rd) addFilter(key, value string, valid []resFilter) int {
 			low[i] = c + 'a' - 'A'
 		}
 	}
-	r.filters = append(r.filters, filterEntry{key: key, value: string(low)})
+	r.filters = append(r.filters, filterEntry{key: key, value: string(low), isDoit: f.isDoit && strtolWhole(value)})
 	return 0
+}
+
+// strtolWhole says whether strtol(s, &end, 10) takes all of s without
+// overflow (as add_filter checks before marking a filter is_doit).
+func strtolWhole(s string) bool {
+	if s == "" {
+		return true // no digits: end is s, at its NUL
+	}
+	d := strings.TrimPrefix(s, "-")
+	if d == "" || strings.Trim(d, "0123456789") != "" {
+		return false
+	}
+	d = strings.TrimLeft(d, "0")
+	return len(d) < 19 || (len(d) == 19 && d <= "9223372036854775807")
+}
+
+// doitFilter is rd_doit_index: a filter naming one object by number.
+func (r *rd) doitFilter() bool {
+	for _, fe := range r.filters {
+		if fe.isDoit {
+			return true
+		}
+	}
+	return false
 }
 
 // setArgToDevname is rd_set_arg_to_devname: the word after the first
@@ -445,7 +508,7 @@ var (
 
 var resQP = &resKind{
 	name: "qp", raw: true,
-	filters: []resFilter{{name: "link"}, {name: "lqpn", isNumber: true}, {name: "rqpn", isNumber: true},
+	filters: []resFilter{{name: "link"}, {name: "lqpn", isNumber: true, isDoit: true}, {name: "rqpn", isNumber: true},
 		{name: "pid", isNumber: true}, {name: "sq-psn", isNumber: true}, {name: "rq-psn", isNumber: true},
 		{name: "type"}, {name: "path-mig-state"}, {name: "state"}, {name: "pdn", isNumber: true}},
 	show: func(r *rd, d nldev.Device) int {
@@ -500,7 +563,7 @@ var resQP = &resKind{
 var resCQ = &resKind{
 	name: "cq", raw: true, byDev: true,
 	filters: []resFilter{{name: "dev"}, {name: "users", isNumber: true}, {name: "poll-ctx"},
-		{name: "pid", isNumber: true}, {name: "cqn", isNumber: true}, {name: "ctxn", isNumber: true}},
+		{name: "pid", isNumber: true}, {name: "cqn", isNumber: true, isDoit: true}, {name: "ctxn", isNumber: true}},
 	show: func(r *rd, d nldev.Device) int {
 		cqs, err := r.nl.CQsOf([]nldev.Device{d})
 		if err != nil {
@@ -553,7 +616,9 @@ func (r *rd) printKey(name string, v uint64, present bool) {
 
 var resMR = &resKind{
 	name: "mr", raw: true, byDev: true,
-	filters: append([]resFilter{{name: "dev"}}, numeric("rkey", "lkey", "mrlen", "pid", "mrn", "pdn")...),
+	filters: []resFilter{{name: "dev"}, {name: "rkey", isNumber: true}, {name: "lkey", isNumber: true},
+		{name: "mrlen", isNumber: true}, {name: "pid", isNumber: true}, {name: "mrn", isNumber: true, isDoit: true},
+		{name: "pdn", isNumber: true}},
 	show: func(r *rd, d nldev.Device) int {
 		mrs, err := r.nl.MRsOf([]nldev.Device{d})
 		if err != nil {
