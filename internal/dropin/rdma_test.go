@@ -3,6 +3,7 @@ package dropin
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"strings"
 	"syscall"
@@ -491,6 +492,91 @@ func TestRdmaRaw(t *testing.T) {
 		o, e, code := runRdma(f, strings.Fields(c.args)...)
 		if o != c.stdout || e != "" || code != 0 {
 			t.Errorf("rdma %s: exit %d, stderr %q, stdout %q; want %q", c.args, code, e, o, c.stdout)
+		}
+	}
+}
+
+// TestRdmaCMIDSRQDriver: CM IDs, SRQs, -dd's driver fields and a
+// device's firmware as res-cmid.c, res-srq.c, utils.c's
+// print_driver_table and dev.c print them (rxe had none of them in the
+// recordings).
+func TestRdmaCMIDSRQDriver(t *testing.T) {
+	f := rxeActive(1, 2)
+	f.devs[0].FW = "20.31.1014"
+	f.cmids = []nldev.CMID{
+		{ResHead: user(0, 360), CMIDN: u32p(1), State: u8p(8), PS: u32p(0x106),
+			SrcAddr: netip.MustParseAddrPort("0.0.0.0:18515")},
+		{ResHead: user(0, 360), Port: u32p(1), CMIDN: u32p(3), LQPN: u32p(26), QPType: u8p(2), State: u8p(5), PS: u32p(0x106),
+			SrcAddr: netip.MustParseAddrPort("10.77.0.1:18515"), DstAddr: netip.MustParseAddrPort("10.77.0.2:40000")},
+		{ResHead: kern(1), Port: u32p(1), CMIDN: u32p(4), State: u8p(0), PS: u32p(0x13f)},
+	}
+	f.srqs = []nldev.SRQ{
+		{ResHead: user(1, 363), SRQN: u32p(2), Type: u8p(0), PDN: u32p(6), CQN: u32p(7),
+			QPs: []nldev.QPRange{{Min: 22, Max: 25}, {Min: 30, Max: 30}}},
+		{ResHead: kern(1), SRQN: u32p(0), Type: u8p(1), PDN: u32p(0), CQN: u32p(0)},
+	}
+	f.qps[3].Driver = []nldev.DriverAttr{{Key: "sq_wqe_cnt", Kind: nldev.DriverU32, Uint: 64},
+		{Key: "state_str", Kind: nldev.DriverString, Str: "ok"}, {Key: "flags", Kind: nldev.DriverU32, Hex: true, Uint: 0x1f}}
+	listen := "link rxe0/- cm-idn 1 state LISTEN ps TCP pid 360 comm ib_write_bw src-addr 0.0.0.0:18515 \n"
+	conn := "link rxe0/1 cm-idn 3 lqpn 26 qp-type RC state CONNECT ps TCP pid 360 comm ib_write_bw src-addr 10.77.0.1:18515 dst-addr 10.77.0.2:40000 \n"
+	idle := "link rxe1/1 cm-idn 4 state IDLE ps IPoIB comm [ib_core] \n"
+	srq := "dev rxe1 srqn 2 type BASIC lqpn 22-25,30 pdn 6 cqn 7 pid 363 comm ib_write_bw \n"
+	xrc := "dev rxe1 srqn 0 type XRC pdn 0 cqn 0 comm [ib_core] \n"
+	gsi1 := "link rxe1/1 lqpn 1 type GSI state RTS sq-psn 0 comm [ib_core] "
+	for _, c := range []struct{ args, stdout string }{
+		// A CM ID without a port shows under each port rdma walks: 0, then 1.
+		{"res show cm_id", listen + listen + conn + idle},
+		{"res show cm_id link rxe0/1", listen + conn},
+		{"res show cm_id dst-addr 10.77.0.2", conn},
+		{"res show cm_id ps ipoib", idle},
+		{"res show cm_id src-port 18515 link rxe0/1", listen + conn},
+		{"-j res show cm_id link rxe0/1 cm-idn 3", `[{"ifindex":0,"ifname":"rxe0","port":1,"cm-idn":3,"lqpn":26,"qp-type":"RC","state":"CONNECT","ps":"TCP","pid":360,"comm":"ib_write_bw","src-addr":"10.77.0.1:18515","dst-addr":"10.77.0.2:40000"}]` + "\n"},
+		{"res show srq", srq + xrc},
+		{"res show srq lqpn 23", "dev rxe1 srqn 2 type BASIC lqpn 23 pdn 6 cqn 7 pid 363 comm ib_write_bw \n"},
+		{"res show srq lqpn 22-24,30", "dev rxe1 srqn 2 type BASIC lqpn 22-24,30 pdn 6 cqn 7 pid 363 comm ib_write_bw \n"},
+		{"res show srq lqpn 99", ""},
+		{"res show srq type xrc", xrc},
+		{"-j res show srq srqn 2", `[{"ifindex":1,"ifname":"rxe1","srqn":2,"type":"BASIC","lqpn":["22-25","30"],"pdn":6,"cqn":7,"pid":363,"comm":"ib_write_bw"}]` + "\n"},
+		{"-dd res show qp link rxe1/1 lqpn 1", gsi1 + "drv_sq_wqe_cnt 64 drv_state_str ok drv_flags 0x1f \n"},
+		{"-dd -p res show qp link rxe1/1 lqpn 1", gsi1 + "\n    drv_sq_wqe_cnt 64 drv_state_str ok drv_flags 0x1f \n"},
+		{"-d res show qp link rxe1/1 lqpn 1", gsi1 + "\n"},
+		{"-j -dd res show qp link rxe1/1 lqpn 1", `[{"ifindex":1,"ifname":"rxe1","port":1,"lqpn":1,"type":"GSI","state":"RTS","sq-psn":0,"comm":"ib_core","drv_sq_wqe_cnt":64,"drv_state_str":"ok","drv_flags":31}]` + "\n"},
+		{"dev show rxe0", "0: rxe0: node_type ca fw 20.31.1014 node_guid a86c:01ff:fecc:54ed sys_image_guid a86c:01ff:fecc:54ed \n"},
+		{"-j dev show rxe0", `[{"ifindex":0,"ifname":"rxe0","node_type":"ca","fw":"20.31.1014","node_guid":"a86c:01ff:fecc:54ed","sys_image_guid":"a86c:01ff:fecc:54ed"}]` + "\n"},
+	} {
+		o, e, code := runRdma(f, strings.Fields(c.args)...)
+		if o != c.stdout || e != "" || code != 0 {
+			t.Errorf("rdma %s: exit %d, stderr %q, stdout %q; want %q", c.args, code, e, o, c.stdout)
+		}
+	}
+}
+
+// TestRdmaJSONWriter: json_writer.c's escapes and its empty and nested
+// forms, plain and pretty.
+func TestRdmaJSONWriter(t *testing.T) {
+	for _, pretty := range []bool{false, true} {
+		var o strings.Builder
+		p := &rdPrinter{out: &o, pretty: pretty}
+		p.newJSONObj(true)
+		p.openObject()
+		p.str(printAny, "s", "", "a\"b\\c\td\n")
+		p.openArray(printJSON, "e")
+		p.closeArray(printJSON, "")
+		p.openArray(printJSON, "l")
+		p.uint(printAny, "", "", 1)
+		p.uint(printAny, "", "", 2)
+		p.closeArray(printJSON, "")
+		p.onOff(printAny, "b", "", true)
+		p.closeObject()
+		p.openObject()
+		p.closeObject()
+		p.deleteJSONObj()
+		want := `[{"s":"a\"b\\c\td\n","e":[],"l":[1,2],"b":true},{}]` + "\n"
+		if pretty {
+			want = "[ {\n        \"s\": \"a\\\"b\\\\c\\td\\n\",\n        \"e\": [ ],\n        \"l\": [ 1,2 ],\n        \"b\": true\n    },{} ]\n"
+		}
+		if o.String() != want {
+			t.Errorf("pretty %v: %q, want %q", pretty, o.String(), want)
 		}
 	}
 }
