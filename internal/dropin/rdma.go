@@ -109,6 +109,7 @@ type rd struct {
 	json, pretty                bool
 
 	p        *rdPrinter
+	stdout   *bufio.Writer // p's output
 	stderr   *bufio.Writer
 	nl       NLSource
 	devs     []devMap
@@ -122,7 +123,7 @@ type rd struct {
 func (r *rd) errf(format string, a ...any) {
 	// stdout first, as a terminal shows them; captured apart, the order
 	// does not matter.
-	r.p.out.(*bufio.Writer).Flush()
+	r.stdout.Flush()
 	fmt.Fprintf(r.stderr, format, a...)
 	r.stderr.Flush()
 }
@@ -169,7 +170,7 @@ func rdmaHelp(r *rd) int {
 func rdmaMain(env Env, argv []string) int {
 	stdout := bufio.NewWriter(env.Stdout)
 	defer stdout.Flush()
-	r := &rd{env: env, filename: filepath.Base(argv[0]), stderr: bufio.NewWriter(env.Stderr),
+	r := &rd{env: env, filename: filepath.Base(argv[0]), stdout: stdout, stderr: bufio.NewWriter(env.Stderr),
 		p: &rdPrinter{out: stdout}, ports: map[uint32][]nldev.Port{}, taskName: env.TaskName}
 	if r.taskName == nil {
 		r.taskName = taskName
