@@ -1,9 +1,10 @@
 // Package dropin runs rdmactl under the names of the tools it replaces:
-// invoked through a link named ibv_devices, ibv_devinfo or ibstat,
+// invoked through a link named ibv_devices, ibv_devinfo, ibstat or rdma,
 // rdmactl reads that tool's command line as the tool does and prints what
 // the tool prints, byte for byte, so that scripts written for the tool
-// keep working. Each tool here follows the release Debian 12 ships (rdma-core
-// 44); rdmactl's own commands and JSON are not affected.
+// keep working. Each tool here follows the release Debian 12 ships
+// (rdma-core 44, iproute2 6.1); rdmactl's own commands and JSON are not
+// affected.
 package dropin
 
 import (
@@ -18,6 +19,11 @@ type Env struct {
 	Stdout, Stderr io.Writer
 	// Open opens the live inventory (tests give a fake).
 	Open func() (*inventory.Source, error)
+	// Netlink opens RDMA netlink, for rdma (tests give a fake).
+	Netlink func() (NLSource, error)
+	// TaskName is a process's name as /proc/PID/comm gives it, false
+	// when there is none; nil reads /proc.
+	TaskName func(pid uint32) (string, bool)
 }
 
 // Tool is one reference tool's personality: Run takes argv (argv[0]
@@ -34,6 +40,7 @@ var tools = map[string]Tool{
 	"ibv_devices": {Name: "ibv_devices", Upstream: "rdma-core libibverbs/examples/device_list.c", Run: ibvDevices},
 	"ibv_devinfo": {Name: "ibv_devinfo", Upstream: "rdma-core libibverbs/examples/devinfo.c", Run: ibvDevinfo},
 	"ibstat":      {Name: "ibstat", Upstream: "rdma-core infiniband-diags/ibstat.c", Run: ibstat},
+	"rdma":        {Name: "rdma", Upstream: "iproute2 6.1 rdma/rdma.c", Run: rdmaMain},
 }
 
 // Lookup finds the tool invoked as name (argv[0]'s base name).

@@ -89,7 +89,7 @@ func TestIbvDevinfoCommandLine(t *testing.T) {
 
 // TestNames: what 'rdmactl links' makes.
 func TestNames(t *testing.T) {
-	if got := fmt.Sprint(Names()); got != "[ibstat ibv_devices ibv_devinfo]" {
+	if got := fmt.Sprint(Names()); got != "[ibstat ibv_devices ibv_devinfo rdma]" {
 		t.Errorf("names %s", got)
 	}
 	if _, ok := Lookup("rdmactl"); ok {

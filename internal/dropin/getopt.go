@@ -28,6 +28,16 @@ type Opt struct {
 	Arg  string
 }
 
+// getoptError is getoptLong's diagnostic; missing is the option letter
+// (getopt's optopt) when the option lacks its argument, for tools that
+// print their own message instead of glibc's (optstring ":...").
+type getoptError struct {
+	msg     string
+	missing byte
+}
+
+func (e *getoptError) Error() string { return e.msg }
+
 // getoptLong parses args (without argv[0]) as getopt_long does with
 // options opts, and returns the options in order and the operands. A bad
 // option stops it with err set to glibc's diagnostic without the program
@@ -72,7 +82,7 @@ func getoptLong(args []string, opts []Option) (found []Opt, operands []string, e
 				return found, operands, fmt.Errorf("option '--%s' doesn't allow an argument", o.Long)
 			case o.HasArg && !hasVal:
 				if i+1 >= len(args) {
-					return found, operands, fmt.Errorf("option '--%s' requires an argument", o.Long)
+					return found, operands, &getoptError{fmt.Sprintf("option '--%s' requires an argument", o.Long), o.Short}
 				}
 				i++
 				val = args[i]
@@ -96,7 +106,7 @@ func getoptLong(args []string, opts []Option) (found []Opt, operands []string, e
 				val := a[j+1:]
 				if val == "" {
 					if i+1 >= len(args) {
-						return found, operands, fmt.Errorf("option requires an argument -- '%c'", a[j])
+						return found, operands, &getoptError{fmt.Sprintf("option requires an argument -- '%c'", a[j]), a[j]}
 					}
 					i++
 					val = args[i]

@@ -15,11 +15,11 @@ func TestMake(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, kept, err := Make(dir, "/opt/rdmactl")
-	if err != nil || kept != 1 || len(out) != 3 {
+	if err != nil || kept != 1 || len(out) != 4 {
 		t.Fatalf("%+v %d %v", out, kept, err)
 	}
 	for _, l := range out {
-		want := map[string]string{"ibstat": "created", "ibv_devices": "created", "ibv_devinfo": "kept"}[l.Name]
+		want := map[string]string{"ibstat": "created", "ibv_devices": "created", "ibv_devinfo": "kept", "rdma": "created"}[l.Name]
 		if l.Status != want {
 			t.Errorf("%s: %s, want %s", l.Name, l.Status, want)
 		}
