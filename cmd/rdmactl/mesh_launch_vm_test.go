@@ -686,7 +686,7 @@ func TestVMPerfMeshFaults(t *testing.T) {
 		page := filepath.Join(t.TempDir(), "mesh.html")
 		ranks := startMeshRanks(t, ctx, meshRanks, []int{0, 1, 2, 3}, "-D", "6", "--join-timeout", "60s", "--html", page,
 			"--pattern", "one-to-all", "--from", "0")
-		hold(t, ranks, func() { sh(t, "ip", "link", "set", "vrxe3", "down") })
+		hold(t, ranks, func() { vmcheck.LinkDown(t, "vrxe3") })
 		checkFaultReport(t, ranks, 3, regexp.MustCompile(`rxe3`), 0)
 		// The page rank 0 wrote: the failed cell, the two others.
 		b, err := os.ReadFile(page)

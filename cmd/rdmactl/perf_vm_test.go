@@ -38,6 +38,8 @@ const perfServerIP = "10.77.0.1"
 // operation error, flushes on the other side) with stock perftest on both
 // sides as with rdmactl: the kernel's retransmission path, not a figure
 // or an exchange under test. At 20 those runs retransmit about never.
+// A run whose link goes down still fails at once: perf stops on the
+// port's PORT_ERR event, not on a retransmission limit.
 const slowQPTimeout = "20"
 
 // perfRow is one result row of perftest's table (ours has the same layout).

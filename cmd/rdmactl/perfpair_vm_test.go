@@ -480,7 +480,9 @@ func linkDownCase(t *testing.T, bin string, port int, args []string, at downAt) 
 		if at == downLastSeconds {
 			d = "8"
 		}
-		run := append(append([]string{"perf"}, args...), "-D", d, "-p", fmt.Sprint(port))
+		// The port's event stops the client, whatever the QP timeout;
+		// slowQPTimeout keeps rxe's retransmission path out of the runs.
+		run := append(append([]string{"perf"}, args...), "-D", d, "-p", fmt.Sprint(port), "-u", slowQPTimeout)
 		srv := startSide(t, bin, "server", append(run, "-d", "rxe0"))
 		if !vmcheck.Until(30*time.Second, srv.ended, func() bool { return listening(port) }) {
 			t.Fatalf("server not listening on %d; %s", port, srv.how())
@@ -501,9 +503,7 @@ func linkDownCase(t *testing.T, bin string, port int, args []string, at downAt) 
 			}
 		}
 		t.Logf("before: %s", linkEvidence(t, "rxe1", "vrxe1"))
-		if out, err := exec.Command("ip", "link", "set", "vrxe1", "down").CombinedOutput(); err != nil {
-			t.Fatalf("ip link set vrxe1 down: %v %s", err, out)
-		}
+		vmcheck.LinkDown(t, "vrxe1")
 		down := time.Now()
 		defer restoreLink(t, "vrxe1", "rxe1")
 		t.Logf("down: %s", linkEvidence(t, "rxe1", "vrxe1"))
