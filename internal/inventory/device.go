@@ -111,7 +111,7 @@ func (s *Source) Devices(name string, o DeviceOptions) ([]Device, error) {
 
 // deviceSysfs reads the few sysfs facts netlink does not carry. The device
 // may have been renamed or removed since the dump: they then stay empty.
-func (s *Source) deviceSysfs(r *Device, o DeviceOptions) {
+func (t tree) deviceSysfs(r *Device, o DeviceOptions) {
 	if !o.Board && !o.Sysfs && !o.Details {
 		return
 	}
@@ -126,7 +126,7 @@ func (s *Source) deviceSysfs(r *Device, o DeviceOptions) {
 	// files or -d -j facts are asked gets its directory opened, where the
 	// relative lookups repay the open. A device gone since the dump fails
 	// every read: its fields stay empty.
-	path := filepath.Join(s.fs.Root(), "class", "infiniband", r.Name)
+	path := filepath.Join(t.fs.Root(), "class", "infiniband", r.Name)
 	dir := sysfs.PathDir(path)
 	a := dir.LinkBase("device")
 	parent := a != ""

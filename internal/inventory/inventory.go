@@ -44,8 +44,8 @@ type NL interface {
 
 // Source is where an inventory comes from.
 type Source struct {
-	nl NL        // nil: offline, a captured tree
-	fs *sysfs.FS // the live /sys or the captured tree
+	nl NL // nil: offline, a captured tree
+	tree
 	// Netlink facts, each fetched at most once.
 	devs    []nldev.Device
 	devsErr error
@@ -69,11 +69,11 @@ type Source struct {
 }
 
 // Live is the running system: nl for RDMA netlink and /sys.
-func Live(nl NL) *Source { return &Source{nl: nl, fs: sysfs.New(""), ifs: &ifSocket{}} }
+func Live(nl NL) *Source { return &Source{nl: nl, tree: tree{sysfs.New("")}, ifs: &ifSocket{}} }
 
 // LiveWith is Live reading sysfs under root instead of /sys (tests).
 func LiveWith(nl NL, root string) *Source {
-	return &Source{nl: nl, fs: sysfs.New(root), ifs: &ifSocket{}}
+	return &Source{nl: nl, tree: tree{sysfs.New(root)}, ifs: &ifSocket{}}
 }
 
 // Captured is a captured sysfs tree (rdmactl --sysfs-root): no netlink, no
@@ -83,7 +83,7 @@ func LiveWith(nl NL, root string) *Source {
 // as none.
 func Captured(root string) *Source {
 	d, _ := LoadNLDump(root)
-	return &Source{fs: sysfs.New(root), dump: d}
+	return &Source{tree: tree{sysfs.New(root)}, dump: d}
 }
 
 // SetWarn sends the captured tree's warnings (entries skipped) to warn.
@@ -332,18 +332,22 @@ func (s *Source) sysfsTargets(dev string, port uint32) ([]PortRef, error) {
 	return out, nil
 }
 
+// tree is the sysfs tree a Source and its backend read: the live /sys or
+// a captured one.
+type tree struct{ fs *sysfs.FS }
+
 // readAttr is one sysfs attribute of the source's tree, trimmed; "" when
 // missing or unreadable. Reads are bounded (sysfs.ReadBounded).
-func (s *Source) readAttr(parts ...string) string {
-	b, err := sysfs.ReadBounded(filepath.Join(append([]string{s.fs.Root()}, parts...)...))
+func (t tree) readAttr(parts ...string) string {
+	b, err := sysfs.ReadBounded(filepath.Join(append([]string{t.fs.Root()}, parts...)...))
 	if err != nil {
 		return ""
 	}
 	return sysfs.TrimAttr(b)
 }
 
-func (s *Source) portAttr(dev string, port uint32, name string) string {
-	return s.readAttr("class", "infiniband", dev, "ports", strconv.FormatUint(uint64(port), 10), name)
+func (t tree) portAttr(dev string, port uint32, name string) string {
+	return t.readAttr("class", "infiniband", dev, "ports", strconv.FormatUint(uint64(port), 10), name)
 }
 
 // IsNotFound reports an unknown device or port from either source.

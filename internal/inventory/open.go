@@ -47,7 +47,7 @@ func (s *Source) Fresh() *Source {
 	// Offline, the files are read again each time; the bundle's NLDEV dump,
 	// a record of one moment, is kept.
 	if s.Offline() {
-		return &Source{fs: s.fs, dump: s.dump, origin: s.origin}
+		return &Source{tree: s.tree, dump: s.dump, origin: s.origin}
 	}
-	return &Source{nl: s.nl, fs: s.fs, ifs: s.ifs}
+	return &Source{nl: s.nl, tree: s.tree, ifs: s.ifs}
 }
