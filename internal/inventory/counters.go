@@ -27,7 +27,8 @@ type CounterSet struct {
 // Counters reads the counters of each of refs from the sources in only,
 // in the order device hw_counters (once per device, as port 0), counters,
 // hw_counters, netlink. The netlink statistics come over the source's one
-// socket with one STAT_GET per port; offline there are none.
+// socket with one STAT_GET per port; offline from the capture's NLDEV dump,
+// if it has one.
 //
 // only nil is the default: every source, but a port's hw_counters are read
 // once. Its netlink statistics and its sysfs hw_counters are the same

@@ -1,7 +1,9 @@
 // Package inventory gathers what rdmactl's inspection commands show
 // (devices, ports, GID tables, counters; live only: resources and system
-// settings) from one Source: the live system (RDMA netlink, sysfs, uverbs)
-// or a captured sysfs tree (--sysfs-root). It also compares: counter rates
+// settings) from one Source over one of two backends: the live system
+// (live.go: RDMA netlink, sysfs, uverbs) or a captured sysfs tree
+// (captured.go: --sysfs-root, with the capture's NLDEV dump where it has
+// one). It also compares: counter rates
 // between two CounterSnapshots (rates.go) and the events between two
 // inventory Snapshots (diff.go). Commands go flags -> inventory -> render
 // and read nothing themselves.
