@@ -56,8 +56,9 @@ func (c *captured) system() (*System, error) {
 	return nil, fmt.Errorf("system settings: %w", ErrNeedsLive)
 }
 
-// verbsDevices is sysfs's infiniband_verbs (a capture has no uverbs to
-// ask).
+// verbsDevices is this host's uverbs devices as sysfs's infiniband_verbs
+// shows them (verbs.Devices): without netlink there is no GET_CHARDEV
+// answer to take them from.
 func (c *captured) verbsDevices() (map[string]verbs.Device, error) {
 	if c.vdevs == nil {
 		c.vdevs = map[string]verbs.Device{}
