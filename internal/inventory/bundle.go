@@ -7,8 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/rdmactl/rdmactl/internal/nldev"
 	"github.com/rdmactl/rdmactl/internal/sysfs"
@@ -94,10 +92,16 @@ type NLDumpSystem struct {
 // and per device GET_CHARDEV, the port dump and per port STAT_GET; then
 // SYS_GET. One socket, the requests the inventory makes anyway.
 func (s *Source) NLDump() (*NLDump, error) {
-	if s.Offline() {
-		return nil, fmt.Errorf("NLDEV dump: %w", ErrNeedsLive)
+	l, err := s.b.running("NLDEV dump")
+	if err != nil {
+		return nil, err
 	}
-	devs, err := s.nlDevices()
+	return l.nlDump()
+}
+
+// nlDump is NLDump of the running kernel.
+func (l *live) nlDump() (*NLDump, error) {
+	devs, err := l.nlDevices()
 	if err != nil {
 		return nil, err
 	}
@@ -106,17 +110,17 @@ func (s *Source) NLDump() (*NLDump, error) {
 		dd := NLDumpDevice{Index: nd.Index, Name: nd.Name, NodeType: nd.NodeType, FW: nd.FW, NodeGUID: nd.NodeGUID,
 			SysImageGUID: nd.SysImageGUID, NumPorts: nd.NumPorts, Caps: nd.Caps, Protocol: nd.Protocol, DIM: nd.DIM,
 			Ports: []NLDumpPort{}}
-		if ch := s.chardevOf(nd.Index); ch != nil {
+		if ch := l.chardevOf(nd.Index); ch != nil {
 			dd.Uverbs = &NLDumpChardev{Name: ch.Name, ABI: ch.ABI, Dev: ch.Dev, Major: ch.Major, Minor: ch.Minor, DriverID: ch.DriverID}
 		}
-		ps, err := s.nlPorts(nd.Index)
+		ps, err := l.nlPorts(nd.Index)
 		if err != nil {
 			continue // removed since the device dump
 		}
 		for _, p := range ps {
 			dp := NLDumpPort{Port: p.Port, State: p.State, PhysState: p.PhysState, Caps: p.Caps, SubnetPrefix: p.SubnetPrefix,
 				LID: p.LID, SMLID: p.SMLID, LMC: p.LMC, NetdevName: p.NetdevName, NetdevIndex: p.NetdevIndex}
-			cs, err := s.nl.PortStatistics(nd.Index, p.Port)
+			cs, err := l.nl.PortStatistics(nd.Index, p.Port)
 			if err != nil {
 				dp.StatisticsError = err.Error()
 			} else {
@@ -129,7 +133,7 @@ func (s *Source) NLDump() (*NLDump, error) {
 		}
 		d.Devices = append(d.Devices, dd)
 	}
-	if st, err := s.nl.System(); err == nil {
+	if st, err := l.nl.System(); err == nil {
 		d.System = &NLDumpSystem{NetnsShared: st.NetnsShared, CopyOnFork: st.CopyOnFork, PrivilegedQKey: st.PrivilegedQKey}
 	}
 	return d, nil
@@ -175,21 +179,21 @@ func ParseNLDump(b []byte) (*NLDump, error) {
 }
 
 // dumpDevice is the dumped device called name, or nil.
-func (s *Source) dumpDevice(name string) *NLDumpDevice {
-	if s.dump == nil {
+func (c *captured) dumpDevice(name string) *NLDumpDevice {
+	if c.dump == nil {
 		return nil
 	}
-	for i := range s.dump.Devices {
-		if s.dump.Devices[i].Name == name {
-			return &s.dump.Devices[i]
+	for i := range c.dump.Devices {
+		if c.dump.Devices[i].Name == name {
+			return &c.dump.Devices[i]
 		}
 	}
 	return nil
 }
 
 // dumpPort is the dumped port dev/port, or nil.
-func (s *Source) dumpPort(dev string, port uint32) (*NLDumpDevice, *NLDumpPort) {
-	d := s.dumpDevice(dev)
+func (c *captured) dumpPort(dev string, port uint32) (*NLDumpDevice, *NLDumpPort) {
+	d := c.dumpDevice(dev)
 	if d == nil {
 		return nil, nil
 	}
@@ -202,17 +206,17 @@ func (s *Source) dumpPort(dev string, port uint32) (*NLDumpDevice, *NLDumpPort) 
 }
 
 // dumpSystem is the dumped SYS_GET as nldev's type.
-func (s *Source) dumpSystem() *nldev.System {
-	if s.dump == nil || s.dump.System == nil {
+func (c *captured) dumpSystem() *nldev.System {
+	if c.dump == nil || c.dump.System == nil {
 		return nil
 	}
-	st := s.dump.System
+	st := c.dump.System
 	return &nldev.System{NetnsShared: st.NetnsShared, CopyOnFork: st.CopyOnFork, PrivilegedQKey: st.PrivilegedQKey}
 }
 
 // dumpIndex is the dumped NLDEV index of dev, or nil.
-func (s *Source) dumpIndex(dev string) *uint32 {
-	if d := s.dumpDevice(dev); d != nil {
+func (c *captured) dumpIndex(dev string) *uint32 {
+	if d := c.dumpDevice(dev); d != nil {
 		idx := d.Index
 		return &idx
 	}
@@ -221,8 +225,8 @@ func (s *Source) dumpIndex(dev string) *uint32 {
 
 // dumpDeviceFacts fills a captured device's netlink-only facts from the
 // dump, as Devices fills them live.
-func (s *Source) dumpDeviceFacts(r *Device, o DeviceOptions) {
-	d := s.dumpDevice(r.Name)
+func (c *captured) dumpDeviceFacts(r *Device, o DeviceOptions) {
+	d := c.dumpDevice(r.Name)
 	if d == nil {
 		return
 	}
@@ -234,8 +238,8 @@ func (s *Source) dumpDeviceFacts(r *Device, o DeviceOptions) {
 }
 
 // dumpPortFacts fills a captured port's netlink-only facts from the dump.
-func (s *Source) dumpPortFacts(r *Port) {
-	d, p := s.dumpPort(r.Dev, r.Port)
+func (c *captured) dumpPortFacts(r *Port) {
+	d, p := c.dumpPort(r.Dev, r.Port)
 	if d == nil || p == nil {
 		return
 	}
@@ -245,8 +249,8 @@ func (s *Source) dumpPortFacts(r *Port) {
 
 // dumpStatistics is the dumped NLDEV statistics of r as a SrcNetlink set,
 // or nil when the dump has no answer for the port.
-func (s *Source) dumpStatistics(r PortRef) *CounterSet {
-	_, p := s.dumpPort(r.Dev, r.Port)
+func (c *captured) dumpStatistics(r PortRef) *CounterSet {
+	_, p := c.dumpPort(r.Dev, r.Port)
 	if p == nil {
 		return nil
 	}
@@ -261,6 +265,6 @@ func (s *Source) dumpStatistics(r PortRef) *CounterSet {
 	for _, c := range p.Statistics {
 		set.Counters = append(set.Counters, sysfs.Counter{Name: c.Name, Value: c.Value})
 	}
-	slices.SortFunc(set.Counters, func(x, y sysfs.Counter) int { return strings.Compare(x.Name, y.Name) })
+	sortCounters(set.Counters)
 	return &set
 }

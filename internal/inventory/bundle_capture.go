@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -66,28 +65,7 @@ func (s *Source) captureDir(dir string, rdmactl any) error {
 	}
 	info := BundleInfo{Format: 1, CapturedAt: time.Now().UTC().Format(time.RFC3339), Source: "live",
 		Rdmactl: rdmactl, Warnings: []string{}}
-	var dump *NLDump
-	if s.Offline() {
-		info.Source = s.origin
-		if info.Source == "" {
-			info.Source = s.fs.Root()
-		}
-		dump, info.NLDev = s.dump, "none: copied from a capture without one"
-	} else {
-		var u unix.Utsname
-		if unix.Uname(&u) == nil {
-			info.KernelRelease = unix.ByteSliceToString(u.Release[:])
-			info.KernelVersion = unix.ByteSliceToString(u.Version[:])
-			info.Machine = unix.ByteSliceToString(u.Machine[:])
-		}
-		d, err := s.NLDump()
-		if err != nil {
-			msg := strings.SplitN(strings.TrimSpace(err.Error()), "\n", 2)[0]
-			info.NLDev = "none: " + msg
-			info.Warnings = append(info.Warnings, "RDMA netlink: "+msg)
-		}
-		dump = d
-	}
+	dump := s.b.bundle(&info)
 	if err := os.MkdirAll(filepath.Join(dir, sysfs.BundleMetaDir), 0o755); err != nil {
 		return err
 	}
@@ -146,13 +124,13 @@ func openCaptured(root string) (*Source, error) {
 		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("--sysfs-root: %w", err)
 	}
-	s := Captured(tmp)
-	s.origin = root
-	s.cleanup = func() {
+	c := newCaptured(tmp)
+	c.origin = root
+	c.cleanup = func() {
 		sysfs.ForgetCaptureRoot(tmp)
 		os.RemoveAll(tmp)
 	}
-	return s, nil
+	return sourceOf(c), nil
 }
 
 // removeOnSignal removes dir if SIGINT, SIGTERM or SIGHUP arrives before

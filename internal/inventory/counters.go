@@ -27,7 +27,8 @@ type CounterSet struct {
 // Counters reads the counters of each of refs from the sources in only,
 // in the order device hw_counters (once per device, as port 0), counters,
 // hw_counters, netlink. The netlink statistics come over the source's one
-// socket with one STAT_GET per port; offline there are none.
+// socket with one STAT_GET per port; offline from the capture's NLDEV dump,
+// if it has one.
 //
 // only nil is the default: every source, but a port's hw_counters are read
 // once. Its netlink statistics and its sysfs hw_counters are the same
@@ -37,7 +38,7 @@ type CounterSet struct {
 // or on a kernel or port without NLDEV statistics. That is one request per
 // port instead of a file per counter (about 30 on rxe, 100 on mlx5).
 func (s *Source) Counters(refs []PortRef, only []string) ([]CounterSet, error) {
-	// Ports in parallel (nlFanout: each worker its own socket for
+	// Ports in parallel (live: nlFanout, each worker its own socket for
 	// STAT_GET), results kept in refs' order.
 	devFirst := make([]bool, len(refs))
 	seen := map[string]bool{}
@@ -46,7 +47,7 @@ func (s *Source) Counters(refs []PortRef, only []string) ([]CounterSet, error) {
 	}
 	sets := make([][]CounterSet, len(refs))
 	errs := make([]error, len(refs))
-	s.nlFanout(len(refs), func(nl NL, i int) {
+	s.b.portFanout(len(refs), func(nl NL, i int) {
 		sets[i], errs[i] = s.portCounters(nl, refs[i], devFirst[i], only)
 	})
 	var out []CounterSet
@@ -63,40 +64,28 @@ func (s *Source) Counters(refs []PortRef, only []string) ([]CounterSet, error) {
 // hw_counters before it where devFirst.
 func (s *Source) portCounters(nlc NL, r PortRef, devFirst bool, only []string) ([]CounterSet, error) {
 	want := func(src string) bool { return only == nil || slices.Contains(only, src) }
+	listed := s.b.listed(r)
 	var out []CounterSet
 	if devFirst && want(SrcHWCounters) {
-		cs, err := s.readCounters(r, 0, true)
+		cs, err := s.readCounters(r, listed, 0, true)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, CounterSet{Dev: r.Dev, Source: SrcHWCounters, Counters: cs})
 	}
 	if want(SrcCounters) {
-		cs, err := s.readCounters(r, r.Port, false)
+		cs, err := s.readCounters(r, listed, r.Port, false)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, CounterSet{Dev: r.Dev, Port: r.Port, Source: SrcCounters, Counters: cs})
 	}
 	var nl *CounterSet
-	if want(SrcNetlink) && s.Offline() {
-		nl = s.dumpStatistics(r) // a bundle's NLDEV statistics, or nil
-	}
-	if want(SrcNetlink) && !s.Offline() && r.Index != nil {
-		set := CounterSet{Dev: r.Dev, Port: r.Port, Source: SrcNetlink}
-		ns, err := nlc.PortStatistics(*r.Index, r.Port)
-		if err != nil {
-			set.Err = err
-		} else {
-			for _, c := range ns {
-				set.Counters = append(set.Counters, sysfs.Counter{Name: c.Name, Value: c.Value})
-			}
-			slices.SortFunc(set.Counters, func(x, y sysfs.Counter) int { return strings.Compare(x.Name, y.Name) })
-		}
-		nl = &set
+	if want(SrcNetlink) {
+		nl = s.b.statistics(nlc, r) // live: STAT_GET; a capture: its dump's, or nil
 	}
 	if want(SrcHWCounters) && (only != nil || nl == nil || nl.Err != nil) {
-		cs, err := s.readCounters(r, r.Port, true)
+		cs, err := s.readCounters(r, listed, r.Port, true)
 		if err != nil {
 			return nil, err
 		}
@@ -109,11 +98,10 @@ func (s *Source) portCounters(nlc NL, r PortRef, devFirst bool, only []string) (
 }
 
 // readCounters reads one sysfs counter directory of r's device (port 0)
-// or port. A live port came from the kernel's netlink list, so the
-// directories are not checked first; offline, an unknown name is a
-// *sysfs.NotFoundError.
-func (s *Source) readCounters(r PortRef, port uint32, hw bool) ([]sysfs.Counter, error) {
-	if !s.Offline() && r.Index != nil {
+// or port. A listed port (live: from the kernel's netlink list) is not
+// checked first; otherwise an unknown name is a *sysfs.NotFoundError.
+func (s *Source) readCounters(r PortRef, listed bool, port uint32, hw bool) ([]sysfs.Counter, error) {
+	if listed {
 		k := absentDir{*r.Index, r.Dev, port, hw}
 		s.absentMu.Lock()
 		_, known := s.absent[k]
@@ -169,4 +157,9 @@ func (s *Source) UseAbsentDirs(a AbsentDirs) { s.absent = a }
 // device's), without their values: what shell completion offers.
 func (s *Source) HWCounterNames(dev string, port uint32) []string {
 	return s.fs.HWCounterNames(dev, port)
+}
+
+// sortCounters sorts a counter set by name.
+func sortCounters(cs []sysfs.Counter) {
+	slices.SortFunc(cs, func(x, y sysfs.Counter) int { return strings.Compare(x.Name, y.Name) })
 }

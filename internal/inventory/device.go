@@ -4,9 +4,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/rdmactl/rdmactl/internal/nldev"
 	"github.com/rdmactl/rdmactl/internal/sysfs"
-	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
 // Device is one RDMA device. Pointers and strings are nil/"" when the
@@ -59,59 +57,11 @@ func (s *Source) NetnsMode() string {
 }
 
 // Devices gathers every device, or the one called name.
-func (s *Source) Devices(name string, o DeviceOptions) ([]Device, error) {
-	if s.Offline() {
-		return s.sysfsDevices(name, o)
-	}
-	all, err := s.nlDevices()
-	if err != nil {
-		return nil, err
-	}
-	devs, err := selectDevs(all, name)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Device, len(devs))
-	for i, d := range devs {
-		idx := d.Index
-		r := Device{Index: &idx, Name: d.Name, FW: d.FW, Protocol: d.Protocol, DIM: d.DIM, Caps: d.Caps, NumPorts: d.NumPorts}
-		if d.NodeType != nil {
-			r.NodeType = nldev.NodeTypeName(*d.NodeType)
-		}
-		if d.NodeGUID != nil {
-			r.NodeGUID = vocab.GUID(*d.NodeGUID).String()
-		}
-		if d.SysImageGUID != nil {
-			r.SysImageGUID = vocab.GUID(*d.SysImageGUID).String()
-		}
-		out[i] = r
-	}
-	// Devices in parallel: each one's GET_CHARDEV (on the worker's own
-	// socket, nlFanout) and its sysfs facts; the two fill different fields.
-	sysfsToo := o.Sysfs || o.Board || o.Details
-	if !o.Chardev {
-		if sysfsToo {
-			fanout(len(out), func(i int) { s.deviceSysfs(&out[i], o) })()
-		}
-		return out, nil
-	}
-	var also func(i int)
-	if sysfsToo {
-		also = func(i int) { s.deviceSysfs(&out[i], o) }
-	}
-	s.prefetchChardevs(devs, also)
-	for i, d := range devs {
-		if ch := s.chardevOf(d.Index); ch != nil {
-			r := &out[i]
-			r.Uverbs, r.UverbsMajor, r.UverbsMinor, r.UverbsABI, r.DriverID = ch.Name, ch.Major, ch.Minor, ch.ABI, ch.DriverID
-		}
-	}
-	return out, nil
-}
+func (s *Source) Devices(name string, o DeviceOptions) ([]Device, error) { return s.b.devices(name, o) }
 
 // deviceSysfs reads the few sysfs facts netlink does not carry. The device
 // may have been renamed or removed since the dump: they then stay empty.
-func (s *Source) deviceSysfs(r *Device, o DeviceOptions) {
+func (t tree) deviceSysfs(r *Device, o DeviceOptions) {
 	if !o.Board && !o.Sysfs && !o.Details {
 		return
 	}
@@ -126,7 +76,7 @@ func (s *Source) deviceSysfs(r *Device, o DeviceOptions) {
 	// files or -d -j facts are asked gets its directory opened, where the
 	// relative lookups repay the open. A device gone since the dump fails
 	// every read: its fields stay empty.
-	path := filepath.Join(s.fs.Root(), "class", "infiniband", r.Name)
+	path := filepath.Join(t.fs.Root(), "class", "infiniband", r.Name)
 	dir := sysfs.PathDir(path)
 	a := dir.LinkBase("device")
 	parent := a != ""
@@ -160,43 +110,4 @@ func (s *Source) deviceSysfs(r *Device, o DeviceOptions) {
 			}
 		}
 	}
-}
-
-func (s *Source) sysfsDevices(name string, o DeviceOptions) ([]Device, error) {
-	names := []string{name}
-	if name == "" {
-		var err error
-		if names, err = s.fs.Devices(); err != nil {
-			return nil, err
-		}
-	}
-	var out []Device
-	for _, n := range names {
-		sd, err := s.fs.Device(n)
-		if err != nil {
-			return nil, err
-		}
-		np := uint32(len(sd.Ports))
-		r := Device{Name: sd.Name, FW: sd.FWVer, NodeGUID: sd.NodeGUID, SysImageGUID: sd.SysImageGUID,
-			NumPorts: &np, Uverbs: sd.Uverbs, UverbsMajor: sd.UverbsMajor, UverbsMinor: sd.UverbsMinor}
-		if sd.NodeTypeNum != nil {
-			r.NodeType = nldev.NodeTypeName(uint8(*sd.NodeTypeNum))
-		}
-		if sd.UverbsABI != nil {
-			v := uint64(*sd.UverbsABI)
-			r.UverbsABI = &v
-		}
-		if o.Sysfs {
-			r.Driver, r.PCIAddr = sd.Driver, sd.PCIAddr
-		}
-		if o.Board {
-			r.BoardID, r.HCAType, r.HWRev = sd.BoardID, sd.HCAType, sd.HWRev
-		}
-		if o.Details {
-			r.NUMANode, r.NodeDesc = sd.NUMANode, sd.NodeDesc
-		}
-		s.dumpDeviceFacts(&r, o)
-		out = append(out, r)
-	}
-	return out, nil
 }

@@ -44,12 +44,7 @@ func (s *Source) Snapshot() (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ports []Port
-	if s.Offline() {
-		ports, err = s.Ports("", 0, PortOptions{})
-	} else {
-		ports, err = s.netlinkPorts()
-	}
+	ports, err := s.b.snapshotPorts()
 	if err != nil {
 		return nil, err
 	}
@@ -70,15 +65,15 @@ func (s *Source) Snapshot() (*Snapshot, error) {
 	return snap, nil
 }
 
-// netlinkPorts is every port as the port dumps alone give it.
-func (s *Source) netlinkPorts() ([]Port, error) {
-	refs, err := s.Targets("", 0)
+// snapshotPorts is every port as the port dumps alone give it.
+func (l *live) snapshotPorts() ([]Port, error) {
+	refs, err := l.targets("", 0)
 	if err != nil {
 		return nil, err
 	}
 	var out []Port
 	for _, r := range refs {
-		ps, err := s.nlPorts(*r.Index)
+		ps, err := l.nlPorts(*r.Index)
 		if err != nil {
 			return nil, err
 		}

@@ -96,12 +96,12 @@ const devicesPerNLWorker = 4
 // queueing behind each other as rdma's do. Few devices, a client that
 // cannot fork (tests' fakes) or a fork that fails: fewer workers, down to
 // the plain loop on the source's socket.
-func (s *Source) nlFanout(n int, f func(nl NL, i int)) {
-	conns, done := s.nlWorkers(n)
+func (l *live) nlFanout(n int, f func(nl NL, i int)) {
+	conns, done := l.nlWorkers(n)
 	defer done()
 	if len(conns) == 1 {
 		for i := 0; i < n; i++ {
-			f(s.nl, i)
+			f(l.nl, i)
 		}
 		return
 	}
@@ -111,11 +111,11 @@ func (s *Source) nlFanout(n int, f func(nl NL, i int)) {
 // nlChunks is nlFanout over ranges: f(nl, lo, hi) once per worker, the
 // ranges splitting [0, n) in order, so that each worker can send its
 // range's requests together (nldev's batches).
-func (s *Source) nlChunks(n int, f func(nl NL, lo, hi int)) {
+func (l *live) nlChunks(n int, f func(nl NL, lo, hi int)) {
 	if n <= 0 {
 		return
 	}
-	conns, done := s.nlWorkers(n)
+	conns, done := l.nlWorkers(n)
 	defer done()
 	k := len(conns)
 	size := (n + k - 1) / k
@@ -129,10 +129,10 @@ func (s *Source) nlChunks(n int, f func(nl NL, lo, hi int)) {
 
 // nlWorkers is the clients for n devices' requests: the source's own,
 // and a fork for each further worker (nlFanout); done closes the forks.
-func (s *Source) nlWorkers(n int) (conns []NL, done func()) {
-	conns = []NL{s.nl}
+func (l *live) nlWorkers(n int) (conns []NL, done func()) {
+	conns = []NL{l.nl}
 	var forks []*nldev.Client
-	if fk, ok := s.nl.(forker); ok {
+	if fk, ok := l.nl.(forker); ok {
 		for len(conns) < min(fanoutWorkers, n/devicesPerNLWorker) {
 			c, err := fk.Fork()
 			if err != nil {

@@ -18,10 +18,10 @@ func (s *Source) GIDs(refs []PortRef, all bool) ([][]sysfs.GID, error) {
 	out := make([][]sysfs.GID, len(refs))
 	tables := map[string]map[uint32][]sysfs.GID{} // dev -> port -> GIDs, from the ioctl
 	for i, r := range refs {
-		if !all && !s.Offline() {
+		if !all {
 			t, ok := tables[r.Dev]
 			if !ok {
-				t = s.queryGIDTable(r.Dev, refs)
+				t = s.b.gidTable(r.Dev, refs)
 				tables[r.Dev] = t
 			}
 			if t != nil {
@@ -42,15 +42,15 @@ func (s *Source) GIDs(refs []PortRef, all bool) ([][]sysfs.GID, error) {
 // attribute is 16 bits, 32 bytes an entry).
 const maxGIDEntries = 0xffff / 32
 
-// queryGIDTable asks the device for its populated GIDs, or returns nil
+// gidTable asks the device for its populated GIDs, or returns nil
 // when it cannot (no uverbs node, no permission, no ioctl method, a table
 // that may not have fit): the caller reads sysfs then.
-func (s *Source) queryGIDTable(dev string, refs []PortRef) map[uint32][]sysfs.GID {
+func (l *live) gidTable(dev string, refs []PortRef) map[uint32][]sysfs.GID {
 	if !kfeat.Worth(kfeat.QueryGIDTable) {
 		return nil
 	}
-	d, err := s.VerbsDevice(dev)
-	if err != nil {
+	d, ok := l.verbsDevice(dev)
+	if !ok {
 		return nil
 	}
 	ctx, err := verbs.OpenDevice(d, verbs.Options{})
@@ -67,25 +67,23 @@ func (s *Source) queryGIDTable(dev string, refs []PortRef) map[uint32][]sysfs.GI
 	ll := map[uint32]string{}
 	nd := map[uint32]string{} // port -> (netdev index, name) from netlink
 	ndIdx := map[uint32]uint32{}
-	if s.nl != nil {
-		for _, r := range refs {
-			if r.Dev != dev || r.Index == nil {
-				continue
-			}
-			ps, _ := s.nlPorts(*r.Index)
-			devs, _ := s.nlDevices()
-			for _, dd := range devs {
-				if dd.Index == *r.Index {
-					for _, p := range ps {
-						ll[p.Port] = s.linkLayer(dd, p.Port)
-						if p.NetdevIndex != nil {
-							nd[p.Port], ndIdx[p.Port] = p.NetdevName, *p.NetdevIndex
-						}
+	for _, r := range refs {
+		if r.Dev != dev || r.Index == nil {
+			continue
+		}
+		ps, _ := l.nlPorts(*r.Index)
+		devs, _ := l.nlDevices()
+		for _, dd := range devs {
+			if dd.Index == *r.Index {
+				for _, p := range ps {
+					ll[p.Port] = l.linkLayer(dd, p.Port)
+					if p.NetdevIndex != nil {
+						nd[p.Port], ndIdx[p.Port] = p.NetdevName, *p.NetdevIndex
 					}
 				}
 			}
-			break
 		}
+		break
 	}
 	t := map[uint32][]sysfs.GID{}
 	for _, e := range ents {
@@ -101,12 +99,12 @@ func (s *Source) queryGIDTable(dev string, refs []PortRef) map[uint32][]sysfs.GI
 				// An upper device's GID (a VLAN, a bond): the kernel names
 				// it in sysfs, in the netdev's own namespace, where an
 				// index lookup here would search ours.
-				g.Netdev = s.portAttr(dev, e.Port, "gid_attrs/ndevs/"+strconv.FormatUint(uint64(e.Index), 10))
+				g.Netdev = l.portAttr(dev, e.Port, "gid_attrs/ndevs/"+strconv.FormatUint(uint64(e.Index), 10))
 			}
 		}
 		lay, ok := ll[e.Port]
 		if !ok {
-			lay = s.portAttr(dev, e.Port, "link_layer")
+			lay = l.portAttr(dev, e.Port, "link_layer")
 			ll[e.Port] = lay
 		}
 		g.Kind = sysfs.GIDKind(g.Type, lay, false)

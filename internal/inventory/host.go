@@ -89,8 +89,8 @@ func (s *Source) Netdev(name string) NetdevInfo {
 
 // NetdevAddrs is name's IP addresses, in this process's network namespace.
 func (s *Source) NetdevAddrs(name string) ([]netip.Addr, error) {
-	if s.Offline() {
-		return nil, fmt.Errorf("addresses of %s: %w", name, ErrNeedsLive)
+	if _, err := s.b.running("addresses of " + name); err != nil {
+		return nil, err
 	}
 	ifc, err := net.InterfaceByName(name)
 	if err != nil {
@@ -114,8 +114,8 @@ func (s *Source) NetdevAddrs(name string) ([]netip.Addr, error) {
 // when built in, so "built in" shows up as absent: the uverbs and rdma_cm
 // nodes then tell).
 func (s *Source) ModuleLoaded(name string) (bool, error) {
-	if s.Offline() {
-		return false, fmt.Errorf("module %s: %w", name, ErrNeedsLive)
+	if _, err := s.b.running("module " + name); err != nil {
+		return false, err
 	}
 	_, err := os.Stat(filepath.Join(s.fs.Root(), "module", name))
 	if errors.Is(err, os.ErrNotExist) {
@@ -136,8 +136,8 @@ const Unlimited = ^uint64(0)
 
 // Memlock reads this process's memlock limit and CAP_IPC_LOCK.
 func (s *Source) Memlock() (*Memlock, error) {
-	if s.Offline() {
-		return nil, fmt.Errorf("RLIMIT_MEMLOCK: %w", ErrNeedsLive)
+	if _, err := s.b.running("RLIMIT_MEMLOCK"); err != nil {
+		return nil, err
 	}
 	var rl unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_MEMLOCK, &rl); err != nil {
@@ -155,8 +155,8 @@ func (s *Source) Memlock() (*Memlock, error) {
 // verbs program does first. nil means this process may use the device.
 // Opening allocates nothing in the driver until a context is made.
 func (s *Source) UverbsAccess(node string) error {
-	if s.Offline() {
-		return fmt.Errorf("/dev/infiniband/%s: %w", node, ErrNeedsLive)
+	if _, err := s.b.running("/dev/infiniband/" + node); err != nil {
+		return err
 	}
 	if node == "" || strings.ContainsAny(node, "/\x00") || node == "." || node == ".." {
 		return fmt.Errorf("bad uverbs node name %q", node)

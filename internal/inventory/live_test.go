@@ -841,7 +841,7 @@ func TestFanoutPanic(t *testing.T) {
 	k.reqs = map[uint16]int{}
 	var forks atomic.Int32
 	src := Live(forkingNL{nldev.NewClient(nltest.Dial(k.handle)), k, &forks})
-	if r := catch(func() { src.nlFanout(20, func(_ NL, i int) { work(i) }) }); r != "decoder bug" || ran.Load() != 20 || forks.Load() != 3 {
+	if r := catch(func() { src.b.portFanout(20, func(_ NL, i int) { work(i) }) }); r != "decoder bug" || ran.Load() != 20 || forks.Load() != 3 {
 		t.Errorf("nlFanout: recovered %v after %d calls, %d forks", r, ran.Load(), forks.Load())
 	}
 }

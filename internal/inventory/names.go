@@ -9,18 +9,7 @@ import (
 // completion offers, which must be quick (a directory listing offline,
 // the device dump live).
 func (s *Source) DeviceNames() ([]string, error) {
-	if s.Offline() {
-		return s.fs.Devices()
-	}
-	devs, err := s.nlDevices()
-	if err != nil {
-		return nil, err
-	}
-	names := make([]string, 0, len(devs))
-	for _, d := range devs {
-		names = append(names, d.Name)
-	}
-	return names, nil
+	return s.b.deviceNames()
 }
 
 // GID is one slot of a GID table, as GIDs returns them.

@@ -1,10 +1,6 @@
 package inventory
 
-import (
-	"io"
-
-	"github.com/rdmactl/rdmactl/internal/nldev"
-)
+import "github.com/rdmactl/rdmactl/internal/nldev"
 
 // Open is the source of an inspection command: the captured tree under
 // root (--sysfs-root), else the live system over one RDMA netlink socket.
@@ -28,15 +24,7 @@ func Open(root string, sysfsOK bool) (*Source, error) {
 // Close releases what the source holds open (the netlink socket, an
 // unpacked bundle).
 func (s *Source) Close() error {
-	if s.cleanup != nil {
-		s.cleanup()
-		s.cleanup = nil
-	}
-	s.ifs.close()
-	if c, ok := s.nl.(io.Closer); ok {
-		return c.Close()
-	}
-	return nil
+	return s.b.close()
 }
 
 // Fresh is a new Source over the same sockets and tree with nothing
@@ -44,10 +32,5 @@ func (s *Source) Close() error {
 // --poll) takes one per sample and keeps one socket for the whole run.
 // Closing it is the original's job.
 func (s *Source) Fresh() *Source {
-	// Offline, the files are read again each time; the bundle's NLDEV dump,
-	// a record of one moment, is kept.
-	if s.Offline() {
-		return &Source{fs: s.fs, dump: s.dump, origin: s.origin}
-	}
-	return &Source{nl: s.nl, fs: s.fs, ifs: s.ifs}
+	return &Source{tree: s.tree, b: s.b.fresh()}
 }

@@ -1,9 +1,6 @@
 package inventory
 
 import (
-	"encoding/binary"
-	"net/netip"
-	"path/filepath"
 	"strconv"
 	"sync"
 
@@ -56,40 +53,14 @@ type PortOptions struct {
 // Ports gathers the ports of every device, of dev, or dev/port (port 0:
 // every port of dev).
 func (s *Source) Ports(dev string, port uint32, o PortOptions) ([]Port, error) {
-	if s.Offline() {
-		return s.sysfsPorts(dev, port)
-	}
-	s.prefetchPorts(dev, port, o)
-	refs, err := s.Targets(dev, port)
-	if err != nil {
-		return nil, err
-	}
-	all, _ := s.nlDevices()
-	byIdx := make(map[uint32]nldev.Device, len(all))
-	for _, d := range all {
-		byIdx[d.Index] = d
-	}
-	out := make([]Port, 0, len(refs))
-	for _, r := range refs {
-		d := byIdx[*r.Index]
-		ps, _ := s.nlPorts(d.Index)
-		for _, p := range ps {
-			if p.Port == r.Port {
-				out = append(out, s.livePort(d, p, o.NetlinkOnly, o.QueryPort))
-			}
-		}
-	}
-	if o.QueryPort {
-		s.queryPorts(out)
-	}
-	return out, nil
+	return s.b.ports(dev, port, o)
 }
 
 // livePort merges the netlink port with the few sysfs files netlink lacks
 // (rate; link_layer on kernels without the device protocol) and, on
 // Ethernet, the netdev's MTU. With query, rate and MTU are left to
 // queryPorts, which asks the device.
-func (s *Source) livePort(d nldev.Device, p nldev.Port, nlOnly, query bool) Port {
+func (l *live) livePort(d nldev.Device, p nldev.Port, nlOnly, query bool) Port {
 	idx := d.Index
 	r := Port{DevIndex: &idx, Dev: d.Name, Port: p.Port, LID: p.LID, SMLID: p.SMLID, Caps: p.Caps,
 		Netdev: p.NetdevName, NetdevIndex: p.NetdevIndex}
@@ -106,22 +77,22 @@ func (s *Source) livePort(d nldev.Device, p nldev.Port, nlOnly, query bool) Port
 	if p.PhysState != nil {
 		r.PhysState = vocab.PhysState(*p.PhysState).String()
 	}
-	r.LinkLayer = s.linkLayer(d, p.Port)
+	r.LinkLayer = l.linkLayer(d, p.Port)
 	if nlOnly || query {
 		return r
 	}
-	s.sysfsRateMTU(&r)
+	l.sysfsRateMTU(&r)
 	return r
 }
 
 // sysfsRateMTU sets the port's rate from ports/N/rate and, on Ethernet,
 // its active MTU from the netdev's.
-func (s *Source) sysfsRateMTU(r *Port) {
-	if rt, ok := vocab.ParseRate(s.portRate(r.Dev, r.Port)); ok {
+func (l *live) sysfsRateMTU(r *Port) {
+	if rt, ok := vocab.ParseRate(l.portRate(r.Dev, r.Port)); ok {
 		r.RateGbps, r.Width, r.Speed = &rt.Gbps, rt.Width, rt.Speed
 	}
 	if r.LinkLayer == "Ethernet" && r.Netdev != "" {
-		if m, ok := s.netdevMTU(r.Netdev, r.NetdevIndex); ok {
+		if m, ok := l.netdevMTU(r.Netdev, r.NetdevIndex); ok {
 			if v := RoCEMTU(m); v != 0 {
 				r.ActiveMTU = &v
 			}
@@ -131,16 +102,16 @@ func (s *Source) sysfsRateMTU(r *Port) {
 
 // netdevMTU is a netdev's MTU: read ahead by the port workers, else on
 // the live /sys by ioctl (SIOCGIFMTU), else its sysfs mtu file.
-func (s *Source) netdevMTU(name string, index *uint32) (uint32, bool) {
+func (l *live) netdevMTU(name string, index *uint32) (uint32, bool) {
 	if index != nil {
-		if m, ok := s.mtus[*index]; ok {
+		if m, ok := l.mtus[*index]; ok {
 			return m, true
 		}
 	}
-	if m, ok := s.ioctlMTU(name); ok {
+	if m, ok := l.ioctlMTU(name); ok {
 		return m, true
 	}
-	m, err := strconv.ParseUint(s.readAttr("class", "net", name, "mtu"), 10, 32)
+	m, err := strconv.ParseUint(l.readAttr("class", "net", name, "mtu"), 10, 32)
 	return uint32(m), err == nil
 }
 
@@ -169,11 +140,11 @@ func (f *ifSocket) close() {
 
 // ioctlMTU asks the kernel for netdev name's MTU, on the live /sys only (a
 // captured tree's netdevs are not this host's). Safe for concurrent use.
-func (s *Source) ioctlMTU(name string) (uint32, bool) {
-	if s.ifs == nil || s.fs.Root() != "/sys" || name == "" {
+func (l *live) ioctlMTU(name string) (uint32, bool) {
+	if l.ifs == nil || l.fs.Root() != "/sys" || name == "" {
 		return 0, false
 	}
-	sock := s.ifs.get()
+	sock := l.ifs.get()
 	if sock == nil {
 		return 0, false
 	}
@@ -184,14 +155,14 @@ func (s *Source) ioctlMTU(name string) (uint32, bool) {
 // linkLayer: the device's protocol gives it without a sysfs read (ib ->
 // InfiniBand, roce and iw -> Ethernet, as rdma_port_get_link_layer answers
 // for these devices); sysfs only on kernels without it.
-func (s *Source) linkLayer(d nldev.Device, port uint32) string {
+func (l *live) linkLayer(d nldev.Device, port uint32) string {
 	switch d.Protocol {
 	case "ib", "opa":
 		return "InfiniBand"
 	case "roce", "iw":
 		return "Ethernet"
 	}
-	return s.portAttr(d.Name, port, "link_layer")
+	return l.portAttr(d.Name, port, "link_layer")
 }
 
 // queryPorts gives each port its device's QUERY_PORT answer (active and
@@ -199,10 +170,10 @@ func (s *Source) linkLayer(d nldev.Device, port uint32) string {
 // (prefetchPorts), else here, a uverbs context per device, devices in
 // parallel (fanout). A port the device does not answer for gets what
 // sysfs and the netdev give (sysfsRateMTU).
-func (s *Source) queryPorts(ports []Port) {
+func (l *live) queryPorts(ports []Port) {
 	answered := make([]bool, len(ports))
 	for i := range ports {
-		if pa := s.answers[portKey{ports[i].Dev, ports[i].Port}]; pa != nil {
+		if pa := l.answers[portKey{ports[i].Dev, ports[i].Port}]; pa != nil {
 			setQueried(&ports[i], pa)
 			answered[i] = true
 		}
@@ -220,8 +191,8 @@ func (s *Source) queryPorts(ports []Port) {
 				idx = append(idx, j)
 			}
 		}
-		if len(idx) > 0 && !s.asked[ports[i].Dev] {
-			if d, err := s.VerbsDevice(ports[i].Dev); err == nil {
+		if len(idx) > 0 && !l.asked[ports[i].Dev] {
+			if d, ok := l.verbsDevice(ports[i].Dev); ok {
 				groups = append(groups, group{d, idx})
 			}
 		}
@@ -242,7 +213,7 @@ func (s *Source) queryPorts(ports []Port) {
 	})()
 	for i := range ports {
 		if !answered[i] {
-			s.sysfsRateMTU(&ports[i])
+			l.sysfsRateMTU(&ports[i])
 		}
 	}
 }
@@ -292,8 +263,8 @@ type portKey struct {
 // fails: what it did not get (a request that failed, a port the NLDEV
 // answers number otherwise, a netdev the ioctl did not find) Targets,
 // livePort and queryPorts ask the plain way, with their errors.
-func (s *Source) prefetchPorts(dev string, port uint32, o PortOptions) {
-	all, err := s.nlDevices()
+func (l *live) prefetchPorts(dev string, port uint32, o PortOptions) {
+	all, err := l.nlDevices()
 	if err != nil {
 		return
 	}
@@ -337,7 +308,7 @@ func (s *Source) prefetchPorts(dev string, port uint32, o PortOptions) {
 	default:
 		also = func(i int, ps []nldev.Port, _ *nldev.Chardev) {
 			for _, p := range portNumbers(devs[i], port) {
-				reads[i] = append(reads[i], portRead{key: portKey{devs[i].Name, p}, rate: s.portAttr(devs[i].Name, p, "rate")})
+				reads[i] = append(reads[i], portRead{key: portKey{devs[i].Name, p}, rate: l.portAttr(devs[i].Name, p, "rate")})
 			}
 			switch devs[i].Protocol {
 			case "ib", "opa":
@@ -345,40 +316,40 @@ func (s *Source) prefetchPorts(dev string, port uint32, o PortOptions) {
 			}
 			for _, p := range ps {
 				if (port == 0 || p.Port == port) && p.NetdevIndex != nil {
-					if m, ok := s.ioctlMTU(p.NetdevName); ok {
+					if m, ok := l.ioctlMTU(p.NetdevName); ok {
 						mtus[i] = append(mtus[i], [2]uint32{*p.NetdevIndex, m})
 					}
 				}
 			}
 		}
 	}
-	s.prefetchNLPorts(devs, o.QueryPort, also)
+	l.prefetchNLPorts(devs, o.QueryPort, also)
 	for i, d := range devs {
 		for _, r := range reads[i] {
 			switch {
 			case r.attr != nil:
-				if s.answers == nil {
-					s.answers = make(map[portKey]*verbs.PortAttr)
+				if l.answers == nil {
+					l.answers = make(map[portKey]*verbs.PortAttr)
 				}
-				s.answers[r.key] = r.attr
+				l.answers[r.key] = r.attr
 			default:
-				if s.rates == nil {
-					s.rates = make(map[portKey]string)
+				if l.rates == nil {
+					l.rates = make(map[portKey]string)
 				}
-				s.rates[r.key] = r.rate
+				l.rates[r.key] = r.rate
 			}
 		}
 		for _, m := range mtus[i] {
-			if s.mtus == nil {
-				s.mtus = make(map[uint32]uint32)
+			if l.mtus == nil {
+				l.mtus = make(map[uint32]uint32)
 			}
-			s.mtus[m[0]] = m[1]
+			l.mtus[m[0]] = m[1]
 		}
 		if asked[i] {
-			if s.asked == nil {
-				s.asked = make(map[string]bool)
+			if l.asked == nil {
+				l.asked = make(map[string]bool)
 			}
-			s.asked[d.Name] = true
+			l.asked[d.Name] = true
 		}
 	}
 }
@@ -404,78 +375,11 @@ func portNumbers(d nldev.Device, port uint32) []uint32 {
 }
 
 // portRate is the port's sysfs rate, from the prefetch where it has it.
-func (s *Source) portRate(dev string, port uint32) string {
-	if v, ok := s.rates[portKey{dev, port}]; ok {
+func (l *live) portRate(dev string, port uint32) string {
+	if v, ok := l.rates[portKey{dev, port}]; ok {
 		return v
 	}
-	return s.portAttr(dev, port, "rate")
-}
-
-func (s *Source) sysfsPorts(dev string, port uint32) ([]Port, error) {
-	refs, err := s.sysfsTargets(dev, port)
-	if err != nil {
-		return nil, err
-	}
-	var out []Port
-	for _, t := range refs {
-		p, err := s.fs.Port(t.Dev, t.Port)
-		if err != nil {
-			return nil, err
-		}
-		r := Port{Dev: t.Dev, Port: t.Port, LinkLayer: p.LinkLayer, RateGbps: p.RateGbps, Width: p.Width, Speed: p.Speed}
-		if p.StateNum != nil {
-			r.State = vocab.PortState(*p.StateNum).String()
-		}
-		if p.PhysStateNum != nil {
-			r.PhysState = vocab.PhysState(*p.PhysStateNum).String()
-		}
-		if p.LinkLayer == "InfiniBand" {
-			r.LID, r.SMLID, r.LMC = p.LID, p.SMLID, p.LMC
-			r.SubnetPrefix = s.sysfsSubnetPrefix(t.Dev, t.Port)
-		}
-		s.dumpPortFacts(&r)
-		r.Netdev = s.sysfsNetdev(t.Dev, t.Port, p.LinkLayer)
-		if r.Netdev != "" {
-			nd := s.fs.Netdev(r.Netdev)
-			r.NetdevIndex = nd.Ifindex
-			if p.LinkLayer == "Ethernet" && nd.MTU != nil {
-				if v := RoCEMTU(*nd.MTU); v != 0 {
-					r.ActiveMTU = &v
-				}
-			}
-		}
-		out = append(out, r)
-	}
-	return out, nil
-}
-
-// sysfsNetdev is the port's netdev as a captured tree holds it: the
-// device's parent (rxe, siw), else, on Ethernet, the netdev of GID slot 0.
-// The kernel reserves the first slots for the port's default GIDs and binds
-// them to the port's netdev (roce_gid_mgmt.c enum_netdev_default_gids,
-// with the netdev ib_device_get_netdev gives, which is also what netlink
-// reports live). Hardware RoCE devices have no parent, so without slot 0
-// their netdev would be missing offline.
-func (s *Source) sysfsNetdev(dev string, port uint32, linkLayer string) string {
-	if nd := s.readAttr("class", "infiniband", dev, "parent"); nd != "" || linkLayer != "Ethernet" {
-		return nd
-	}
-	return s.readAttr("class", "infiniband", dev, "ports", strconv.FormatUint(uint64(port), 10), "gid_attrs", "ndevs", "0")
-}
-
-// sysfsSubnetPrefix is an InfiniBand port's subnet prefix as a captured
-// tree holds it: the upper half of GID 0, which is how the kernel fills it
-// when the driver does not (ib_query_port), and GID 0 is by definition
-// the subnet prefix and the port GUID. Like netlink, which sends the
-// prefix of every InfiniBand port, an all-zero GID 0 gives zeros; ""
-// only when gids/0 is unreadable or not a GID.
-func (s *Source) sysfsSubnetPrefix(dev string, port uint32) string {
-	a, err := netip.ParseAddr(s.portAttr(dev, port, filepath.Join("gids", "0")))
-	if err != nil || !a.Is6() {
-		return ""
-	}
-	b := a.As16()
-	return vocab.GUID(binary.BigEndian.Uint64(b[:8])).String()
+	return l.portAttr(dev, port, "rate")
 }
 
 // RoCEMTU is the RoCE path MTU the kernel derives from a netdev MTU:

@@ -110,47 +110,48 @@ func (f ResFilter) keep(o Owner) bool {
 
 func (f ResFilter) keepQPN(n *uint32) bool { return f.LQPN == nil || (n != nil && *n == *f.LQPN) }
 
-func (s *Source) resNL() (ResNL, error) {
-	if s.Offline() {
-		return nil, fmt.Errorf("resources: %w", ErrNeedsLive)
+func (s *Source) resNL() (*live, ResNL, error) {
+	l, err := s.b.running("resources")
+	if err != nil {
+		return nil, nil, err
 	}
-	r, ok := s.nl.(ResNL)
+	r, ok := l.nl.(ResNL)
 	if !ok {
-		return nil, fmt.Errorf("this netlink client cannot list resources")
+		return nil, nil, fmt.Errorf("this netlink client cannot list resources")
 	}
-	return r, nil
+	return l, r, nil
 }
 
 // resDevs is the devices f selects, from the source's one device dump.
-func (s *Source) resDevs(f ResFilter) (ResNL, []nldev.Device, error) {
-	r, err := s.resNL()
+func (s *Source) resDevs(f ResFilter) (*live, ResNL, []nldev.Device, error) {
+	l, r, err := s.resNL()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	all, err := s.nlDevices()
+	all, err := l.nlDevices()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	devs, err := selectDevs(all, f.Dev)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return r, devs, nil
+	return l, r, devs, nil
 }
 
 // eachDev runs dump for each device. A device removed since the device
 // dump (the kernel answers EINVAL for an index it no longer has, ENODEV in
 // some paths) is left out of an all-devices listing, and is a
 // *NotFoundError when it was named.
-func (s *Source) eachDev(devs []nldev.Device, named bool, dump func(d nldev.Device) error) error {
+func (l *live) eachDev(devs []nldev.Device, named bool, dump func(d nldev.Device) error) error {
 	for _, d := range devs {
 		err := dump(d)
 		if err == nil {
 			continue
 		}
-		if s.gone(d, err) {
+		if l.gone(d, err) {
 			if named {
-				return &NotFoundError{Kind: "device", Name: d.Name, Exists: s.stillThere()}
+				return &NotFoundError{Kind: "device", Name: d.Name, Exists: l.stillThere()}
 			}
 			continue
 		}
@@ -164,15 +165,15 @@ func (s *Source) eachDev(devs []nldev.Device, named bool, dump func(d nldev.Devi
 // that no longer has d's index under d's name. EINVAL alone proves
 // nothing (it is also the answer to a request the kernel does not know),
 // so only the error path pays for the second dump.
-func (s *Source) gone(d nldev.Device, err error) bool {
+func (l *live) gone(d nldev.Device, err error) bool {
 	if !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENODEV) {
 		return false
 	}
-	now, derr := s.nl.Devices()
+	now, derr := l.nl.Devices()
 	if derr != nil {
 		return false
 	}
-	s.res.recheck = now
+	l.recheck = now
 	for _, n := range now {
 		if n.Index == d.Index && n.Name == d.Name {
 			return false
@@ -182,9 +183,9 @@ func (s *Source) gone(d nldev.Device, err error) bool {
 }
 
 // stillThere names the devices of the last re-check (gone).
-func (s *Source) stillThere() []string {
+func (l *live) stillThere() []string {
 	var names []string
-	for _, d := range s.res.recheck {
+	for _, d := range l.recheck {
 		names = append(names, d.Name)
 	}
 	return names
@@ -192,9 +193,8 @@ func (s *Source) stillThere() []string {
 
 // resState is what resource listing keeps between requests.
 type resState struct {
-	recheck []nldev.Device    // the device dump made by gone
-	comms   map[uint32]string // /proc/PID/comm by PID
-	proc    string            // /proc (tests: a fake tree)
+	comms map[uint32]string // /proc/PID/comm by PID
+	proc  string            // /proc (tests: a fake tree)
 }
 
 // owner is who owns a resource: the kernel module, or the process's comm
@@ -229,12 +229,12 @@ func (s *Source) procRoot() string {
 // ResSummaries counts the resources of every device, or of f.Dev (one
 // RES_GET dump; with a device, the device dump checks the name).
 func (s *Source) ResSummaries(dev string) ([]nldev.Summary, error) {
-	r, err := s.resNL()
+	l, r, err := s.resNL()
 	if err != nil {
 		return nil, err
 	}
 	if dev != "" {
-		all, err := s.nlDevices()
+		all, err := l.nlDevices()
 		if err != nil {
 			return nil, err
 		}
@@ -261,12 +261,12 @@ func (s *Source) ResSummaries(dev string) ([]nldev.Summary, error) {
 // (QPs and CM IDs), else nil.
 func listRes[T any, R interface{ holder() Owner }](s *Source, f ResFilter, dump func(ResNL, []nldev.Device) ([]T, error),
 	mk func(T) R, qpn func(T) *uint32) ([]R, error) {
-	r, devs, err := s.resDevs(f)
+	l, r, devs, err := s.resDevs(f)
 	if err != nil {
 		return nil, err
 	}
 	var out []R
-	err = s.eachDev(devs, f.Dev != "", func(d nldev.Device) error {
+	err = l.eachDev(devs, f.Dev != "", func(d nldev.Device) error {
 		xs, err := dump(r, []nldev.Device{d})
 		for _, x := range xs {
 			o := mk(x)

@@ -18,8 +18,10 @@ type DriverDetailer interface{ SetDriverDetails(on bool) }
 // SetDriverDetails makes the source's resource requests ask for driver
 // details, as rdma -dd does; a source without the switch ignores it.
 func (s *Source) SetDriverDetails(on bool) {
-	if d, ok := s.nl.(DriverDetailer); ok {
-		d.SetDriverDetails(on)
+	if l, err := s.b.running("driver details"); err == nil {
+		if d, ok := l.nl.(DriverDetailer); ok {
+			d.SetDriverDetails(on)
+		}
 	}
 }
 
@@ -37,16 +39,16 @@ func (s *Source) Raw(obj string, f ResFilter, port uint32) ([]nldev.RawEntry, er
 	if !nldev.RawObjects(obj) {
 		return nil, fmt.Errorf("%s has no raw dump (only qp, cq, mr and srq have)", obj)
 	}
-	_, devs, err := s.resDevs(f)
+	l, _, devs, err := s.resDevs(f)
 	if err != nil {
 		return nil, err
 	}
-	r, ok := s.nl.(RawNL)
+	r, ok := l.nl.(RawNL)
 	if !ok {
 		return nil, fmt.Errorf("this netlink client cannot dump resources raw")
 	}
 	var out []nldev.RawEntry
-	err = s.eachDev(devs, f.Dev != "", func(d nldev.Device) error {
+	err = l.eachDev(devs, f.Dev != "", func(d nldev.Device) error {
 		es, err := r.RawOf(obj, []nldev.Device{d}, port)
 		out = append(out, es...)
 		return err

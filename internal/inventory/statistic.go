@@ -21,15 +21,16 @@ type StatNL interface {
 	MRStatistics(dev uint32) ([]nldev.MRStat, error)
 }
 
-func (s *Source) statNL(what string) (StatNL, error) {
-	if s.Offline() {
-		return nil, fmt.Errorf("%s: %w", what, ErrNeedsLive)
+func (s *Source) statNL(what string) (*live, StatNL, error) {
+	l, err := s.b.running(what)
+	if err != nil {
+		return nil, nil, err
 	}
-	n, ok := s.nl.(StatNL)
+	n, ok := l.nl.(StatNL)
 	if !ok {
-		return nil, fmt.Errorf("%s: %w", what, ErrNeedsLive)
+		return nil, nil, fmt.Errorf("%s: %w", what, ErrNeedsLive)
 	}
-	return n, nil
+	return l, n, nil
 }
 
 // StatValue is one hardware counter of a QP counter or an MR, by the
@@ -97,7 +98,7 @@ func AutoMask(names []string) (uint32, error) {
 // QPCounterModes reads the QP counter mode of each port of dev ("" every
 // device; port 0 every port).
 func (s *Source) QPCounterModes(dev string, port uint32) ([]QPCounterMode, error) {
-	n, err := s.statNL("QP counter modes")
+	_, n, err := s.statNL("QP counter modes")
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +165,7 @@ func (f QPCounterFilter) match(q QPCounter) bool {
 // QPCounters lists the QP counters of each port of dev ("" every device;
 // port 0 every port), those f selects.
 func (s *Source) QPCounters(dev string, port uint32, f QPCounterFilter) ([]QPCounter, error) {
-	n, err := s.statNL("QP counters")
+	_, n, err := s.statNL("QP counters")
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +221,7 @@ func (o OptionalCounters) Index(name string) (uint32, bool) {
 // OptionalCounters reads the optional counters of each port of dev (""
 // every device; port 0 every port).
 func (s *Source) OptionalCounters(dev string, port uint32) ([]OptionalCounters, error) {
-	n, err := s.statNL("optional counters")
+	_, n, err := s.statNL("optional counters")
 	if err != nil {
 		return nil, err
 	}
@@ -268,11 +269,11 @@ type MRStat struct {
 
 // MRStatistics lists the MRs of dev ("" every device) with their counters.
 func (s *Source) MRStatistics(dev string) ([]MRStat, error) {
-	n, err := s.statNL("MR statistics")
+	l, n, err := s.statNL("MR statistics")
 	if err != nil {
 		return nil, err
 	}
-	all, err := s.nlDevices()
+	all, err := l.nlDevices()
 	if err != nil {
 		return nil, err
 	}

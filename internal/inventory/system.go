@@ -1,10 +1,6 @@
 package inventory
 
-import (
-	"fmt"
-
-	"github.com/rdmactl/rdmactl/internal/nldev"
-)
+import "github.com/rdmactl/rdmactl/internal/nldev"
 
 // System is the RDMA subsystem's settings, what rdma system show prints
 // (NLDEV SYS_GET, Linux 5.2+). A nil field is one the kernel did not
@@ -27,23 +23,7 @@ type sysState struct {
 // nldev.ErrNoSystem; a captured tree, ErrNeedsLive (sysfs does not show
 // these settings).
 func (s *Source) System() (*System, error) {
-	if s.Offline() {
-		if st := s.dumpSystem(); st != nil {
-			return systemOf(st), nil
-		}
-		return nil, fmt.Errorf("system settings: %w", ErrNeedsLive)
-	}
-	if s.sys.done {
-		return s.sys.v, s.sys.err
-	}
-	s.sys.done = true
-	st, err := s.nl.System()
-	if err != nil {
-		s.sys.err = err
-		return nil, err
-	}
-	s.sys.v = systemOf(st)
-	return s.sys.v, nil
+	return s.b.system()
 }
 
 func systemOf(st *nldev.System) *System {
