@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -99,14 +100,17 @@ func TestDebPackage(t *testing.T) {
 			t.Errorf("man %s: %q", page, text[:min(len(text), 200)])
 		}
 	}
-	// Bash's completion, as a shell with bash-completion would run it.
-	words := sh(t, "bash", "-c", `source /usr/share/bash-completion/bash_completion
+	// Bash's completion, as a shell with bash-completion would run it:
+	// 'li' begins both link and links: for an ambiguous completion
+	// Readline's TAB inserts what the candidates have in common (a second
+	// TAB lists them), here link.
+	words := strings.Fields(sh(t, "bash", "-c", `source /usr/share/bash-completion/bash_completion
 source /usr/share/bash-completion/completions/rdmactl
-COMP_WORDS=(rdmactl do); COMP_CWORD=1; COMP_LINE="rdmactl do"; COMP_POINT=${#COMP_LINE}
-__start_rdmactl rdmactl do rdmactl
-printf '%s\n' "${COMPREPLY[@]}"`)
-	if strings.TrimSpace(words) != "doctor" {
-		t.Errorf("bash completes 'rdmactl do' to %q, want doctor", words)
+COMP_WORDS=(rdmactl li); COMP_CWORD=1; COMP_LINE="rdmactl li"; COMP_POINT=${#COMP_LINE}
+__start_rdmactl rdmactl li rdmactl
+printf '%s\n' "${COMPREPLY[@]}"`))
+	if common := commonPrefix(words); common != "link" || !slices.Contains(words, "link") {
+		t.Errorf("bash completes 'rdmactl li' to %q (candidates %q), want link", common, words)
 	}
 	if out, err := exec.Command("systemd-analyze", "verify", "/lib/systemd/system/rdmactl-exporter.service").CombinedOutput(); err != nil {
 		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
@@ -141,9 +145,19 @@ printf '%s\n' "${COMPREPLY[@]}"`)
 	sh(t, "apt-get", "purge", "-y", "-qq", "rdmactl")
 	for _, f := range files {
 		// dpkg -L lists directories too, shared with other packages (and
-		// /lib, a link to /usr/lib): only files must be gone.
-		st, err := os.Stat(f)
-		if err == nil && !st.IsDir() {
+		// /lib, a link to /usr/lib): the files must be gone, and the
+		// directories that are the package's own (named for it).
+		st, err := os.Lstat(f)
+		if err != nil {
+			continue
+		}
+		dir := st.IsDir()
+		if st.Mode()&os.ModeSymlink != 0 {
+			if to, err := os.Stat(f); err == nil && to.IsDir() {
+				dir = true
+			}
+		}
+		if !dir || strings.Contains(f, "rdmactl") {
 			t.Errorf("%s is still there after apt-get purge", f)
 		}
 	}
@@ -311,4 +325,19 @@ func manifestCommand(t *testing.T) (command, user string) {
 		t.Fatal("deploy/kubernetes/rdmactl-exporter.yaml: no command or runAsUser found")
 	}
 	return command, user
+}
+
+// commonPrefix is the longest prefix every word has: what Readline
+// inserts for an ambiguous completion.
+func commonPrefix(words []string) string {
+	if len(words) == 0 {
+		return ""
+	}
+	p := words[0]
+	for _, w := range words[1:] {
+		for !strings.HasPrefix(w, p) {
+			p = p[:len(p)-1]
+		}
+	}
+	return p
 }
