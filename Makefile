@@ -85,7 +85,7 @@ vmtest: build ## kernel tests, one VM per kernel: [KERNEL=6.12] [PKG=./internal/
 docs: ## regenerate completions/ and man/ from the command tree (commit them)
 	$(GO) test ./cmd/rdmactl -run '^TestDocsUpToDate$$' -count=1 -args -update-docs
 
-package: ## dist/: .deb and .rpm for amd64 and arm64 (nfpm), the container image (OCI archive), SHA256SUMS
+package: ## dist/: .deb and .rpm for amd64 and arm64 (nfpm), the container image (OCI archive) and the Kubernetes manifests that run it, SHA256SUMS
 	scripts/package.sh
 
 packagetest: package ## as root: installs, upgrades and purges the .deb; lintian; the .rpm against the .deb; the image unpacked and run; a clean clone's build is identical
