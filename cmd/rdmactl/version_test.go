@@ -65,7 +65,7 @@ func TestReleaseConfig(t *testing.T) {
 		"version: 2", "main: ./cmd/rdmactl", "CGO_ENABLED=0", "- linux", "- amd64", "- arm64", "-trimpath",
 		"src: README.md", "src: LICENSE", "src: completions/*", "src: man/*.1", "name_template: checksums.txt", "algorithm: sha256",
 		// The packages and the image are make package's, published as is.
-		"- cmd: scripts/package.sh", "- RDMACTL_DIST=dist-packages", "extra_files:\n    - glob: dist-packages/rdmactl*\n\nrelease:\n  extra_files:\n    - glob: dist-packages/rdmactl*",
+		"before:\n  hooks:\n    - env RDMACTL_DIST=dist-packages scripts/package.sh\n", "extra_files:\n    - glob: dist-packages/rdmactl*\n\nrelease:\n  extra_files:\n    - glob: dist-packages/rdmactl*",
 	} {
 		if !strings.Contains(gr, want) {
 			t.Errorf("goreleaser.yaml lacks %q", want)
