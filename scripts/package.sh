@@ -22,7 +22,8 @@
 # clean clones of one commit give byte-identical packages.
 #
 # Usage: scripts/package.sh   (needs Go and git; nothing else)
-#   RDMACTL_DIST=DIR              write there instead of dist/
+#   RDMACTL_DIST=DIR              write there instead of dist/ (relative:
+#                                 to the checkout's top)
 #   RDMACTL_PACKAGE_ARCHES="amd64" RDMACTL_PACKAGERS="deb"   fewer packages
 set -euo pipefail
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
@@ -49,7 +50,9 @@ fi
 # deploy/kubernetes's manifests name IMAGE:latest (TestImageName).
 IMAGE=ghcr.io/rdmactl/rdmactl
 
-dist=${RDMACTL_DIST:-$ROOT/dist}
+# Absolute: nfpm runs in the staging directory. A relative RDMACTL_DIST is
+# the checkout's (goreleaser.yaml's dist-packages).
+dist=$(realpath -m "${RDMACTL_DIST:-$ROOT/dist}")
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$dist"
