@@ -52,6 +52,20 @@ func TestReleaseConfig(t *testing.T) {
 			}
 		}
 	}
+	// The archives' binary is the packages' (goreleaser v2.14 checked:
+	// byte-identical for a tag): the same build flags, and at a tag the
+	// version git describe gives scripts/package.sh, which is the tag.
+	pkg := read("scripts/package.sh")
+	for _, want := range []string{"- -trimpath\n      - -buildvcs=false\n", "-X main.version={{ if .IsSnapshot }}{{ .Version }}{{ else }}{{ .Tag }}{{ end }} "} {
+		if !strings.Contains(gr, want) {
+			t.Errorf("goreleaser.yaml lacks %q, which scripts/package.sh's build has", want)
+		}
+	}
+	for _, want := range []string{"-trimpath -buildvcs=false", "version=$(git describe --tags --always --dirty"} {
+		if !strings.Contains(pkg, want) {
+			t.Errorf("scripts/package.sh lacks %q, which goreleaser.yaml's build assumes", want)
+		}
+	}
 	// The packages and the image are make package's alone: a section of
 	// goreleaser's own that builds a Linux package or an image
 	// (goreleaser.com/customization) would make a second definition of
