@@ -111,14 +111,13 @@ EOF
 	printf '    https://github.com/rdmactl/rdmactl/commits/%s\n\n' "$commit"
 	printf ' -- rdmactl maintainers <rdmactl@users.noreply.github.com>  %s\n' "$(date -u -R -d "@$epoch")"
 } | gzip -n -9 >"$stage/changelog.gz"
-# What lintian says of a package not built from a Debian source package,
-# each with why it is so.
+# What lintian says of the package, each with its reason on the line
+# above it, which lintian shows with the override (lintian's manual,
+# 2.4.2 "Documenting overrides").
 cat >"$stage/lintian-overrides" <<'EOF'
-# A Go program with no cgo is statically linked by design: rdmactl runs
-# on any Linux without libibverbs or a libc of a given version.
+# Static by design (Go without cgo): runs on any Linux, no libibverbs, no libc version needed.
 rdmactl: statically-linked-binary [usr/bin/rdmactl]
-# The exporter's service relies on systemd (DynamicUser, its sandboxing);
-# under another init, run 'rdmactl exporter' as that init runs daemons.
+# The unit needs systemd (DynamicUser, sandboxing); under another init run 'rdmactl exporter' directly.
 rdmactl: package-supports-alternative-init-but-no-init.d-script [lib/systemd/system/rdmactl-exporter.service]
 EOF
 
