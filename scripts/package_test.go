@@ -307,6 +307,14 @@ func TestImage(t *testing.T) {
 		bundle := filepath.Join(work, "bundle-"+arch)
 		sh(t, "umoci", "unpack", "--rootless", "--image", layoutDir+":"+tag, bundle)
 		root := filepath.Join(bundle, "rootfs")
+		// The image's binary is the package's, byte for byte.
+		debBin := filepath.Join(work, "deb-"+arch)
+		sh(t, "dpkg-deb", "-x", distFile(t, dist, "rdmactl_*_"+arch+".deb"), debBin)
+		img, err1 := os.ReadFile(filepath.Join(root, cfg.Config.Entrypoint[0]))
+		pkg, err2 := os.ReadFile(filepath.Join(debBin, "usr", "bin", "rdmactl"))
+		if err1 != nil || err2 != nil || !bytes.Equal(img, pkg) {
+			t.Errorf("%s: the image's %s is not the .deb's /usr/bin/rdmactl (%v, %v)", arch, cfg.Config.Entrypoint[0], err1, err2)
+		}
 		sh(t, "cp", "-a", tree, filepath.Join(root, "tmp", "rxe"))
 		var emulator []string
 		if arch != runtime.GOARCH {
