@@ -98,7 +98,7 @@ release-snapshot: ## dist/: static linux/amd64+arm64 archives and checksums
 	scripts/release-snapshot.sh
 
 clean: ## remove build outputs
-	rm -rf bin out dist
+	rm -rf bin out dist dist-packages
 
 # ---- benchmarks -------------------------------------------------------------
 # bench-* targets go here (one per benchmark script, each documented with ##
