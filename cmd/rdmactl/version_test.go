@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"go.yaml.in/yaml/v2"
+
 	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 )
 
@@ -87,6 +89,26 @@ func TestReleaseConfig(t *testing.T) {
 	}
 	if strings.Contains(gr, "\t") {
 		t.Error("goreleaser.yaml contains a tab (YAML indents with spaces)")
+	}
+	// The sections the release depends on, in the types of goreleaser
+	// v2.14's pkg/config (OSS): before.hooks are strings (a cmd/env map
+	// is GoReleaser Pro's, and OSS goreleaser refuses it), a publisher's
+	// cmd one string.
+	var cfg struct {
+		Before struct {
+			Hooks []string `yaml:"hooks"`
+		} `yaml:"before"`
+		Publishers []struct {
+			Name       string   `yaml:"name"`
+			IDs        []string `yaml:"ids"`
+			Cmd        string   `yaml:"cmd"`
+			ExtraFiles []struct {
+				Glob string `yaml:"glob"`
+			} `yaml:"extra_files"`
+		} `yaml:"publishers"`
+	}
+	if err := yaml.Unmarshal([]byte(gr), &cfg); err != nil || len(cfg.Before.Hooks) == 0 || len(cfg.Publishers) == 0 {
+		t.Errorf("goreleaser.yaml: %v (%d before hooks, %d publishers)", err, len(cfg.Before.Hooks), len(cfg.Publishers))
 	}
 }
 
