@@ -53,8 +53,11 @@ FUZZTIME ?= 20s
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
 
+# -buildvcs=false as scripts/package.sh and goreleaser.yaml build: on amd64,
+# bin/rdmactl, which the VM tests run, is then byte for byte the binary of
+# the package and the image (the stamps make the VCS settings redundant).
 build: ## static bin/rdmactl, version-stamped
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/rdmactl
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/rdmactl
 
 tour: build ## rdmactl at work: this host's RDMA devices, or (none here) Soft-RoCE in the VM [ARGS="--vm|--perf"]
 	scripts/tour.sh $(ARGS)
@@ -85,7 +88,7 @@ vmtest: build ## kernel tests, one VM per kernel: [KERNEL=6.12] [PKG=./internal/
 docs: ## regenerate completions/ and man/ from the command tree (commit them)
 	$(GO) test ./cmd/rdmactl -run '^TestDocsUpToDate$$' -count=1 -args -update-docs
 
-package: ## dist/: .deb and .rpm for amd64 and arm64 (nfpm), the container image (OCI archive), SHA256SUMS
+package: ## dist/: .deb and .rpm for amd64 and arm64 (nfpm), the container image (OCI archive) and the Kubernetes manifests that run it, SHA256SUMS
 	scripts/package.sh
 
 packagetest: package ## as root: installs, upgrades and purges the .deb; lintian; the .rpm against the .deb; the image unpacked and run; a clean clone's build is identical
@@ -95,7 +98,7 @@ release-snapshot: ## dist/: static linux/amd64+arm64 archives and checksums
 	scripts/release-snapshot.sh
 
 clean: ## remove build outputs
-	rm -rf bin out dist
+	rm -rf bin out dist dist-packages
 
 # ---- benchmarks -------------------------------------------------------------
 # bench-* targets go here (one per benchmark script, each documented with ##

@@ -1,6 +1,7 @@
 #!/bin/bash
-# scripts/lint.sh: gofmt, go vet (with and without the vmtest and tour tags)
-# and staticcheck. Runs every check even when one fails, so that one CI run
+# scripts/lint.sh: gofmt, go vet (with and without the vmtest, tour and
+# package tags) and staticcheck, of rdmactl's module and of tools/ (its
+# own module: ./... from the top does not reach it). Runs every check even when one fails, so that one CI run
 # shows all the problems; fails at the end if any check failed.
 set -uo pipefail
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
@@ -17,10 +18,13 @@ if [ -n "$out" ]; then
 fi
 echo "lint: go vet ./..."
 "$GO" vet ./... || failed+=("go vet")
-echo "lint: go vet -tags vmtest,tour ./..."
-"$GO" vet -tags vmtest,tour ./... || failed+=("go vet -tags vmtest,tour")
-echo "lint: staticcheck -tags vmtest,tour ./... ($STATICCHECK)"
-"$GO" run "$STATICCHECK" -tags vmtest,tour ./... || failed+=(staticcheck)
+echo "lint: go vet -tags vmtest,tour,package ./..."
+"$GO" vet -tags vmtest,tour,package ./... || failed+=("go vet -tags vmtest,tour,package")
+echo "lint: go -C tools vet ./..."
+"$GO" -C tools vet ./... || failed+=("go vet (tools)")
+echo "lint: staticcheck -tags vmtest,tour,package ./... ($STATICCHECK), and tools/"
+"$GO" run "$STATICCHECK" -tags vmtest,tour,package ./... || failed+=(staticcheck)
+"$GO" -C tools run "$STATICCHECK" ./... || failed+=("staticcheck (tools)")
 
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "lint: FAILED: ${failed[*]}"

@@ -1,7 +1,9 @@
 #!/bin/bash
 # scripts/package.sh: make package. Writes to dist/ the .deb and .rpm of
 # rdmactl for amd64 and arm64, its container image (both architectures in
-# one OCI archive, tools/mkimage), and SHA256SUMS over what it wrote.
+# one OCI archive, tools/mkimage, named IMAGE:VERSION), deploy/kubernetes's
+# manifests with their image pinned to that name, and SHA256SUMS over what
+# it wrote.
 #
 #   1. builds the static binary for each architecture as the release does
 #      (CGO_ENABLED=0, -trimpath, the version stamps of the Makefile);
@@ -11,13 +13,17 @@
 #      its arguments in a configuration file, Debian's copyright and
 #      changelog, the lintian overrides;
 #   3. runs nfpm (pinned in tools/go.mod, built with go: no daemon, no
-#      network beyond the Go module proxy) for deb and rpm.
+#      network beyond the Go module proxy) for deb and rpm;
+#   4. writes the image and the manifests that run it. The release pushes
+#      the image under that name (scripts/push-image.sh, goreleaser.yaml's
+#      publisher) and publishes the manifests next to the packages.
 #
 # Reproducible: every time is the commit's (SOURCE_DATE_EPOCH), so two
 # clean clones of one commit give byte-identical packages.
 #
 # Usage: scripts/package.sh   (needs Go and git; nothing else)
-#   RDMACTL_DIST=DIR              write there instead of dist/
+#   RDMACTL_DIST=DIR              write there instead of dist/ (relative:
+#                                 to the checkout's top)
 #   RDMACTL_PACKAGE_ARCHES="amd64" RDMACTL_PACKAGERS="deb"   fewer packages
 set -euo pipefail
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
@@ -39,11 +45,18 @@ else
 	pkgver=0.0.0~git$(date -u -d "@$epoch" +%Y%m%d%H%M%S).$short
 fi
 
-dist=${RDMACTL_DIST:-$ROOT/dist}
+# The image's repository: the name the release pushes it under, with the
+# version as its tag (and latest for a release; scripts/push-image.sh).
+# deploy/kubernetes's manifests name IMAGE:latest (TestImageName).
+IMAGE=ghcr.io/rdmactl/rdmactl
+
+# Absolute: nfpm runs in the staging directory. A relative RDMACTL_DIST is
+# the checkout's (goreleaser.yaml's dist-packages).
+dist=$(realpath -m "${RDMACTL_DIST:-$ROOT/dist}")
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$dist"
-rm -f "$dist"/rdmactl_*.deb "$dist"/rdmactl-*.rpm "$dist"/rdmactl_*_oci.tar "$dist"/SHA256SUMS
+rm -f "$dist"/rdmactl_*.deb "$dist"/rdmactl-*.rpm "$dist"/rdmactl_*_oci.tar "$dist"/rdmactl-*.yaml "$dist"/SHA256SUMS
 
 # ---- what every package holds ------------------------------------------------
 mkdir -p "$stage/man" "$stage/completions"
@@ -98,14 +111,13 @@ EOF
 	printf '    https://github.com/rdmactl/rdmactl/commits/%s\n\n' "$commit"
 	printf ' -- rdmactl maintainers <rdmactl@users.noreply.github.com>  %s\n' "$(date -u -R -d "@$epoch")"
 } | gzip -n -9 >"$stage/changelog.gz"
-# What lintian says of a package not built from a Debian source package,
-# each with why it is so.
+# What lintian says of the package, each with its reason on the line
+# above it, which lintian shows with the override (lintian's manual,
+# 2.4.2 "Documenting overrides").
 cat >"$stage/lintian-overrides" <<'EOF'
-# A Go program with no cgo is statically linked by design: rdmactl runs
-# on any Linux without libibverbs or a libc of a given version.
+# Static by design (Go without cgo): runs on any Linux, no libibverbs, no libc version needed.
 rdmactl: statically-linked-binary [usr/bin/rdmactl]
-# The exporter's service relies on systemd (DynamicUser, its sandboxing);
-# under another init, run 'rdmactl exporter' as that init runs daemons.
+# The unit needs systemd (DynamicUser, sandboxing); under another init run 'rdmactl exporter' directly.
 rdmactl: package-supports-alternative-init-but-no-init.d-script [lib/systemd/system/rdmactl-exporter.service]
 EOF
 
@@ -130,12 +142,22 @@ for arch in ${RDMACTL_PACKAGE_ARCHES:-amd64 arm64}; do
 	done
 done
 
-# The container image: every architecture in one index, an OCI archive.
+# The container image: every architecture in one index, an OCI archive;
+# and the manifests that run it, by that name (the release's copies, which
+# an admin applies: deploy/kubernetes's name :latest).
 image=rdmactl_${version}_oci.tar
 if [ -z "${RDMACTL_PACKAGERS:-}" ]; then
-	msg "image: $image"
-	"$stage/.mkimage" -out "$dist/$image" -version "$version" -revision "$commit" "${imageargs[@]}"
+	msg "image: $image ($IMAGE:$version)"
+	"$stage/.mkimage" -out "$dist/$image" -name "$IMAGE" -version "$version" -revision "$commit" "${imageargs[@]}"
+	for m in deploy/kubernetes/*.yaml; do
+		out=$dist/rdmactl-$(basename "$m" | sed 's/^rdmactl-//')
+		sed "s|^\( *image: \)$IMAGE:latest\$|\1$IMAGE:$version|" "$m" >"$out"
+		if [ "$(grep -c '^ *image: ' "$out")" != "$(grep -c "^ *image: $IMAGE:$version\$" "$out")" ]; then
+			msg "$m: an image other than $IMAGE:latest; the release would not run its own image"
+			exit 1
+		fi
+	done
 fi
-(cd "$dist" && sha256sum $(ls rdmactl_*.deb rdmactl-*.rpm rdmactl_*_oci.tar 2>/dev/null) >SHA256SUMS)
+(cd "$dist" && sha256sum $(ls rdmactl_*.deb rdmactl-*.rpm rdmactl_*_oci.tar rdmactl-*.yaml 2>/dev/null) >SHA256SUMS)
 msg "wrote:"
 sed 's/^/  /' "$dist/SHA256SUMS" >&2

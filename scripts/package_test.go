@@ -8,11 +8,14 @@ package scripts
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -99,16 +102,21 @@ func TestDebPackage(t *testing.T) {
 			t.Errorf("man %s: %q", page, text[:min(len(text), 200)])
 		}
 	}
-	// Bash's completion, as a shell with bash-completion would run it.
-	words := sh(t, "bash", "-c", `source /usr/share/bash-completion/bash_completion
+	// Bash's completion, as a shell with bash-completion would run it:
+	// 'li' begins both link and links: for an ambiguous completion
+	// Readline's TAB inserts what the candidates have in common (a second
+	// TAB lists them), here link.
+	words := strings.Fields(sh(t, "bash", "-c", `source /usr/share/bash-completion/bash_completion
 source /usr/share/bash-completion/completions/rdmactl
-COMP_WORDS=(rdmactl do); COMP_CWORD=1; COMP_LINE="rdmactl do"; COMP_POINT=${#COMP_LINE}
-__start_rdmactl rdmactl do rdmactl
-printf '%s\n' "${COMPREPLY[@]}"`)
-	if strings.TrimSpace(words) != "doctor" {
-		t.Errorf("bash completes 'rdmactl do' to %q, want doctor", words)
+COMP_WORDS=(rdmactl li); COMP_CWORD=1; COMP_LINE="rdmactl li"; COMP_POINT=${#COMP_LINE}
+__start_rdmactl rdmactl li rdmactl
+printf '%s\n' "${COMPREPLY[@]}"`))
+	if common := commonPrefix(words); common != "link" || !slices.Contains(words, "link") {
+		t.Errorf("bash completes 'rdmactl li' to %q (candidates %q), want link", common, words)
 	}
-	if out, err := exec.Command("systemd-analyze", "verify", "/lib/systemd/system/rdmactl-exporter.service").CombinedOutput(); err != nil {
+	// verify can print a warning (an unknown key, say) and exit 0: no
+	// output either.
+	if out, err := exec.Command("systemd-analyze", "verify", "/lib/systemd/system/rdmactl-exporter.service").CombinedOutput(); err != nil || len(out) != 0 {
 		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
 	}
 	// Installed, not enabled (is-enabled exits 1 for a disabled unit).
@@ -141,9 +149,19 @@ printf '%s\n' "${COMPREPLY[@]}"`)
 	sh(t, "apt-get", "purge", "-y", "-qq", "rdmactl")
 	for _, f := range files {
 		// dpkg -L lists directories too, shared with other packages (and
-		// /lib, a link to /usr/lib): only files must be gone.
-		st, err := os.Stat(f)
-		if err == nil && !st.IsDir() {
+		// /lib, a link to /usr/lib): the files must be gone, and the
+		// directories that are the package's own (named for it).
+		st, err := os.Lstat(f)
+		if err != nil {
+			continue
+		}
+		dir := st.IsDir()
+		if st.Mode()&os.ModeSymlink != 0 {
+			if to, err := os.Stat(f); err == nil && to.IsDir() {
+				dir = true
+			}
+		}
+		if !dir || strings.Contains(f, "rdmactl") {
 			t.Errorf("%s is still there after apt-get purge", f)
 		}
 	}
@@ -232,10 +250,13 @@ func TestReproducible(t *testing.T) {
 }
 
 // TestImage: the image of dist/, for each platform of its index, taken
-// out with skopeo and unpacked with umoci: it runs as the non-root user,
-// and its entrypoint, run in its own root (chroot for amd64, qemu-user for
-// arm64), prints the --version the .deb's binary prints, and the same
-// 'dev show' of a captured tree copied into that root.
+// out with skopeo and unpacked with umoci: its configured entrypoint, run
+// in its own root (chroot; for arm64 with qemu-user copied into it) as its
+// configured user, prints the --version the .deb's binary prints, and the
+// same 'dev show' of a captured tree copied into that root. The image is
+// named as the release pushes it and as dist's manifests pull it, their
+// commands are in it and run as their users, and the exporter's command
+// line exports what the .deb's binary exports.
 func TestImage(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("run as root: it unpacks the image and chroots into it (make packagetest)")
@@ -243,7 +264,26 @@ func TestImage(t *testing.T) {
 	dist, _ := filepath.Abs("../dist")
 	archive := distFile(t, dist, "rdmactl_*_oci.tar")
 	tag := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(archive), "rdmactl_"), "_oci.tar")
+	name := imageName(t, archive, tag)
 	work := t.TempDir()
+
+	// What the release pushes (scripts/push-image.sh, its copies printed),
+	// and that skopeo copies the index as it is (the registry replaced by
+	// a local layout): the digests a manifest pinned by digest would name.
+	pushed := sh(t, "env", "SKOPEO=echo", "./push-image.sh", archive)
+	if want := "copy --all --preserve-digests oci-archive:" + archive + ":" + tag + " docker://" + name + "\n"; !strings.HasPrefix(pushed, want) {
+		t.Errorf("push-image.sh pushes\n%s\nwant first\n%s", pushed, want)
+	}
+	sh(t, "skopeo", "copy", "-q", "--all", "--preserve-digests", "oci-archive:"+archive+":"+tag, "oci:"+filepath.Join(work, "all")+":"+tag)
+
+	// dist's manifests (the release's) run this image by its name.
+	manifests := []manifest{readManifest(t, dist, "rdmactl-exporter.yaml"), readManifest(t, dist, "rdmactl-perf-mesh.yaml")}
+	for _, m := range manifests {
+		if m.image != name {
+			t.Errorf("dist/%s: image %s, want %s (the image of %s)", m.file, m.image, name, filepath.Base(archive))
+		}
+	}
+
 	// The .deb's binary, the reference.
 	debRoot := filepath.Join(work, "deb")
 	sh(t, "dpkg-deb", "-x", distFile(t, dist, "rdmactl_*_amd64.deb"), debRoot)
@@ -251,64 +291,188 @@ func TestImage(t *testing.T) {
 	wantVersion := sh(t, ref, "--version")
 	tree, _ := filepath.Abs("../internal/sysfs/testdata/rxe")
 	wantShow := sh(t, ref, "--sysfs-root", tree, "dev", "show")
+	exporter := manifests[0]
+	wantExport := stripTimings(sh(t, ref, append(append([]string{"--sysfs-root", tree}, exporter.args...), "--once")...))
+
 	for _, arch := range []string{"amd64", "arm64"} {
 		layoutDir := filepath.Join(work, "oci-"+arch)
 		sh(t, "skopeo", "--override-arch", arch, "copy", "-q", "oci-archive:"+archive+":"+tag, "oci:"+layoutDir+":"+tag)
+		cfg := imageConfig(t, layoutDir)
+		if cfg.Architecture != arch || len(cfg.Config.Entrypoint) == 0 {
+			t.Fatalf("%s: the image's config is for %q, entrypoint %q", arch, cfg.Architecture, cfg.Config.Entrypoint)
+		}
+		if cfg.Config.User != "65532:65532" {
+			t.Errorf("%s: the image runs as %q, want the non-root user 65532:65532", arch, cfg.Config.User)
+		}
 		bundle := filepath.Join(work, "bundle-"+arch)
 		sh(t, "umoci", "unpack", "--rootless", "--image", layoutDir+":"+tag, bundle)
-		cfg, err := os.ReadFile(filepath.Join(bundle, "config.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(string(cfg), `"uid": 65532`) && !strings.Contains(string(cfg), `"uid":65532`) {
-			t.Errorf("%s: the image does not run as the non-root user 65532", arch)
-		}
 		root := filepath.Join(bundle, "rootfs")
+		// The image's binary is the package's, byte for byte.
+		debBin := filepath.Join(work, "deb-"+arch)
+		sh(t, "dpkg-deb", "-x", distFile(t, dist, "rdmactl_*_"+arch+".deb"), debBin)
+		img, err1 := os.ReadFile(filepath.Join(root, cfg.Config.Entrypoint[0]))
+		pkg, err2 := os.ReadFile(filepath.Join(debBin, "usr", "bin", "rdmactl"))
+		if err1 != nil || err2 != nil || !bytes.Equal(img, pkg) {
+			t.Errorf("%s: the image's %s is not the .deb's /usr/bin/rdmactl (%v, %v)", arch, cfg.Config.Entrypoint[0], err1, err2)
+		}
 		sh(t, "cp", "-a", tree, filepath.Join(root, "tmp", "rxe"))
-		run := func(args ...string) string {
-			if arch == "amd64" {
-				return sh(t, "chroot", append([]string{root, "/usr/bin/rdmactl"}, args...)...)
+		var emulator []string
+		if arch != runtime.GOARCH {
+			// qemu-user-static is static: it runs inside the root.
+			sh(t, "cp", "/usr/bin/qemu-aarch64-static", filepath.Join(root, ".qemu"))
+			emulator = []string{"/.qemu"}
+		}
+		// run: a command in the image's root as user (uid:gid), with
+		// the image's environment.
+		run := func(user string, args ...string) string {
+			t.Helper()
+			cmd := exec.Command("chroot", append(append([]string{"--userspec=" + user, root}, emulator...), args...)...)
+			cmd.Env = cfg.Config.Env
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			if err := cmd.Run(); err != nil {
+				t.Errorf("%s: %s in the image as %s: %v\n%s", arch, strings.Join(args, " "), user, err, errb.String())
 			}
-			for i, a := range args {
-				if a == "/tmp/rxe" {
-					args[i] = filepath.Join(root, "tmp", "rxe")
-				}
-			}
-			return sh(t, "/usr/bin/qemu-aarch64-static", append([]string{filepath.Join(root, "usr", "bin", "rdmactl")}, args...)...)
+			return out.String()
+		}
+		entry := func(args ...string) string {
+			return run(cfg.Config.User, append(slices.Clone(cfg.Config.Entrypoint), args...)...)
 		}
 		want := strings.Replace(wantVersion, "linux/amd64", "linux/"+arch, 1)
-		if got := run("--version"); got != want {
+		if got := entry("--version"); got != want {
 			t.Errorf("%s: --version\n%s\nthe .deb's:\n%s", arch, got, want)
 		}
-		if got := run("--sysfs-root", "/tmp/rxe", "dev", "show"); got != wantShow {
+		if got := entry("--sysfs-root", "/tmp/rxe", "dev", "show"); got != wantShow {
 			t.Errorf("%s: dev show\n%s\nthe .deb's:\n%s", arch, got, wantShow)
 		}
-		if arch == "amd64" {
-			// deploy/kubernetes runs this image: its command is there and
-			// runs as the manifest's user.
-			command, user := manifestCommand(t)
-			sh(t, "chroot", "--userspec="+user+":"+user, root, command, "--version")
+		// The manifests' commands, as their pods run them.
+		for _, m := range manifests {
+			if got := run(m.user+":"+m.user, append(slices.Clone(m.command), "--version")...); got != want {
+				t.Errorf("%s: dist/%s's command %q as user %s: --version %q, want %q", arch, m.file, m.command, m.user, got, want)
+			}
+		}
+		got := stripTimings(run(exporter.user+":"+exporter.user, append(append(append(slices.Clone(exporter.command), "--sysfs-root", "/tmp/rxe"), exporter.args...), "--once")...))
+		if got != wantExport {
+			t.Errorf("%s: dist/%s's command line with --once exports\n%s\nthe .deb's binary:\n%s", arch, exporter.file, got, wantExport)
 		}
 	}
 }
 
-// manifestCommand is the exporter DaemonSet's command and user.
-func manifestCommand(t *testing.T) (command, user string) {
-	b, err := os.ReadFile("../deploy/kubernetes/rdmactl-exporter.yaml")
-	if err != nil {
-		t.Fatal(err)
+// imageName is the name tools/mkimage gave the archive's index
+// (io.containerd.image.name), checked against its tag.
+func imageName(t *testing.T, archive, tag string) string {
+	t.Helper()
+	var index v1Index
+	if err := json.Unmarshal([]byte(sh(t, "tar", "-xOf", archive, "index.json")), &index); err != nil || len(index.Manifests) != 1 {
+		t.Fatalf("%s: index.json: %v, %d entries, want 1", archive, err, len(index.Manifests))
 	}
+	a := index.Manifests[0].Annotations
+	name := a["io.containerd.image.name"]
+	if a["org.opencontainers.image.ref.name"] != tag || !strings.HasSuffix(name, ":"+tag) {
+		t.Fatalf("%s: index.json names %q, tag %q; want the tag %s", archive, name, a["org.opencontainers.image.ref.name"], tag)
+	}
+	return name
+}
+
+type v1Index struct {
+	Manifests []struct {
+		Digest      string            `json:"digest"`
+		Annotations map[string]string `json:"annotations"`
+	} `json:"manifests"`
+}
+
+// imageConfig is the config of the one image in an OCI layout.
+func imageConfig(t *testing.T, dir string) (cfg struct {
+	Architecture string `json:"architecture"`
+	Config       struct {
+		Entrypoint []string `json:"Entrypoint"`
+		User       string   `json:"User"`
+		Env        []string `json:"Env"`
+	} `json:"config"`
+}) {
+	t.Helper()
+	blob := func(digest string, v any) {
+		b, err := os.ReadFile(filepath.Join(dir, "blobs", strings.Replace(digest, ":", "/", 1)))
+		if err == nil {
+			err = json.Unmarshal(b, v)
+		}
+		if err != nil {
+			t.Fatalf("%s: blob %s: %v", dir, digest, err)
+		}
+	}
+	var index v1Index
+	b, err := os.ReadFile(filepath.Join(dir, "index.json"))
+	if err != nil || json.Unmarshal(b, &index) != nil || len(index.Manifests) != 1 {
+		t.Fatalf("%s/index.json: %v, want one manifest", dir, err)
+	}
+	var m struct {
+		Config struct {
+			Digest string `json:"digest"`
+		} `json:"config"`
+	}
+	blob(index.Manifests[0].Digest, &m)
+	blob(m.Config.Digest, &cfg)
+	return cfg
+}
+
+// manifest is what TestImage runs of a Kubernetes manifest's container.
+type manifest struct {
+	file, image, user string
+	command, args     []string
+}
+
+// readManifest reads a manifest of dist/ (its one container's image,
+// command and args, written as JSON arrays, and its runAsUser).
+func readManifest(t *testing.T, dist, file string) manifest {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dist, file))
+	if err != nil {
+		t.Fatalf("%v (make package writes it from deploy/kubernetes)", err)
+	}
+	m := manifest{file: file}
 	for _, l := range strings.Split(string(b), "\n") {
 		l = strings.TrimSpace(l)
-		if v, ok := strings.CutPrefix(l, "command: [\""); ok {
-			command, _, _ = strings.Cut(v, "\"")
-		}
-		if v, ok := strings.CutPrefix(l, "runAsUser: "); ok {
-			user = v
+		k, v, _ := strings.Cut(l, ": ")
+		switch k {
+		case "image":
+			m.image = v
+		case "command":
+			err = errors.Join(err, json.Unmarshal([]byte(v), &m.command))
+		case "args":
+			err = errors.Join(err, json.Unmarshal([]byte(v), &m.args))
+		case "runAsUser":
+			m.user = v
 		}
 	}
-	if command == "" || user == "" {
-		t.Fatal("deploy/kubernetes/rdmactl-exporter.yaml: no command or runAsUser found")
+	if err != nil || m.image == "" || len(m.command) == 0 || m.user == "" {
+		t.Fatalf("dist/%s: image %q, command %q, runAsUser %q: %v", file, m.image, m.command, m.user, err)
 	}
-	return command, user
+	return m
+}
+
+// stripTimings drops the values of the exporter's own timing metrics,
+// which differ from run to run.
+func stripTimings(exposition string) string {
+	lines := strings.Split(exposition, "\n")
+	for i, l := range lines {
+		if n, _, ok := strings.Cut(l, " "); ok && strings.HasPrefix(n, "rdma_exporter_") && strings.HasSuffix(n, "_seconds") {
+			lines[i] = n
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// commonPrefix is the longest prefix every word has: what Readline
+// inserts for an ambiguous completion.
+func commonPrefix(words []string) string {
+	if len(words) == 0 {
+		return ""
+	}
+	p := words[0]
+	for _, w := range words[1:] {
+		for !strings.HasPrefix(w, p) {
+			p = p[:len(p)-1]
+		}
+	}
+	return p
 }

@@ -40,7 +40,7 @@ for arch in amd64 arm64; do
 	stage=dist/$name
 	mkdir -p "$stage"
 	echo "release-snapshot: building $name"
-	CGO_ENABLED=0 GOOS=linux GOARCH=$arch "$GO" build -trimpath -ldflags "$ldflags" -o "$stage/rdmactl" ./cmd/rdmactl
+	CGO_ENABLED=0 GOOS=linux GOARCH=$arch "$GO" build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$stage/rdmactl" ./cmd/rdmactl
 	cp README.md LICENSE "$stage/"
 	mkdir -p "$stage/completions" "$stage/man"
 	cp completions/* "$stage/completions/"

@@ -145,7 +145,9 @@ type daemonSet struct {
 // TestDeployDaemonSet parses the manifest with go.yaml.in/yaml/v2 (a test
 // dependency only: the binary links no YAML library) strictly (unknown fields of the
 // checked part are fine, bad YAML is not) and checks it runs the README's
-// command line with no privileges and /sys read-only.
+// command line with no privileges and /sys read-only. The command line
+// runs here in-process; scripts/package_test.go's TestImage runs it from
+// the image make package builds, as the manifest's user.
 func TestDeployDaemonSet(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(deployDir, "kubernetes", "rdmactl-exporter.yaml"))
 	if err != nil {

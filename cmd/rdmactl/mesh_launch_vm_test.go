@@ -466,7 +466,11 @@ func TestVMPerfMeshLaunchers(t *testing.T) {
 		// deploy/kubernetes's Indexed Job: its pods' command line, and
 		// what the Job controller gives each pod (JOB_COMPLETION_INDEX,
 		// the name <job>-<index>.<service>); here the names resolve to
-		// this VM, and each "pod" has its own device and ports.
+		// this VM, and each "pod" has its own device and ports. The
+		// binary is make build's bin/rdmactl (RDMACTL_BIN), built as
+		// make package builds the image's (Makefile, build); the image
+		// itself, with the manifests' commands and users, is
+		// scripts/package_test.go's TestImage, without RDMA.
 		manifest, err := os.ReadFile(repoFile(t, "deploy/kubernetes/perf-mesh.yaml"))
 		if err != nil {
 			t.Fatal(err)

@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v2"
 
 	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 )
@@ -42,23 +45,43 @@ func TestReleaseConfig(t *testing.T) {
 		}
 		return string(b)
 	}
-	mk, gr, rs := read("Makefile"), read("goreleaser.yaml"), read("scripts/release-snapshot.sh")
+	gr := read("goreleaser.yaml")
 	for _, v := range []string{"main.version=", "main.commit=", "main.date=", "runtime.godebugDefault=disablethp=1"} {
-		if !strings.Contains(mk, "-X "+v) {
-			t.Errorf("Makefile does not stamp %s", v)
+		// scripts/package.sh builds the packages' and the image's binary.
+		for _, f := range []string{"Makefile", "goreleaser.yaml", "scripts/release-snapshot.sh", "scripts/package.sh"} {
+			if !strings.Contains(read(f), "-X "+v) {
+				t.Errorf("%s does not stamp %s", f, v)
+			}
 		}
-		if !strings.Contains(gr, "-X "+v) {
-			t.Errorf("goreleaser.yaml does not stamp %s", v)
+	}
+	// The archives' binary is the packages' (goreleaser v2.14 checked:
+	// byte-identical for a tag): the same build flags, and at a tag the
+	// version git describe gives scripts/package.sh, which is the tag.
+	pkg := read("scripts/package.sh")
+	for _, want := range []string{"- -trimpath\n      - -buildvcs=false\n", "-X main.version={{ if .IsSnapshot }}{{ .Version }}{{ else }}{{ .Tag }}{{ end }} "} {
+		if !strings.Contains(gr, want) {
+			t.Errorf("goreleaser.yaml lacks %q, which scripts/package.sh's build has", want)
 		}
-		if !strings.Contains(rs, "-X "+v) {
-			t.Errorf("scripts/release-snapshot.sh does not stamp %s", v)
+	}
+	for _, want := range []string{"-trimpath -buildvcs=false", "version=$(git describe --tags --always --dirty"} {
+		if !strings.Contains(pkg, want) {
+			t.Errorf("scripts/package.sh lacks %q, which goreleaser.yaml's build assumes", want)
+		}
+	}
+	// The packages and the image are make package's alone: a section of
+	// goreleaser's own that builds a Linux package or an image
+	// (goreleaser.com/customization) would make a second definition of
+	// them, free to drift from packaging/nfpm.yaml and tools/mkimage.
+	for _, section := range []string{"nfpms", "srpms", "snapcrafts", "flatpaks", "dockers", "dockers_v2", "docker_manifests", "kos"} {
+		if regexp.MustCompile(`(?m)^` + section + `:`).MatchString(gr) {
+			t.Errorf("goreleaser.yaml has a %s section: the packages and the image are scripts/package.sh's (its before hook)", section)
 		}
 	}
 	for _, want := range []string{
 		"version: 2", "main: ./cmd/rdmactl", "CGO_ENABLED=0", "- linux", "- amd64", "- arm64", "-trimpath",
 		"src: README.md", "src: LICENSE", "src: completions/*", "src: man/*.1", "name_template: checksums.txt", "algorithm: sha256",
 		// The packages and the image are make package's, published as is.
-		"- cmd: scripts/package.sh", "- RDMACTL_DIST=dist-packages", "extra_files:\n    - glob: dist-packages/rdmactl*\n\nrelease:\n  extra_files:\n    - glob: dist-packages/rdmactl*",
+		"before:\n  hooks:\n    - env RDMACTL_DIST=dist-packages scripts/package.sh\n", "extra_files:\n    - glob: dist-packages/rdmactl*\n\nrelease:\n  extra_files:\n    - glob: dist-packages/rdmactl*",
 	} {
 		if !strings.Contains(gr, want) {
 			t.Errorf("goreleaser.yaml lacks %q", want)
@@ -66,6 +89,26 @@ func TestReleaseConfig(t *testing.T) {
 	}
 	if strings.Contains(gr, "\t") {
 		t.Error("goreleaser.yaml contains a tab (YAML indents with spaces)")
+	}
+	// The sections the release depends on, in the types of goreleaser
+	// v2.14's pkg/config (OSS): before.hooks are strings (a cmd/env map
+	// is GoReleaser Pro's, and OSS goreleaser refuses it), a publisher's
+	// cmd one string.
+	var cfg struct {
+		Before struct {
+			Hooks []string `yaml:"hooks"`
+		} `yaml:"before"`
+		Publishers []struct {
+			Name       string   `yaml:"name"`
+			IDs        []string `yaml:"ids"`
+			Cmd        string   `yaml:"cmd"`
+			ExtraFiles []struct {
+				Glob string `yaml:"glob"`
+			} `yaml:"extra_files"`
+		} `yaml:"publishers"`
+	}
+	if err := yaml.Unmarshal([]byte(gr), &cfg); err != nil || len(cfg.Before.Hooks) == 0 || len(cfg.Publishers) == 0 {
+		t.Errorf("goreleaser.yaml: %v (%d before hooks, %d publishers)", err, len(cfg.Before.Hooks), len(cfg.Publishers))
 	}
 }
 

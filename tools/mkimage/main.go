@@ -4,13 +4,22 @@
 // config that runs rdmactl as that user, OCI labels. Every time in it is
 // SOURCE_DATE_EPOCH's, so two builds of a commit are identical.
 //
-//	mkimage -out dist/rdmactl_VERSION_oci.tar -version V -revision SHA \
-//	        -bin amd64=PATH -bin arm64=PATH
+//	mkimage -out dist/rdmactl_VERSION_oci.tar -name REPOSITORY -version V \
+//	        -revision SHA -bin amd64=PATH -bin arm64=PATH
+//
+// The index is named twice in the archive's index.json: its tag, V, as
+// org.opencontainers.image.ref.name (the image-spec's annotation for a
+// layout's references, which skopeo's oci-archive:FILE:V reads), and
+// REPOSITORY:V as io.containerd.image.name (containerd's images package:
+// the Name an import gives the image), so that 'ctr -n k8s.io images
+// import' on a node without a registry loads it under the name a
+// manifest pulls.
 package main
 
 import (
 	"archive/tar"
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -25,6 +34,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
@@ -52,22 +62,23 @@ func (b binFlag) Set(s string) error {
 func main() {
 	bins := binFlag{}
 	out := flag.String("out", "", "the OCI archive to write")
+	name := flag.String("name", "", "the image's repository (REGISTRY/PATH, without the tag)")
 	version := flag.String("version", "", "the image's version (its tag)")
 	revision := flag.String("revision", "", "the commit")
 	source := flag.String("source", "https://github.com/rdmactl/rdmactl", "the source's address")
 	flag.Var(bins, "bin", "ARCH=PATH of the static binary (repeat)")
 	flag.Parse()
-	if *out == "" || *version == "" || len(bins) == 0 {
-		fmt.Fprintln(os.Stderr, "mkimage: want -out, -version and -bin")
+	if *out == "" || *name == "" || *version == "" || len(bins) == 0 {
+		fmt.Fprintln(os.Stderr, "mkimage: want -out, -name, -version and -bin")
 		os.Exit(2)
 	}
-	if err := run(*out, *version, *revision, *source, bins); err != nil {
+	if err := run(*out, *name, *version, *revision, *source, bins); err != nil {
 		fmt.Fprintln(os.Stderr, "mkimage:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out, version, revision, source string, bins map[string]string) error {
+func run(out, name, version, revision, source string, bins map[string]string) error {
 	epoch, err := strconv.ParseInt(os.Getenv("SOURCE_DATE_EPOCH"), 10, 64)
 	if err != nil {
 		return fmt.Errorf("SOURCE_DATE_EPOCH: %v", err)
@@ -82,7 +93,22 @@ func run(out, version, revision, source string, bins map[string]string) error {
 		"org.opencontainers.image.licenses":    "Apache-2.0",
 		"org.opencontainers.image.created":     created.Format(time.RFC3339),
 	}
-	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	dir, err := os.MkdirTemp("", "mkimage-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	p, err := layout.Write(dir, empty.Index)
+	if err != nil {
+		return err
+	}
+	// The index, written here rather than by mutate.AppendManifests,
+	// which gives each image's entry the OPTIONAL artifactType of
+	// image-spec v1.1 (descriptor.md): a skopeo older than that field
+	// (Debian 12's 1.9) drops it when it copies the index, so the index's
+	// digest would change on the way to a registry, and with
+	// --preserve-digests (scripts/push-image.sh) the copy fails.
+	idx := v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex}
 	arches := make([]string, 0, len(bins))
 	for a := range bins {
 		arches = append(arches, a)
@@ -130,21 +156,32 @@ func run(out, version, revision, source string, bins map[string]string) error {
 		if img, err = mutate.CreatedAt(img, v1.Time{Time: created}); err != nil {
 			return err
 		}
-		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{
-			Platform: &v1.Platform{OS: "linux", Architecture: arch}}})
+		if err := p.WriteImage(img); err != nil {
+			return err
+		}
+		desc, err := partial.Descriptor(img)
+		if err != nil {
+			return err
+		}
+		idx.Manifests = append(idx.Manifests, v1.Descriptor{MediaType: desc.MediaType, Size: desc.Size, Digest: desc.Digest,
+			Platform: &v1.Platform{OS: "linux", Architecture: arch}})
 	}
-	dir, err := os.MkdirTemp("", "mkimage-")
+	raw, err := json.Marshal(idx)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	p, err := layout.Write(dir, empty.Index)
+	h, size, err := v1.SHA256(bytes.NewReader(raw))
 	if err != nil {
 		return err
 	}
-	if err := p.AppendIndex(idx, layout.WithAnnotations(map[string]string{
-		"org.opencontainers.image.ref.name": version,
-	})); err != nil {
+	if err := p.WriteBlob(h, io.NopCloser(bytes.NewReader(raw))); err != nil {
+		return err
+	}
+	if err := p.AppendDescriptor(v1.Descriptor{MediaType: types.OCIImageIndex, Size: size, Digest: h,
+		Annotations: map[string]string{
+			"org.opencontainers.image.ref.name": version,
+			"io.containerd.image.name":          name + ":" + version,
+		}}); err != nil {
 		return err
 	}
 	return tarDir(dir, out, created)
