@@ -123,15 +123,31 @@ func perfFlagSet(f *perfFlags, verb perf.Verb) *pflag.FlagSet {
 	perfEventFlags(fs, f)
 	fs.BoolVarP(&f.help, "help", "h", false, "show this help")
 	addPerfOpsFlags(fs, f, verb)
+	addRefusedFlags(fs)
+	fs.SetNormalizeFunc(perftestAliases)
 	f.fs = fs
 	return fs
+}
+
+// perftestAliases maps perftest's long names that rdmactl spells
+// otherwise to rdmactl's: perftest's --report-histogrm (sic,
+// src/perftest_parameters.c) is --histogram.
+func perftestAliases(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+	if name == "report-histogrm" {
+		name = "histogram"
+	}
+	return pflag.NormalizedName(name)
 }
 
 // parsePerfArgs turns the command line of 'perf <verb>' into Params.
 func parsePerfArgs(verb perf.Verb, args []string) (*perfFlags, error) {
 	f := &perfFlags{}
 	fs := perfFlagSet(f, verb)
-	if err := fs.Parse(args); err != nil {
+	err := fs.Parse(args)
+	if rerr := refused(fs, args); rerr != nil {
+		return f, rerr
+	}
+	if err != nil {
 		return f, cmdutil.UsageErrorf("%v (see 'rdmactl perf %s --help')", err, verb)
 	}
 	if f.help {
@@ -144,7 +160,6 @@ func parsePerfArgs(verb perf.Verb, args []string) (*perfFlags, error) {
 		p.Test = perf.TestLat
 	}
 	p.UserGID = fs.Changed("gid-index")
-	var err error
 	if p.Conn, err = perf.ParseTransport(f.conn); err != nil {
 		return f, cmdutil.UsageErrorf("-c: %v", err)
 	}
@@ -224,6 +239,10 @@ func newPerfVerbCmd(a *cmdutil.App, verb perf.Verb) *cobra.Command {
 	a.LazyLong(c, func() string {
 		return fmt.Sprintf(`Without SERVER, wait for one client (like 'ib_%[1]s_bw -d DEV'); with SERVER,
 connect to it and run. Either side may be perftest's ib_%[1]s_bw/_lat.
+
+perftest's options that rdmactl does not implement are refused in one line
+saying why: exit 2, or 5 for a vendor extension rdmactl's driver path lacks
+(docs/perftest-options.md lists them all).
 
 Flags (perftest's letters; here -d is the device and -p the TCP port):
 %[2]s`, name, perfFlagSet(&perfFlags{}, verb).FlagUsages())
