@@ -135,6 +135,8 @@ type Params struct {
 	// (limits.go). Neither is exchanged with the peer.
 	QoS    QoS
 	Limits Limits
+	// Report holds -N, --output and whether -f was given (reportopts.go).
+	Report ReportOpts
 }
 
 // Defaults fills unset fields as perftest does for this test.
@@ -203,7 +205,7 @@ func (p *Params) Defaults() {
 	} else if p.Inline > 0 {
 		p.UserInline = true
 	}
-	if p.Duration > 0 && p.Margin == 0 {
+	if p.Duration > 0 && p.Margin == 0 && !p.Report.UserMargin {
 		p.Margin = 2 * time.Second
 		if p.Margin > p.Duration/4 {
 			p.Margin = p.Duration / 4
@@ -288,6 +290,9 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("-R works with -c RC only (perftest refuses UC; UD over RDMA CM is not implemented)")
 	case p.Unsorted && p.Duration > 0:
 		return errors.New("-U needs iteration mode (-n): -D keeps a histogram, not each sample")
+	}
+	if err := p.validateReport(); err != nil {
+		return err
 	}
 	return p.validateEvents()
 }

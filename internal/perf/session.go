@@ -55,6 +55,7 @@ type Session struct {
 	SysfsIB string
 
 	cfiles   *counterFiles // -W
+	fig      io.Writer     // --output: where the one figure goes (Out is nil then)
 	conn     *Conn
 	port     PortAttr
 	mtu      int
@@ -92,6 +93,12 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	p := s.P
 	if err := p.Validate(); err != nil {
 		return nil, err
+	}
+	if p.Report.Output != OutputFull {
+		// perftest prints only the figure lines then (FULL_VERBOSITY
+		// gates the rest).
+		s.fig, s.Out = s.Out, nil
+		defer func() { s.Out, s.fig = s.fig, nil }()
 	}
 	// The loop mode, once per process, before any clock reading.
 	rtloop.Select(p.Loop)
@@ -552,6 +559,9 @@ func (s *Session) header() {
 func (s *Session) addBW(r BWResult) {
 	s.result.BW = append(s.result.BW, r)
 	s.printf("%s", formatBWRow(r))
+	if s.fig != nil {
+		fmt.Fprint(s.fig, s.P.Report.Output.bwFigure(r))
+	}
 	s.reportCounterFiles()
 }
 
@@ -802,6 +812,9 @@ func (s *Session) seqLat(ctx context.Context) error {
 			s.printUnsorted(unsorted)
 		}
 		s.printf("%s", formatLatRow(row.Size, row.Iters, row.LatStats))
+		if s.fig != nil {
+			fmt.Fprintf(s.fig, "%f\n", row.Avg) // perftest's OUTPUT_LAT: the average
+		}
 		s.reportCounterFiles()
 		if p.Histogram {
 			s.printHistogram(r, div)
@@ -1049,7 +1062,11 @@ func (s *Session) bwResult(r *runner) BWResult {
 	if p.Duration > 0 || p.Server {
 		return bwFromCount(r.size, r.nDone, r.tEnd-r.tStart, p.Gbits)
 	}
-	return bwFromEvents(r.size, r.tStart, r.evT[:r.nEv], r.evC[:r.nEv], uint64(p.TxDepth*p.QPs), p.Gbits)
+	res := bwFromEvents(r.size, r.tStart, r.evT[:r.nEv], r.evC[:r.nEv], uint64(p.TxDepth*p.QPs), p.Gbits)
+	if p.Report.NoPeak {
+		res.BWPeak = 0 // perftest's -N: peak_up = !noPeak * ... (print_report_bw)
+	}
+	return res
 }
 
 // watchPeer notices the peer closing the TCP connection during the run

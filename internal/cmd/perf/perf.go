@@ -80,6 +80,7 @@ type perfFlags struct {
 	help     bool
 	fs       *pflag.FlagSet
 	ops      perfOpsFlags  // perf_ops.go: -A, --use-srq
+	rep      reportFlags   // reportflags.go
 	ev       perfEventOpts // perf_events.go
 	// QoS/path options and thresholds (perf_qos.go).
 	qos qosFlags
@@ -121,6 +122,7 @@ func perfFlagSet(f *perfFlags, verb perf.Verb) *pflag.FlagSet {
 	fs.BoolVar(&f.pretty, "pretty", false, "indent JSON")
 	fs.Bool("details", false, "accepted for symmetry with other commands")
 	perfEventFlags(fs, f)
+	addReportFlags(fs, f)
 	fs.BoolVarP(&f.help, "help", "h", false, "show this help")
 	addPerfOpsFlags(fs, f, verb)
 	addRefusedFlags(fs)
@@ -150,7 +152,7 @@ func parsePerfArgs(verb perf.Verb, args []string) (*perfFlags, error) {
 	if err != nil {
 		return f, cmdutil.UsageErrorf("%v (see 'rdmactl perf %s --help')", err, verb)
 	}
-	if f.help {
+	if f.help || f.rep.version {
 		return f, nil
 	}
 	p := &f.p
@@ -195,6 +197,9 @@ func parsePerfArgs(verb perf.Verb, args []string) (*perfFlags, error) {
 	if err := applyPerfEventFlags(f); err != nil {
 		return f, err
 	}
+	if err := applyReportFlags(f); err != nil {
+		return f, err
+	}
 	rest := fs.Args()
 	switch len(rest) {
 	case 0:
@@ -222,6 +227,12 @@ func newPerfVerbCmd(a *cmdutil.App, verb perf.Verb) *cobra.Command {
 			pf, err := parsePerfArgs(verb, args)
 			if pf.help {
 				fmt.Fprintf(a.Stdout, "%s\n\nUsage:\n  rdmactl perf %s [flags] [SERVER]\n\nFlags:\n%s\nExamples:\n%s\n", c.Short, name, pf.fs.FlagUsages(), perfExample)
+				return nil
+			}
+			if err == nil && pf.rep.version {
+				// perftest's -V: "Version: %s" with the version it
+				// exchanges (user_param->version), then exit.
+				fmt.Fprintf(a.Stdout, "Version: %s\n", perf.OurVersion)
 				return nil
 			}
 			if err != nil {

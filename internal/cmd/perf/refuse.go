@@ -47,17 +47,13 @@ func vendor(what, lib string) string {
 }
 
 var refusals = []refusal{
-	{"CPU-freq", "F", false, cmdutil.ExitUsage, whyNotYet},
 	{"vector", "X", true, cmdutil.ExitUsage, "completion vectors: " + whyNotYet},
 	{"mcg", "g", false, cmdutil.ExitUsage, "multicast: " + whyNotYet},
 	{"comm_rdma_cm", "z", false, cmdutil.ExitUsage, "rdma_cm for the exchange only: " + whyNotYet + " (-R connects the QPs through rdma_cm too)"},
 	{"hop_limit", "L", true, cmdutil.ExitUsage, whyRawEth + " (the GRH hop limit is 255, as perftest sets it)"},
 	{"MGID", "M", true, cmdutil.ExitUsage, "multicast: " + whyNotYet},
-	{"noPeak", "N", false, cmdutil.ExitUsage, whyNotYet},
-	{"version", "V", false, cmdutil.ExitUsage, whyNotYet},
 	{"report-cycles", "C", false, cmdutil.ExitUsage, "latency in CPU cycles: " + whyNotYet + " (rdmactl measures in nanoseconds)"},
 	{"dualport", "O", false, cmdutil.ExitUsage, "dual-port runs: " + whyNotYet},
-	{"margin", "f", true, cmdutil.ExitUsage, whyNotYet},
 	{"source_mac", "B", true, cmdutil.ExitUsage, whyRawEth},
 	{"dest_mac", "E", true, cmdutil.ExitUsage, whyRawEth},
 	{"dest_ip", "J", true, cmdutil.ExitUsage, whyRawEth},
@@ -87,7 +83,6 @@ var refusals = []refusal{
 	{"rate_limit", "", true, cmdutil.ExitUsage, "the rate limiter: " + whyNotYet},
 	{"rate_limit_type", "", true, cmdutil.ExitUsage, "the rate limiter: " + whyNotYet},
 	{"rate_units", "", true, cmdutil.ExitUsage, "the rate limiter: " + whyNotYet},
-	{"output", "", true, cmdutil.ExitUsage, whyNotYet},
 	{"cpu_util", "", false, cmdutil.ExitUsage, whyNotYet},
 	{"out_json", "", false, cmdutil.ExitUsage, "perftest's JSON file: " + whyNotYet + " (-j prints rdmactl's JSON)"},
 	{"out_json_file", "", true, cmdutil.ExitUsage, "perftest's JSON file: " + whyNotYet + " (-j prints rdmactl's JSON)"},

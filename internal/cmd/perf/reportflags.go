@@ -1,0 +1,47 @@
+package perf
+
+import (
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
+	"github.com/rdmactl/rdmactl/internal/perf"
+)
+
+// perftest's report and run-shape options with perftest's letters
+// (src/perftest_parameters.c): -N, --output, -f, -F and -V.
+
+type reportFlags struct {
+	output  string
+	margin  int
+	cpuFreq bool
+	version bool
+}
+
+func addReportFlags(fs *pflag.FlagSet, f *perfFlags) {
+	fs.BoolVarP(&f.p.Report.NoPeak, "noPeak", "N", false, "bw: report the BW peak as 0, as perftest's -N (the average and message rate are unchanged)")
+	fs.StringVar(&f.rep.output, "output", "", "print only one figure per row, as perftest: bandwidth or message_rate (bw; the average), latency (--lat; the average)")
+	fs.IntVarP(&f.rep.margin, "margin", "f", 0, "with -D: seconds left out of the results at the start and at the end (default 2, at most a quarter of -D)")
+	fs.BoolVarP(&f.rep.cpuFreq, "CPU-freq", "F", false, "accepted, as perftest's -F (do not warn about CPU frequency scaling): rdmactl times with the kernel's clock, not CPU cycles, and never warns")
+	fs.BoolVarP(&f.rep.version, "version", "V", false, "print \"Version: V\" as perftest, V being the perftest version rdmactl claims to its peer (\""+perf.OurVersion+"\"), and exit")
+}
+
+// applyReportFlags moves them into Params (ranges: Params.Validate).
+func applyReportFlags(f *perfFlags) error {
+	if f.fs.Changed("output") {
+		o, err := perf.ParseOutput(f.rep.output)
+		if err != nil {
+			return cmdutil.UsageErrorf("--output %v", err)
+		}
+		f.p.Report.Output = o
+	}
+	if f.fs.Changed("margin") {
+		if f.rep.margin < 0 || f.rep.margin > maxPerfSeconds {
+			return cmdutil.UsageErrorf("-f %d: the margin is 0..%d seconds", f.rep.margin, maxPerfSeconds)
+		}
+		f.p.Report.UserMargin = true
+		f.p.Margin = time.Duration(f.rep.margin) * time.Second
+	}
+	return nil
+}

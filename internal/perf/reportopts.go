@@ -1,0 +1,76 @@
+package perf
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// perftest's report options (src/perftest_parameters.c): -N/--noPeak,
+// --output and -f/--margin.
+
+// Output is perftest's --output: the whole report (OutputFull), or one
+// figure per result row and nothing else.
+type Output int
+
+const (
+	OutputFull    Output = iota
+	OutputBW             // --output=bandwidth: the BW average
+	OutputMsgRate        // --output=message_rate: the message rate
+	OutputLat            // --output=latency: the average latency
+)
+
+// ParseOutput reads --output's value (perftest's names).
+func ParseOutput(s string) (Output, error) {
+	switch s {
+	case "bandwidth":
+		return OutputBW, nil
+	case "message_rate":
+		return OutputMsgRate, nil
+	case "latency":
+		return OutputLat, nil
+	}
+	return OutputFull, fmt.Errorf("%q: want bandwidth, message_rate or latency (as perftest)", s)
+}
+
+// ReportOpts are those options' values.
+type ReportOpts struct {
+	// NoPeak (-N) reports the BW peak as 0, as perftest's noPeak
+	// (print_report_bw: peak_up = !noPeak * ...); the average and the
+	// message rate are unchanged.
+	NoPeak bool
+	// Output selects perftest's one-figure output.
+	Output Output
+	// UserMargin says -f gave Margin (0 included).
+	UserMargin bool
+}
+
+// validateReport checks them as perftest's force_dependencies does.
+func (p *Params) validateReport() error {
+	r := &p.Report
+	switch {
+	case r.NoPeak && p.Test != TestBW:
+		return errors.New("-N applies to bandwidth tests only (as perftest)")
+	case r.Output == OutputLat && p.Test != TestLat:
+		return errors.New("--output=latency: bandwidth tests print bandwidth or message_rate (as perftest)")
+	case (r.Output == OutputBW || r.Output == OutputMsgRate) && p.Test != TestBW:
+		return errors.New("--output: latency tests print latency (as perftest)")
+	case r.Output != OutputFull && (p.Histogram || p.Unsorted):
+		return errors.New("--output prints one figure; -H and -U print every sample")
+	case r.UserMargin && p.Margin < 0:
+		return errors.New("-f: the margin must not be negative (as perftest)")
+	case r.UserMargin && p.RunInfinitely:
+		return errors.New("-f: --run_infinitely counts each whole period, without margins")
+	case r.UserMargin && p.Duration > 0 && p.Duration <= 2*p.Margin:
+		return fmt.Errorf("-f %d: -D %d must be more than twice the margin (as perftest)", int64(p.Margin/time.Second), int64(p.Duration/time.Second))
+	}
+	return nil
+}
+
+// figure is the line --output prints for a BW row ("%lf\n", as perftest).
+func (o Output) bwFigure(r BWResult) string {
+	if o == OutputMsgRate {
+		return fmt.Sprintf("%f\n", r.MsgRate)
+	}
+	return fmt.Sprintf("%f\n", r.BWAvg)
+}
