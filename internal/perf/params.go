@@ -137,6 +137,9 @@ type Params struct {
 	Limits Limits
 	// Report holds -N, --output and whether -f was given (reportopts.go).
 	Report ReportOpts
+	// WarmUp (--perform_warm_up) runs a warm-up before each measurement
+	// (warmup.go).
+	WarmUp bool
 }
 
 // Defaults fills unset fields as perftest does for this test.
@@ -292,6 +295,9 @@ func (p *Params) Validate() error {
 		return errors.New("-U needs iteration mode (-n): -D keeps a histogram, not each sample")
 	}
 	if err := p.validateReport(); err != nil {
+		return err
+	}
+	if err := p.validateWarmUp(); err != nil {
 		return err
 	}
 	return p.validateEvents()

@@ -624,6 +624,11 @@ func (s *Session) seqRDMABW(ctx context.Context) error {
 			}
 		}
 		r.prepare(sz)
+		if p.WarmUp {
+			if err := r.warmUp(r.stall); err != nil {
+				return err
+			}
+		}
 		if p.RunInfinitely {
 			return s.runInfinitely(ctx, r, r.runBW)
 		}

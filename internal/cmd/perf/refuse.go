@@ -87,7 +87,9 @@ var refusals = []refusal{
 	{"out_json", "", false, cmdutil.ExitUsage, "perftest's JSON file: " + whyNotYet + " (-j prints rdmactl's JSON)"},
 	{"out_json_file", "", true, cmdutil.ExitUsage, "perftest's JSON file: " + whyNotYet + " (-j prints rdmactl's JSON)"},
 	{"latency_gap", "", true, cmdutil.ExitUsage, whyNotYet},
-	{"dont_xchg_versions", "", false, cmdutil.ExitUsage, whyNotYet},
+	// perftest skips the version record but still checks the peer's
+	// (check_version_compatibility reads atof("") = 0 < 5.70) and exits.
+	{"dont_xchg_versions", "", false, cmdutil.ExitUsage, "perftest itself ends every run there (it skips the version record, then finds the peer's version below 5.70); rdmactl always exchanges versions"},
 	{"payload_file_path", "", true, cmdutil.ExitUsage, whyNotYet},
 	{"use_cuda", "", true, cmdutil.ExitUsage, accel("CUDA GPU memory")},
 	{"use_cuda_bus_id", "", true, cmdutil.ExitUsage, accel("CUDA GPU memory")},
@@ -124,7 +126,6 @@ var refusals = []refusal{
 	{"flows", "", true, cmdutil.ExitUsage, whyRawEth},
 	{"flows_burst", "", true, cmdutil.ExitUsage, whyRawEth},
 	{"reply_every", "", true, cmdutil.ExitUsage, whyRawEth},
-	{"perform_warm_up", "", false, cmdutil.ExitUsage, whyNotYet},
 	{"vlan_en", "", false, cmdutil.ExitUsage, whyRawEth},
 	{"vlan_pcp", "", true, cmdutil.ExitUsage, whyRawEth},
 	{"recv_post_list", "", true, cmdutil.ExitUsage, whyNotYet},
