@@ -192,6 +192,10 @@ type Result struct {
 	// (limits.go; absent without -w, -y, --limit_lat).
 	QoS    *QoSReport   `json:"qos,omitempty"`
 	Limits []LimitCheck `json:"limits,omitempty"`
+	// ReportBoth is --report-both's two halves of a bidirectional run
+	// (reportopts.go): this side's figures and the peer's, whose sum BW
+	// holds.
+	ReportBoth *ReportBoth `json:"report_both,omitempty"`
 }
 
 // LatRow is one latency report row.

@@ -43,6 +43,9 @@ type ReportOpts struct {
 	Output Output
 	// UserMargin says -f gave Margin (0 included).
 	UserMargin bool
+	// Both (--report-both) prints each side's figures of a
+	// bidirectional run after their sum.
+	Both bool
 }
 
 // validateReport checks them as perftest's force_dependencies does.
@@ -57,6 +60,14 @@ func (p *Params) validateReport() error {
 		return errors.New("--output: latency tests print latency (as perftest)")
 	case r.Output != OutputFull && (p.Histogram || p.Unsorted):
 		return errors.New("--output prints one figure; -H and -U print every sample")
+	case r.Both && (!p.Bidir || p.Test != TestBW):
+		return errors.New("--report-both applies to bidirectional bandwidth runs (-b), as perftest")
+	case r.Both && (p.AllSizes || p.RunInfinitely):
+		return errors.New("--report-both: perftest reports both sides only in a run of one size (not -a, not --run_infinitely)")
+	case r.Both && p.Verb == VerbSend && p.Duration > 0:
+		return errors.New("--report-both: a send -D run exchanges no reports (as perftest); each side prints its own")
+	case r.Both && r.Output != OutputFull:
+		return errors.New("--report-both prints report blocks; --output prints one figure")
 	case r.UserMargin && p.Margin < 0:
 		return errors.New("-f: the margin must not be negative (as perftest)")
 	case r.UserMargin && p.RunInfinitely:
@@ -73,4 +84,28 @@ func (o Output) bwFigure(r BWResult) string {
 		return fmt.Sprintf("%f\n", r.MsgRate)
 	}
 	return fmt.Sprintf("%f\n", r.BWAvg)
+}
+
+// ReportBoth is what --report-both adds to a bidirectional run: each
+// side's own figures (perftest's report_both: "Local results" and
+// "Remote results", after the sum).
+type ReportBoth struct {
+	Local  BWResult `json:"local"`
+	Remote BWResult `json:"remote"`
+}
+
+// printReportBoth prints --report-both's blocks after the sum row, in
+// perftest's layout (write_bw.c, send_bw.c: RESULT_LINE, the title,
+// RESULT_LINE, the header, the row; once for each side).
+func (s *Session) printReportBoth() {
+	b := s.result.ReportBoth
+	if b == nil {
+		return
+	}
+	for _, half := range []struct {
+		title string
+		row   BWResult
+	}{{"Local", b.Local}, {"Remote", b.Remote}} {
+		s.printf("%s\n %s results: \n%s%s%s", resultLine, half.title, resultLine, bwHeader(s.P.Gbits), formatBWRow(half.row))
+	}
 }

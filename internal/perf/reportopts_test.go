@@ -119,3 +119,45 @@ func TestReportOptsValidate(t *testing.T) {
 		t.Fatal("--output=bw accepted")
 	}
 }
+
+// --report-both: after the sum row of a bidirectional run, each side
+// prints its own figures and the peer's, in perftest's blocks; the two
+// add up to the sum, and one side's local row is the other's remote row.
+func TestSessionReportBoth(t *testing.T) {
+	for _, v := range []Verb{VerbWrite, VerbSend} {
+		p := Params{Verb: v, Test: TestBW, Bidir: true, Iters: 200, Report: ReportOpts{Both: true}}
+		s, c, _ := runPair(t, p, p)
+		if s.err != nil || c.err != nil {
+			t.Fatalf("%s: server: %v client: %v", v, s.err, c.err)
+		}
+		for _, o := range []*sideOut{s, c} {
+			b := o.res.ReportBoth
+			if b == nil || len(o.res.BW) != 1 {
+				t.Fatalf("%s: %+v", v, o.res)
+			}
+			sum := o.res.BW[0]
+			if d := b.Local.BWAvg + b.Remote.BWAvg - sum.BWAvg; d > 1e-9 || d < -1e-9 || b.Local.BWAvg <= 0 || b.Remote.BWAvg <= 0 {
+				t.Fatalf("%s: local %v + remote %v != sum %v", v, b.Local.BWAvg, b.Remote.BWAvg, sum.BWAvg)
+			}
+			want := formatBWRow(sum) + resultLine + "\n Local results: \n" + resultLine + bwHeader(false) + formatBWRow(b.Local) +
+				resultLine + "\n Remote results: \n" + resultLine + bwHeader(false) + formatBWRow(b.Remote) + resultLine
+			if !strings.HasSuffix(o.out.String(), want) {
+				t.Fatalf("%s: the output does not end in\n%s\n---\n%s", v, want, o.out.String())
+			}
+		}
+		if s.res.ReportBoth.Local.BWAvg != c.res.ReportBoth.Remote.BWAvg || c.res.ReportBoth.Local.BWAvg != s.res.ReportBoth.Remote.BWAvg {
+			t.Fatalf("%s: server %+v, client %+v", v, s.res.ReportBoth, c.res.ReportBoth)
+		}
+	}
+	for _, p := range []Params{
+		{Verb: VerbWrite, Test: TestBW, Report: ReportOpts{Both: true}},
+		{Verb: VerbWrite, Test: TestBW, Bidir: true, AllSizes: true, Report: ReportOpts{Both: true}},
+		{Verb: VerbSend, Test: TestBW, Bidir: true, Duration: 4 * time.Second, Report: ReportOpts{Both: true}},
+	} {
+		p.Server = true
+		p.Defaults()
+		if err := p.Validate(); err == nil || !strings.HasPrefix(err.Error(), "--report-both") {
+			t.Errorf("%+v: %v, want a --report-both error", p, err)
+		}
+	}
+}

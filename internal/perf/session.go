@@ -499,6 +499,9 @@ func (s *Session) sumBidir(res BWResult) (BWResult, error) {
 	if rep.Size != res.Size {
 		return res, peerErrorf("the peer ran %d-byte messages and we ran %d; use the same -s on both sides", rep.Size, res.Size)
 	}
+	if s.P.Report.Both {
+		s.result.ReportBoth = &ReportBoth{Local: res, Remote: BWResult{Size: rep.Size, Iters: rep.Iters, BWPeak: rep.BWPeak, BWAvg: rep.BWAvg, MsgRate: rep.MsgRate}}
+	}
 	res.BWPeak += rep.BWPeak
 	res.BWAvg += rep.BWAvg
 	res.MsgRate += rep.MsgRate
@@ -647,6 +650,7 @@ func (s *Session) seqRDMABW(ctx context.Context) error {
 			}
 		}
 		s.addBW(res)
+		s.printReportBoth()
 		last = res
 	}
 	if err := s.peekAtomic(true); err != nil {
@@ -722,6 +726,7 @@ func (s *Session) seqSendBW(ctx context.Context) error {
 			}
 		}
 		s.addBW(res)
+		s.printReportBoth()
 		if p.AllSizes {
 			if err := s.key(0, true); err != nil {
 				return err
@@ -1064,7 +1069,11 @@ func (s *Session) measure(ctx context.Context, r *runner, loop func() error) (BW
 
 func (s *Session) bwResult(r *runner) BWResult {
 	p := s.P
-	if p.Duration > 0 || p.Server {
+	// A receiving server counts messages between its first and last
+	// receive; a -b server sends too and, in iteration mode, has its
+	// sending half's completion events as the client (its tEnd is set in
+	// duration mode only).
+	if p.Duration > 0 || p.Server && !p.Bidir {
 		return bwFromCount(r.size, r.nDone, r.tEnd-r.tStart, p.Gbits)
 	}
 	res := bwFromEvents(r.size, r.tStart, r.evT[:r.nEv], r.evC[:r.nEv], uint64(p.TxDepth*p.QPs), p.Gbits)

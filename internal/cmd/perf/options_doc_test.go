@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -66,6 +67,9 @@ var acceptedValues = map[string]string{
 	"rx-depth": "64", "pkey_index": "0", "port": "18516", "iters": "100", "post_list": "2", "output": "bandwidth",
 }
 
+// acceptedWith are the other options an accepted option needs.
+var acceptedWith = map[string][]string{"report-both": {"-b"}}
+
 func optionArgs(lat bool, flag string, arg bool, value string, host bool) []string {
 	var a []string
 	if lat {
@@ -123,7 +127,7 @@ func TestPerftestOptionsDoc(t *testing.T) {
 					if (fl.NoOptDefVal == "") != r.arg {
 						t.Errorf("%s: takes a value: rdmactl %v, perftest %v", form, fl.NoOptDefVal == "", r.arg)
 					}
-					_, err := parsePerfArgs(pt.verb, optionArgs(pt.lat, form, r.arg, val, true))
+					_, err := parsePerfArgs(pt.verb, append(slices.Clone(acceptedWith[r.long]), optionArgs(pt.lat, form, r.arg, val, true)...))
 					if err == nil {
 						ok = true
 						break

@@ -75,7 +75,6 @@ var refusals = []refusal{
 	{"local_port", "", true, cmdutil.ExitUsage, whyRawEth},
 	{"no_lock", "", false, cmdutil.ExitUsage, "libibverbs thread domains: rdmactl perf does not use libibverbs, and its post and poll loops take no locks"},
 	{"use-null-mr", "", false, cmdutil.ExitUsage, "null memory regions: " + whyNotYet},
-	{"report-both", "", false, cmdutil.ExitUsage, "separate RX and TX figures: " + whyNotYet},
 	{"reversed", "", false, cmdutil.ExitUsage, "server-to-client traffic: " + whyNotYet},
 	{"tcp", "", false, cmdutil.ExitUsage, whyRawEth},
 	{"burst_size", "", true, cmdutil.ExitUsage, "the rate limiter: " + whyNotYet},

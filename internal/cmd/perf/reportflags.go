@@ -10,8 +10,8 @@ import (
 )
 
 // perftest's report and run-shape options with perftest's letters
-// (src/perftest_parameters.c): -N, --output, -f, -F, --perform_warm_up
-// and -V.
+// (src/perftest_parameters.c): -N, --output, --report-both, -f, -F,
+// --perform_warm_up and -V.
 
 type reportFlags struct {
 	output  string
@@ -25,6 +25,7 @@ func addReportFlags(fs *pflag.FlagSet, f *perfFlags) {
 	fs.StringVar(&f.rep.output, "output", "", "print only one figure per row, as perftest: bandwidth or message_rate (bw; the average), latency (--lat; the average)")
 	fs.IntVarP(&f.rep.margin, "margin", "f", 0, "with -D: seconds left out of the results at the start and at the end (default 2, at most a quarter of -D)")
 	fs.BoolVarP(&f.rep.cpuFreq, "CPU-freq", "F", false, "accepted, as perftest's -F (do not warn about CPU frequency scaling): rdmactl times with the kernel's clock, not CPU cycles, and never warns")
+	fs.BoolVar(&f.p.Report.Both, "report-both", false, "-b: after the sum, print this side's and the peer's figures, as perftest (JSON: report_both)")
 	fs.BoolVar(&f.p.WarmUp, "perform_warm_up", false, "write and read bw: before each measurement, post a send queue's worth of WRs per QP and wait for them, as perftest")
 	fs.BoolVarP(&f.rep.version, "version", "V", false, "print \"Version: V\" as perftest, V being the perftest version rdmactl claims to its peer (\""+perf.OurVersion+"\"), and exit")
 }
