@@ -43,6 +43,9 @@ type ReportOpts struct {
 	Output Output
 	// UserMargin says -f gave Margin (0 included).
 	UserMargin bool
+	// OutJSON is the file --out_json writes perftest's report to
+	// (outjson.go); "": none.
+	OutJSON string
 	// Both (--report-both) prints each side's figures of a
 	// bidirectional run after their sum.
 	Both bool
@@ -107,5 +110,6 @@ func (s *Session) printReportBoth() {
 		row   BWResult
 	}{{"Local", b.Local}, {"Remote", b.Remote}} {
 		s.printf("%s\n %s results: \n%s%s%s", resultLine, half.title, resultLine, bwHeader(s.P.Gbits), formatBWRow(half.row))
+		s.outJSONBW(half.row) // perftest's print_full_bw_report writes the file each time
 	}
 }

@@ -77,6 +77,8 @@ type Session struct {
 	result    Result
 	cm        *cmLink // -R: the comm connection and the data QPs' ids
 	cmNote    string  // -R: why -d was not used
+	// outJSONErr is the first failure to write --out_json's file.
+	outJSONErr error
 	// Tests only (cm_vm_test.go): called with the run's memory and key
 	// records once the QPs are up, before the first exchange of the test
 	// sequence, and after it, before teardown.
@@ -565,6 +567,7 @@ func (s *Session) addBW(r BWResult) {
 	if s.fig != nil {
 		fmt.Fprint(s.fig, s.P.Report.Output.bwFigure(r))
 	}
+	s.outJSONBW(r)
 	s.reportCounterFiles()
 }
 
@@ -825,6 +828,7 @@ func (s *Session) seqLat(ctx context.Context) error {
 		if s.fig != nil {
 			fmt.Fprintf(s.fig, "%f\n", row.Avg) // perftest's OUTPUT_LAT: the average
 		}
+		s.outJSONLat(row)
 		s.reportCounterFiles()
 		if p.Histogram {
 			s.printHistogram(r, div)

@@ -303,6 +303,9 @@ func runPerfSession(ctx context.Context, a *cmdutil.App, p *perf.Params, dev per
 		s.Progress = a.Stderr
 	}
 	res, err := s.Run(ctx)
+	if err == nil {
+		err = s.OutJSONErr() // after the report, as perftest's "failed to open"
+	}
 	if ue := (*rdmacm.UnsupportedError)(nil); errors.As(err, &ue) {
 		err = cmdutil.WithCode(cmdutil.ExitUnsupported, err) // no rdma_cm device: modprobe rdma_ucm
 	}

@@ -83,8 +83,6 @@ var refusals = []refusal{
 	{"rate_limit_type", "", true, cmdutil.ExitUsage, "the rate limiter: " + whyNotYet},
 	{"rate_units", "", true, cmdutil.ExitUsage, "the rate limiter: " + whyNotYet},
 	{"cpu_util", "", false, cmdutil.ExitUsage, whyNotYet},
-	{"out_json", "", false, cmdutil.ExitUsage, "perftest's JSON file: " + whyNotYet + " (-j prints rdmactl's JSON)"},
-	{"out_json_file", "", true, cmdutil.ExitUsage, "perftest's JSON file: " + whyNotYet + " (-j prints rdmactl's JSON)"},
 	{"latency_gap", "", true, cmdutil.ExitUsage, whyNotYet},
 	// perftest skips the version record but still checks the peer's
 	// (check_version_compatibility reads atof("") = 0 < 5.70) and exits.

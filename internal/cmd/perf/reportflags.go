@@ -10,14 +10,16 @@ import (
 )
 
 // perftest's report and run-shape options with perftest's letters
-// (src/perftest_parameters.c): -N, --output, --report-both, -f, -F,
-// --perform_warm_up and -V.
+// (src/perftest_parameters.c): -N, --output, --out_json, --out_json_file,
+// --report-both, -f, -F, --perform_warm_up and -V.
 
 type reportFlags struct {
-	output  string
-	margin  int
-	cpuFreq bool
-	version bool
+	outJSON     bool
+	outJSONFile string
+	output      string
+	margin      int
+	cpuFreq     bool
+	version     bool
 }
 
 func addReportFlags(fs *pflag.FlagSet, f *perfFlags) {
@@ -25,6 +27,8 @@ func addReportFlags(fs *pflag.FlagSet, f *perfFlags) {
 	fs.StringVar(&f.rep.output, "output", "", "print only one figure per row, as perftest: bandwidth or message_rate (bw; the average), latency (--lat; the average)")
 	fs.IntVarP(&f.rep.margin, "margin", "f", 0, "with -D: seconds left out of the results at the start and at the end (default 2, at most a quarter of -D)")
 	fs.BoolVarP(&f.rep.cpuFreq, "CPU-freq", "F", false, "accepted, as perftest's -F (do not warn about CPU frequency scaling): rdmactl times with the kernel's clock, not CPU cycles, and never warns")
+	fs.BoolVar(&f.rep.outJSON, "out_json", false, "also write perftest 6.06's report file (its key: value text, not JSON; -j is rdmactl's JSON)")
+	fs.StringVar(&f.rep.outJSONFile, "out_json_file", perf.DefaultOutJSONFile, "the file --out_json writes (perftest's default, in the working directory)")
 	fs.BoolVar(&f.p.Report.Both, "report-both", false, "-b: after the sum, print this side's and the peer's figures, as perftest (JSON: report_both)")
 	fs.BoolVar(&f.p.WarmUp, "perform_warm_up", false, "write and read bw: before each measurement, post a send queue's worth of WRs per QP and wait for them, as perftest")
 	fs.BoolVarP(&f.rep.version, "version", "V", false, "print \"Version: V\" as perftest, V being the perftest version rdmactl claims to its peer (\""+perf.OurVersion+"\"), and exit")
@@ -38,6 +42,14 @@ func applyReportFlags(f *perfFlags) error {
 			return cmdutil.UsageErrorf("--output %v", err)
 		}
 		f.p.Report.Output = o
+	}
+	switch {
+	case f.rep.outJSON && f.rep.outJSONFile == "":
+		return cmdutil.UsageErrorf("--out_json_file: give a file name")
+	case f.rep.outJSON:
+		f.p.Report.OutJSON = f.rep.outJSONFile
+	case f.fs.Changed("out_json_file"):
+		return cmdutil.UsageErrorf("--out_json_file names the file --out_json writes: give --out_json too (perftest writes nothing without it)")
 	}
 	if f.fs.Changed("margin") {
 		if f.rep.margin < 0 || f.rep.margin > maxPerfSeconds {

@@ -58,3 +58,24 @@ func TestPerfVersion(t *testing.T) {
 		t.Fatalf("OurVersion %q", perf.OurVersion)
 	}
 }
+
+func TestPerfOutJSONFlags(t *testing.T) {
+	f, err := parsePerfArgs(perf.VerbWrite, []string{"--out_json", "h"})
+	if err != nil || f.p.Report.OutJSON != "perftest_out.json" {
+		t.Fatalf("%v %q", err, f.p.Report.OutJSON)
+	}
+	f, err = parsePerfArgs(perf.VerbRead, []string{"--out_json", "--out_json_file=/tmp/r.json", "h"})
+	if err != nil || f.p.Report.OutJSON != "/tmp/r.json" {
+		t.Fatalf("%v %q", err, f.p.Report.OutJSON)
+	}
+	f, err = parsePerfArgs(perf.VerbRead, []string{"h"})
+	if err != nil || f.p.Report.OutJSON != "" {
+		t.Fatalf("%v %q", err, f.p.Report.OutJSON)
+	}
+	for _, args := range [][]string{{"perf", "write", "--out_json_file", "x.json", "h"}, {"perf", "write", "--out_json", "--out_json_file=", "h"}} {
+		out, stderr, code := runCmd(t, args...)
+		if code != cmdutil.ExitUsage || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "--out_json_file") {
+			t.Errorf("%q: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+}
