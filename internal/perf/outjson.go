@@ -166,7 +166,14 @@ func (s *Session) outJSONLat(row LatRow) {
 // outJSONCPU is REPORT_EXT_JSON (nothing) or, with --cpu_util,
 // REPORT_EXT_CPU_UTIL_JSON.
 func (s *Session) outJSONCPU() string {
-	return ""
+	if !s.P.Report.CPUUtil {
+		return ""
+	}
+	pct := 0.0
+	if v := s.result.CPUUtil; v != nil {
+		pct = *v
+	}
+	return fmt.Sprintf("CPU_util: %.2f,\n", pct)
 }
 
 // writeOutJSON replaces the file with the test information and results

@@ -74,6 +74,8 @@ func TestSessionOutJSONShapes(t *testing.T) {
 			"MsgSize n_iterations t_min t_max t_typical t_avg t_stdev percentile_99 percentile_99.9", "8"},
 		{"send_lat_duration", Params{Verb: VerbSend, Test: TestLat, Duration: 800 * time.Millisecond, Margin: 250 * time.Millisecond}, "Send_Latency_Test",
 			"MsgSize n_iterations t_avg tps_average", "2"},
+		{"write_bw_duration_cpu", Params{Verb: VerbWrite, Test: TestBW, Duration: 800 * time.Millisecond, Margin: 250 * time.Millisecond, Report: ReportOpts{CPUUtil: true}}, "RDMA_Write_BW_Test",
+			"MsgSize n_iterations BW_peak BW_average MsgRate CPU_util", "65536"},
 		{"write_bw_output", Params{Verb: VerbWrite, Test: TestBW, Iters: 100, Report: ReportOpts{Output: OutputMsgRate}}, "RDMA_Write_BW_Test",
 			"msgRate_avg", ""},
 		{"read_lat_output", Params{Verb: VerbRead, Test: TestLat, Iters: 100, Report: ReportOpts{Output: OutputLat}}, "RDMA_Read_Latency_Test",

@@ -300,6 +300,9 @@ func (p *Params) Validate() error {
 	if err := p.validateWarmUp(); err != nil {
 		return err
 	}
+	if err := p.validateCPUUtil(); err != nil {
+		return err
+	}
 	return p.validateEvents()
 }
 

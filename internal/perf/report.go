@@ -196,6 +196,10 @@ type Result struct {
 	// (reportopts.go): this side's figures and the peer's, whose sum BW
 	// holds.
 	ReportBoth *ReportBoth `json:"report_both,omitempty"`
+	// CPUUtil is --cpu_util's figure (cpuutil.go): this side's CPU
+	// utilisation over the last measured window, percent; absent when
+	// this side ran no loop or the run ended before the window closed.
+	CPUUtil *float64 `json:"cpu_util_pct,omitempty"`
 }
 
 // LatRow is one latency report row.

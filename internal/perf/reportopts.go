@@ -43,6 +43,9 @@ type ReportOpts struct {
 	Output Output
 	// UserMargin says -f gave Margin (0 included).
 	UserMargin bool
+	// CPUUtil (--cpu_util) reports this side's CPU utilisation over the
+	// measured window of a -D run (cpuutil.go).
+	CPUUtil bool
 	// OutJSON is the file --out_json writes perftest's report to
 	// (outjson.go); "": none.
 	OutJSON string
@@ -109,7 +112,7 @@ func (s *Session) printReportBoth() {
 		title string
 		row   BWResult
 	}{{"Local", b.Local}, {"Remote", b.Remote}} {
-		s.printf("%s\n %s results: \n%s%s%s", resultLine, half.title, resultLine, bwHeader(s.P.Gbits), formatBWRow(half.row))
+		s.printf("%s\n %s results: \n%s%s%s", resultLine, half.title, resultLine, s.cpuHeaderEnd(bwHeader(s.P.Gbits)), s.cpuRowEnd(formatBWRow(half.row)))
 		s.outJSONBW(half.row) // perftest's print_full_bw_report writes the file each time
 	}
 }

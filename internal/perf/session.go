@@ -79,6 +79,9 @@ type Session struct {
 	cmNote    string  // -R: why -d was not used
 	// outJSONErr is the first failure to write --out_json's file.
 	outJSONErr error
+	// cpuStat reads /proc/stat's user and idle ticks for --cpu_util
+	// (cpuutil.go); tests replace it.
+	cpuStat func() (user, idle int64, err error)
 	// Tests only (cm_vm_test.go): called with the run's memory and key
 	// records once the QPs are up, before the first exchange of the test
 	// sequence, and after it, before teardown.
@@ -555,15 +558,15 @@ func (s *Session) header() {
 	writeHeader(s.Out, s.P, s.info())
 	s.result.Info = *s.info()
 	if s.P.Test == TestBW {
-		s.printf("%s", bwHeader(s.P.Gbits))
+		s.printf("%s", s.cpuHeaderEnd(bwHeader(s.P.Gbits)))
 	} else {
-		s.printf("%s", latHeader)
+		s.printf("%s", s.cpuHeaderEnd(latHeader))
 	}
 }
 
 func (s *Session) addBW(r BWResult) {
 	s.result.BW = append(s.result.BW, r)
-	s.printf("%s", formatBWRow(r))
+	s.printf("%s", s.cpuRowEnd(formatBWRow(r)))
 	if s.fig != nil {
 		fmt.Fprint(s.fig, s.P.Report.Output.bwFigure(r))
 	}
@@ -824,7 +827,7 @@ func (s *Session) seqLat(ctx context.Context) error {
 		if p.Unsorted {
 			s.printUnsorted(unsorted)
 		}
-		s.printf("%s", formatLatRow(row.Size, row.Iters, row.LatStats))
+		s.printf("%s", s.cpuRowEnd(formatLatRow(row.Size, row.Iters, row.LatStats)))
 		if s.fig != nil {
 			fmt.Fprintf(s.fig, "%f\n", row.Avg) // perftest's OUTPUT_LAT: the average
 		}
@@ -1019,7 +1022,22 @@ func (s *Session) measure(ctx context.Context, r *runner, loop func() error) (BW
 	if s.testBeforeLoop != nil {
 		s.testBeforeLoop()
 	}
+	var cpu *cpuSampler
+	if s.P.Report.CPUUtil {
+		read := s.cpuStat
+		if read == nil {
+			read = readCPUStat
+		}
+		cpu = startCPUSampler(s.P.Margin, s.P.Duration, read)
+	}
 	err := loop()
+	if cpu != nil {
+		pct, cerr := cpu.stop()
+		if cerr != nil && err == nil {
+			err = cerr
+		}
+		s.result.CPUUtil = pct
+	}
 	s.result.Loop = r.loopMode()
 	if r.ev != nil {
 		s.result.CompEvents = r.ev.events

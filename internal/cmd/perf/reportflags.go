@@ -11,7 +11,7 @@ import (
 
 // perftest's report and run-shape options with perftest's letters
 // (src/perftest_parameters.c): -N, --output, --out_json, --out_json_file,
-// --report-both, -f, -F, --perform_warm_up and -V.
+// --cpu_util, --report-both, -f, -F, --perform_warm_up and -V.
 
 type reportFlags struct {
 	outJSON     bool
@@ -29,6 +29,7 @@ func addReportFlags(fs *pflag.FlagSet, f *perfFlags) {
 	fs.BoolVarP(&f.rep.cpuFreq, "CPU-freq", "F", false, "accepted, as perftest's -F (do not warn about CPU frequency scaling): rdmactl times with the kernel's clock, not CPU cycles, and never warns")
 	fs.BoolVar(&f.rep.outJSON, "out_json", false, "also write perftest 6.06's report file (its key: value text, not JSON; -j is rdmactl's JSON)")
 	fs.StringVar(&f.rep.outJSONFile, "out_json_file", perf.DefaultOutJSONFile, "the file --out_json writes (perftest's default, in the working directory)")
+	fs.BoolVar(&f.p.Report.CPUUtil, "cpu_util", false, "-D: add perftest's CPU_Util[%] column: the machine's user CPU ticks over user+idle in the measured window, from /proc/stat (JSON: cpu_util_pct)")
 	fs.BoolVar(&f.p.Report.Both, "report-both", false, "-b: after the sum, print this side's and the peer's figures, as perftest (JSON: report_both)")
 	fs.BoolVar(&f.p.WarmUp, "perform_warm_up", false, "write and read bw: before each measurement, post a send queue's worth of WRs per QP and wait for them, as perftest")
 	fs.BoolVarP(&f.rep.version, "version", "V", false, "print \"Version: V\" as perftest, V being the perftest version rdmactl claims to its peer (\""+perf.OurVersion+"\"), and exit")

@@ -37,6 +37,7 @@ func TestPerfReportFlags(t *testing.T) {
 		{[]string{"perf", "send", "--lat", "-H", "--output=latency", "h"}, "--output"},
 		{[]string{"perf", "write", "-D", "4", "-f", "2", "h"}, "-f 2"},
 		{[]string{"perf", "write", "-f", "-1", "h"}, "-f -1"},
+		{[]string{"perf", "write", "--cpu_util", "h"}, "--cpu_util"},
 	} {
 		out, stderr, code := runCmd(t, c.args...)
 		if code != cmdutil.ExitUsage || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.name) {
