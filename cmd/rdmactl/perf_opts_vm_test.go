@@ -1,0 +1,229 @@
+//go:build vmtest
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// VM tests of perftest's report options against the VM's perftest 6.06:
+// -V, --out_json/--out_json_file, --output, -N, --report-both,
+// --cpu_util and --perform_warm_up (internal/cmd/perf reportflags.go,
+// docs/perftest-options.md). Ports 21000-23999.
+
+// TestVMPerfOptsVersion: -V prints perftest's "Version: X" line; perftest
+// prints its own version (and exits 1), rdmactl the one it claims to
+// peers (and exits 0).
+func TestVMPerfOptsVersion(t *testing.T) {
+	re := regexp.MustCompile(`^Version: [0-9]+\.[0-9]+[^\n]*\n$`)
+	p, _ := exec.Command("ib_write_bw", "-V").CombinedOutput()
+	stdout, stderr, code := runSoleCmd(t, "perf", "write", "-V")
+	if !re.MatchString(string(p)) || !re.MatchString(stdout) || code != 0 || stderr != "" {
+		t.Fatalf("perftest %q; rdmactl exit %d %q %q", p, code, stdout, stderr)
+	}
+	if !strings.HasPrefix(stdout, "Version: 6.27 rdmactl") {
+		t.Fatalf("rdmactl: %q", stdout)
+	}
+}
+
+// outJSONEntries reads a --out_json file (perftest 6.06's "key: value,"
+// lines) into its keys in order and their values, without perftest's
+// relaxed-ordering warnings.
+func outJSONEntries(t *testing.T, path string) (keys []string, vals map[string]string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	vals = map[string]string{}
+	for _, l := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(l, ": ")
+		k = strings.TrimSpace(k)
+		if !ok || strings.HasPrefix(k, "WARNING") {
+			continue
+		}
+		keys = append(keys, k)
+		vals[k] = strings.TrimSuffix(strings.TrimSpace(v), ",")
+	}
+	if len(keys) < 10 || keys[0] != "test_info" || !slices.Contains(keys, "results") {
+		t.Fatalf("%s is not perftest's report file:\n%s", path, b)
+	}
+	return keys, vals
+}
+
+// sameOutJSON are the entries whose values rdmactl's file and perftest's
+// must share for the same role of the same run; the figures, and
+// PCIe_relax_order (perftest registers its memory with relaxed ordering,
+// rdmactl never does) may differ.
+var sameOutJSON = []string{"test", "Test with events", "Dual_port", "Device", "Number_of_qps", "Transport_type", "Connection_type",
+	"Using_SRQ", "ibv_wr_API", "TX_depth", "Post_List", "RX_depth", "CQ_Moderation", "Mtu", "Link_type", "GID_index",
+	"Max_inline_data", "Outstand_reads", "rdma_cm_QPs", "Data_ex_method", "MsgSize", "n_iterations"}
+
+// TestVMPerfOutJSON: with --out_json each side writes the file perftest
+// 6.06 writes in the same role: the same keys in the same order, the same
+// test information, size and iterations. Each test runs twice, perftest
+// server with rdmactl client, then the other way round, so that each role
+// has one file of each.
+func TestVMPerfOutJSON(t *testing.T) {
+	resUnchanged(t, false)
+	dir := t.TempDir()
+	for i, tc := range []struct {
+		verb, kind string
+		extra      []string
+	}{
+		{"write", "bw", nil},
+		{"read", "bw", nil},
+		{"send", "bw", nil},
+		{"write", "bw", []string{"-b"}},
+		{"write", "lat", nil},
+		{"read", "lat", nil},
+		{"write", "bw", []string{"-D", "4", "--cpu_util"}},
+		{"send", "lat", []string{"-D", "4", "--cpu_util"}},
+		{"write", "bw", []string{"--output=bandwidth"}},
+	} {
+		name := strings.Join(append([]string{tc.verb, tc.kind}, tc.extra...), "_")
+		t.Run(name, func(t *testing.T) {
+			files := map[string]string{} // "r server" etc. -> path
+			for k, roles := range [][2]string{{"p", "r"}, {"r", "p"}} {
+				sf := filepath.Join(dir, fmt.Sprintf("%d_%s_server.json", i, roles[0]))
+				cf := filepath.Join(dir, fmt.Sprintf("%d_%s_client.json", i, roles[1]))
+				files[roles[0]+" server"], files[roles[1]+" client"] = sf, cf
+				port := 21000 + 20*i + 10*k
+				r := retryPair(t, port, 1000, func(port int) ([]string, []string) {
+					s, c, _ := perfPairArgs(tc.verb, tc.kind, "RC", tc.extra, roles[0], roles[1], port)
+					return append(s, "--out_json", "--out_json_file="+sf), insertBefore(c, perfServerIP, "--out_json", "--out_json_file="+cf)
+				}, pairOpts{}, perftestClock)
+				r.mustPass(t)
+			}
+			for _, role := range []string{"server", "client"} {
+				if tc.verb == "read" && tc.kind == "lat" && role == "server" {
+					// perftest's read_lat server prints no report,
+					// and so writes no file; neither does rdmactl.
+					for _, who := range []string{"p", "r"} {
+						if _, err := os.Stat(files[who+" server"]); err == nil {
+							t.Errorf("%s's read_lat server wrote %s", who, files[who+" server"])
+						}
+					}
+					continue
+				}
+				pk, pv := outJSONEntries(t, files["p "+role])
+				rk, rv := outJSONEntries(t, files["r "+role])
+				if strings.Join(pk, "|") != strings.Join(rk, "|") {
+					t.Errorf("%s: keys differ\nperftest: %q\nrdmactl:  %q", role, pk, rk)
+				}
+				for _, k := range sameOutJSON {
+					if pv[k] != rv[k] {
+						t.Errorf("%s: %s: perftest %q, rdmactl %q", role, k, pv[k], rv[k])
+					}
+				}
+				if v, ok := rv["CPU_util"]; ok {
+					if f, err := strconv.ParseFloat(v, 64); err != nil || f < 0 || f > 100 {
+						t.Errorf("%s: CPU_util %q", role, v)
+					}
+				}
+			}
+		})
+	}
+}
+
+// insertBefore puts args into a client's command line before its last
+// argument, the server's address (a perftest client takes it last).
+func insertBefore(c []string, last string, args ...string) []string {
+	if c[len(c)-1] != last {
+		panic("client command line does not end in the server's address")
+	}
+	out := append(append([]string{}, c[:len(c)-1]...), args...)
+	return append(out, last)
+}
+
+// TestVMPerfOptsReport: perftest's report options print what perftest
+// prints, with either side rdmactl and the other perftest.
+func TestVMPerfOptsReport(t *testing.T) {
+	resUnchanged(t, false)
+	type pair struct{ name, server, client string }
+	pairs := []pair{{"rdmactl-client-perftest-server", "p", "r"}, {"perftest-client-rdmactl-server", "r", "p"}}
+	floatLine := regexp.MustCompile(`^[0-9]+\.[0-9]{6}\n$`)
+	port := 22000
+	for _, pr := range pairs {
+		t.Run("output_bandwidth/"+pr.name, func(t *testing.T) {
+			port += 10
+			r := retryPerfPair(t, "write", "bw", "RC", []string{"--output=bandwidth"}, pr.server, pr.client, port, perftestClock)
+			r.mustPass(t)
+			// The server prints the client's average: the same line.
+			if !floatLine.MatchString(r.sout) || r.sout != r.cout {
+				t.Fatalf("server %q, client %q; want the same one %%lf line", r.sout, r.cout)
+			}
+		})
+		t.Run("noPeak/"+pr.name, func(t *testing.T) {
+			port += 10
+			r := retryPerfPair(t, "write", "bw", "RC", []string{"-N"}, pr.server, pr.client, port, perftestClock)
+			r.mustPass(t)
+			s, c := agreeingRows(t, r.sout, r.cout)
+			if s.vals[0] != 0 || c.vals[0] != 0 || c.vals[1] <= 0 {
+				t.Fatalf("server %+v client %+v; want peak 0 and an average", s, c)
+			}
+		})
+		t.Run("report_both/"+pr.name, func(t *testing.T) {
+			port += 10
+			r := retryPerfPair(t, "write", "bw", "RC", []string{"-b", "--report-both"}, pr.server, pr.client, port, perftestClock)
+			r.mustPass(t)
+			sl, sr := reportBothRows(t, "server", r.sout)
+			cl, cr := reportBothRows(t, "client", r.cout)
+			// The reports are exchanged as doubles and printed with the
+			// same format: one side's local row is the other's remote.
+			if sl != cr || cl != sr {
+				t.Fatalf("server local %q remote %q; client local %q remote %q", sl, sr, cl, cr)
+			}
+		})
+		t.Run("cpu_util/"+pr.name, func(t *testing.T) {
+			port += 10
+			r := retryPerfPair(t, "write", "bw", "RC", []string{"-D", "4", "--cpu_util"}, pr.server, pr.client, port, perftestClock)
+			r.mustPass(t)
+			for who, out := range map[string]string{"server": r.sout, "client": r.cout} {
+				if !strings.Contains(out, "MsgRate[Mpps]    CPU_Util[%]\n") {
+					t.Errorf("%s: no CPU_Util[%%] header:\n%s", who, out)
+				}
+				row := parsePerfRows(t, who, out)[0]
+				if len(row.vals) != 4 || row.vals[3] < 0 || row.vals[3] > 100 {
+					t.Errorf("%s: row %+v; want a CPU_Util column of 0..100", who, row)
+				}
+			}
+		})
+		t.Run("perform_warm_up/"+pr.name, func(t *testing.T) {
+			port += 10
+			r := retryPerfPair(t, "read", "bw", "RC", []string{"--perform_warm_up"}, pr.server, pr.client, port, perftestClock)
+			r.mustPass(t)
+			s, c := agreeingRows(t, r.sout, r.cout)
+			if s.iters != 100 || c.vals[1] <= 0 {
+				t.Fatalf("server %+v client %+v", s, c)
+			}
+		})
+	}
+}
+
+// reportBothRows are the rows under --report-both's "Local results" and
+// "Remote results" titles.
+func reportBothRows(t *testing.T, who, out string) (local, remote string) {
+	t.Helper()
+	row := func(title string) string {
+		i := strings.Index(out, "\n "+title+" results: \n")
+		if i < 0 {
+			t.Fatalf("%s: no %q block:\n%s", who, title, out)
+		}
+		lines := strings.Split(out[i:], "\n")
+		// "", title, RESULT_LINE, header, row
+		if len(lines) < 5 || !strings.HasPrefix(lines[3], " #bytes") {
+			t.Fatalf("%s: %q block not perftest's:\n%s", who, title, out[i:])
+		}
+		return strings.TrimSpace(lines[4])
+	}
+	return row("Local"), row("Remote")
+}
