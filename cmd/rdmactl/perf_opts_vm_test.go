@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,7 +12,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/rdmactl/rdmactl/internal/vmcheck"
 )
 
 // VM tests of perftest's report options against the VM's perftest 6.06:
@@ -226,4 +231,61 @@ func reportBothRows(t *testing.T, who, out string) (local, remote string) {
 		return strings.TrimSpace(lines[4])
 	}
 	return row("Local"), row("Remote")
+}
+
+// lineSignal is a stdout that closes seen when a line containing want
+// has been written.
+type lineSignal struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	want string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (w *lineSignal) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.buf.Write(b)
+	if strings.Contains(w.buf.String(), w.want) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return n, err
+}
+
+func (w *lineSignal) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// TestVMPerfOptsWaitDestroy: with --wait_destroy the client says it waits
+// and its QPs stay in the kernel for that long (rdma res show would list
+// them) after the run against a perftest server; then it exits 0.
+func TestVMPerfOptsWaitDestroy(t *testing.T) {
+	resUnchanged(t, false)
+	const port = 23000
+	srv := startSide(t, "ib_write_bw", "perftest server", []string{"-d", "rxe0", "-n", "100", "-p", strconv.Itoa(port)})
+	waitListening(t, port, 20*time.Second)
+	out := &lineSignal{want: " Waiting 4 seconds before releasing resources...\n", seen: make(chan struct{})}
+	cli := startSideTo(t, rdmactlBin(t), "rdmactl client", []string{"perf", "write", "-d", "rxe1", "-n", "100", "-p", strconv.Itoa(port), "--wait_destroy", "4", perfServerIP}, out)
+	select {
+	case <-out.seen:
+	case <-time.After(90 * time.Second):
+		t.Fatalf("no wait line; client printed:\n%s\nstderr: %s", out.String(), cli.stderr.String())
+	}
+	seen := time.Now()
+	if !srv.wait(30 * time.Second) {
+		t.Fatal("the perftest server did not end after the run")
+	}
+	time.Sleep(time.Second)
+	if n := vmcheck.QPsOf(t, cli.cmd.Process.Pid); n != 1 {
+		t.Fatalf("during the wait the client has %d QPs, want its 1", n)
+	}
+	if !cli.wait(30 * time.Second) {
+		t.Fatal("the client did not end after its wait")
+	}
+	if took := time.Since(seen); cli.status() != "exit 0" || took < 3500*time.Millisecond {
+		t.Fatalf("client %s %v after the wait line; stderr %s", cli.status(), took, cli.stderr.String())
+	}
 }

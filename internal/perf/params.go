@@ -140,6 +140,9 @@ type Params struct {
 	// WarmUp (--perform_warm_up) runs a warm-up before each measurement
 	// (warmup.go).
 	WarmUp bool
+	// WaitDestroy (--wait_destroy) keeps the resources that long after
+	// the run (waitdestroy.go).
+	WaitDestroy time.Duration
 }
 
 // Defaults fills unset fields as perftest does for this test.

@@ -216,6 +216,11 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	if perr := s.portDownErr(0); perr != nil {
 		return &s.result, perr
 	}
+	if p.WaitDestroy > 0 {
+		if err := s.waitDestroy(ctx); err != nil {
+			return &s.result, err
+		}
+	}
 	// The thresholds judge a finished run only (limits.go).
 	checks, err := checkLimits(&p.Limits, &s.result)
 	s.result.Limits = checks

@@ -118,7 +118,6 @@ var refusals = []refusal{
 	{"raw_mcast", "", false, cmdutil.ExitUsage, whyRawEth},
 	{"mr_per_qp", "", false, cmdutil.ExitUsage, whyNotYet},
 	{"dlid", "", true, cmdutil.ExitUsage, whyNotYet},
-	{"wait_destroy", "", true, cmdutil.ExitUsage, whyNotYet},
 	{"flows", "", true, cmdutil.ExitUsage, whyRawEth},
 	{"flows_burst", "", true, cmdutil.ExitUsage, whyRawEth},
 	{"reply_every", "", true, cmdutil.ExitUsage, whyRawEth},
