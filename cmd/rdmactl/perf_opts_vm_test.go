@@ -202,6 +202,17 @@ func TestVMPerfOptsReport(t *testing.T) {
 				}
 			}
 		})
+		t.Run("ipv6/"+pr.name, func(t *testing.T) {
+			port += 10
+			r := retryPerfPair(t, "send", "bw", "RC", []string{"--ipv6"}, pr.server, pr.client, port, perftestClock)
+			r.mustPass(t)
+			// Both choose the same GID: an IPv6 one (on the VM's rxe,
+			// the netdev's fe80:: GID), not the IPv4-mapped default.
+			sg, cg := headerField(r.sout, "GID index"), headerField(r.cout, "GID index")
+			if sg == "" || sg != cg || !strings.Contains(r.sout, " GID: 254:128:") {
+				t.Fatalf("GID index: server %q, client %q\n--- server\n%s", sg, cg, r.sout)
+			}
+		})
 		t.Run("perform_warm_up/"+pr.name, func(t *testing.T) {
 			port += 10
 			r := retryPerfPair(t, "read", "bw", "RC", []string{"--perform_warm_up"}, pr.server, pr.client, port, perftestClock)

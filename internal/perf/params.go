@@ -79,6 +79,9 @@ type Params struct {
 	IBPort   int
 	GIDIndex int  // with UserGID; else perftest's scoring picks one
 	UserGID  bool // -x given
+	// IPv6 (--ipv6) makes the scoring prefer IPv6 GIDs over IPv4-mapped
+	// ones, as perftest's get_best_gid_index with user_param->ipv6.
+	IPv6 bool
 
 	Size     uint64        // SYMMETRIC
 	AllSizes bool          // SYMMETRIC
@@ -305,6 +308,12 @@ func (p *Params) Validate() error {
 	}
 	if err := p.validateCPUUtil(); err != nil {
 		return err
+	}
+	switch {
+	case p.IPv6 && p.UserGID:
+		return errors.New("--ipv6 steers the automatic GID choice; -x names the GID itself")
+	case p.IPv6 && p.RDMACM:
+		return errors.New("--ipv6: with -R the RDMA CM's route decides the GID; give the server's IPv6 address")
 	}
 	return p.validateEvents()
 }

@@ -260,7 +260,7 @@ func (s *Session) chooseGID() error {
 		}
 		return fmt.Errorf("-x %d: no such GID on %s port %d (see 'rdmactl gids')", p.GIDIndex, p.Device, p.IBPort)
 	}
-	s.gidIndex = BestGID(s.port.GIDs, false)
+	s.gidIndex = BestGID(s.port.GIDs, p.IPv6)
 	if s.gidIndex < 0 {
 		return fmt.Errorf("%s port %d has no usable GID (is the netdev up with an address?)", p.Device, p.IBPort)
 	}
