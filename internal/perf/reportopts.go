@@ -74,6 +74,8 @@ func (p *Params) validateReport() error {
 		return errors.New("--report-both: a send -D run exchanges no reports (as perftest); each side prints its own")
 	case r.Both && r.Output != OutputFull:
 		return errors.New("--report-both prints report blocks; --output prints one figure")
+	case r.UserMargin && p.Duration == 0:
+		return errors.New("-f: the margin applies to -D runs (perftest ignores it without -D)")
 	case r.UserMargin && p.Margin < 0:
 		return errors.New("-f: the margin must not be negative (as perftest)")
 	case r.UserMargin && p.RunInfinitely:
@@ -90,6 +92,19 @@ func (o Output) bwFigure(r BWResult) string {
 		return fmt.Sprintf("%f\n", r.MsgRate)
 	}
 	return fmt.Sprintf("%f\n", r.BWAvg)
+}
+
+// printfAlways prints what perftest prints whatever --output says (its
+// -W counters, --wait_destroy's line): to Out, or with --output to where
+// the figures go.
+func (s *Session) printfAlways(format string, a ...any) {
+	w := s.Out
+	if w == nil {
+		w = s.fig
+	}
+	if w != nil {
+		fmt.Fprintf(w, format, a...)
+	}
 }
 
 // ReportBoth is what --report-both adds to a bidirectional run: each

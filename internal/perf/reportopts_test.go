@@ -2,6 +2,8 @@ package perf
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -108,6 +110,8 @@ func TestReportOptsValidate(t *testing.T) {
 		{Params{Verb: VerbWrite, Test: TestLat, Histogram: true, Report: ReportOpts{Output: OutputLat}}, "--output"},
 		{Params{Verb: VerbWrite, Test: TestBW, Duration: 4 * time.Second, Margin: 2 * time.Second, Report: ReportOpts{UserMargin: true}}, "-f 2: -D 4"},
 		{Params{Verb: VerbWrite, Test: TestBW, RunInfinitely: true, Margin: time.Second, Report: ReportOpts{UserMargin: true}}, "-f"},
+		{Params{Verb: VerbWrite, Test: TestBW, Margin: time.Second, Report: ReportOpts{UserMargin: true}}, "-f: the margin applies to -D"},
+		{Params{Verb: VerbWrite, Test: TestBW, Bidir: true, AllSizes: true, Report: ReportOpts{Both: true}}, "--report-both"},
 	} {
 		c.p.Server = true
 		c.p.Defaults()
@@ -159,5 +163,29 @@ func TestSessionReportBoth(t *testing.T) {
 		if err := p.Validate(); err == nil || !strings.HasPrefix(err.Error(), "--report-both") {
 			t.Errorf("%+v: %v, want a --report-both error", p, err)
 		}
+	}
+}
+
+// With --output, what perftest prints whatever the verbosity still
+// comes: -W's counter lines after the figure.
+func TestSessionOutputKeepsCounters(t *testing.T) {
+	dir := t.TempDir()
+	p := Params{Verb: VerbWrite, Test: TestBW, Iters: 50, Report: ReportOpts{Output: OutputBW}}
+	cli := p
+	cli.ReportCounters = []string{"counters/port_xmit_data"}
+	// The fake device has no name: the port's directory is DIR/ports/1.
+	if err := os.MkdirAll(filepath.Join(dir, "ports", "1", "counters"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ports", "1", "counters", "port_xmit_data"), []byte("7\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, c, _ := runPairWith(t, p, cli, 0, func(_, cl *Session) { cl.SysfsIB = dir })
+	if s.err != nil || c.err != nil {
+		t.Fatalf("server: %v client: %v", s.err, c.err)
+	}
+	lines := strings.Split(strings.TrimSuffix(c.out.String(), "\n"), "\n")
+	if len(lines) < 2 || lines[0] != fmt.Sprintf("%f", c.res.BW[0].BWAvg) || !strings.Contains(c.out.String(), "port_xmit_data") {
+		t.Fatalf("client printed:\n%s", c.out.String())
 	}
 }

@@ -2,7 +2,6 @@ package perf
 
 import (
 	"context"
-	"fmt"
 	"time"
 )
 
@@ -18,13 +17,7 @@ func (s *Session) waitDestroy(ctx context.Context) error {
 	if s.conn != nil {
 		_ = s.conn.Close() // perftest's ctx_close_connection closes its socket before destroy_ctx
 	}
-	w := s.Out
-	if w == nil {
-		w = s.fig // perftest prints the line with --output too
-	}
-	if w != nil {
-		fmt.Fprintf(w, " Waiting %d seconds before releasing resources...\n", int64(d/time.Second))
-	}
+	s.printfAlways(" Waiting %d seconds before releasing resources...\n", int64(d/time.Second)) // with --output too, as perftest
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
