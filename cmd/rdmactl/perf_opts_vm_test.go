@@ -202,6 +202,17 @@ func TestVMPerfOptsReport(t *testing.T) {
 				}
 			}
 		})
+		t.Run("latency_gap/"+pr.name, func(t *testing.T) {
+			port += 10
+			r := retryPerfPair(t, "write", "lat", "RC", []string{"--latency_gap", "2000"}, pr.server, pr.client, port, perftestClock)
+			r.mustPass(t)
+			// Both sides spin 2 ms before each post and the samples are
+			// post to post: half a round trip holds one gap at least.
+			s, c := agreeingRows(t, r.sout, r.cout)
+			if s.vals[0] < 2000 || c.vals[0] < 2000 {
+				t.Fatalf("t_min: server %v, client %v usec; want >= 2000", s.vals[0], c.vals[0])
+			}
+		})
 		t.Run("ipv6/"+pr.name, func(t *testing.T) {
 			port += 10
 			r := retryPerfPair(t, "send", "bw", "RC", []string{"--ipv6"}, pr.server, pr.client, port, perftestClock)

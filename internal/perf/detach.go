@@ -36,7 +36,8 @@ func (r *runner) latLoopArgs(withRecv bool) (a latArgs, detach bool) {
 	}
 	a = latArgs{sq: q.SendQueue, rq: q.RecvQueue, scq: r.res.SendCQ, rcq: r.res.RecvCQ,
 		wr: r.wrs[0][:1], wcs: r.wcs, iters: r.p.Iters, posted: r.posted,
-		stop: r.stop, prog: &r.progress, stall: int64(r.stall), yielder: yielder{yield: true}, ev: r.ev}
+		stop: r.stop, prog: &r.progress, stall: int64(r.stall), yielder: yielder{yield: true}, ev: r.ev,
+		gap: int64(r.p.LatencyGap)}
 	if withRecv {
 		a.rwr, a.recvLen, a.rposted, a.rdone = r.rwrs[0], r.recvLen, r.rposted[0], r.ccnt[0]
 	} else {
@@ -284,6 +285,8 @@ type latArgs struct {
 	spins uint32
 	// ev: -e, wait for completions on the channel (nil: spin)
 	ev *evWait
+	// gap: --latency_gap, ns spun before each post (latencygap.go)
+	gap int64
 	yielder
 }
 
@@ -324,6 +327,7 @@ func pingPongDetached(a *latArgs) (end detachedEnd, ns int, err error) {
 		// (perftest's latency tests calibrate their clock for about
 		// 220 ms after the last handshake, so against an ib_write_lat
 		// client that sample was a 220 ms "round trip").
+		latencyGap(a) // before the clock, as perftest: the gap is in the period
 		t := rtloop.Now()
 		if prev != 0 && !(i == 2 && a.first) {
 			if a.hist == nil { // iteration mode
@@ -383,6 +387,7 @@ func waitPeer(a *latArgs, n uint64) (detachedEnd, error) {
 func latReadDetached(a *latArgs) (end detachedEnd, ns int, err error) {
 	t := rtloop.Now()
 	for i := uint64(1); i <= a.iters; i++ {
+		latencyGap(a) // in the sample, as perftest's (its clock is read after the gap)
 		if err = a.sq.PostSend(a.wr); err != nil {
 			return endPostErr, ns, err
 		}

@@ -146,6 +146,9 @@ type Params struct {
 	// WaitDestroy (--wait_destroy) keeps the resources that long after
 	// the run (waitdestroy.go).
 	WaitDestroy time.Duration
+	// LatencyGap (--latency_gap) is spun before each post of a latency
+	// loop (latencygap.go).
+	LatencyGap time.Duration
 }
 
 // Defaults fills unset fields as perftest does for this test.
@@ -307,6 +310,9 @@ func (p *Params) Validate() error {
 		return err
 	}
 	if err := p.validateCPUUtil(); err != nil {
+		return err
+	}
+	if err := p.validateLatencyGap(); err != nil {
 		return err
 	}
 	switch {

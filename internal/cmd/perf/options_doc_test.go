@@ -68,7 +68,7 @@ var acceptedValues = map[string]string{
 }
 
 // acceptedWith are the other options an accepted option needs.
-var acceptedWith = map[string][]string{"report-both": {"-b"}, "out_json_file": {"--out_json"}, "cpu_util": {"-D", "3"}, "margin": {"-D", "3"}}
+var acceptedWith = map[string][]string{"report-both": {"-b"}, "out_json_file": {"--out_json"}, "cpu_util": {"-D", "3"}, "margin": {"-D", "3"}, "latency_gap": {"--lat"}}
 
 func optionArgs(lat bool, flag string, arg bool, value string, host bool) []string {
 	var a []string

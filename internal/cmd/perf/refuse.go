@@ -82,7 +82,6 @@ var refusals = []refusal{
 	{"rate_limit", "", true, cmdutil.ExitUsage, "the rate limiter: " + whyNotYet},
 	{"rate_limit_type", "", true, cmdutil.ExitUsage, "the rate limiter: " + whyNotYet},
 	{"rate_units", "", true, cmdutil.ExitUsage, "the rate limiter: " + whyNotYet},
-	{"latency_gap", "", true, cmdutil.ExitUsage, whyNotYet},
 	// perftest skips the version record but still checks the peer's
 	// (check_version_compatibility reads atof("") = 0 < 5.70) and exits.
 	{"dont_xchg_versions", "", false, cmdutil.ExitUsage, "perftest itself ends every run there (it skips the version record, then finds the peer's version below 5.70); rdmactl always exchanges versions"},

@@ -11,10 +11,11 @@ import (
 
 // perftest's report and run-shape options with perftest's letters
 // (src/perftest_parameters.c): -N, --output, --out_json, --out_json_file,
-// --cpu_util, --report-both, -f, -F, --perform_warm_up, --wait_destroy
-// and -V.
+// --cpu_util, --report-both, -f, -F, --perform_warm_up, --wait_destroy,
+// --latency_gap and -V.
 
 type reportFlags struct {
+	latencyGap  int64
 	waitDestroy uint32
 	outJSON     bool
 	outJSONFile string
@@ -34,6 +35,7 @@ func addReportFlags(fs *pflag.FlagSet, f *perfFlags) {
 	fs.BoolVar(&f.p.Report.CPUUtil, "cpu_util", false, "-D: add perftest's CPU_Util[%] column: the machine's user CPU ticks over user+idle in the measured window, from /proc/stat (JSON: cpu_util_pct)")
 	fs.BoolVar(&f.p.Report.Both, "report-both", false, "-b: after the sum, print this side's and the peer's figures, as perftest (JSON: report_both)")
 	fs.BoolVar(&f.p.WarmUp, "perform_warm_up", false, "write and read bw: before each measurement, post a send queue's worth of WRs per QP and wait for them, as perftest")
+	fs.Int64Var(&f.rep.latencyGap, "latency_gap", 0, "--lat: spin this many usec before each post, as perftest (the gap is in the samples, as in perftest's)")
 	fs.Uint32Var(&f.rep.waitDestroy, "wait_destroy", 0, "after the run, keep the QPs, CQs and memory this many seconds before releasing them (to inspect them), as perftest")
 	fs.BoolVarP(&f.rep.version, "version", "V", false, "print \"Version: V\" as perftest, V being the perftest version rdmactl claims to its peer (\""+perf.OurVersion+"\"), and exit")
 }
@@ -55,6 +57,10 @@ func applyReportFlags(f *perfFlags) error {
 	case f.fs.Changed("out_json_file"):
 		return cmdutil.UsageErrorf("--out_json_file names the file --out_json writes: give --out_json too (perftest writes nothing without it)")
 	}
+	if f.rep.latencyGap < 0 || f.rep.latencyGap > maxPerfSeconds*1_000_000 {
+		return cmdutil.UsageErrorf("--latency_gap %d: the gap is 0..%d usec", f.rep.latencyGap, int64(maxPerfSeconds)*1_000_000)
+	}
+	f.p.LatencyGap = time.Duration(f.rep.latencyGap) * time.Microsecond
 	if f.rep.waitDestroy > maxPerfSeconds {
 		return cmdutil.UsageErrorf("--wait_destroy %d: at most %d seconds (a year)", f.rep.waitDestroy, maxPerfSeconds)
 	}
