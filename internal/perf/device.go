@@ -68,6 +68,8 @@ type SetupConfig struct {
 	// Events (-e): make the CQs on a completion channel
 	// (Resources.Events).
 	Events bool
+	// CompVector (-X) is the CQs' completion vector with Events.
+	CompVector int
 	// PKeyIndex is the QPs' P_Key index (INIT; --pkey_index).
 	PKeyIndex uint16
 }

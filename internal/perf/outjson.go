@@ -46,7 +46,7 @@ func (s *Session) outJSONTestInfo() string {
 	}
 	b.WriteString("Test,\n")
 	if p.UseEvent {
-		fmt.Fprintf(&b, "Test with events: Using_%s_comp%d,\n", in.Device, 0) // perftest's eq_num: 0 without -X
+		fmt.Fprintf(&b, "Test with events: Using_%s_comp%d,\n", in.Device, p.CompVector)
 	}
 	fmt.Fprintf(&b, "Dual_port: OFF,\nDevice: \"%s\",\n", in.Device)
 	fmt.Fprintf(&b, "Number_of_qps: %d,\nTransport_type: IB,\n", p.QPs)

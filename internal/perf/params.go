@@ -116,6 +116,9 @@ type Params struct {
 	// counters.go):
 	// UseEvent (-e) waits for completions on a completion channel.
 	UseEvent bool
+	// CompVector (-X) is the completion vector of the CQs with UseEvent
+	// (0 by default, as perftest's eq_num).
+	CompVector int
 	// RunInfinitely (--run_infinitely, SYMMETRIC) repeats -D periods
 	// (default 5 s), a report each, until Ctrl-C; bandwidth tests only.
 	RunInfinitely bool
@@ -316,6 +319,10 @@ func (p *Params) Validate() error {
 		return err
 	}
 	switch {
+	case p.CompVector < 0 || p.CompVector > 2048:
+		return fmt.Errorf("-X %d: completion vector must be 0..2048 (as perftest)", p.CompVector)
+	case p.CompVector > 0 && !p.UseEvent:
+		return errors.New("-X needs -e: the vector is where completion events go (as perftest)")
 	case p.IPv6 && p.UserGID:
 		return errors.New("--ipv6 steers the automatic GID choice; -x names the GID itself")
 	case p.IPv6 && p.RDMACM:

@@ -85,6 +85,10 @@ func writeHeader(w io.Writer, p *Params, in *Info) {
 	var b strings.Builder
 	b.WriteString(resultLine)
 	b.WriteString(testTitle(p))
+	if p.UseEvent {
+		// ctx_print_test_info's events line (eq_num: -X, 0 without it).
+		fmt.Fprintf(&b, " Test with events. Using %s_comp%d\n", in.Device, p.CompVector)
+	}
 	fmt.Fprintf(&b, " Dual-port       : OFF\t\tDevice         : %s\n", in.Device)
 	fmt.Fprintf(&b, " Number of qps   : %d\t\tTransport type : IB\n", p.QPs)
 	srq := "OFF"

@@ -373,8 +373,9 @@ func (s *Session) setup() error {
 		BufSize: int(size), Type: qt, NumQPs: p.QPs, SendWR: p.TxDepth, RecvWR: recvWR,
 		CQE: max(p.TxDepth, p.RxDepth) * p.QPs, Inline: p.Inline, OutReads: outReads,
 		Atomic: p.Verb == VerbAtomic, SRQ: p.srqSide(),
-		Events:    p.UseEvent,
-		PKeyIndex: uint16(p.QoS.PKeyIndex),
+		Events:     p.UseEvent,
+		CompVector: p.CompVector,
+		PKeyIndex:  uint16(p.QoS.PKeyIndex),
 	})
 	if err != nil {
 		return err

@@ -68,7 +68,7 @@ var acceptedValues = map[string]string{
 }
 
 // acceptedWith are the other options an accepted option needs.
-var acceptedWith = map[string][]string{"report-both": {"-b"}, "out_json_file": {"--out_json"}, "cpu_util": {"-D", "3"}, "margin": {"-D", "3"}, "latency_gap": {"--lat"}}
+var acceptedWith = map[string][]string{"report-both": {"-b"}, "out_json_file": {"--out_json"}, "cpu_util": {"-D", "3"}, "margin": {"-D", "3"}, "latency_gap": {"--lat"}, "vector": {"-e"}}
 
 func optionArgs(lat bool, flag string, arg bool, value string, host bool) []string {
 	var a []string
@@ -226,8 +226,8 @@ func TestPerftestRefusalOrder(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--use_cuda", "0", "-X", "2", "h"}, "--use_cuda: "},
-		{[]string{"-X", "2", "--use_cuda=0", "h"}, "-X/--vector: "},
+		{[]string{"--use_cuda", "0", "-O", "h"}, "--use_cuda: "},
+		{[]string{"-O", "--use_cuda=0", "h"}, "-O/--dualport: "},
 		{[]string{"--aes_xts", "-n", "zz", "h"}, "--aes_xts: "},
 		{[]string{"-s", "4K", "--source_ip", "1.2.3.4", "h"}, "--source_ip: "},
 	} {

@@ -47,7 +47,6 @@ func vendor(what, lib string) string {
 }
 
 var refusals = []refusal{
-	{"vector", "X", true, cmdutil.ExitUsage, "completion vectors: " + whyNotYet},
 	{"mcg", "g", false, cmdutil.ExitUsage, "multicast: " + whyNotYet},
 	{"comm_rdma_cm", "z", false, cmdutil.ExitUsage, "rdma_cm for the exchange only: " + whyNotYet + " (-R connects the QPs through rdma_cm too)"},
 	{"hop_limit", "L", true, cmdutil.ExitUsage, whyRawEth + " (the GRH hop limit is 255, as perftest sets it)"},
