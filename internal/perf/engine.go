@@ -124,7 +124,7 @@ func newRunner(p *Params, res *Resources, remote []Dest, ahs []*verbs.AH, cycle 
 		base: rtloop.Now(), stall: 10 * time.Second, stallBase: 10 * time.Second, stop: stop,
 		isSrv: p.Server, isLat: p.Test == TestLat,
 		wrs: make([][]verbs.SendWR, n), rwrs: make([][]verbs.RecvWR, n),
-		wcs:  make([]verbs.WC, 64),
+		wcs:  make([]verbs.WC, cqePoll(p)),
 		scnt: make([]uint64, n), ccnt: make([]uint64, n), rposted: make([]uint64, n), rcnt: make([]uint64, n),
 	}
 	if p.Duration > 0 && p.Test == TestLat {
@@ -158,6 +158,15 @@ func newRunner(p *Params, res *Resources, remote []Dest, ahs []*verbs.AH, cycle 
 		prefault(r.hist.counts)
 	}
 	return r
+}
+
+// cqePoll is how many completions a bandwidth loop asks each poll for:
+// --cqe_poll, else 64.
+func cqePoll(p *Params) int {
+	if p.CQEPoll > 0 {
+		return p.CQEPoll
+	}
+	return 64
 }
 
 // prefault writes to every page of s, so that its first use in a loop

@@ -55,6 +55,8 @@ type fakeCQ struct {
 	ring []verbs.WC
 	head int
 	n    int
+	// maxAsked is the largest batch a Poll asked for.
+	maxAsked int
 }
 
 func (c *fakeCQ) push(wc verbs.WC) bool {
@@ -69,6 +71,7 @@ func (c *fakeCQ) push(wc verbs.WC) bool {
 func (c *fakeCQ) Poll(wcs []verbs.WC) (int, error) {
 	c.f.mu.Lock()
 	defer c.f.mu.Unlock()
+	c.maxAsked = max(c.maxAsked, len(wcs))
 	k := 0
 	for k < len(wcs) && c.n > 0 {
 		wcs[k] = c.ring[c.head]

@@ -152,6 +152,9 @@ type Params struct {
 	// LatencyGap (--latency_gap) is spun before each post of a latency
 	// loop (latencygap.go).
 	LatencyGap time.Duration
+	// CQEPoll (--cqe_poll) is how many completions a bandwidth loop asks
+	// each poll for (0: 64; engine.go cqePoll).
+	CQEPoll int
 }
 
 // Defaults fills unset fields as perftest does for this test.
@@ -319,6 +322,10 @@ func (p *Params) Validate() error {
 		return err
 	}
 	switch {
+	case p.CQEPoll < 0 || p.CQEPoll > 65535:
+		return fmt.Errorf("--cqe_poll %d: 1..65535 completions per poll (as perftest)", p.CQEPoll)
+	case p.CQEPoll > 0 && p.Test != TestBW:
+		return errors.New("--cqe_poll: latency loops poll one completion at a time")
 	case p.CompVector < 0 || p.CompVector > 2048:
 		return fmt.Errorf("-X %d: completion vector must be 0..2048 (as perftest)", p.CompVector)
 	case p.CompVector > 0 && !p.UseEvent:

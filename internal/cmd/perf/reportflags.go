@@ -12,9 +12,11 @@ import (
 // perftest's report and run-shape options with perftest's letters
 // (src/perftest_parameters.c): -N, --output, --out_json, --out_json_file,
 // --cpu_util, --report-both, -f, -F, --perform_warm_up, --wait_destroy,
-// --latency_gap and -V.
+// --latency_gap, --cqe_poll, --disable_dynamic_polling and -V.
 
 type reportFlags struct {
+	cqePoll     int
+	noDynPoll   bool
 	latencyGap  int64
 	waitDestroy uint32
 	outJSON     bool
@@ -35,6 +37,8 @@ func addReportFlags(fs *pflag.FlagSet, f *perfFlags) {
 	fs.BoolVar(&f.p.Report.CPUUtil, "cpu_util", false, "-D: add perftest's CPU_Util[%] column: the machine's user CPU ticks over user+idle in the measured window, from /proc/stat (JSON: cpu_util_pct)")
 	fs.BoolVar(&f.p.Report.Both, "report-both", false, "-b: after the sum, print this side's and the peer's figures, as perftest (JSON: report_both)")
 	fs.BoolVar(&f.p.WarmUp, "perform_warm_up", false, "write and read bw: before each measurement, post a send queue's worth of WRs per QP and wait for them, as perftest")
+	fs.IntVar(&f.rep.cqePoll, "cqe_poll", 64, "bw: completions asked for per poll of a CQ, 1..65535 (perftest 6.29's option)")
+	fs.BoolVar(&f.rep.noDynPoll, "disable_dynamic_polling", false, "accepted, as perftest 6.29's: rdmactl's poll batch (--cqe_poll) never adapts")
 	fs.Int64Var(&f.rep.latencyGap, "latency_gap", 0, "--lat: spin this many usec before each post, as perftest (the gap is in the samples, as in perftest's)")
 	fs.Uint32Var(&f.rep.waitDestroy, "wait_destroy", 0, "after the run, keep the QPs, CQs and memory this many seconds before releasing them (to inspect them), as perftest")
 	fs.BoolVarP(&f.rep.version, "version", "V", false, "print \"Version: V\" as perftest, V being the perftest version rdmactl claims to its peer (\""+perf.OurVersion+"\"), and exit")
@@ -56,6 +60,12 @@ func applyReportFlags(f *perfFlags) error {
 		f.p.Report.OutJSON = f.rep.outJSONFile
 	case f.fs.Changed("out_json_file"):
 		return cmdutil.UsageErrorf("--out_json_file names the file --out_json writes: give --out_json too (perftest writes nothing without it)")
+	}
+	if f.fs.Changed("cqe_poll") {
+		if f.rep.cqePoll < 1 || f.rep.cqePoll > 65535 {
+			return cmdutil.UsageErrorf("--cqe_poll %d: 1..65535 completions per poll (as perftest)", f.rep.cqePoll)
+		}
+		f.p.CQEPoll = f.rep.cqePoll
 	}
 	if f.rep.latencyGap < 0 || f.rep.latencyGap > maxPerfSeconds*1_000_000 {
 		return cmdutil.UsageErrorf("--latency_gap %d: the gap is 0..%d usec", f.rep.latencyGap, int64(maxPerfSeconds)*1_000_000)

@@ -10,11 +10,11 @@ import (
 )
 
 func TestPerfReportFlags(t *testing.T) {
-	f, err := parsePerfArgs(perf.VerbWrite, []string{"-N", "-F", "--output=message_rate", "-D", "5", "-f", "0", "h"})
+	f, err := parsePerfArgs(perf.VerbWrite, []string{"-N", "-F", "--disable_dynamic_polling", "--cqe_poll", "8", "--output=message_rate", "-D", "5", "-f", "0", "h"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := f.p.Report; !r.NoPeak || r.Output != perf.OutputMsgRate || !r.UserMargin || f.p.Margin != 0 {
+	if r := f.p.Report; !r.NoPeak || r.Output != perf.OutputMsgRate || !r.UserMargin || f.p.Margin != 0 || f.p.CQEPoll != 8 {
 		t.Fatalf("%+v margin %v", r, f.p.Margin)
 	}
 	f, err = parsePerfArgs(perf.VerbSend, []string{"--lat", "--output", "latency", "-D", "10", "-f", "3", "h"})
@@ -38,6 +38,8 @@ func TestPerfReportFlags(t *testing.T) {
 		{[]string{"perf", "write", "-D", "4", "-f", "2", "h"}, "-f 2"},
 		{[]string{"perf", "write", "-f", "-1", "h"}, "-f -1"},
 		{[]string{"perf", "write", "--cpu_util", "h"}, "--cpu_util"},
+		{[]string{"perf", "write", "--cqe_poll", "0", "h"}, "--cqe_poll 0"},
+		{[]string{"perf", "write", "--lat", "--cqe_poll", "4", "h"}, "--cqe_poll"},
 	} {
 		out, stderr, code := runCmd(t, c.args...)
 		if code != cmdutil.ExitUsage || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.name) {
