@@ -350,3 +350,48 @@ func TestVMPerfOptsVector(t *testing.T) {
 		t.Fatalf("-X %d: exit %d, stderr %q", n, r.ccode, r.cstderr)
 	}
 }
+
+// TestVMPerfOptsPinCores: with --pin_cores every thread of the rdmactl
+// process may run on that CPU only (read from /proc during
+// --wait_destroy's wait, after a run against perftest).
+func TestVMPerfOptsPinCores(t *testing.T) {
+	resUnchanged(t, false)
+	const port = 23200
+	online, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The last online CPU: with one CPU the mask would hold it anyway.
+	f := strings.FieldsFunc(strings.TrimSpace(string(online)), func(r rune) bool { return r == ',' || r == '-' })
+	cpu := f[len(f)-1]
+	if strings.TrimSpace(string(online)) == "0" {
+		t.Skip("the VM has one CPU: pinning to it would change nothing to see")
+	}
+	srv := startSide(t, "ib_send_bw", "perftest server", []string{"-d", "rxe0", "-n", "100", "-p", strconv.Itoa(port)})
+	waitListening(t, port, 20*time.Second)
+	out := &lineSignal{want: "releasing resources...\n", seen: make(chan struct{})}
+	cli := startSideTo(t, rdmactlBin(t), "rdmactl client", []string{"perf", "send", "-d", "rxe1", "-n", "100", "-p", strconv.Itoa(port), "--pin_cores", cpu, "--wait_destroy", "3", perfServerIP}, out)
+	select {
+	case <-out.seen:
+	case <-time.After(90 * time.Second):
+		t.Fatalf("no wait line; client printed:\n%s\nstderr: %s", out.String(), cli.stderr.String())
+	}
+	pid := cli.cmd.Process.Pid
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil || len(ents) < 2 {
+		t.Fatalf("%d threads: %v", len(ents), err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", pid, e.Name()))
+		if err != nil {
+			continue
+		}
+		m := regexp.MustCompile(`Cpus_allowed_list:\s*(\S+)`).FindSubmatch(b)
+		if m == nil || string(m[1]) != cpu {
+			t.Errorf("thread %s: Cpus_allowed_list %q, want %s", e.Name(), m, cpu)
+		}
+	}
+	if !cli.wait(30*time.Second) || cli.status() != "exit 0" || !srv.wait(30*time.Second) {
+		t.Fatalf("client %v, stderr %s", cli.cmd.ProcessState, cli.stderr.String())
+	}
+}

@@ -239,6 +239,11 @@ func newPerfVerbCmd(a *cmdutil.App, verb perf.Verb) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if pf.rep.pinSet != nil {
+				if err := applyPinCores(pf.rep.pinCores, *pf.rep.pinSet); err != nil {
+					return err
+				}
+			}
 			if pf.json {
 				a.Opts.JSON = true
 			}

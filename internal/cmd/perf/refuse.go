@@ -131,7 +131,6 @@ var refusals = []refusal{
 	{"data_enc_key_app_path", "", true, cmdutil.ExitUnsupported, vendor("AES-XTS encryption", "mlx5dv crypto")},
 	{"log_dci_streams", "", true, cmdutil.ExitUnsupported, vendor("the DC transport's DCI streams", "mlx5dv DC")},
 	{"log_active_dci_streams", "", true, cmdutil.ExitUnsupported, vendor("the DC transport's DCI streams", "mlx5dv DC")},
-	{"disable_pcie_relaxed", "", false, cmdutil.ExitUsage, "relaxed ordering: " + whyNotYet + " (rdmactl perf never asks for it)"},
 	{"use_ooo", "", false, cmdutil.ExitUnsupported, vendor("out-of-order data placement", "mlx5dv")},
 	{"congest_type", "", true, cmdutil.ExitUnsupported, vendor("a congestion-control choice", "HiSilicon hnsdv")},
 	{"bind_source_ip", "", true, cmdutil.ExitUsage, "use --bind (the server's listen address; with -R the client's source address)"},
@@ -146,9 +145,7 @@ var refusals = []refusal{
 	{"sig_offload", "", false, cmdutil.ExitUnsupported, vendor("T10-DIF signature offload", "mlx5dv signature")},
 	{"data_validation", "", false, cmdutil.ExitUsage, whyNotYet},
 	{"data_validation_debug", "", false, cmdutil.ExitUsage, whyNotYet},
-	{"pin_cores", "", true, cmdutil.ExitUsage, whyNotYet + " (run it under taskset)"},
 	{"numa_node", "", true, cmdutil.ExitUsage, whyNotYet + " (run it under numactl)"},
-	{"disable_numa", "", false, cmdutil.ExitUsage, whyNotYet},
 }
 
 // otherTests are perftest options rdmactl accepts for some of its tests

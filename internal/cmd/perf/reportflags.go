@@ -3,6 +3,8 @@ package perf
 import (
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/spf13/pflag"
 
 	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
@@ -12,9 +14,14 @@ import (
 // perftest's report and run-shape options with perftest's letters
 // (src/perftest_parameters.c): -N, --output, --out_json, --out_json_file,
 // --cpu_util, --report-both, -f, -F, --perform_warm_up, --wait_destroy,
-// --latency_gap, --cqe_poll, --disable_dynamic_polling and -V.
+// --latency_gap, --cqe_poll, --disable_dynamic_polling, --pin_cores,
+// --disable_numa, --disable_pcie_relaxed and -V.
 
 type reportFlags struct {
+	pinCores    string
+	pinSet      *unix.CPUSet // --pin_cores, parsed
+	noNUMA      bool
+	noRelaxed   bool
 	cqePoll     int
 	noDynPoll   bool
 	latencyGap  int64
@@ -37,6 +44,9 @@ func addReportFlags(fs *pflag.FlagSet, f *perfFlags) {
 	fs.BoolVar(&f.p.Report.CPUUtil, "cpu_util", false, "-D: add perftest's CPU_Util[%] column: the machine's user CPU ticks over user+idle in the measured window, from /proc/stat (JSON: cpu_util_pct)")
 	fs.BoolVar(&f.p.Report.Both, "report-both", false, "-b: after the sum, print this side's and the peer's figures, as perftest (JSON: report_both)")
 	fs.BoolVar(&f.p.WarmUp, "perform_warm_up", false, "write and read bw: before each measurement, post a send queue's worth of WRs per QP and wait for them, as perftest")
+	fs.StringVar(&f.rep.pinCores, "pin_cores", "", "run on these CPUs only, as perftest 6.29: 0, 0,1,2, 0-3 or 0-3,8,12-15 (every thread of the process)")
+	fs.BoolVar(&f.rep.noNUMA, "disable_numa", false, "accepted, as perftest 6.29's: rdmactl never binds itself to the device's NUMA node")
+	fs.BoolVar(&f.rep.noRelaxed, "disable_pcie_relaxed", false, "accepted, as perftest's: rdmactl never registers memory with PCIe relaxed ordering")
 	fs.IntVar(&f.rep.cqePoll, "cqe_poll", 64, "bw: completions asked for per poll of a CQ, 1..65535 (perftest 6.29's option)")
 	fs.BoolVar(&f.rep.noDynPoll, "disable_dynamic_polling", false, "accepted, as perftest 6.29's: rdmactl's poll batch (--cqe_poll) never adapts")
 	fs.Int64Var(&f.rep.latencyGap, "latency_gap", 0, "--lat: spin this many usec before each post, as perftest (the gap is in the samples, as in perftest's)")
@@ -60,6 +70,13 @@ func applyReportFlags(f *perfFlags) error {
 		f.p.Report.OutJSON = f.rep.outJSONFile
 	case f.fs.Changed("out_json_file"):
 		return cmdutil.UsageErrorf("--out_json_file names the file --out_json writes: give --out_json too (perftest writes nothing without it)")
+	}
+	if f.fs.Changed("pin_cores") {
+		set, err := parseCPUList(f.rep.pinCores, numCPUsConf())
+		if err != nil {
+			return cmdutil.UsageErrorf("--pin_cores %s: %v", f.rep.pinCores, err)
+		}
+		f.rep.pinSet = &set
 	}
 	if f.fs.Changed("cqe_poll") {
 		if f.rep.cqePoll < 1 || f.rep.cqePoll > 65535 {
