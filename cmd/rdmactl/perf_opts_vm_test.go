@@ -395,3 +395,31 @@ func TestVMPerfOptsPinCores(t *testing.T) {
 		t.Fatalf("client %v, stderr %s", cli.cmd.ProcessState, cli.stderr.String())
 	}
 }
+
+// TestVMPerfOptsHugePages: with huge pages reserved, --use_hugepages runs
+// against perftest's --use_hugepages, either side rdmactl; with none, it
+// is exit 5 in one line.
+func TestVMPerfOptsHugePages(t *testing.T) {
+	resUnchanged(t, false)
+	const sysctl = "/proc/sys/vm/nr_hugepages"
+	orig, err := os.ReadFile(sysctl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.WriteFile(sysctl, orig, 0o644) })
+	if err := os.WriteFile(sysctl, []byte("32\n"), 0o644); err != nil {
+		t.Fatalf("reserving huge pages: %v", err)
+	}
+	for i, pr := range [][2]string{{"p", "r"}, {"r", "p"}} {
+		r := retryPerfPair(t, "write", "bw", "RC", []string{"--use_hugepages"}, pr[0], pr[1], 23300+10*i, perftestClock)
+		r.mustPass(t)
+	}
+	if err := os.WriteFile(sysctl, []byte("0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, c, _ := perfPairArgs("write", "bw", "RC", nil, "p", "r", 23350)
+	r := runPair(s, insertBefore(c, perfServerIP, "--use_hugepages"), pairOpts{timeout: 60 * time.Second})
+	if r.ccode != 5 || strings.Count(r.cstderr, "\n") != 1 || !strings.Contains(r.cstderr, "--use_hugepages: ") || !strings.Contains(r.cstderr, "vm.nr_hugepages") {
+		t.Fatalf("no huge pages: exit %d, stderr %q", r.ccode, r.cstderr)
+	}
+}

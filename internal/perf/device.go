@@ -70,6 +70,9 @@ type SetupConfig struct {
 	Events bool
 	// CompVector (-X) is the CQs' completion vector with Events.
 	CompVector int
+	// HugePages (--use_hugepages): the buffer is huge pages
+	// (verbs.NewHugeBuffer).
+	HugePages bool
 	// PKeyIndex is the QPs' P_Key index (INIT; --pkey_index).
 	PKeyIndex uint16
 }

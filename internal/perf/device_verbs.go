@@ -80,7 +80,11 @@ func (d *verbsDevice) Setup(cfg SetupConfig) (*Resources, error) {
 	if d.pd, err = d.ctx.AllocPD(); err != nil {
 		return nil, err
 	}
-	if d.buf, err = verbs.NewBuffer(cfg.BufSize); err != nil {
+	if cfg.HugePages {
+		if d.buf, err = verbs.NewHugeBuffer(cfg.BufSize); err != nil {
+			return nil, fmt.Errorf("--use_hugepages: %w", err)
+		}
+	} else if d.buf, err = verbs.NewBuffer(cfg.BufSize); err != nil {
 		return nil, err
 	}
 	mrAccess := verbs.AccessAll

@@ -329,7 +329,8 @@ type fakeDevice struct {
 	closed bool
 	echo   bool
 	port   PortAttr
-	srqs   int // SRQs Setup made
+	srqs   int         // SRQs Setup made
+	cfg    SetupConfig // Setup's
 }
 
 func newFakeDevice(f *fakeFabric, ip byte) *fakeDevice {
@@ -344,6 +345,7 @@ func newFakeDevice(f *fakeFabric, ip byte) *fakeDevice {
 func (d *fakeDevice) Port() (PortAttr, error) { return d.port, nil }
 
 func (d *fakeDevice) Setup(cfg SetupConfig) (*Resources, error) {
+	d.cfg = cfg
 	f := d.f
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -155,6 +155,8 @@ type Params struct {
 	// CQEPoll (--cqe_poll) is how many completions a bandwidth loop asks
 	// each poll for (0: 64; engine.go cqePoll).
 	CQEPoll int
+	// HugePages (--use_hugepages) takes the buffer from huge pages.
+	HugePages bool
 }
 
 // Defaults fills unset fields as perftest does for this test.

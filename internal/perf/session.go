@@ -375,6 +375,7 @@ func (s *Session) setup() error {
 		Atomic: p.Verb == VerbAtomic, SRQ: p.srqSide(),
 		Events:     p.UseEvent,
 		CompVector: p.CompVector,
+		HugePages:  p.HugePages,
 		PKeyIndex:  uint16(p.QoS.PKeyIndex),
 	})
 	if err != nil {

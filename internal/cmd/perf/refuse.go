@@ -108,7 +108,6 @@ var refusals = []refusal{
 	{"raw_ipv6", "", false, cmdutil.ExitUsage, whyRawEth},
 	{"report-per-port", "", false, cmdutil.ExitUsage, "dual-port runs: " + whyNotYet},
 	{"odp", "", false, cmdutil.ExitUsage, "On-Demand Paging: " + whyNotYet},
-	{"use_hugepages", "", false, cmdutil.ExitUsage, whyNotYet},
 	{"use_old_post_send", "", false, cmdutil.ExitUsage, "libibverbs' legacy post call: rdmactl perf does not use libibverbs and has one post path"},
 	{"promiscuous", "", false, cmdutil.ExitUsage, whyRawEth},
 	{"sniffer", "", false, cmdutil.ExitUsage, whyRawEth},

@@ -15,7 +15,7 @@ import (
 // (src/perftest_parameters.c): -N, --output, --out_json, --out_json_file,
 // --cpu_util, --report-both, -f, -F, --perform_warm_up, --wait_destroy,
 // --latency_gap, --cqe_poll, --disable_dynamic_polling, --pin_cores,
-// --disable_numa, --disable_pcie_relaxed and -V.
+// --disable_numa, --disable_pcie_relaxed, --use_hugepages and -V.
 
 type reportFlags struct {
 	pinCores    string
@@ -47,6 +47,7 @@ func addReportFlags(fs *pflag.FlagSet, f *perfFlags) {
 	fs.StringVar(&f.rep.pinCores, "pin_cores", "", "run on these CPUs only, as perftest 6.29: 0, 0,1,2, 0-3 or 0-3,8,12-15 (every thread of the process)")
 	fs.BoolVar(&f.rep.noNUMA, "disable_numa", false, "accepted, as perftest 6.29's: rdmactl never binds itself to the device's NUMA node")
 	fs.BoolVar(&f.rep.noRelaxed, "disable_pcie_relaxed", false, "accepted, as perftest's: rdmactl never registers memory with PCIe relaxed ordering")
+	fs.BoolVar(&f.p.HugePages, "use_hugepages", false, "take the buffer from huge pages (reserved with sysctl vm.nr_hugepages; exit 5 without enough free), as perftest")
 	fs.IntVar(&f.rep.cqePoll, "cqe_poll", 64, "bw: completions asked for per poll of a CQ, 1..65535 (perftest 6.29's option)")
 	fs.BoolVar(&f.rep.noDynPoll, "disable_dynamic_polling", false, "accepted, as perftest 6.29's: rdmactl's poll batch (--cqe_poll) never adapts")
 	fs.Int64Var(&f.rep.latencyGap, "latency_gap", 0, "--lat: spin this many usec before each post, as perftest (the gap is in the samples, as in perftest's)")
