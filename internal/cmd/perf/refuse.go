@@ -51,7 +51,7 @@ var refusals = []refusal{
 	{"comm_rdma_cm", "z", false, cmdutil.ExitUsage, "rdma_cm for the exchange only: " + whyNotYet + " (-R connects the QPs through rdma_cm too)"},
 	{"hop_limit", "L", true, cmdutil.ExitUsage, whyRawEth + " (the GRH hop limit is 255, as perftest sets it)"},
 	{"MGID", "M", true, cmdutil.ExitUsage, "multicast: " + whyNotYet},
-	{"report-cycles", "C", false, cmdutil.ExitUsage, "latency in CPU cycles: " + whyNotYet + " (rdmactl measures in nanoseconds)"},
+	{"report-cycles", "C", false, cmdutil.ExitUsage, "rdmactl times with the kernel's clock in nanoseconds, not the CPU's cycle counter: it has no cycle counts to report (cycles made from nanoseconds would be invented)"},
 	{"dualport", "O", false, cmdutil.ExitUsage, "dual-port runs: " + whyNotYet},
 	{"source_mac", "B", true, cmdutil.ExitUsage, whyRawEth},
 	{"dest_mac", "E", true, cmdutil.ExitUsage, whyRawEth},
