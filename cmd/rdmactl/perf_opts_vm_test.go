@@ -202,6 +202,19 @@ func TestVMPerfOptsReport(t *testing.T) {
 				}
 			}
 		})
+		t.Run("rate_limit_SW/"+pr.name, func(t *testing.T) {
+			port += 10
+			// 5 MiB/s of 4 KiB messages: 1280 a second, in bursts of 4
+			// every 3.125 ms; rxe under TCG moves more than 15 MiB/s.
+			r := retryPerfPair(t, "write", "bw", "RC", []string{"-s", "4096", "--rate_limit", "5", "--rate_limit_type", "SW", "--rate_units", "M", "--burst_size", "4"}, pr.server, pr.client, port, perftestClock)
+			r.mustPass(t)
+			s, c := agreeingRows(t, r.sout, r.cout)
+			// The server prints the client's figures; 25 bursts take 24
+			// gaps: at most 25/24 of the limit, plus the clocks' error.
+			if c.vals[1] <= 0 || c.vals[1] > 5*1.15 || s.vals[1] != c.vals[1] {
+				t.Fatalf("BW average: server %v, client %v MiB/s; limited to 5", s.vals[1], c.vals[1])
+			}
+		})
 		t.Run("latency_gap/"+pr.name, func(t *testing.T) {
 			port += 10
 			r := retryPerfPair(t, "write", "lat", "RC", []string{"--latency_gap", "2000"}, pr.server, pr.client, port, perftestClock)

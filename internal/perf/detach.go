@@ -627,6 +627,11 @@ type bwArgs struct {
 	done         uint64 // messages counted (see count; receiver: received)
 	// ev: -e, wait for completions on the channel (nil: spin)
 	ev *evWait
+	// the software rate limiter (ratelimit.go; rlGap 0: off): bursts of
+	// rlBurst messages, each rlGap ns after the previous one began
+	rlGap, rlNext   int64
+	rlBurst, rlSent uint64
+	rlSending       bool
 	yielder
 }
 
@@ -653,6 +658,9 @@ func (r *runner) bwLoopArgs(withRecv bool) (bwArgs, bool) {
 	}
 	if p.Duration > 0 {
 		a.iters, a.duration, a.margin = 1<<62, int64(p.Duration), int64(p.Margin)
+	}
+	if gap, burst, err := p.swGap(r.size); err == nil && gap > 0 { // Validate checked the sizes
+		a.rlGap, a.rlBurst = int64(gap), burst
 	}
 	return a, q.detach
 }
@@ -764,6 +772,15 @@ func bwDetached(a *bwArgs) (detachedEnd, error) {
 	for totC < total || a.rqs != nil && totR < total {
 		for q := 0; q < n; q++ {
 			for a.scnt[q] < a.iters && a.scnt[q]-a.ccnt[q]+a.pl <= a.tx {
+				if a.rlGap != 0 && !a.rlSending {
+					// A burst starts no earlier than rlGap after the
+					// last one did; until then, poll (run_iter_bw).
+					now := rtloop.Now()
+					if now < a.rlNext {
+						break
+					}
+					a.rlNext, a.rlSent, a.rlSending = now+a.rlGap, 0, true
+				}
 				wrs := a.wrs[q]
 				s := a.scnt[q]
 				for k := range wrs {
@@ -783,6 +800,11 @@ func bwDetached(a *bwArgs) (detachedEnd, error) {
 				}
 				a.scnt[q] += a.pl
 				totS += a.pl
+				if a.rlGap != 0 {
+					if a.rlSent += a.pl; a.rlSent >= a.rlBurst {
+						a.rlSending = false
+					}
+				}
 			}
 		}
 		var got uint64

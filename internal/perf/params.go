@@ -157,6 +157,8 @@ type Params struct {
 	CQEPoll int
 	// HugePages (--use_hugepages) takes the buffer from huge pages.
 	HugePages bool
+	// RateLimit is perftest's rate limiter (ratelimit.go).
+	RateLimit RateLimit
 }
 
 // Defaults fills unset fields as perftest does for this test.
@@ -322,6 +324,12 @@ func (p *Params) Validate() error {
 	}
 	if err := p.validateLatencyGap(); err != nil {
 		return err
+	}
+	if err := p.validateRateLimit(); err != nil {
+		return err
+	}
+	if _, _, err := p.swGap(p.maxSize()); err != nil {
+		return err // the largest size has the fewest bursts a second
 	}
 	switch {
 	case p.CQEPoll < 0 || p.CQEPoll > 65535:

@@ -64,11 +64,11 @@ var perfTests = []struct {
 var acceptedValues = map[string]string{
 	"ib-dev": "rxe0", "mtu": "1024", "size": "8", "tx-depth": "64", "connection": "RC", "inline_size": "0",
 	"atomic_type": "CMP_AND_SWAP", "tos": "32", "tclass": "32", "report-counters": "counters/port_xmit_data",
-	"rx-depth": "64", "pkey_index": "0", "port": "18516", "iters": "100", "post_list": "2", "output": "bandwidth",
+	"rx-depth": "64", "pkey_index": "0", "port": "18516", "iters": "100", "post_list": "2", "output": "bandwidth", "rate_limit_type": "SW", "rate_units": "M",
 }
 
 // acceptedWith are the other options an accepted option needs.
-var acceptedWith = map[string][]string{"report-both": {"-b"}, "out_json_file": {"--out_json"}, "cpu_util": {"-D", "3"}, "margin": {"-D", "3"}, "latency_gap": {"--lat"}, "vector": {"-e"}}
+var acceptedWith = map[string][]string{"report-both": {"-b"}, "out_json_file": {"--out_json"}, "cpu_util": {"-D", "3"}, "margin": {"-D", "3"}, "latency_gap": {"--lat"}, "vector": {"-e"}, "rate_limit": {"--rate_limit_type", "SW"}, "rate_limit_type": {"--rate_limit", "1"}, "burst_size": {"--rate_limit", "1", "--rate_limit_type", "SW"}, "rate_units": {"--rate_limit", "1000", "--rate_limit_type", "SW"}}
 
 func optionArgs(lat bool, flag string, arg bool, value string, host bool) []string {
 	var a []string

@@ -76,11 +76,7 @@ var refusals = []refusal{
 	{"use-null-mr", "", false, cmdutil.ExitUsage, "null memory regions: " + whyNotYet},
 	{"reversed", "", false, cmdutil.ExitUsage, "server-to-client traffic: " + whyNotYet},
 	{"tcp", "", false, cmdutil.ExitUsage, whyRawEth},
-	{"burst_size", "", true, cmdutil.ExitUsage, "the rate limiter: " + whyNotYet},
-	{"typical_pkt_size", "", true, cmdutil.ExitUsage, "the rate limiter: " + whyNotYet},
-	{"rate_limit", "", true, cmdutil.ExitUsage, "the rate limiter: " + whyNotYet},
-	{"rate_limit_type", "", true, cmdutil.ExitUsage, "the rate limiter: " + whyNotYet},
-	{"rate_units", "", true, cmdutil.ExitUsage, "the rate limiter: " + whyNotYet},
+	{"typical_pkt_size", "", true, cmdutil.ExitUsage, "the packet-pacing (PP) rate limiter's, which perftest runs on raw Ethernet only; rdmactl's limiter is SW (--rate_limit_type SW)"},
 	// perftest skips the version record but still checks the peer's
 	// (check_version_compatibility reads atof("") = 0 < 5.70) and exits.
 	{"dont_xchg_versions", "", false, cmdutil.ExitUsage, "perftest itself ends every run there (it skips the version record, then finds the peer's version below 5.70); rdmactl always exchanges versions"},

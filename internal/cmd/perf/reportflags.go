@@ -15,9 +15,14 @@ import (
 // (src/perftest_parameters.c): -N, --output, --out_json, --out_json_file,
 // --cpu_util, --report-both, -f, -F, --perform_warm_up, --wait_destroy,
 // --latency_gap, --cqe_poll, --disable_dynamic_polling, --pin_cores,
-// --disable_numa, --disable_pcie_relaxed, --use_hugepages and -V.
+// --disable_numa, --disable_pcie_relaxed, --use_hugepages, the rate
+// limiter's and -V.
 
 type reportFlags struct {
+	rateLimit   float64
+	rateType    string
+	rateUnits   string
+	burstSize   int
 	pinCores    string
 	pinSet      *unix.CPUSet // --pin_cores, parsed
 	noNUMA      bool
@@ -48,6 +53,10 @@ func addReportFlags(fs *pflag.FlagSet, f *perfFlags) {
 	fs.BoolVar(&f.rep.noNUMA, "disable_numa", false, "accepted, as perftest 6.29's: rdmactl never binds itself to the device's NUMA node")
 	fs.BoolVar(&f.rep.noRelaxed, "disable_pcie_relaxed", false, "accepted, as perftest's: rdmactl never registers memory with PCIe relaxed ordering")
 	fs.BoolVar(&f.p.HugePages, "use_hugepages", false, "take the buffer from huge pages (reserved with sysctl vm.nr_hugepages; exit 5 without enough free), as perftest")
+	fs.Float64Var(&f.rep.rateLimit, "rate_limit", 0, "bw: send at most this rate (--rate_units; perftest's default limiter is HW, which rdmactl lacks: give --rate_limit_type SW)")
+	fs.StringVar(&f.rep.rateType, "rate_limit_type", "", "SW: limit in the sending loop, bursts of --burst_size then a gap, as perftest (HW and PP are refused)")
+	fs.StringVar(&f.rep.rateUnits, "rate_units", "g", "--rate_limit's unit: M (MiB/s), g (Gbit/s) or p (packets/s)")
+	fs.IntVar(&f.rep.burstSize, "burst_size", 0, "--rate_limit_type SW: messages per burst (default: TX depth)")
 	fs.IntVar(&f.rep.cqePoll, "cqe_poll", 64, "bw: completions asked for per poll of a CQ, 1..65535 (perftest 6.29's option)")
 	fs.BoolVar(&f.rep.noDynPoll, "disable_dynamic_polling", false, "accepted, as perftest 6.29's: rdmactl's poll batch (--cqe_poll) never adapts")
 	fs.Int64Var(&f.rep.latencyGap, "latency_gap", 0, "--lat: spin this many usec before each post, as perftest (the gap is in the samples, as in perftest's)")
@@ -71,6 +80,9 @@ func applyReportFlags(f *perfFlags) error {
 		f.p.Report.OutJSON = f.rep.outJSONFile
 	case f.fs.Changed("out_json_file"):
 		return cmdutil.UsageErrorf("--out_json_file names the file --out_json writes: give --out_json too (perftest writes nothing without it)")
+	}
+	if err := applyRateLimitFlags(f); err != nil {
+		return err
 	}
 	if f.fs.Changed("pin_cores") {
 		set, err := parseCPUList(f.rep.pinCores, numCPUsConf())
@@ -99,6 +111,40 @@ func applyReportFlags(f *perfFlags) error {
 		}
 		f.p.Report.UserMargin = true
 		f.p.Margin = time.Duration(f.rep.margin) * time.Second
+	}
+	return nil
+}
+
+// applyRateLimitFlags reads the rate limiter's options as perftest's
+// parser does: --rate_limit alone means the HW limiter.
+func applyRateLimitFlags(f *perfFlags) error {
+	rl, fs := &f.p.RateLimit, f.fs
+	if fs.Changed("rate_limit") {
+		if f.rep.rateLimit <= 0 {
+			return cmdutil.UsageErrorf("--rate_limit %v: the rate must be positive (as perftest)", f.rep.rateLimit)
+		}
+		rl.Rate, rl.Type = f.rep.rateLimit, perf.RateLimitHW
+	}
+	if fs.Changed("rate_limit_type") {
+		t, err := perf.ParseRateLimitType(f.rep.rateType)
+		if err != nil {
+			return cmdutil.UsageErrorf("--rate_limit_type %v", err)
+		}
+		rl.Type = t
+	}
+	u, err := perf.ParseRateUnits(f.rep.rateUnits)
+	if err != nil {
+		return cmdutil.UsageErrorf("--rate_units %v", err)
+	}
+	rl.Units = u
+	if fs.Changed("burst_size") {
+		if f.rep.burstSize < 0 {
+			return cmdutil.UsageErrorf("--burst_size %d: must not be negative", f.rep.burstSize)
+		}
+		rl.Burst = f.rep.burstSize
+	}
+	if rl.Type == perf.RateLimitNone && (fs.Changed("rate_units") || fs.Changed("burst_size")) {
+		return cmdutil.UsageErrorf("--rate_units and --burst_size apply to the rate limiter: give --rate_limit and --rate_limit_type SW")
 	}
 	return nil
 }

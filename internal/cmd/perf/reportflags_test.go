@@ -39,6 +39,12 @@ func TestPerfReportFlags(t *testing.T) {
 		{[]string{"perf", "write", "-f", "-1", "h"}, "-f -1"},
 		{[]string{"perf", "write", "--cpu_util", "h"}, "--cpu_util"},
 		{[]string{"perf", "write", "--cqe_poll", "0", "h"}, "--cqe_poll 0"},
+		{[]string{"perf", "write", "--rate_limit", "5", "h"}, "--rate_limit_type SW"},
+		{[]string{"perf", "write", "--rate_limit", "0", "--rate_limit_type", "SW", "h"}, "--rate_limit 0"},
+		{[]string{"perf", "write", "--rate_limit", "5", "--rate_limit_type", "XX", "h"}, "--rate_limit_type"},
+		{[]string{"perf", "write", "--rate_limit", "5", "--rate_limit_type", "SW", "--rate_units", "G", "h"}, "--rate_units"},
+		{[]string{"perf", "write", "--burst_size", "8", "h"}, "--burst_size"},
+		{[]string{"perf", "write", "--lat", "--rate_limit", "5", "--rate_limit_type", "SW", "h"}, "--rate_limit_type SW"},
 		{[]string{"perf", "write", "--lat", "--cqe_poll", "4", "h"}, "--cqe_poll"},
 	} {
 		out, stderr, code := runCmd(t, c.args...)
