@@ -436,3 +436,19 @@ func TestVMPerfOptsHugePages(t *testing.T) {
 		t.Fatalf("no huge pages: exit %d, stderr %q", r.ccode, r.cstderr)
 	}
 }
+
+// TestVMPerfOptsIPv6Addr: with --ipv6-addr on both sides the exchange
+// runs over IPv6 (the loopback ::1 here), either side rdmactl and the
+// other perftest.
+func TestVMPerfOptsIPv6Addr(t *testing.T) {
+	resUnchanged(t, false)
+	for i, pr := range [][2]string{{"p", "r"}, {"r", "p"}} {
+		r := retryPair(t, 23400+10*i, 1000, func(port int) ([]string, []string) {
+			s, c, _ := perfPairArgs("write", "bw", "RC", []string{"--ipv6-addr"}, pr[0], pr[1], port)
+			c[len(c)-1] = "::1"
+			return s, c
+		}, pairOpts{}, perftestClock)
+		r.mustPass(t)
+		agreeingRows(t, r.sout, r.cout)
+	}
+}

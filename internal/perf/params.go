@@ -159,6 +159,9 @@ type Params struct {
 	HugePages bool
 	// RateLimit is perftest's rate limiter (ratelimit.go).
 	RateLimit RateLimit
+	// IPv6Addr (--ipv6-addr) runs the TCP exchange over IPv6 only, as
+	// perftest's ai_family AF_INET6 (IPv4 or IPv6 otherwise).
+	IPv6Addr bool
 }
 
 // Defaults fills unset fields as perftest does for this test.
@@ -340,12 +343,22 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("-X %d: completion vector must be 0..2048 (as perftest)", p.CompVector)
 	case p.CompVector > 0 && !p.UseEvent:
 		return errors.New("-X needs -e: the vector is where completion events go (as perftest)")
+	case p.IPv6Addr && p.RDMACM:
+		return errors.New("--ipv6-addr: with -R the RDMA CM resolves the address given; give an IPv6 one")
 	case p.IPv6 && p.UserGID:
 		return errors.New("--ipv6 steers the automatic GID choice; -x names the GID itself")
 	case p.IPv6 && p.RDMACM:
 		return errors.New("--ipv6: with -R the RDMA CM's route decides the GID; give the server's IPv6 address")
 	}
 	return p.validateEvents()
+}
+
+// exchangeNet is the network of the TCP exchange.
+func (p *Params) exchangeNet() string {
+	if p.IPv6Addr {
+		return "tcp6"
+	}
+	return "tcp"
 }
 
 // sizes returns the message sizes of the run: 2..8 MiB with -a (UD: up to

@@ -280,12 +280,12 @@ func (s *Session) connect(ctx context.Context) error {
 	p := s.P
 	var err error
 	if !p.Server {
-		s.conn, err = Dial(ctx, p.Host, p.Port, s.DialTimeout, s.StepTimeout)
+		s.conn, err = dialNet(ctx, p.exchangeNet(), p.Host, p.Port, s.DialTimeout, s.StepTimeout)
 		return err
 	}
 	l := s.Listener
 	if l == nil {
-		if l, err = Listen(p.Bind, p.Port); err != nil {
+		if l, err = listenNet(p.exchangeNet(), p.Bind, p.Port); err != nil {
 			return err
 		}
 	}

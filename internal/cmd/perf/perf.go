@@ -96,6 +96,7 @@ func perfFlagSet(f *perfFlags, verb perf.Verb) *pflag.FlagSet {
 	fs.IntVarP(&p.IBPort, "ib-port", "i", 1, "device port")
 	fs.IntVarP(&p.GIDIndex, "gid-index", "x", 0, "GID index (default: perftest's choice, the IPv4 RoCE v2 GID)")
 	fs.BoolVar(&p.IPv6, "ipv6", false, "without -x: choose an IPv6 GID rather than the IPv4 one, as perftest")
+	fs.BoolVar(&p.IPv6Addr, "ipv6-addr", false, "run the TCP exchange over IPv6 only (both sides), as perftest's")
 	fs.StringVarP(&f.size, "size", "s", "", "message size, with K/M suffix (default 65536 for bw, 2 for --lat)")
 	fs.BoolVarP(&p.AllSizes, "all", "a", false, "run all sizes from 2 to 8M")
 	fs.Uint64VarP(&p.Iters, "iters", "n", 0, "iterations (default 5000 for write bw, else 1000)")

@@ -100,7 +100,6 @@ var refusals = []refusal{
 	{"gpu_touch", "", true, cmdutil.ExitUsage, accel("GPU touch")},
 	{"mmap", "", true, cmdutil.ExitUsage, "mmap'd file buffers: " + whyNotYet},
 	{"mmap-offset", "", true, cmdutil.ExitUsage, "mmap'd file buffers: " + whyNotYet},
-	{"ipv6-addr", "", false, cmdutil.ExitUsage, "an IPv6 exchange socket: " + whyNotYet},
 	{"raw_ipv6", "", false, cmdutil.ExitUsage, whyRawEth},
 	{"report-per-port", "", false, cmdutil.ExitUsage, "dual-port runs: " + whyNotYet},
 	{"odp", "", false, cmdutil.ExitUsage, "On-Demand Paging: " + whyNotYet},
