@@ -452,3 +452,22 @@ func TestVMPerfOptsIPv6Addr(t *testing.T) {
 		agreeingRows(t, r.sout, r.cout)
 	}
 }
+
+// TestVMPerfOptsODP: --odp registers with On-Demand Paging: where the
+// kernel's rxe has ODP the run passes against perftest; where it has
+// not (rxe before its ODP support) the client ends with exit 5 in one
+// line naming --odp: what the kernel lacks.
+func TestVMPerfOptsODP(t *testing.T) {
+	resUnchanged(t, false)
+	s, c, _ := perfPairArgs("write", "bw", "RC", nil, "p", "r", 23500)
+	r := runPair(s, insertBefore(c, perfServerIP, "--odp"), pairOpts{timeout: 60 * time.Second})
+	switch {
+	case r.ccode == 0:
+		agreeingRows(t, r.sout, r.cout)
+		t.Logf("this kernel's rxe has ODP: the run passed")
+	case r.ccode == 5 && strings.Count(r.cstderr, "\n") == 1 && strings.Contains(r.cstderr, "--odp: "):
+		t.Logf("no ODP here: %s", strings.TrimSpace(r.cstderr))
+	default:
+		t.Fatalf("--odp: exit %d, stderr %q", r.ccode, r.cstderr)
+	}
+}

@@ -73,6 +73,10 @@ type SetupConfig struct {
 	// HugePages (--use_hugepages): the buffer is huge pages
 	// (verbs.NewHugeBuffer).
 	HugePages bool
+	// ODP (--odp): register the memory with On-Demand Paging
+	// (verbs.AccessOnDemand); a device or kernel without it refuses
+	// REG_MR with EOPNOTSUPP (verbs.ErrUnsupported).
+	ODP bool
 	// PKeyIndex is the QPs' P_Key index (INIT; --pkey_index).
 	PKeyIndex uint16
 }

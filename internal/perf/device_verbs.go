@@ -91,7 +91,13 @@ func (d *verbsDevice) Setup(cfg SetupConfig) (*Resources, error) {
 	if cfg.Atomic {
 		mrAccess |= verbs.AccessRemoteAtomic
 	}
+	if cfg.ODP {
+		mrAccess |= verbs.AccessOnDemand
+	}
 	if d.mr, err = d.pd.RegMR(d.buf, mrAccess); err != nil {
+		if cfg.ODP {
+			return nil, fmt.Errorf("--odp: registering memory with On-Demand Paging: %w", err)
+		}
 		return nil, err
 	}
 	if err := d.createCQs(cfg); err != nil {

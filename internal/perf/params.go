@@ -157,6 +157,8 @@ type Params struct {
 	CQEPoll int
 	// HugePages (--use_hugepages) takes the buffer from huge pages.
 	HugePages bool
+	// ODP (--odp) registers the memory with On-Demand Paging.
+	ODP bool
 	// RateLimit is perftest's rate limiter (ratelimit.go).
 	RateLimit RateLimit
 	// IPv6Addr (--ipv6-addr) runs the TCP exchange over IPv6 only, as

@@ -376,6 +376,7 @@ func (s *Session) setup() error {
 		Events:     p.UseEvent,
 		CompVector: p.CompVector,
 		HugePages:  p.HugePages,
+		ODP:        p.ODP,
 		PKeyIndex:  uint16(p.QoS.PKeyIndex),
 	})
 	if err != nil {

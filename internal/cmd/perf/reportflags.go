@@ -15,8 +15,8 @@ import (
 // (src/perftest_parameters.c): -N, --output, --out_json, --out_json_file,
 // --cpu_util, --report-both, -f, -F, --perform_warm_up, --wait_destroy,
 // --latency_gap, --cqe_poll, --disable_dynamic_polling, --pin_cores,
-// --disable_numa, --disable_pcie_relaxed, --use_hugepages, the rate
-// limiter's and -V.
+// --disable_numa, --disable_pcie_relaxed, --use_hugepages, --odp, the
+// rate limiter's and -V.
 
 type reportFlags struct {
 	rateLimit   float64
@@ -52,6 +52,7 @@ func addReportFlags(fs *pflag.FlagSet, f *perfFlags) {
 	fs.StringVar(&f.rep.pinCores, "pin_cores", "", "run on these CPUs only, as perftest 6.29: 0, 0,1,2, 0-3 or 0-3,8,12-15 (every thread of the process)")
 	fs.BoolVar(&f.rep.noNUMA, "disable_numa", false, "accepted, as perftest 6.29's: rdmactl never binds itself to the device's NUMA node")
 	fs.BoolVar(&f.rep.noRelaxed, "disable_pcie_relaxed", false, "accepted, as perftest's: rdmactl never registers memory with PCIe relaxed ordering")
+	fs.BoolVar(&f.p.ODP, "odp", false, "register the memory with On-Demand Paging, as perftest; a device or kernel without ODP refuses it (exit 5)")
 	fs.BoolVar(&f.p.HugePages, "use_hugepages", false, "take the buffer from huge pages (reserved with sysctl vm.nr_hugepages; exit 5 without enough free), as perftest")
 	fs.Float64Var(&f.rep.rateLimit, "rate_limit", 0, "bw: send at most this rate (--rate_units; perftest's default limiter is HW, which rdmactl lacks: give --rate_limit_type SW)")
 	fs.StringVar(&f.rep.rateType, "rate_limit_type", "", "SW: limit in the sending loop, bursts of --burst_size then a gap, as perftest (HW and PP are refused)")
