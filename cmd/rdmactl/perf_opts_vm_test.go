@@ -471,3 +471,23 @@ func TestVMPerfOptsODP(t *testing.T) {
 		t.Fatalf("--odp: exit %d, stderr %q", r.ccode, r.cstderr)
 	}
 }
+
+// TestVMPerfOptsSendImm: an rdmactl sender with --send_with_imm against
+// perftest 6.06 (which has no such option and takes any receive) passes,
+// and the receiver side of the header says Send_imm; an rdmactl receiver
+// with it against perftest's plain sends fails in one line, exit 6.
+func TestVMPerfOptsSendImm(t *testing.T) {
+	resUnchanged(t, false)
+	s, c, _ := perfPairArgs("send", "bw", "RC", nil, "p", "r", 23600)
+	r := runPair(s, insertBefore(c, perfServerIP, "--send_with_imm"), pairOpts{})
+	r.mustPass(t)
+	agreeingRows(t, r.sout, r.cout)
+	if !strings.Contains(r.cout, "Send_imm BW Test") {
+		t.Fatalf("client title:\n%s", r.cout)
+	}
+	s, c, _ = perfPairArgs("send", "bw", "RC", nil, "r", "p", 23610)
+	r = runPair(append(s, "--send_with_imm"), c, pairOpts{timeout: 60 * time.Second})
+	if r.serr == nil || !strings.Contains(r.serr.Error(), "rdmactl exit 6") || !strings.Contains(r.serr.Error(), "without immediate data") {
+		t.Fatalf("rdmactl receiver with --send_with_imm against plain sends: %v", r.serr)
+	}
+}

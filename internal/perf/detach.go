@@ -37,7 +37,7 @@ func (r *runner) latLoopArgs(withRecv bool) (a latArgs, detach bool) {
 	a = latArgs{sq: q.SendQueue, rq: q.RecvQueue, scq: r.res.SendCQ, rcq: r.res.RecvCQ,
 		wr: r.wrs[0][:1], wcs: r.wcs, iters: r.p.Iters, posted: r.posted,
 		stop: r.stop, prog: &r.progress, stall: int64(r.stall), yielder: yielder{yield: true}, ev: r.ev,
-		gap: int64(r.p.LatencyGap)}
+		gap: int64(r.p.LatencyGap), wantImm: r.p.SendImm}
 	if withRecv {
 		a.rwr, a.recvLen, a.rposted, a.rdone = r.rwrs[0], r.recvLen, r.rposted[0], r.ccnt[0]
 	} else {
@@ -182,6 +182,9 @@ func (r *runner) loopEnd(end detachedEnd, err error) error {
 	case endLength:
 		r.wcErr = r.wcs[0]
 		return errLength
+	case endNoImm:
+		r.wcErr = r.wcs[0]
+		return errNoImm
 	case endStopped:
 		return errStopped
 	case endDeadline:
@@ -238,6 +241,7 @@ const (
 	endStopped              // stop was set (Ctrl-C, peer gone)
 	endStalled              // no progress for stall ns
 	endDeadline             // duration mode: a wait reached the end of the run
+	endNoImm                // --send_with_imm: a receive without immediate data: wcs[0]
 )
 
 // latArgs is what a detached latency loop reads and writes; filled
@@ -287,6 +291,8 @@ type latArgs struct {
 	ev *evWait
 	// gap: --latency_gap, ns spun before each post (latencygap.go)
 	gap int64
+	// wantImm: --send_with_imm, every receive must carry immediate data
+	wantImm bool
 	yielder
 }
 
@@ -456,6 +462,9 @@ func recvOneDetached(a *latArgs) (detachedEnd, error) {
 	}
 	if a.wcs[0].ByteLen != a.recvLen {
 		return endLength, nil
+	}
+	if a.wantImm && a.wcs[0].Flags&verbs.WCWithImm == 0 {
+		return endNoImm, nil
 	}
 	a.rdone++
 	if a.rposted < a.iters {
@@ -632,6 +641,8 @@ type bwArgs struct {
 	rlGap, rlNext   int64
 	rlBurst, rlSent uint64
 	rlSending       bool
+	// wantImm: --send_with_imm, every receive must carry immediate data
+	wantImm bool
 	yielder
 }
 
@@ -649,7 +660,7 @@ func (r *runner) bwLoopArgs(withRecv bool) (bwArgs, bool) {
 	a := bwArgs{sqs: q.sqs, scq: q.scq, wrs: r.wrs, wcs: r.wcs, scnt: r.scnt, ccnt: r.ccnt,
 		iters: p.Iters, pl: uint64(p.PostList), cqMod: uint64(p.CQMod), tx: uint64(p.TxDepth),
 		base: r.base, stop: r.stop, prog: &r.progress, stall: int64(r.stall),
-		evT: r.evT, evC: r.evC, yielder: yielder{yield: !q.detach}, ev: r.ev}
+		evT: r.evT, evC: r.evC, yielder: yielder{yield: !q.detach}, ev: r.ev, wantImm: p.SendImm}
 	if r.ev != nil {
 		r.ev.attached = !q.detach
 	}
@@ -950,6 +961,10 @@ func bwRecvSome(a *bwArgs) (uint64, detachedEnd, error) {
 		if wc.ByteLen != a.recvLen {
 			a.wcs[0] = *wc
 			return got, endLength, nil
+		}
+		if a.wantImm && wc.Flags&verbs.WCWithImm == 0 {
+			a.wcs[0] = *wc
+			return got, endNoImm, nil
 		}
 		a.rcnt[q]++
 		got++

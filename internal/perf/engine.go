@@ -212,6 +212,9 @@ func (r *runner) prepare(sz uint64) {
 			switch p.Verb {
 			case VerbSend:
 				wr.Opcode = verbs.OpSend
+				if p.SendImm {
+					wr.Opcode = verbs.OpSendImm // immediate data 0, as perftest's zeroed WR
+				}
 			case VerbWrite:
 				wr.Opcode = verbs.OpRDMAWrite
 			case VerbRead:
@@ -275,6 +278,8 @@ func (r *runner) loopErr(err error, what string) error {
 		return &PeerError{Err: fmt.Errorf("%s: no completion for %v (peer stopped, or messages lost on %s)", what, r.stall, r.p.Conn)}
 	case err == errStopped:
 		return errStopped
+	case err == errNoImm:
+		return &PeerError{Err: fmt.Errorf("%s: a message arrived without immediate data: run the peer with --send_with_imm too (perftest: SYMMETRIC)", what)}
 	case err == errLength:
 		got, want := uint64(r.wcErr.ByteLen), r.size
 		if r.p.Conn == UD {
@@ -289,6 +294,7 @@ func (r *runner) loopErr(err error, what string) error {
 
 var (
 	errLength   = errors.New("message length")
+	errNoImm    = errors.New("no immediate data")
 	errDeadline = errors.New("duration over")
 	errStopped  = errors.New("stopped")
 	errWC       = errors.New("completion error")

@@ -29,7 +29,11 @@ func (s *Session) outJSONTestInfo() string {
 	p, in := s.P, s.info()
 	var b strings.Builder
 	b.WriteString("test_info: {\n")
-	b.WriteString("test: " + map[Verb]string{VerbSend: "Send", VerbWrite: "RDMA_Write", VerbRead: "RDMA_Read", VerbAtomic: "Atomic"}[p.Verb] + "_")
+	verb := map[Verb]string{VerbSend: "Send", VerbWrite: "RDMA_Write", VerbRead: "RDMA_Read", VerbAtomic: "Atomic"}[p.Verb]
+	if p.SendImm {
+		verb = "Send_imm" // perftest 6.29's testsStr
+	}
+	b.WriteString("test: " + verb + "_")
 	if p.Verb == VerbAtomic {
 		b.WriteString(p.Atomic.String() + "_")
 	}

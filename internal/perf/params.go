@@ -161,6 +161,9 @@ type Params struct {
 	ODP bool
 	// RateLimit is perftest's rate limiter (ratelimit.go).
 	RateLimit RateLimit
+	// SendImm (--send_with_imm): send tests send with immediate data,
+	// and a receiver fails on a message without (perftest 6.29).
+	SendImm bool
 	// IPv6Addr (--ipv6-addr) runs the TCP exchange over IPv6 only, as
 	// perftest's ai_family AF_INET6 (IPv4 or IPv6 otherwise).
 	IPv6Addr bool
@@ -345,6 +348,8 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("-X %d: completion vector must be 0..2048 (as perftest)", p.CompVector)
 	case p.CompVector > 0 && !p.UseEvent:
 		return errors.New("-X needs -e: the vector is where completion events go (as perftest)")
+	case p.SendImm && p.Verb != VerbSend:
+		return errors.New("--send_with_imm applies to send tests only (as perftest)")
 	case p.IPv6Addr && p.RDMACM:
 		return errors.New("--ipv6-addr: with -R the RDMA CM resolves the address given; give an IPv6 one")
 	case p.IPv6 && p.UserGID:

@@ -39,6 +39,9 @@ func formatLatRow(size, iters uint64, s LatStats) string {
 // testTitle is the centred title line of ctx_print_test_info.
 func testTitle(p *Params) string {
 	verb := map[Verb]string{VerbSend: "Send", VerbWrite: "RDMA_Write", VerbRead: "RDMA_Read", VerbAtomic: "Atomic " + p.Atomic.String()}[p.Verb]
+	if p.SendImm {
+		verb = "Send_imm" // perftest 6.29's testsStr
+	}
 	kind := "BW"
 	if p.Test == TestLat {
 		kind = "Latency"

@@ -128,7 +128,6 @@ var refusals = []refusal{
 	{"congest_type", "", true, cmdutil.ExitUnsupported, vendor("a congestion-control choice", "HiSilicon hnsdv")},
 	{"bind_source_ip", "", true, cmdutil.ExitUsage, "use --bind (the server's listen address; with -R the client's source address)"},
 	{"write_with_imm", "", false, cmdutil.ExitUsage, "write-with-immediate: " + whyNotYet},
-	{"send_with_imm", "", false, cmdutil.ExitUsage, "send-with-immediate: " + whyNotYet},
 	{"no_enhanced_reorder", "", false, cmdutil.ExitUnsupported, vendor("out-of-order receive WRs", "EFA efadv")},
 	{"unsolicited_write", "", false, cmdutil.ExitUnsupported, vendor("unsolicited write-with-immediate", "EFA efadv")},
 	{"connectionless", "", false, cmdutil.ExitUsage, "multicast: " + whyNotYet},
@@ -147,6 +146,7 @@ var refusals = []refusal{
 var otherTests = []refusal{
 	{"atomic_type", "A", true, cmdutil.ExitUsage, "applies to perf atomic only (as perftest)"},
 	{"use-srq", "", false, cmdutil.ExitUsage, "applies to perf send only (as perftest)"},
+	{"send_with_imm", "", false, cmdutil.ExitUsage, "applies to perf send only (as perftest)"},
 }
 
 // addRefusedFlags registers refusals and otherTests not already in fs,
