@@ -62,6 +62,12 @@ func newConn(ctx context.Context, c net.Conn, client bool, step time.Duration) *
 // (a server started a moment later is fine; perftest itself does not
 // retry).
 func Dial(ctx context.Context, host string, port int, timeout, step time.Duration) (*Conn, error) {
+	return dialNet(ctx, "tcp", host, port, timeout, step)
+}
+
+// dialNet is Dial on network "tcp" (IPv4 or IPv6, as the address is) or
+// "tcp6" (--ipv6-addr: IPv6 only, as perftest's ai_family AF_INET6).
+func dialNet(ctx context.Context, network, host string, port int, timeout, step time.Duration) (*Conn, error) {
 	addr := net.JoinHostPort(host, strconv.Itoa(port))
 	deadline := time.Now().Add(timeout)
 	var lastErr error
@@ -70,7 +76,7 @@ func Dial(ctx context.Context, host string, port int, timeout, step time.Duratio
 		if d.Timeout <= 0 {
 			break
 		}
-		c, err := d.DialContext(ctx, "tcp", addr)
+		c, err := d.DialContext(ctx, network, addr)
 		if err == nil {
 			return newConn(ctx, c, true, step), nil
 		}
@@ -92,8 +98,13 @@ func Dial(ctx context.Context, host string, port int, timeout, step time.Duratio
 
 // Listen binds the server socket (all addresses when bind is "").
 func Listen(bind string, port int) (net.Listener, error) {
+	return listenNet("tcp", bind, port)
+}
+
+// listenNet is Listen on network "tcp" or "tcp6" (--ipv6-addr).
+func listenNet(network, bind string, port int) (net.Listener, error) {
 	lc := net.ListenConfig{} // Go sets SO_REUSEADDR on listeners, like perftest
-	l, err := lc.Listen(context.Background(), "tcp", net.JoinHostPort(bind, strconv.Itoa(port)))
+	l, err := lc.Listen(context.Background(), network, net.JoinHostPort(bind, strconv.Itoa(port)))
 	if err != nil {
 		return nil, fmt.Errorf("cannot listen on %s: %v", net.JoinHostPort(bind, strconv.Itoa(port)), shortNetErr(err))
 	}

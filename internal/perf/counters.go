@@ -208,10 +208,10 @@ func (s *Session) reportCounterFiles() {
 	}
 	text, err := s.cfiles.report()
 	if err != nil {
-		s.printf(" %v\n", err)
+		s.printfAlways(" %v\n", err)
 		return
 	}
-	s.printf("%s", text)
+	s.printfAlways("%s", text) // perftest's counters_print ignores --output
 	s.result.ReportCounters = s.cfiles.total()
 }
 

@@ -36,7 +36,8 @@ func (r *runner) latLoopArgs(withRecv bool) (a latArgs, detach bool) {
 	}
 	a = latArgs{sq: q.SendQueue, rq: q.RecvQueue, scq: r.res.SendCQ, rcq: r.res.RecvCQ,
 		wr: r.wrs[0][:1], wcs: r.wcs, iters: r.p.Iters, posted: r.posted,
-		stop: r.stop, prog: &r.progress, stall: int64(r.stall), yielder: yielder{yield: true}, ev: r.ev}
+		stop: r.stop, prog: &r.progress, stall: int64(r.stall), yielder: yielder{yield: true}, ev: r.ev,
+		gap: int64(r.p.LatencyGap), wantImm: r.p.SendImm}
 	if withRecv {
 		a.rwr, a.recvLen, a.rposted, a.rdone = r.rwrs[0], r.recvLen, r.rposted[0], r.ccnt[0]
 	} else {
@@ -181,6 +182,9 @@ func (r *runner) loopEnd(end detachedEnd, err error) error {
 	case endLength:
 		r.wcErr = r.wcs[0]
 		return errLength
+	case endNoImm:
+		r.wcErr = r.wcs[0]
+		return errNoImm
 	case endStopped:
 		return errStopped
 	case endDeadline:
@@ -237,6 +241,7 @@ const (
 	endStopped              // stop was set (Ctrl-C, peer gone)
 	endStalled              // no progress for stall ns
 	endDeadline             // duration mode: a wait reached the end of the run
+	endNoImm                // --send_with_imm: a receive without immediate data: wcs[0]
 )
 
 // latArgs is what a detached latency loop reads and writes; filled
@@ -284,6 +289,10 @@ type latArgs struct {
 	spins uint32
 	// ev: -e, wait for completions on the channel (nil: spin)
 	ev *evWait
+	// gap: --latency_gap, ns spun before each post (latencygap.go)
+	gap int64
+	// wantImm: --send_with_imm, every receive must carry immediate data
+	wantImm bool
 	yielder
 }
 
@@ -324,6 +333,7 @@ func pingPongDetached(a *latArgs) (end detachedEnd, ns int, err error) {
 		// (perftest's latency tests calibrate their clock for about
 		// 220 ms after the last handshake, so against an ib_write_lat
 		// client that sample was a 220 ms "round trip").
+		latencyGap(a) // before the clock, as perftest: the gap is in the period
 		t := rtloop.Now()
 		if prev != 0 && !(i == 2 && a.first) {
 			if a.hist == nil { // iteration mode
@@ -383,6 +393,7 @@ func waitPeer(a *latArgs, n uint64) (detachedEnd, error) {
 func latReadDetached(a *latArgs) (end detachedEnd, ns int, err error) {
 	t := rtloop.Now()
 	for i := uint64(1); i <= a.iters; i++ {
+		latencyGap(a) // in the sample, as perftest's (its clock is read after the gap)
 		if err = a.sq.PostSend(a.wr); err != nil {
 			return endPostErr, ns, err
 		}
@@ -451,6 +462,9 @@ func recvOneDetached(a *latArgs) (detachedEnd, error) {
 	}
 	if a.wcs[0].ByteLen != a.recvLen {
 		return endLength, nil
+	}
+	if a.wantImm && a.wcs[0].Flags&verbs.WCWithImm == 0 {
+		return endNoImm, nil
 	}
 	a.rdone++
 	if a.rposted < a.iters {
@@ -622,6 +636,13 @@ type bwArgs struct {
 	done         uint64 // messages counted (see count; receiver: received)
 	// ev: -e, wait for completions on the channel (nil: spin)
 	ev *evWait
+	// the software rate limiter (ratelimit.go; rlGap 0: off): bursts of
+	// rlBurst messages, each rlGap ns after the previous one began
+	rlGap, rlNext   int64
+	rlBurst, rlSent uint64
+	rlSending       bool
+	// wantImm: --send_with_imm, every receive must carry immediate data
+	wantImm bool
 	yielder
 }
 
@@ -639,7 +660,7 @@ func (r *runner) bwLoopArgs(withRecv bool) (bwArgs, bool) {
 	a := bwArgs{sqs: q.sqs, scq: q.scq, wrs: r.wrs, wcs: r.wcs, scnt: r.scnt, ccnt: r.ccnt,
 		iters: p.Iters, pl: uint64(p.PostList), cqMod: uint64(p.CQMod), tx: uint64(p.TxDepth),
 		base: r.base, stop: r.stop, prog: &r.progress, stall: int64(r.stall),
-		evT: r.evT, evC: r.evC, yielder: yielder{yield: !q.detach}, ev: r.ev}
+		evT: r.evT, evC: r.evC, yielder: yielder{yield: !q.detach}, ev: r.ev, wantImm: p.SendImm}
 	if r.ev != nil {
 		r.ev.attached = !q.detach
 	}
@@ -648,6 +669,9 @@ func (r *runner) bwLoopArgs(withRecv bool) (bwArgs, bool) {
 	}
 	if p.Duration > 0 {
 		a.iters, a.duration, a.margin = 1<<62, int64(p.Duration), int64(p.Margin)
+	}
+	if gap, burst, err := p.swGap(r.size); err == nil && gap > 0 { // Validate checked the sizes
+		a.rlGap, a.rlBurst = int64(gap), burst
 	}
 	return a, q.detach
 }
@@ -759,6 +783,15 @@ func bwDetached(a *bwArgs) (detachedEnd, error) {
 	for totC < total || a.rqs != nil && totR < total {
 		for q := 0; q < n; q++ {
 			for a.scnt[q] < a.iters && a.scnt[q]-a.ccnt[q]+a.pl <= a.tx {
+				if a.rlGap != 0 && !a.rlSending {
+					// A burst starts no earlier than rlGap after the
+					// last one did; until then, poll (run_iter_bw).
+					now := rtloop.Now()
+					if now < a.rlNext {
+						break
+					}
+					a.rlNext, a.rlSent, a.rlSending = now+a.rlGap, 0, true
+				}
 				wrs := a.wrs[q]
 				s := a.scnt[q]
 				for k := range wrs {
@@ -778,6 +811,11 @@ func bwDetached(a *bwArgs) (detachedEnd, error) {
 				}
 				a.scnt[q] += a.pl
 				totS += a.pl
+				if a.rlGap != 0 {
+					if a.rlSent += a.pl; a.rlSent >= a.rlBurst {
+						a.rlSending = false
+					}
+				}
 			}
 		}
 		var got uint64
@@ -923,6 +961,10 @@ func bwRecvSome(a *bwArgs) (uint64, detachedEnd, error) {
 		if wc.ByteLen != a.recvLen {
 			a.wcs[0] = *wc
 			return got, endLength, nil
+		}
+		if a.wantImm && wc.Flags&verbs.WCWithImm == 0 {
+			a.wcs[0] = *wc
+			return got, endNoImm, nil
 		}
 		a.rcnt[q]++
 		got++

@@ -68,6 +68,15 @@ type SetupConfig struct {
 	// Events (-e): make the CQs on a completion channel
 	// (Resources.Events).
 	Events bool
+	// CompVector (-X) is the CQs' completion vector with Events.
+	CompVector int
+	// HugePages (--use_hugepages): the buffer is huge pages
+	// (verbs.NewHugeBuffer).
+	HugePages bool
+	// ODP (--odp): register the memory with On-Demand Paging
+	// (verbs.AccessOnDemand); a device or kernel without it refuses
+	// REG_MR with EOPNOTSUPP (verbs.ErrUnsupported).
+	ODP bool
 	// PKeyIndex is the QPs' P_Key index (INIT; --pkey_index).
 	PKeyIndex uint16
 }

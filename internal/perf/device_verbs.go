@@ -80,14 +80,24 @@ func (d *verbsDevice) Setup(cfg SetupConfig) (*Resources, error) {
 	if d.pd, err = d.ctx.AllocPD(); err != nil {
 		return nil, err
 	}
-	if d.buf, err = verbs.NewBuffer(cfg.BufSize); err != nil {
+	if cfg.HugePages {
+		if d.buf, err = verbs.NewHugeBuffer(cfg.BufSize); err != nil {
+			return nil, fmt.Errorf("--use_hugepages: %w", err)
+		}
+	} else if d.buf, err = verbs.NewBuffer(cfg.BufSize); err != nil {
 		return nil, err
 	}
 	mrAccess := verbs.AccessAll
 	if cfg.Atomic {
 		mrAccess |= verbs.AccessRemoteAtomic
 	}
+	if cfg.ODP {
+		mrAccess |= verbs.AccessOnDemand
+	}
 	if d.mr, err = d.pd.RegMR(d.buf, mrAccess); err != nil {
+		if cfg.ODP {
+			return nil, fmt.Errorf("--odp: registering memory with On-Demand Paging: %w", err)
+		}
 		return nil, err
 	}
 	if err := d.createCQs(cfg); err != nil {
@@ -139,14 +149,27 @@ func (d *verbsDevice) createCQs(cfg SetupConfig) error {
 		d.rcq, err = d.ctx.CreateCQ(cfg.CQE)
 		return err
 	}
+	if err := checkCompVector(cfg.CompVector, d.ctx.NumCompVectors(), d.ctx.Device().Name); err != nil {
+		return err
+	}
 	if d.ch, err = d.ctx.CreateCompChannel(); err != nil {
 		return err
 	}
-	if d.scq, err = d.ctx.CreateCQOn(cfg.CQE, d.ch); err != nil {
+	v := uint32(cfg.CompVector)
+	if d.scq, err = d.ctx.CreateCQOnVector(cfg.CQE, d.ch, v); err != nil {
 		return err
 	}
-	d.rcq, err = d.ctx.CreateCQOn(cfg.CQE, d.ch)
+	d.rcq, err = d.ctx.CreateCQOnVector(cfg.CQE, d.ch, v)
 	return err
+}
+
+// checkCompVector refuses a completion vector the device does not have
+// (perftest's verify_params_with_device_context): exit 5.
+func checkCompVector(v int, n uint32, dev string) error {
+	if v < 0 || uint32(v) >= n {
+		return fmt.Errorf("-X %d: %s has %d completion vectors (0..%d): %w", v, dev, n, int(n)-1, verbs.ErrUnsupported)
+	}
+	return nil
 }
 
 func (d *verbsDevice) av(cfg *ConnectConfig, remote *Dest) verbs.AHAttr {

@@ -124,7 +124,7 @@ func newRunner(p *Params, res *Resources, remote []Dest, ahs []*verbs.AH, cycle 
 		base: rtloop.Now(), stall: 10 * time.Second, stallBase: 10 * time.Second, stop: stop,
 		isSrv: p.Server, isLat: p.Test == TestLat,
 		wrs: make([][]verbs.SendWR, n), rwrs: make([][]verbs.RecvWR, n),
-		wcs:  make([]verbs.WC, 64),
+		wcs:  make([]verbs.WC, cqePoll(p)),
 		scnt: make([]uint64, n), ccnt: make([]uint64, n), rposted: make([]uint64, n), rcnt: make([]uint64, n),
 	}
 	if p.Duration > 0 && p.Test == TestLat {
@@ -158,6 +158,15 @@ func newRunner(p *Params, res *Resources, remote []Dest, ahs []*verbs.AH, cycle 
 		prefault(r.hist.counts)
 	}
 	return r
+}
+
+// cqePoll is how many completions a bandwidth loop asks each poll for:
+// --cqe_poll, else 64.
+func cqePoll(p *Params) int {
+	if p.CQEPoll > 0 {
+		return p.CQEPoll
+	}
+	return 64
 }
 
 // prefault writes to every page of s, so that its first use in a loop
@@ -203,6 +212,9 @@ func (r *runner) prepare(sz uint64) {
 			switch p.Verb {
 			case VerbSend:
 				wr.Opcode = verbs.OpSend
+				if p.SendImm {
+					wr.Opcode = verbs.OpSendImm // immediate data 0, as perftest's zeroed WR
+				}
 			case VerbWrite:
 				wr.Opcode = verbs.OpRDMAWrite
 			case VerbRead:
@@ -266,6 +278,8 @@ func (r *runner) loopErr(err error, what string) error {
 		return &PeerError{Err: fmt.Errorf("%s: no completion for %v (peer stopped, or messages lost on %s)", what, r.stall, r.p.Conn)}
 	case err == errStopped:
 		return errStopped
+	case err == errNoImm:
+		return &PeerError{Err: fmt.Errorf("%s: a message arrived without immediate data: run the peer with --send_with_imm too (perftest: SYMMETRIC)", what)}
 	case err == errLength:
 		got, want := uint64(r.wcErr.ByteLen), r.size
 		if r.p.Conn == UD {
@@ -280,6 +294,7 @@ func (r *runner) loopErr(err error, what string) error {
 
 var (
 	errLength   = errors.New("message length")
+	errNoImm    = errors.New("no immediate data")
 	errDeadline = errors.New("duration over")
 	errStopped  = errors.New("stopped")
 	errWC       = errors.New("completion error")

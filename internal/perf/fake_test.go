@@ -55,6 +55,8 @@ type fakeCQ struct {
 	ring []verbs.WC
 	head int
 	n    int
+	// maxAsked is the largest batch a Poll asked for.
+	maxAsked int
 }
 
 func (c *fakeCQ) push(wc verbs.WC) bool {
@@ -69,6 +71,7 @@ func (c *fakeCQ) push(wc verbs.WC) bool {
 func (c *fakeCQ) Poll(wcs []verbs.WC) (int, error) {
 	c.f.mu.Lock()
 	defer c.f.mu.Unlock()
+	c.maxAsked = max(c.maxAsked, len(wcs))
 	k := 0
 	for k < len(wcs) && c.n > 0 {
 		wcs[k] = c.ring[c.head]
@@ -80,8 +83,9 @@ func (c *fakeCQ) Poll(wcs []verbs.WC) (int, error) {
 }
 
 type fakePending struct {
-	data []byte // view into the sender's buffer
-	n    uint32
+	data  []byte // view into the sender's buffer
+	n     uint32
+	flags uint32 // the receive's WC flags (verbs.WCWithImm for OpSendImm)
 }
 
 type fakeQP struct {
@@ -136,7 +140,7 @@ func (s *fakeSRQ) PostRecv(wrs []verbs.RecvWR) error {
 			pd := q.pending[q.pHead]
 			q.pHead = (q.pHead + 1) % len(q.pending)
 			q.pN--
-			q.deliverLocked(pd.data[:pd.n])
+			q.deliverLocked(pd.data[:pd.n], pd.flags)
 		}
 	}
 	return nil
@@ -171,21 +175,21 @@ func (q *fakeQP) PostRecv(wrs []verbs.RecvWR) error {
 		pd := q.pending[q.pHead]
 		q.pHead = (q.pHead + 1) % len(q.pending)
 		q.pN--
-		q.deliverLocked(pd.data[:pd.n])
+		q.deliverLocked(pd.data[:pd.n], pd.flags)
 	}
 	return nil
 }
 
 // deliverLocked puts a received message into the next posted receive.
-func (q *fakeQP) deliverLocked(data []byte) bool {
+func (q *fakeQP) deliverLocked(data []byte, flags uint32) bool {
 	if q.srq != nil {
-		return q.deliverSRQLocked(data)
+		return q.deliverSRQLocked(data, flags)
 	}
 	if q.rqN == 0 {
 		if q.pN == len(q.pending) {
 			return false
 		}
-		q.pending[(q.pHead+q.pN)%len(q.pending)] = fakePending{data: data, n: uint32(len(data))}
+		q.pending[(q.pHead+q.pN)%len(q.pending)] = fakePending{data: data, n: uint32(len(data)), flags: flags}
 		q.pN++
 		return true
 	}
@@ -198,18 +202,18 @@ func (q *fakeQP) deliverLocked(data []byte) bool {
 		grh = udGRH
 	}
 	copy(q.mr.buf[off+grh:], data)
-	q.rcq.push(verbs.WC{WRID: rw.WRID, Opcode: verbs.WCRecv, ByteLen: uint32(len(data)) + uint32(grh), QPNum: q.qpn})
+	q.rcq.push(verbs.WC{WRID: rw.WRID, Opcode: verbs.WCRecv, ByteLen: uint32(len(data)) + uint32(grh), QPNum: q.qpn, Flags: flags})
 	return true
 }
 
 // deliverSRQLocked is deliverLocked with the QP's SRQ.
-func (q *fakeQP) deliverSRQLocked(data []byte) bool {
+func (q *fakeQP) deliverSRQLocked(data []byte, flags uint32) bool {
 	s := q.srq
 	if s.n == 0 {
 		if q.pN == len(q.pending) {
 			return false
 		}
-		q.pending[(q.pHead+q.pN)%len(q.pending)] = fakePending{data: data, n: uint32(len(data))}
+		q.pending[(q.pHead+q.pN)%len(q.pending)] = fakePending{data: data, n: uint32(len(data)), flags: flags}
 		q.pN++
 		return true
 	}
@@ -217,7 +221,7 @@ func (q *fakeQP) deliverSRQLocked(data []byte) bool {
 	s.head = (s.head + 1) % len(s.rq)
 	s.n--
 	copy(q.mr.buf[rw.SGE.Addr-q.mr.addr:], data)
-	q.rcq.push(verbs.WC{WRID: rw.WRID, Opcode: verbs.WCRecv, ByteLen: uint32(len(data)), QPNum: q.qpn})
+	q.rcq.push(verbs.WC{WRID: rw.WRID, Opcode: verbs.WCRecv, ByteLen: uint32(len(data)), QPNum: q.qpn, Flags: flags})
 	return true
 }
 
@@ -284,8 +288,12 @@ func (q *fakeQP) PostSend(wrs []verbs.SendWR) error {
 				binary.LittleEndian.PutUint64(w, wr.Swap)
 			}
 			binary.LittleEndian.PutUint64(src, old)
-		case verbs.OpSend:
+		case verbs.OpSend, verbs.OpSendImm:
 			op = verbs.WCSend
+			var flags uint32
+			if wr.Opcode == verbs.OpSendImm {
+				flags = verbs.WCWithImm
+			}
 			dst := q.remote.QPN
 			if q.typ == verbs.QPTypeUD {
 				dst = wr.RemoteQPN
@@ -297,13 +305,13 @@ func (q *fakeQP) PostSend(wrs []verbs.SendWR) error {
 			}
 			if peer.echo {
 				if peer.lateStart > 0 {
-					q.answerLate(peer, func() { q.deliverLocked(src) })
+					q.answerLate(peer, func() { q.deliverLocked(src, flags) })
 				} else {
-					q.deliverLocked(src)
+					q.deliverLocked(src, flags)
 				}
 				break
 			}
-			if !peer.deliverLocked(src) {
+			if !peer.deliverLocked(src, flags) {
 				status = 13 // RNR retry exceeded
 			}
 		}
@@ -326,7 +334,8 @@ type fakeDevice struct {
 	closed bool
 	echo   bool
 	port   PortAttr
-	srqs   int // SRQs Setup made
+	srqs   int         // SRQs Setup made
+	cfg    SetupConfig // Setup's
 }
 
 func newFakeDevice(f *fakeFabric, ip byte) *fakeDevice {
@@ -341,6 +350,7 @@ func newFakeDevice(f *fakeFabric, ip byte) *fakeDevice {
 func (d *fakeDevice) Port() (PortAttr, error) { return d.port, nil }
 
 func (d *fakeDevice) Setup(cfg SetupConfig) (*Resources, error) {
+	d.cfg = cfg
 	f := d.f
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -79,6 +79,9 @@ type Params struct {
 	IBPort   int
 	GIDIndex int  // with UserGID; else perftest's scoring picks one
 	UserGID  bool // -x given
+	// IPv6 (--ipv6) makes the scoring prefer IPv6 GIDs over IPv4-mapped
+	// ones, as perftest's get_best_gid_index with user_param->ipv6.
+	IPv6 bool
 
 	Size     uint64        // SYMMETRIC
 	AllSizes bool          // SYMMETRIC
@@ -113,6 +116,9 @@ type Params struct {
 	// counters.go):
 	// UseEvent (-e) waits for completions on a completion channel.
 	UseEvent bool
+	// CompVector (-X) is the completion vector of the CQs with UseEvent
+	// (0 by default, as perftest's eq_num).
+	CompVector int
 	// RunInfinitely (--run_infinitely, SYMMETRIC) repeats -D periods
 	// (default 5 s), a report each, until Ctrl-C; bandwidth tests only.
 	RunInfinitely bool
@@ -135,6 +141,32 @@ type Params struct {
 	// (limits.go). Neither is exchanged with the peer.
 	QoS    QoS
 	Limits Limits
+	// Report holds -N, --output and whether -f was given (reportopts.go).
+	Report ReportOpts
+	// WarmUp (--perform_warm_up) runs a warm-up before each measurement
+	// (warmup.go).
+	WarmUp bool
+	// WaitDestroy (--wait_destroy) keeps the resources that long after
+	// the run (waitdestroy.go).
+	WaitDestroy time.Duration
+	// LatencyGap (--latency_gap) is spun before each post of a latency
+	// loop (latencygap.go).
+	LatencyGap time.Duration
+	// CQEPoll (--cqe_poll) is how many completions a bandwidth loop asks
+	// each poll for (0: 64; engine.go cqePoll).
+	CQEPoll int
+	// HugePages (--use_hugepages) takes the buffer from huge pages.
+	HugePages bool
+	// ODP (--odp) registers the memory with On-Demand Paging.
+	ODP bool
+	// RateLimit is perftest's rate limiter (ratelimit.go).
+	RateLimit RateLimit
+	// SendImm (--send_with_imm): send tests send with immediate data,
+	// and a receiver fails on a message without (perftest 6.29).
+	SendImm bool
+	// IPv6Addr (--ipv6-addr) runs the TCP exchange over IPv6 only, as
+	// perftest's ai_family AF_INET6 (IPv4 or IPv6 otherwise).
+	IPv6Addr bool
 }
 
 // Defaults fills unset fields as perftest does for this test.
@@ -203,7 +235,7 @@ func (p *Params) Defaults() {
 	} else if p.Inline > 0 {
 		p.UserInline = true
 	}
-	if p.Duration > 0 && p.Margin == 0 {
+	if p.Duration > 0 && p.Margin == 0 && !p.Report.UserMargin {
 		p.Margin = 2 * time.Second
 		if p.Margin > p.Duration/4 {
 			p.Margin = p.Duration / 4
@@ -289,7 +321,51 @@ func (p *Params) Validate() error {
 	case p.Unsorted && p.Duration > 0:
 		return errors.New("-U needs iteration mode (-n): -D keeps a histogram, not each sample")
 	}
+	if err := p.validateReport(); err != nil {
+		return err
+	}
+	if err := p.validateWarmUp(); err != nil {
+		return err
+	}
+	if err := p.validateCPUUtil(); err != nil {
+		return err
+	}
+	if err := p.validateLatencyGap(); err != nil {
+		return err
+	}
+	if err := p.validateRateLimit(); err != nil {
+		return err
+	}
+	if _, _, err := p.swGap(p.maxSize()); err != nil {
+		return err // the largest size has the fewest bursts a second
+	}
+	switch {
+	case p.CQEPoll < 0 || p.CQEPoll > 65535:
+		return fmt.Errorf("--cqe_poll %d: 1..65535 completions per poll (as perftest)", p.CQEPoll)
+	case p.CQEPoll > 0 && p.Test != TestBW:
+		return errors.New("--cqe_poll: latency loops poll one completion at a time")
+	case p.CompVector < 0 || p.CompVector > 2048:
+		return fmt.Errorf("-X %d: completion vector must be 0..2048 (as perftest)", p.CompVector)
+	case p.CompVector > 0 && !p.UseEvent:
+		return errors.New("-X needs -e: the vector is where completion events go (as perftest)")
+	case p.SendImm && p.Verb != VerbSend:
+		return errors.New("--send_with_imm applies to send tests only (as perftest)")
+	case p.IPv6Addr && p.RDMACM:
+		return errors.New("--ipv6-addr: with -R the RDMA CM resolves the address given; give an IPv6 one")
+	case p.IPv6 && p.UserGID:
+		return errors.New("--ipv6 steers the automatic GID choice; -x names the GID itself")
+	case p.IPv6 && p.RDMACM:
+		return errors.New("--ipv6: with -R the RDMA CM's route decides the GID; give the server's IPv6 address")
+	}
 	return p.validateEvents()
+}
+
+// exchangeNet is the network of the TCP exchange.
+func (p *Params) exchangeNet() string {
+	if p.IPv6Addr {
+		return "tcp6"
+	}
+	return "tcp"
 }
 
 // sizes returns the message sizes of the run: 2..8 MiB with -a (UD: up to

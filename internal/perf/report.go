@@ -39,6 +39,9 @@ func formatLatRow(size, iters uint64, s LatStats) string {
 // testTitle is the centred title line of ctx_print_test_info.
 func testTitle(p *Params) string {
 	verb := map[Verb]string{VerbSend: "Send", VerbWrite: "RDMA_Write", VerbRead: "RDMA_Read", VerbAtomic: "Atomic " + p.Atomic.String()}[p.Verb]
+	if p.SendImm {
+		verb = "Send_imm" // perftest 6.29's testsStr
+	}
 	kind := "BW"
 	if p.Test == TestLat {
 		kind = "Latency"
@@ -85,6 +88,10 @@ func writeHeader(w io.Writer, p *Params, in *Info) {
 	var b strings.Builder
 	b.WriteString(resultLine)
 	b.WriteString(testTitle(p))
+	if p.UseEvent {
+		// ctx_print_test_info's events line (eq_num: -X, 0 without it).
+		fmt.Fprintf(&b, " Test with events. Using %s_comp%d\n", in.Device, p.CompVector)
+	}
 	fmt.Fprintf(&b, " Dual-port       : OFF\t\tDevice         : %s\n", in.Device)
 	fmt.Fprintf(&b, " Number of qps   : %d\t\tTransport type : IB\n", p.QPs)
 	srq := "OFF"
@@ -192,6 +199,14 @@ type Result struct {
 	// (limits.go; absent without -w, -y, --limit_lat).
 	QoS    *QoSReport   `json:"qos,omitempty"`
 	Limits []LimitCheck `json:"limits,omitempty"`
+	// ReportBoth is --report-both's two halves of a bidirectional run
+	// (reportopts.go): this side's figures and the peer's, whose sum BW
+	// holds.
+	ReportBoth *ReportBoth `json:"report_both,omitempty"`
+	// CPUUtil is --cpu_util's figure (cpuutil.go): this side's CPU
+	// utilisation over the last measured window, percent; absent when
+	// this side ran no loop or the run ended before the window closed.
+	CPUUtil *float64 `json:"cpu_util_pct,omitempty"`
 }
 
 // LatRow is one latency report row.

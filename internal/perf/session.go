@@ -55,6 +55,7 @@ type Session struct {
 	SysfsIB string
 
 	cfiles   *counterFiles // -W
+	fig      io.Writer     // --output: where the one figure goes (Out is nil then)
 	conn     *Conn
 	port     PortAttr
 	mtu      int
@@ -76,6 +77,11 @@ type Session struct {
 	result    Result
 	cm        *cmLink // -R: the comm connection and the data QPs' ids
 	cmNote    string  // -R: why -d was not used
+	// outJSONErr is the first failure to write --out_json's file.
+	outJSONErr error
+	// cpuStat reads /proc/stat's user and idle ticks for --cpu_util
+	// (cpuutil.go); tests replace it.
+	cpuStat func() (user, idle int64, err error)
 	// Tests only (cm_vm_test.go): called with the run's memory and key
 	// records once the QPs are up, before the first exchange of the test
 	// sequence, and after it, before teardown.
@@ -92,6 +98,12 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	p := s.P
 	if err := p.Validate(); err != nil {
 		return nil, err
+	}
+	if p.Report.Output != OutputFull {
+		// perftest prints only the figure lines then (FULL_VERBOSITY
+		// gates the rest).
+		s.fig, s.Out = s.Out, nil
+		defer func() { s.Out, s.fig = s.fig, nil }()
 	}
 	// The loop mode, once per process, before any clock reading.
 	rtloop.Select(p.Loop)
@@ -204,6 +216,11 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	if perr := s.portDownErr(0); perr != nil {
 		return &s.result, perr
 	}
+	if p.WaitDestroy > 0 {
+		if err := s.waitDestroy(ctx); err != nil {
+			return &s.result, err
+		}
+	}
 	// The thresholds judge a finished run only (limits.go).
 	checks, err := checkLimits(&p.Limits, &s.result)
 	s.result.Limits = checks
@@ -243,7 +260,7 @@ func (s *Session) chooseGID() error {
 		}
 		return fmt.Errorf("-x %d: no such GID on %s port %d (see 'rdmactl gids')", p.GIDIndex, p.Device, p.IBPort)
 	}
-	s.gidIndex = BestGID(s.port.GIDs, false)
+	s.gidIndex = BestGID(s.port.GIDs, p.IPv6)
 	if s.gidIndex < 0 {
 		return fmt.Errorf("%s port %d has no usable GID (is the netdev up with an address?)", p.Device, p.IBPort)
 	}
@@ -263,12 +280,12 @@ func (s *Session) connect(ctx context.Context) error {
 	p := s.P
 	var err error
 	if !p.Server {
-		s.conn, err = Dial(ctx, p.Host, p.Port, s.DialTimeout, s.StepTimeout)
+		s.conn, err = dialNet(ctx, p.exchangeNet(), p.Host, p.Port, s.DialTimeout, s.StepTimeout)
 		return err
 	}
 	l := s.Listener
 	if l == nil {
-		if l, err = Listen(p.Bind, p.Port); err != nil {
+		if l, err = listenNet(p.exchangeNet(), p.Bind, p.Port); err != nil {
 			return err
 		}
 	}
@@ -356,8 +373,11 @@ func (s *Session) setup() error {
 		BufSize: int(size), Type: qt, NumQPs: p.QPs, SendWR: p.TxDepth, RecvWR: recvWR,
 		CQE: max(p.TxDepth, p.RxDepth) * p.QPs, Inline: p.Inline, OutReads: outReads,
 		Atomic: p.Verb == VerbAtomic, SRQ: p.srqSide(),
-		Events:    p.UseEvent,
-		PKeyIndex: uint16(p.QoS.PKeyIndex),
+		Events:     p.UseEvent,
+		CompVector: p.CompVector,
+		HugePages:  p.HugePages,
+		ODP:        p.ODP,
+		PKeyIndex:  uint16(p.QoS.PKeyIndex),
 	})
 	if err != nil {
 		return err
@@ -492,6 +512,9 @@ func (s *Session) sumBidir(res BWResult) (BWResult, error) {
 	if rep.Size != res.Size {
 		return res, peerErrorf("the peer ran %d-byte messages and we ran %d; use the same -s on both sides", rep.Size, res.Size)
 	}
+	if s.P.Report.Both {
+		s.result.ReportBoth = &ReportBoth{Local: res, Remote: BWResult{Size: rep.Size, Iters: rep.Iters, BWPeak: rep.BWPeak, BWAvg: rep.BWAvg, MsgRate: rep.MsgRate}}
+	}
 	res.BWPeak += rep.BWPeak
 	res.BWAvg += rep.BWAvg
 	res.MsgRate += rep.MsgRate
@@ -543,15 +566,19 @@ func (s *Session) header() {
 	writeHeader(s.Out, s.P, s.info())
 	s.result.Info = *s.info()
 	if s.P.Test == TestBW {
-		s.printf("%s", bwHeader(s.P.Gbits))
+		s.printf("%s", s.cpuHeaderEnd(bwHeader(s.P.Gbits)))
 	} else {
-		s.printf("%s", latHeader)
+		s.printf("%s", s.cpuHeaderEnd(latHeader))
 	}
 }
 
 func (s *Session) addBW(r BWResult) {
 	s.result.BW = append(s.result.BW, r)
-	s.printf("%s", formatBWRow(r))
+	s.printf("%s", s.cpuRowEnd(formatBWRow(r)))
+	if s.fig != nil {
+		fmt.Fprint(s.fig, s.P.Report.Output.bwFigure(r))
+	}
+	s.outJSONBW(r)
 	s.reportCounterFiles()
 }
 
@@ -614,6 +641,11 @@ func (s *Session) seqRDMABW(ctx context.Context) error {
 			}
 		}
 		r.prepare(sz)
+		if p.WarmUp {
+			if err := r.warmUp(r.stall); err != nil {
+				return err
+			}
+		}
 		if p.RunInfinitely {
 			return s.runInfinitely(ctx, r, r.runBW)
 		}
@@ -632,6 +664,7 @@ func (s *Session) seqRDMABW(ctx context.Context) error {
 			}
 		}
 		s.addBW(res)
+		s.printReportBoth()
 		last = res
 	}
 	if err := s.peekAtomic(true); err != nil {
@@ -707,6 +740,7 @@ func (s *Session) seqSendBW(ctx context.Context) error {
 			}
 		}
 		s.addBW(res)
+		s.printReportBoth()
 		if p.AllSizes {
 			if err := s.key(0, true); err != nil {
 				return err
@@ -801,7 +835,11 @@ func (s *Session) seqLat(ctx context.Context) error {
 		if p.Unsorted {
 			s.printUnsorted(unsorted)
 		}
-		s.printf("%s", formatLatRow(row.Size, row.Iters, row.LatStats))
+		s.printf("%s", s.cpuRowEnd(formatLatRow(row.Size, row.Iters, row.LatStats)))
+		if s.fig != nil {
+			fmt.Fprintf(s.fig, "%f\n", row.Avg) // perftest's OUTPUT_LAT: the average
+		}
+		s.outJSONLat(row)
 		s.reportCounterFiles()
 		if p.Histogram {
 			s.printHistogram(r, div)
@@ -992,7 +1030,22 @@ func (s *Session) measure(ctx context.Context, r *runner, loop func() error) (BW
 	if s.testBeforeLoop != nil {
 		s.testBeforeLoop()
 	}
+	var cpu *cpuSampler
+	if s.P.Report.CPUUtil {
+		read := s.cpuStat
+		if read == nil {
+			read = readCPUStat
+		}
+		cpu = startCPUSampler(s.P.Margin, s.P.Duration, read)
+	}
 	err := loop()
+	if cpu != nil {
+		pct, cerr := cpu.stop()
+		if cerr != nil && err == nil {
+			err = cerr
+		}
+		s.result.CPUUtil = pct
+	}
 	s.result.Loop = r.loopMode()
 	if r.ev != nil {
 		s.result.CompEvents = r.ev.events
@@ -1046,10 +1099,18 @@ func (s *Session) measure(ctx context.Context, r *runner, loop func() error) (BW
 
 func (s *Session) bwResult(r *runner) BWResult {
 	p := s.P
-	if p.Duration > 0 || p.Server {
+	// A receiving server counts messages between its first and last
+	// receive; a -b server sends too and, in iteration mode, has its
+	// sending half's completion events as the client (its tEnd is set in
+	// duration mode only).
+	if p.Duration > 0 || p.Server && !p.Bidir {
 		return bwFromCount(r.size, r.nDone, r.tEnd-r.tStart, p.Gbits)
 	}
-	return bwFromEvents(r.size, r.tStart, r.evT[:r.nEv], r.evC[:r.nEv], uint64(p.TxDepth*p.QPs), p.Gbits)
+	res := bwFromEvents(r.size, r.tStart, r.evT[:r.nEv], r.evC[:r.nEv], uint64(p.TxDepth*p.QPs), p.Gbits)
+	if p.Report.NoPeak {
+		res.BWPeak = 0 // perftest's -N: peak_up = !noPeak * ... (print_report_bw)
+	}
+	return res
 }
 
 // watchPeer notices the peer closing the TCP connection during the run

@@ -160,7 +160,16 @@ func (c *Context) CreateCQOn(cqe int, ch *CompChannel) (*CQ, error) {
 	if ch == nil {
 		return nil, errors.New("verbs: CreateCQOn needs a completion channel")
 	}
-	return c.createCQ(cqe, ch)
+	return c.createCQ(cqe, ch, 0)
+}
+
+// CreateCQOnVector is CreateCQOn with the CQ's events on completion
+// vector vector (CREATE_CQ comp_vector; below NumCompVectors).
+func (c *Context) CreateCQOnVector(cqe int, ch *CompChannel, vector uint32) (*CQ, error) {
+	if ch == nil {
+		return nil, errors.New("verbs: CreateCQOnVector needs a completion channel")
+	}
+	return c.createCQ(cqe, ch, vector)
 }
 
 // cqEvents is a CQ's side of its channel: the prebuilt REQ_NOTIFY_CQ

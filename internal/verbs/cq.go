@@ -24,9 +24,9 @@ type CQ struct {
 // CreateCQ creates a completion queue for at least cqe completions
 // (CREATE_CQ, no completion channel: the data path busy-polls). Size it
 // for every WR that can complete into it: rxe drops CQEs on overrun.
-func (c *Context) CreateCQ(cqe int) (*CQ, error) { return c.createCQ(cqe, nil) }
+func (c *Context) CreateCQ(cqe int) (*CQ, error) { return c.createCQ(cqe, nil, 0) }
 
-func (c *Context) createCQ(cqe int, ch *CompChannel) (*CQ, error) {
+func (c *Context) createCQ(cqe int, ch *CompChannel, vector uint32) (*CQ, error) {
 	if cqe < 1 || cqe > 1<<24 {
 		return nil, fmt.Errorf("verbs: CQ size %d out of range 1..%d", cqe, 1<<24)
 	}
@@ -42,7 +42,7 @@ func (c *Context) createCQ(cqe int, ch *CompChannel) (*CQ, error) {
 	var handle uint32
 	created := false
 	exec := func(udataIn, udataOut []byte) (uint32, error) {
-		cmd := abiCreateCQ{CQE: uint32(req.CQE), CompChannel: -1}
+		cmd := abiCreateCQ{CQE: uint32(req.CQE), CompVector: vector, CompChannel: -1}
 		if ch != nil {
 			cmd.CompChannel, cmd.UserHandle = int32(ch.fd), uint64(slot)
 		}

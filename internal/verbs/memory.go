@@ -2,6 +2,9 @@ package verbs
 
 import (
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -51,6 +54,60 @@ func NewBuffer(size int) (*Buffer, error) {
 		return nil, fmt.Errorf("verbs: madvise(MADV_DONTFORK) on a %d-byte buffer: %w", n, err)
 	}
 	return &Buffer{mem: mem}, nil
+}
+
+// NewHugeBuffer is NewBuffer from the system's default huge pages
+// (MAP_HUGETLB: hugetlbfs pages, as perftest's --use_hugepages gets from
+// SHM_HUGETLB), size rounded up to whole huge pages. The pages are
+// reserved when mapped: without enough free ones (vm.nr_hugepages) it
+// fails at once, wrapping ErrUnsupported.
+func NewHugeBuffer(size int) (*Buffer, error) {
+	if size <= 0 {
+		return nil, fmt.Errorf("verbs: buffer size must be positive, not %d", size)
+	}
+	hp, free := hugePageInfo()
+	if hp <= 0 {
+		return nil, fmt.Errorf("verbs: this kernel has no huge pages (no Hugepagesize in /proc/meminfo): %w", ErrUnsupported)
+	}
+	n := (size + hp - 1) / hp * hp
+	mem, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_HUGETLB|unix.MAP_POPULATE)
+	if err != nil {
+		if err == unix.ENOMEM {
+			return nil, fmt.Errorf("verbs: %d free huge pages of %d KiB, %d needed (reserve them: sysctl vm.nr_hugepages): %w", free, hp>>10, n/hp, ErrUnsupported)
+		}
+		return nil, fmt.Errorf("verbs: cannot map a %d-byte huge-page buffer: %w", n, err)
+	}
+	if err := unix.Madvise(mem, unix.MADV_DONTFORK); err != nil {
+		_ = unix.Munmap(mem)
+		return nil, fmt.Errorf("verbs: madvise(MADV_DONTFORK) on a %d-byte buffer: %w", n, err)
+	}
+	return &Buffer{mem: mem}, nil
+}
+
+// hugePageInfo is /proc/meminfo's Hugepagesize (bytes; 0 if none) and
+// HugePages_Free.
+func hugePageInfo() (size, free int) {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 {
+			continue
+		}
+		v, err := strconv.Atoi(f[1])
+		if err != nil {
+			continue
+		}
+		switch f[0] {
+		case "Hugepagesize:":
+			size = v << 10 // kB
+		case "HugePages_Free:":
+			free = v
+		}
+	}
+	return size, free
 }
 
 // Bytes is the buffer's memory. It stays valid until Close.

@@ -24,6 +24,7 @@ type perfEventOpts struct {
 func perfEventFlags(fs *pflag.FlagSet, f *perfFlags) {
 	p := &f.p
 	fs.BoolVarP(&p.UseEvent, "events", "e", false, "wait for completions on a completion channel instead of polling (rxe; mlx5 checked to the ABI only)")
+	fs.IntVarP(&p.CompVector, "vector", "X", 0, "with -e: the CQs' completion vector, below the device's num_comp_vectors (exit 5 otherwise), as perftest")
 	fs.BoolVar(&p.RunInfinitely, "run_infinitely", false, "bw: run -D periods (default 5 s), a row each, until Ctrl-C (both sides)")
 	fs.StringVarP(&f.ev.counterList, "report-counters", "W", "", "print the change of these port counter files after each row, as perftest (e.g. counters/port_xmit_data,hw_counters/rcvd_seq_err)")
 	fs.BoolVar(&p.CounterDeltas, "counters", false, "report the port's retransmission, sequence, congestion, RNR, error and discard counters' change over the run")
@@ -31,6 +32,9 @@ func perfEventFlags(fs *pflag.FlagSet, f *perfFlags) {
 
 // applyPerfEventFlags moves the raw values into Params.
 func applyPerfEventFlags(f *perfFlags) error {
+	if f.fs.Changed("vector") && !f.p.UseEvent {
+		return cmdutil.UsageErrorf("-X needs -e: the vector is where completion events go (as perftest)")
+	}
 	if f.fs.Changed("report-counters") {
 		l, err := perf.ParseCounterList(f.ev.counterList)
 		if err != nil {

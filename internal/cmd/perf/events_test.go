@@ -20,6 +20,10 @@ func TestPerfEventFlags(t *testing.T) {
 	if !f.p.UseEvent || !f.p.CounterDeltas || strings.Join(f.p.ReportCounters, ",") != "counters/port_xmit_data,hw_counters/rcvd_seq_err" {
 		t.Fatalf("%+v", f.p)
 	}
+	f, err = parsePerfArgs(perf.VerbSend, []string{"-e", "-X", "1", "-d", "rxe0"})
+	if err != nil || f.p.CompVector != 1 {
+		t.Fatalf("-X: %v, %+v", err, f.p)
+	}
 	f, err = parsePerfArgs(perf.VerbSend, []string{"--run_infinitely", "-d", "rxe0"})
 	if err != nil || !f.p.RunInfinitely || f.p.Duration != 5*time.Second {
 		t.Fatalf("--run_infinitely: %v, %+v", err, f.p)
@@ -30,6 +34,9 @@ func TestPerfEventFlags(t *testing.T) {
 		{"perf", "send", "--run_infinitely", "-b"},
 		{"perf", "write", "-W", "counters/x,,y"},
 		{"perf", "write", "-W", "../../../etc/shadow"},
+		{"perf", "send", "-X", "0"},
+		{"perf", "send", "-e", "-X", "2049"},
+		{"perf", "send", "-e", "-X", "-1"},
 	} {
 		_, stderr, code := runCmd(t, args...)
 		if code != cmdutil.ExitUsage || strings.Count(stderr, "\n") != 1 {

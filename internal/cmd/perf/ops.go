@@ -22,6 +22,7 @@ func addPerfOpsFlags(fs *pflag.FlagSet, f *perfFlags, verb perf.Verb) {
 		fs.StringVarP(&f.ops.atomic, "atomic_type", "A", "FETCH_AND_ADD", "atomic operation: CMP_AND_SWAP or FETCH_AND_ADD (8 bytes; perftest's operands: add 1, or compare 0 and swap 0)")
 	case perf.VerbSend:
 		fs.BoolVar(&f.p.UseSRQ, "use-srq", false, "receive through one shared receive queue (SRQ) for all QPs, as perftest's --use-srq")
+		fs.BoolVar(&f.p.SendImm, "send_with_imm", false, "send with immediate data, and as a receiver require it (perftest 6.29's SEND_IMM; give it on both sides)")
 	}
 }
 

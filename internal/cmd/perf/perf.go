@@ -80,6 +80,7 @@ type perfFlags struct {
 	help     bool
 	fs       *pflag.FlagSet
 	ops      perfOpsFlags  // perf_ops.go: -A, --use-srq
+	rep      reportFlags   // reportflags.go
 	ev       perfEventOpts // perf_events.go
 	// QoS/path options and thresholds (perf_qos.go).
 	qos qosFlags
@@ -94,6 +95,8 @@ func perfFlagSet(f *perfFlags, verb perf.Verb) *pflag.FlagSet {
 	fs.StringVarP(&p.Device, "ib-dev", "d", "", "RDMA device (default: the first one)")
 	fs.IntVarP(&p.IBPort, "ib-port", "i", 1, "device port")
 	fs.IntVarP(&p.GIDIndex, "gid-index", "x", 0, "GID index (default: perftest's choice, the IPv4 RoCE v2 GID)")
+	fs.BoolVar(&p.IPv6, "ipv6", false, "without -x: choose an IPv6 GID rather than the IPv4 one, as perftest")
+	fs.BoolVar(&p.IPv6Addr, "ipv6-addr", false, "run the TCP exchange over IPv6 only (both sides), as perftest's")
 	fs.StringVarP(&f.size, "size", "s", "", "message size, with K/M suffix (default 65536 for bw, 2 for --lat)")
 	fs.BoolVarP(&p.AllSizes, "all", "a", false, "run all sizes from 2 to 8M")
 	fs.Uint64VarP(&p.Iters, "iters", "n", 0, "iterations (default 5000 for write bw, else 1000)")
@@ -121,20 +124,37 @@ func perfFlagSet(f *perfFlags, verb perf.Verb) *pflag.FlagSet {
 	fs.BoolVar(&f.pretty, "pretty", false, "indent JSON")
 	fs.Bool("details", false, "accepted for symmetry with other commands")
 	perfEventFlags(fs, f)
+	addReportFlags(fs, f)
 	fs.BoolVarP(&f.help, "help", "h", false, "show this help")
 	addPerfOpsFlags(fs, f, verb)
+	addRefusedFlags(fs)
+	fs.SetNormalizeFunc(perftestAliases)
 	f.fs = fs
 	return fs
+}
+
+// perftestAliases maps perftest's long names that rdmactl spells
+// otherwise to rdmactl's: perftest's --report-histogrm (sic,
+// src/perftest_parameters.c) is --histogram.
+func perftestAliases(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+	if name == "report-histogrm" {
+		name = "histogram"
+	}
+	return pflag.NormalizedName(name)
 }
 
 // parsePerfArgs turns the command line of 'perf <verb>' into Params.
 func parsePerfArgs(verb perf.Verb, args []string) (*perfFlags, error) {
 	f := &perfFlags{}
 	fs := perfFlagSet(f, verb)
-	if err := fs.Parse(args); err != nil {
+	err := fs.Parse(args)
+	if rerr := refused(fs, args); rerr != nil {
+		return f, rerr
+	}
+	if err != nil {
 		return f, cmdutil.UsageErrorf("%v (see 'rdmactl perf %s --help')", err, verb)
 	}
-	if f.help {
+	if f.help || f.rep.version {
 		return f, nil
 	}
 	p := &f.p
@@ -144,7 +164,6 @@ func parsePerfArgs(verb perf.Verb, args []string) (*perfFlags, error) {
 		p.Test = perf.TestLat
 	}
 	p.UserGID = fs.Changed("gid-index")
-	var err error
 	if p.Conn, err = perf.ParseTransport(f.conn); err != nil {
 		return f, cmdutil.UsageErrorf("-c: %v", err)
 	}
@@ -180,6 +199,9 @@ func parsePerfArgs(verb perf.Verb, args []string) (*perfFlags, error) {
 	if err := applyPerfEventFlags(f); err != nil {
 		return f, err
 	}
+	if err := applyReportFlags(f); err != nil {
+		return f, err
+	}
 	rest := fs.Args()
 	switch len(rest) {
 	case 0:
@@ -209,8 +231,19 @@ func newPerfVerbCmd(a *cmdutil.App, verb perf.Verb) *cobra.Command {
 				fmt.Fprintf(a.Stdout, "%s\n\nUsage:\n  rdmactl perf %s [flags] [SERVER]\n\nFlags:\n%s\nExamples:\n%s\n", c.Short, name, pf.fs.FlagUsages(), perfExample)
 				return nil
 			}
+			if err == nil && pf.rep.version {
+				// perftest's -V: "Version: %s" with the version it
+				// exchanges (user_param->version), then exit.
+				fmt.Fprintf(a.Stdout, "Version: %s\n", perf.OurVersion)
+				return nil
+			}
 			if err != nil {
 				return err
+			}
+			if pf.rep.pinSet != nil {
+				if err := applyPinCores(pf.rep.pinCores, *pf.rep.pinSet); err != nil {
+					return err
+				}
 			}
 			if pf.json {
 				a.Opts.JSON = true
@@ -224,6 +257,10 @@ func newPerfVerbCmd(a *cmdutil.App, verb perf.Verb) *cobra.Command {
 	a.LazyLong(c, func() string {
 		return fmt.Sprintf(`Without SERVER, wait for one client (like 'ib_%[1]s_bw -d DEV'); with SERVER,
 connect to it and run. Either side may be perftest's ib_%[1]s_bw/_lat.
+
+perftest's options that rdmactl does not implement are refused in one line
+saying why: exit 2, or 5 for a vendor extension rdmactl's driver path lacks
+(docs/perftest-options.md lists them all).
 
 Flags (perftest's letters; here -d is the device and -p the TCP port):
 %[2]s`, name, perfFlagSet(&perfFlags{}, verb).FlagUsages())
@@ -273,6 +310,9 @@ func runPerfSession(ctx context.Context, a *cmdutil.App, p *perf.Params, dev per
 		s.Progress = a.Stderr
 	}
 	res, err := s.Run(ctx)
+	if err == nil {
+		err = s.OutJSONErr() // after the report, as perftest's "failed to open"
+	}
 	if ue := (*rdmacm.UnsupportedError)(nil); errors.As(err, &ue) {
 		err = cmdutil.WithCode(cmdutil.ExitUnsupported, err) // no rdma_cm device: modprobe rdma_ucm
 	}

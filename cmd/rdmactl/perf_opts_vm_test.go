@@ -1,0 +1,509 @@
+//go:build vmtest
+
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rdmactl/rdmactl/internal/vmcheck"
+)
+
+// VM tests of perftest's report options against the VM's perftest 6.06:
+// -V, --out_json/--out_json_file, --output, -N, --report-both,
+// --cpu_util and --perform_warm_up (internal/cmd/perf reportflags.go,
+// docs/perftest-options.md). Ports 21000-23999.
+
+// TestVMPerfOptsVersion: -V prints perftest's "Version: X" line; perftest
+// prints its own version (and exits 1), rdmactl the one it claims to
+// peers (and exits 0).
+func TestVMPerfOptsVersion(t *testing.T) {
+	re := regexp.MustCompile(`^Version: [0-9]+\.[0-9]+[^\n]*\n$`)
+	p, _ := exec.Command("ib_write_bw", "-V").CombinedOutput()
+	stdout, stderr, code := runSoleCmd(t, "perf", "write", "-V")
+	if !re.MatchString(string(p)) || !re.MatchString(stdout) || code != 0 || stderr != "" {
+		t.Fatalf("perftest %q; rdmactl exit %d %q %q", p, code, stdout, stderr)
+	}
+	if !strings.HasPrefix(stdout, "Version: 6.27 rdmactl") {
+		t.Fatalf("rdmactl: %q", stdout)
+	}
+}
+
+// outJSONEntries reads a --out_json file (perftest 6.06's "key: value,"
+// lines) into its keys in order and their values, without perftest's
+// relaxed-ordering warnings.
+func outJSONEntries(t *testing.T, path string) (keys []string, vals map[string]string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	vals = map[string]string{}
+	for _, l := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(l, ": ")
+		k = strings.TrimSpace(k)
+		if !ok || strings.HasPrefix(k, "WARNING") {
+			continue
+		}
+		keys = append(keys, k)
+		vals[k] = strings.TrimSuffix(strings.TrimSpace(v), ",")
+	}
+	if len(keys) < 10 || keys[0] != "test_info" || !slices.Contains(keys, "results") {
+		t.Fatalf("%s is not perftest's report file:\n%s", path, b)
+	}
+	return keys, vals
+}
+
+// sameOutJSON are the entries whose values rdmactl's file and perftest's
+// must share for the same role of the same run; the figures, and
+// PCIe_relax_order (perftest registers its memory with relaxed ordering,
+// rdmactl never does) may differ.
+var sameOutJSON = []string{"test", "Test with events", "Dual_port", "Device", "Number_of_qps", "Transport_type", "Connection_type",
+	"Using_SRQ", "ibv_wr_API", "TX_depth", "Post_List", "RX_depth", "CQ_Moderation", "Mtu", "Link_type", "GID_index",
+	"Max_inline_data", "Outstand_reads", "rdma_cm_QPs", "Data_ex_method", "MsgSize", "n_iterations"}
+
+// TestVMPerfOutJSON: with --out_json each side writes the file perftest
+// 6.06 writes in the same role: the same keys in the same order, the same
+// test information, size and iterations. Each test runs twice, perftest
+// server with rdmactl client, then the other way round, so that each role
+// has one file of each.
+func TestVMPerfOutJSON(t *testing.T) {
+	resUnchanged(t, false)
+	dir := t.TempDir()
+	for i, tc := range []struct {
+		verb, kind string
+		extra      []string
+	}{
+		{"write", "bw", nil},
+		{"read", "bw", nil},
+		{"send", "bw", nil},
+		{"write", "bw", []string{"-b"}},
+		{"write", "lat", nil},
+		{"read", "lat", nil},
+		{"write", "bw", []string{"-D", "4", "--cpu_util"}},
+		{"send", "lat", []string{"-D", "4", "--cpu_util"}},
+		{"write", "bw", []string{"--output=bandwidth"}},
+	} {
+		name := strings.Join(append([]string{tc.verb, tc.kind}, tc.extra...), "_")
+		t.Run(name, func(t *testing.T) {
+			files := map[string]string{} // "r server" etc. -> path
+			for k, roles := range [][2]string{{"p", "r"}, {"r", "p"}} {
+				sf := filepath.Join(dir, fmt.Sprintf("%d_%s_server.json", i, roles[0]))
+				cf := filepath.Join(dir, fmt.Sprintf("%d_%s_client.json", i, roles[1]))
+				files[roles[0]+" server"], files[roles[1]+" client"] = sf, cf
+				port := 21000 + 20*i + 10*k
+				r := retryPair(t, port, 1000, func(port int) ([]string, []string) {
+					s, c, _ := perfPairArgs(tc.verb, tc.kind, "RC", tc.extra, roles[0], roles[1], port)
+					return append(s, "--out_json", "--out_json_file="+sf), insertBefore(c, perfServerIP, "--out_json", "--out_json_file="+cf)
+				}, pairOpts{}, perftestClock)
+				r.mustPass(t)
+			}
+			for _, role := range []string{"server", "client"} {
+				if tc.verb == "read" && tc.kind == "lat" && role == "server" {
+					// perftest's read_lat server prints no report,
+					// and so writes no file; neither does rdmactl.
+					for _, who := range []string{"p", "r"} {
+						if _, err := os.Stat(files[who+" server"]); err == nil {
+							t.Errorf("%s's read_lat server wrote %s", who, files[who+" server"])
+						}
+					}
+					continue
+				}
+				pk, pv := outJSONEntries(t, files["p "+role])
+				rk, rv := outJSONEntries(t, files["r "+role])
+				if strings.Join(pk, "|") != strings.Join(rk, "|") {
+					t.Errorf("%s: keys differ\nperftest: %q\nrdmactl:  %q", role, pk, rk)
+				}
+				for _, k := range sameOutJSON {
+					if pv[k] != rv[k] {
+						t.Errorf("%s: %s: perftest %q, rdmactl %q", role, k, pv[k], rv[k])
+					}
+				}
+				if v, ok := rv["CPU_util"]; ok {
+					if f, err := strconv.ParseFloat(v, 64); err != nil || f < 0 || f > 100 {
+						t.Errorf("%s: CPU_util %q", role, v)
+					}
+				}
+			}
+		})
+	}
+}
+
+// insertBefore puts args into a client's command line before its last
+// argument, the server's address (a perftest client takes it last).
+func insertBefore(c []string, last string, args ...string) []string {
+	if c[len(c)-1] != last {
+		panic("client command line does not end in the server's address")
+	}
+	out := append(append([]string{}, c[:len(c)-1]...), args...)
+	return append(out, last)
+}
+
+// TestVMPerfOptsReport: perftest's report options print what perftest
+// prints, with either side rdmactl and the other perftest.
+func TestVMPerfOptsReport(t *testing.T) {
+	resUnchanged(t, false)
+	type pair struct{ name, server, client string }
+	pairs := []pair{{"rdmactl-client-perftest-server", "p", "r"}, {"perftest-client-rdmactl-server", "r", "p"}}
+	floatLine := regexp.MustCompile(`^[0-9]+\.[0-9]{6}\n$`)
+	port := 22000
+	for _, pr := range pairs {
+		t.Run("output_bandwidth/"+pr.name, func(t *testing.T) {
+			port += 10
+			r := retryPerfPair(t, "write", "bw", "RC", []string{"--output=bandwidth"}, pr.server, pr.client, port, perftestClock)
+			r.mustPass(t)
+			// The server prints the client's average: the same line.
+			// rdmactl prints nothing else; perftest's output (stdout and
+			// stderr together) may hold its clock warnings besides.
+			figs := func(out string) []string {
+				var f []string
+				for _, l := range strings.SplitAfter(out, "\n") {
+					if floatLine.MatchString(l) {
+						f = append(f, l)
+					}
+				}
+				return f
+			}
+			sf, cf := figs(r.sout), figs(r.cout)
+			rOut := r.cout
+			if pr.server == "r" {
+				rOut = r.sout
+			}
+			if len(sf) != 1 || len(cf) != 1 || sf[0] != cf[0] || !floatLine.MatchString(rOut) {
+				t.Fatalf("server %q, client %q; want the same one %%lf line, and nothing else from rdmactl", r.sout, r.cout)
+			}
+		})
+		t.Run("noPeak/"+pr.name, func(t *testing.T) {
+			port += 10
+			r := retryPerfPair(t, "write", "bw", "RC", []string{"-N"}, pr.server, pr.client, port, perftestClock)
+			r.mustPass(t)
+			s, c := agreeingRows(t, r.sout, r.cout)
+			if s.vals[0] != 0 || c.vals[0] != 0 || c.vals[1] <= 0 {
+				t.Fatalf("server %+v client %+v; want peak 0 and an average", s, c)
+			}
+		})
+		t.Run("report_both/"+pr.name, func(t *testing.T) {
+			port += 10
+			r := retryPerfPair(t, "write", "bw", "RC", []string{"-b", "--report-both"}, pr.server, pr.client, port, perftestClock)
+			r.mustPass(t)
+			sl, sr := reportBothRows(t, "server", r.sout)
+			cl, cr := reportBothRows(t, "client", r.cout)
+			// The reports are exchanged as doubles and printed with the
+			// same format: one side's local row is the other's remote.
+			if sl != cr || cl != sr {
+				t.Fatalf("server local %q remote %q; client local %q remote %q", sl, sr, cl, cr)
+			}
+		})
+		t.Run("cpu_util/"+pr.name, func(t *testing.T) {
+			port += 10
+			r := retryPerfPair(t, "write", "bw", "RC", []string{"-D", "4", "--cpu_util"}, pr.server, pr.client, port, perftestClock)
+			r.mustPass(t)
+			for who, out := range map[string]string{"server": r.sout, "client": r.cout} {
+				if !strings.Contains(out, "MsgRate[Mpps]    CPU_Util[%]\n") {
+					t.Errorf("%s: no CPU_Util[%%] header:\n%s", who, out)
+				}
+				row := parsePerfRows(t, who, out)[0]
+				if len(row.vals) != 4 || row.vals[3] < 0 || row.vals[3] > 100 {
+					t.Errorf("%s: row %+v; want a CPU_Util column of 0..100", who, row)
+				}
+			}
+		})
+		t.Run("rate_limit_SW/"+pr.name, func(t *testing.T) {
+			port += 10
+			// 5 MiB/s of 4 KiB messages: 1280 a second, in bursts of 4
+			// every 3.125 ms; rxe under TCG moves more than 15 MiB/s.
+			r := retryPerfPair(t, "write", "bw", "RC", []string{"-s", "4096", "--rate_limit", "5", "--rate_limit_type", "SW", "--rate_units", "M", "--burst_size", "4"}, pr.server, pr.client, port, perftestClock)
+			r.mustPass(t)
+			s, c := agreeingRows(t, r.sout, r.cout)
+			// The server prints the client's figures; 25 bursts take 24
+			// gaps: at most 25/24 of the limit, plus the clocks' error.
+			if c.vals[1] <= 0 || c.vals[1] > 5*1.15 || s.vals[1] != c.vals[1] {
+				t.Fatalf("BW average: server %v, client %v MiB/s; limited to 5", s.vals[1], c.vals[1])
+			}
+		})
+		t.Run("latency_gap/"+pr.name, func(t *testing.T) {
+			port += 10
+			r := retryPerfPair(t, "write", "lat", "RC", []string{"--latency_gap", "2000"}, pr.server, pr.client, port, perftestClock)
+			r.mustPass(t)
+			// Both sides spin 2 ms before each post and the samples are
+			// post to post: half a round trip holds one gap at least.
+			s, c := agreeingRows(t, r.sout, r.cout)
+			if s.vals[0] < 2000 || c.vals[0] < 2000 {
+				t.Fatalf("t_min: server %v, client %v usec; want >= 2000", s.vals[0], c.vals[0])
+			}
+		})
+		t.Run("ipv6/"+pr.name, func(t *testing.T) {
+			port += 10
+			r := retryPerfPair(t, "send", "bw", "RC", []string{"--ipv6"}, pr.server, pr.client, port, perftestClock)
+			r.mustPass(t)
+			// Both choose the same GID: an IPv6 one (on the VM's rxe,
+			// the netdev's fe80:: GID), not the IPv4-mapped default.
+			sg, cg := headerField(r.sout, "GID index"), headerField(r.cout, "GID index")
+			if sg == "" || sg != cg || !strings.Contains(r.sout, " GID: 254:128:") {
+				t.Fatalf("GID index: server %q, client %q\n--- server\n%s", sg, cg, r.sout)
+			}
+		})
+		t.Run("perform_warm_up/"+pr.name, func(t *testing.T) {
+			port += 10
+			r := retryPerfPair(t, "read", "bw", "RC", []string{"--perform_warm_up"}, pr.server, pr.client, port, perftestClock)
+			r.mustPass(t)
+			s, c := agreeingRows(t, r.sout, r.cout)
+			if s.iters != 100 || c.vals[1] <= 0 {
+				t.Fatalf("server %+v client %+v", s, c)
+			}
+		})
+	}
+}
+
+// reportBothRows are the rows under --report-both's "Local results" and
+// "Remote results" titles.
+func reportBothRows(t *testing.T, who, out string) (local, remote string) {
+	t.Helper()
+	row := func(title string) string {
+		i := strings.Index(out, "\n "+title+" results: \n")
+		if i < 0 {
+			t.Fatalf("%s: no %q block:\n%s", who, title, out)
+		}
+		lines := strings.Split(out[i:], "\n")
+		// "", title, RESULT_LINE, header, row
+		if len(lines) < 5 || !strings.HasPrefix(lines[3], " #bytes") {
+			t.Fatalf("%s: %q block not perftest's:\n%s", who, title, out[i:])
+		}
+		return strings.TrimSpace(lines[4])
+	}
+	return row("Local"), row("Remote")
+}
+
+// lineSignal is a stdout that closes seen when a line containing want
+// has been written.
+type lineSignal struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	want string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (w *lineSignal) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.buf.Write(b)
+	if strings.Contains(w.buf.String(), w.want) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return n, err
+}
+
+func (w *lineSignal) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// TestVMPerfOptsWaitDestroy: with --wait_destroy the client says it waits
+// and its QPs stay in the kernel for that long (rdma res show would list
+// them) after the run against a perftest server; then it exits 0.
+func TestVMPerfOptsWaitDestroy(t *testing.T) {
+	resUnchanged(t, false)
+	const port = 23000
+	srv := startSide(t, "ib_write_bw", "perftest server", []string{"-d", "rxe0", "-n", "100", "-p", strconv.Itoa(port)})
+	waitListening(t, port, 20*time.Second)
+	out := &lineSignal{want: " Waiting 4 seconds before releasing resources...\n", seen: make(chan struct{})}
+	cli := startSideTo(t, rdmactlBin(t), "rdmactl client", []string{"perf", "write", "-d", "rxe1", "-n", "100", "-p", strconv.Itoa(port), "--wait_destroy", "4", perfServerIP}, out)
+	select {
+	case <-out.seen:
+	case <-time.After(90 * time.Second):
+		t.Fatalf("no wait line; client printed:\n%s\nstderr: %s", out.String(), cli.stderr.String())
+	}
+	seen := time.Now()
+	if !srv.wait(30 * time.Second) {
+		t.Fatal("the perftest server did not end after the run")
+	}
+	time.Sleep(time.Second)
+	if n := vmcheck.QPsOf(t, cli.cmd.Process.Pid); n != 1 {
+		t.Fatalf("during the wait the client has %d QPs, want its 1", n)
+	}
+	if !cli.wait(30 * time.Second) {
+		t.Fatal("the client did not end after its wait")
+	}
+	if took := time.Since(seen); cli.status() != "exit 0" || took < 3500*time.Millisecond {
+		t.Fatalf("client %s %v after the wait line; stderr %s", cli.status(), took, cli.stderr.String())
+	}
+}
+
+// numCompVectors is ibv_devinfo -v's num_comp_vectors of dev.
+func numCompVectors(t *testing.T, dev string) int {
+	t.Helper()
+	out, err := exec.Command("ibv_devinfo", "-v", "-d", dev).Output()
+	if err != nil {
+		t.Fatalf("ibv_devinfo -v -d %s: %v", dev, err)
+	}
+	m := regexp.MustCompile(`num_comp_vectors:\s*([0-9]+)`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("no num_comp_vectors in ibv_devinfo -v -d %s", dev)
+	}
+	n, _ := strconv.Atoi(string(m[1]))
+	return n
+}
+
+// TestVMPerfOptsVector: -X puts the CQs on the device's last completion
+// vector and the header says so, as perftest's; a vector the device lacks
+// is exit 5 in one line.
+func TestVMPerfOptsVector(t *testing.T) {
+	resUnchanged(t, false)
+	n := numCompVectors(t, "rxe1")
+	if m := numCompVectors(t, "rxe0"); m < n {
+		n = m
+	}
+	last := strconv.Itoa(n - 1)
+	for i, pr := range [][2]string{{"p", "r"}, {"r", "p"}} {
+		r := retryPerfPair(t, "send", "bw", "RC", []string{"-e", "-X", last}, pr[0], pr[1], 23100+10*i, perftestClock)
+		r.mustPass(t)
+		if !strings.Contains(r.sout, " Test with events. Using rxe0_comp"+last+"\n") || !strings.Contains(r.cout, " Test with events. Using rxe1_comp"+last+"\n") {
+			t.Fatalf("server %s, client %s: no events line for vector %s\n--- server\n%s\n--- client\n%s", pr[0], pr[1], last, r.sout, r.cout)
+		}
+	}
+	s, c, _ := perfPairArgs("send", "bw", "RC", []string{"-e"}, "p", "r", 23150)
+	r := runPair(s, insertBefore(c, perfServerIP, "-X", strconv.Itoa(n)), pairOpts{timeout: 60 * time.Second})
+	if r.ccode != 5 || strings.Count(r.cstderr, "\n") != 1 || !strings.Contains(r.cstderr, "-X "+strconv.Itoa(n)+": rxe1 has "+strconv.Itoa(n)+" completion vectors") {
+		t.Fatalf("-X %d: exit %d, stderr %q", n, r.ccode, r.cstderr)
+	}
+}
+
+// TestVMPerfOptsPinCores: with --pin_cores every thread of the rdmactl
+// process may run on that CPU only (read from /proc during
+// --wait_destroy's wait, after a run against perftest).
+func TestVMPerfOptsPinCores(t *testing.T) {
+	resUnchanged(t, false)
+	const port = 23200
+	online, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The last online CPU: with one CPU the mask would hold it anyway.
+	f := strings.FieldsFunc(strings.TrimSpace(string(online)), func(r rune) bool { return r == ',' || r == '-' })
+	cpu := f[len(f)-1]
+	if strings.TrimSpace(string(online)) == "0" {
+		t.Skip("the VM has one CPU: pinning to it would change nothing to see")
+	}
+	srv := startSide(t, "ib_send_bw", "perftest server", []string{"-d", "rxe0", "-n", "100", "-p", strconv.Itoa(port)})
+	waitListening(t, port, 20*time.Second)
+	out := &lineSignal{want: "releasing resources...\n", seen: make(chan struct{})}
+	cli := startSideTo(t, rdmactlBin(t), "rdmactl client", []string{"perf", "send", "-d", "rxe1", "-n", "100", "-p", strconv.Itoa(port), "--pin_cores", cpu, "--wait_destroy", "3", perfServerIP}, out)
+	select {
+	case <-out.seen:
+	case <-time.After(90 * time.Second):
+		t.Fatalf("no wait line; client printed:\n%s\nstderr: %s", out.String(), cli.stderr.String())
+	}
+	pid := cli.cmd.Process.Pid
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil || len(ents) < 2 {
+		t.Fatalf("%d threads: %v", len(ents), err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", pid, e.Name()))
+		if err != nil {
+			continue
+		}
+		m := regexp.MustCompile(`Cpus_allowed_list:\s*(\S+)`).FindSubmatch(b)
+		if m == nil || string(m[1]) != cpu {
+			t.Errorf("thread %s: Cpus_allowed_list %q, want %s", e.Name(), m, cpu)
+		}
+	}
+	if !cli.wait(30*time.Second) || cli.status() != "exit 0" || !srv.wait(30*time.Second) {
+		t.Fatalf("client %v, stderr %s", cli.cmd.ProcessState, cli.stderr.String())
+	}
+}
+
+// TestVMPerfOptsHugePages: with huge pages reserved, --use_hugepages runs
+// against perftest's --use_hugepages, either side rdmactl; with none, it
+// is exit 5 in one line.
+func TestVMPerfOptsHugePages(t *testing.T) {
+	resUnchanged(t, false)
+	const sysctl = "/proc/sys/vm/nr_hugepages"
+	orig, err := os.ReadFile(sysctl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.WriteFile(sysctl, orig, 0o644) })
+	if err := os.WriteFile(sysctl, []byte("32\n"), 0o644); err != nil {
+		t.Fatalf("reserving huge pages: %v", err)
+	}
+	for i, pr := range [][2]string{{"p", "r"}, {"r", "p"}} {
+		r := retryPerfPair(t, "write", "bw", "RC", []string{"--use_hugepages"}, pr[0], pr[1], 23300+10*i, perftestClock)
+		r.mustPass(t)
+	}
+	if err := os.WriteFile(sysctl, []byte("0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, c, _ := perfPairArgs("write", "bw", "RC", nil, "p", "r", 23350)
+	r := runPair(s, insertBefore(c, perfServerIP, "--use_hugepages"), pairOpts{timeout: 60 * time.Second})
+	if r.ccode != 5 || strings.Count(r.cstderr, "\n") != 1 || !strings.Contains(r.cstderr, "--use_hugepages: ") || !strings.Contains(r.cstderr, "vm.nr_hugepages") {
+		t.Fatalf("no huge pages: exit %d, stderr %q", r.ccode, r.cstderr)
+	}
+}
+
+// TestVMPerfOptsIPv6Addr: with --ipv6-addr on both sides the exchange
+// runs over IPv6 (the loopback ::1 here), either side rdmactl and the
+// other perftest.
+func TestVMPerfOptsIPv6Addr(t *testing.T) {
+	resUnchanged(t, false)
+	for i, pr := range [][2]string{{"p", "r"}, {"r", "p"}} {
+		r := retryPair(t, 23400+10*i, 1000, func(port int) ([]string, []string) {
+			s, c, _ := perfPairArgs("write", "bw", "RC", []string{"--ipv6-addr"}, pr[0], pr[1], port)
+			c[len(c)-1] = "::1"
+			return s, c
+		}, pairOpts{}, perftestClock)
+		r.mustPass(t)
+		agreeingRows(t, r.sout, r.cout)
+	}
+}
+
+// TestVMPerfOptsODP: --odp registers with On-Demand Paging: where the
+// kernel's rxe has ODP the run passes against perftest; where it has
+// not (rxe before its ODP support) the client ends with exit 5 in one
+// line naming --odp: what the kernel lacks.
+func TestVMPerfOptsODP(t *testing.T) {
+	resUnchanged(t, false)
+	s, c, _ := perfPairArgs("write", "bw", "RC", nil, "p", "r", 23500)
+	r := runPair(s, insertBefore(c, perfServerIP, "--odp"), pairOpts{timeout: 60 * time.Second})
+	switch {
+	case r.ccode == 0:
+		agreeingRows(t, r.sout, r.cout)
+		t.Logf("this kernel's rxe has ODP: the run passed")
+	case r.ccode == 5 && strings.Count(r.cstderr, "\n") == 1 && strings.Contains(r.cstderr, "--odp: "):
+		t.Logf("no ODP here: %s", strings.TrimSpace(r.cstderr))
+	default:
+		t.Fatalf("--odp: exit %d, stderr %q", r.ccode, r.cstderr)
+	}
+}
+
+// TestVMPerfOptsSendImm: an rdmactl sender with --send_with_imm against
+// perftest 6.06 (which has no such option and takes any receive) passes,
+// and the receiver side of the header says Send_imm; an rdmactl receiver
+// with it against perftest's plain sends fails in one line, exit 6.
+func TestVMPerfOptsSendImm(t *testing.T) {
+	resUnchanged(t, false)
+	s, c, _ := perfPairArgs("send", "bw", "RC", nil, "p", "r", 23600)
+	r := runPair(s, insertBefore(c, perfServerIP, "--send_with_imm"), pairOpts{})
+	r.mustPass(t)
+	agreeingRows(t, r.sout, r.cout)
+	if !strings.Contains(r.cout, "Send_imm BW Test") {
+		t.Fatalf("client title:\n%s", r.cout)
+	}
+	s, c, _ = perfPairArgs("send", "bw", "RC", nil, "r", "p", 23610)
+	r = runPair(append(s, "--send_with_imm"), c, pairOpts{timeout: 60 * time.Second})
+	if r.serr == nil || !strings.Contains(r.serr.Error(), "rdmactl exit 6") || !strings.Contains(r.serr.Error(), "without immediate data") {
+		t.Fatalf("rdmactl receiver with --send_with_imm against plain sends: %v", r.serr)
+	}
+}
