@@ -70,11 +70,21 @@ func NewHugeBuffer(size int) (*Buffer, error) {
 		return nil, fmt.Errorf("verbs: this kernel has no huge pages (no Hugepagesize in /proc/meminfo): %w", ErrUnsupported)
 	}
 	n := (size + hp - 1) / hp * hp
+	short := func() error {
+		return fmt.Errorf("verbs: %d free huge pages of %d KiB, %d needed (reserve them: sysctl vm.nr_hugepages): %w", free, hp>>10, n/hp, ErrUnsupported)
+	}
+	if free < n/hp {
+		return nil, short()
+	}
 	mem, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_HUGETLB|unix.MAP_POPULATE)
-	if err != nil {
-		if err == unix.ENOMEM {
-			return nil, fmt.Errorf("verbs: %d free huge pages of %d KiB, %d needed (reserve them: sysctl vm.nr_hugepages): %w", free, hp>>10, n/hp, ErrUnsupported)
-		}
+	switch {
+	case err == unix.ENOMEM:
+		return nil, short() // taken by another process since /proc/meminfo was read
+	case err == unix.EINVAL:
+		// MAP_HUGETLB refused outright (mm/mmap.c: no hugetlbfs mount
+		// for the default size; qemu-user does not emulate it).
+		return nil, fmt.Errorf("verbs: this system does not map huge pages for processes (mmap MAP_HUGETLB: %v): %w", err, ErrUnsupported)
+	case err != nil:
 		return nil, fmt.Errorf("verbs: cannot map a %d-byte huge-page buffer: %w", n, err)
 	}
 	if err := unix.Madvise(mem, unix.MADV_DONTFORK); err != nil {
