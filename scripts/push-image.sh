@@ -11,7 +11,7 @@
 #
 #   skopeo login ghcr.io && scripts/push-image.sh dist/rdmactl_v1.2.3_oci.tar
 #
-# SKOPEO=echo prints the copies instead (TestPushImage).
+# SKOPEO=echo prints the copies instead (TestImageName).
 set -euo pipefail
 SKOPEO=${SKOPEO:-skopeo}
 archive=${1:?usage: scripts/push-image.sh dist/rdmactl_VERSION_oci.tar}

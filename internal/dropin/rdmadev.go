@@ -29,21 +29,6 @@ func devShow(r *rd) int {
 	})
 }
 
-// devCapNames are dev.c's names of ib_device_cap_flags: bits 0-31, then
-// bits 32-36 by their own table ("UNKNOWN" for the rest).
-var devCapLow = [...]string{
-	0: "RESIZE_MAX_WR", 1: "BAD_PKEY_CNTR", 2: "BAD_QKEY_CNTR", 3: "RAW_MULTI",
-	4: "AUTO_PATH_MIG", 5: "CHANGE_PHY_PORT", 6: "UD_AV_PORT_ENFORCE_PORT_ENFORCE",
-	7: "CURR_QP_STATE_MOD", 8: "SHUTDOWN_PORT", 9: "INIT_TYPE", 10: "PORT_ACTIVE_EVENT",
-	11: "SYS_IMAGE_GUID", 12: "RC_RNR_NAK_GEN", 13: "SRQ_RESIZE", 14: "N_NOTIFY_CQ",
-	15: "LOCAL_DMA_LKEY", 17: "MEM_WINDOW", 18: "UD_IP_CSUM", 19: "UD_TSO", 20: "XRC",
-	21: "MEM_MGT_EXTENSIONS", 22: "BLOCK_MULTICAST_LOOPBACK", 23: "MEM_WINDOW_TYPE_2A",
-	24: "MEM_WINDOW_TYPE_2B", 25: "RC_IP_CSUM", 26: "RAW_IP_CSUM", 27: "CROSS_CHANNEL",
-	29: "MANAGED_FLOW_STEERING", 30: "SIGNATURE_HANDOVER", 31: "ON_DEMAND_PAGING",
-}
-
-var devCapHigh = [...]string{"SG_GAPS_REG", "VIRTUAL_FUNCTION", "RAW_SCATTER_FCS", "RDMA_NETDEV_OPA_VNIC", "PCI_WRITE_END_PADDING"}
-
 // link.c's names of the port capability mask (bit 0 is RESERVED there).
 var portCapLow = [...]string{
 	"RESERVED", "SM", "NOTICE", "TRAP", "OPT_IPD", "AUTO_MIGR", "SL_MAP", "MKEY_NVRAM",
@@ -71,20 +56,30 @@ func capName(idx int, low []string, high []string) string {
 
 // printCaps is dev_print_caps/link_print_caps: "\n    caps: <A, B>" as
 // text, a "caps" array of strings in JSON.
-func (r *rd) printCaps(caps uint64, low, high []string) {
+func (r *rd) printCaps(names []string) {
 	r.p.text("\n    caps: <")
 	r.p.openArray(printJSON, "caps")
+	for i, n := range names {
+		f := "%s, "
+		if i == len(names)-1 {
+			f = "%s"
+		}
+		r.p.str(printAny, "", f, n)
+	}
+	r.p.closeArray(printAny, ">")
+}
+
+// portCapNames is link.c's caps_to_str: its table names bit 0 RESERVED,
+// where nldev's (rdmactl's own link show) leaves it UNKNOWN.
+func portCapNames(caps uint64) []string {
+	out := make([]string, 0, 8)
 	for idx := 0; caps != 0; idx++ {
 		if caps&1 != 0 {
-			f := "%s"
-			if caps>>1 != 0 {
-				f = "%s, "
-			}
-			r.p.str(printAny, "", f, capName(idx, low, high))
+			out = append(out, capName(idx, portCapLow[:], portCapHigh[:]))
 		}
 		caps >>= 1
 	}
-	r.p.closeArray(printAny, ">")
+	return out
 }
 
 // devNoArgs prints the current device (dev.c's dev_parse_cb on the
@@ -116,7 +111,7 @@ func devNoArgs(r *rd) int {
 			p.onOff(printAny, "adaptive-moderation", "adaptive-moderation %s ", *d.DIM)
 		}
 		if d.Caps != nil {
-			r.printCaps(*d.Caps, devCapLow[:], devCapHigh[:])
+			r.printCaps(nldev.DeviceCapNames(*d.Caps))
 		}
 	}
 	r.newline()
@@ -227,7 +222,7 @@ func linkNoArgs(r *rd) int {
 		p.uint(printAny, "netdev_index", f, uint64(*pt.NetdevIndex))
 	}
 	if r.details && pt.Caps != nil {
-		r.printCaps(*pt.Caps, portCapLow[:], portCapHigh[:])
+		r.printCaps(portCapNames(*pt.Caps))
 	}
 	r.newline()
 	return 0
