@@ -125,6 +125,16 @@ func TestVMPerfOutJSON(t *testing.T) {
 					t.Errorf("%s: keys differ\nperftest: %q\nrdmactl:  %q", role, pk, rk)
 				}
 				for _, k := range sameOutJSON {
+					if k == "n_iterations" && slices.Contains(tc.extra, "-D") {
+						// A timed run's count is the run's own:
+						// the two files come from two runs.
+						for who, v := range map[string]string{"perftest": pv[k], "rdmactl": rv[k]} {
+							if n, err := strconv.ParseUint(v, 10, 64); err != nil || n == 0 {
+								t.Errorf("%s: %s: %s %q", role, k, who, v)
+							}
+						}
+						continue
+					}
 					if pv[k] != rv[k] {
 						t.Errorf("%s: %s: perftest %q, rdmactl %q", role, k, pv[k], rv[k])
 					}
@@ -454,19 +464,19 @@ func TestVMPerfOptsHugePages(t *testing.T) {
 }
 
 // TestVMPerfOptsIPv6Addr: with --ipv6-addr on both sides the exchange
-// runs over IPv6 (the loopback ::1 here), either side rdmactl and the
-// other perftest.
+// runs over IPv6: the client reaches the server at ::1, which only an
+// IPv6 listener answers. rdmactl is both sides:
+// perftest gained --ipv6-addr in 6.17, and Debian's 6.06 prints its
+// usage and exits 1 on it.
 func TestVMPerfOptsIPv6Addr(t *testing.T) {
 	resUnchanged(t, false)
-	for i, pr := range [][2]string{{"p", "r"}, {"r", "p"}} {
-		r := retryPair(t, 23400+10*i, 1000, func(port int) ([]string, []string) {
-			s, c, _ := perfPairArgs("write", "bw", "RC", []string{"--ipv6-addr"}, pr[0], pr[1], port)
-			c[len(c)-1] = "::1"
-			return s, c
-		}, pairOpts{}, perftestClock)
-		r.mustPass(t)
-		agreeingRows(t, r.sout, r.cout)
-	}
+	r := retryPair(t, 23400, 1000, func(port int) ([]string, []string) {
+		s, c, _ := perfPairArgs("write", "bw", "RC", []string{"--ipv6-addr"}, "r", "r", port)
+		c[len(c)-1] = "::1"
+		return s, c
+	}, pairOpts{}, perftestClock)
+	r.mustPass(t)
+	agreeingRows(t, r.sout, r.cout)
 }
 
 // TestVMPerfOptsODP: --odp registers with On-Demand Paging: where the

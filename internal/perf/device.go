@@ -74,8 +74,8 @@ type SetupConfig struct {
 	// (verbs.NewHugeBuffer).
 	HugePages bool
 	// ODP (--odp): register the memory with On-Demand Paging
-	// (verbs.AccessOnDemand); a device or kernel without it refuses
-	// REG_MR with EOPNOTSUPP (verbs.ErrUnsupported).
+	// (verbs.AccessOnDemand); Setup refuses a device whose odp_caps
+	// lack RC sends and receives (verbs.ErrUnsupported).
 	ODP bool
 	// PKeyIndex is the QPs' P_Key index (INIT; --pkey_index).
 	PKeyIndex uint16

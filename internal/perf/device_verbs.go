@@ -77,6 +77,11 @@ func (d *verbsDevice) Port() (PortAttr, error) {
 func (d *verbsDevice) Setup(cfg SetupConfig) (*Resources, error) {
 	var err error
 	d.typ = cfg.Type
+	if cfg.ODP {
+		if err := d.checkODP(); err != nil {
+			return nil, err
+		}
+	}
 	if d.pd, err = d.ctx.AllocPD(); err != nil {
 		return nil, err
 	}
@@ -161,6 +166,40 @@ func (d *verbsDevice) createCQs(cfg SetupConfig) error {
 	}
 	d.rcq, err = d.ctx.CreateCQOnVector(cfg.CQE, d.ch, v)
 	return err
+}
+
+// The on-demand paging capability bits of the kernel's include/rdma/
+// ib_verbs.h (enum ib_odp_general_cap_bits, ib_odp_transport_cap_bits),
+// as EX QUERY_DEVICE reports them in odp_caps.
+const (
+	odpSupport     = 1 << 0 // IB_ODP_SUPPORT
+	odpSupportSend = 1 << 0 // IB_ODP_SUPPORT_SEND
+	odpSupportRecv = 1 << 1 // IB_ODP_SUPPORT_RECV
+)
+
+// checkODP refuses --odp, before anything is allocated, on a device whose
+// odp_caps lack RC send and receive, as perftest's check_odp_support
+// (src/perftest_resources.c) does: exit 5. Without the probe a kernel
+// whose rxe has no ODP fails REG_MR with EINVAL, which names nothing.
+func (d *verbsDevice) checkODP() error {
+	da, err := d.ctx.QueryDevice()
+	if err != nil {
+		return fmt.Errorf("--odp: querying %s's on-demand paging capabilities: %w", d.ctx.Device().Name, err)
+	}
+	return odpCapable(d.ctx.Device().Name, da.ODPGeneralCaps, da.ODPRCCaps)
+}
+
+// odpCapable says why a device with these odp_caps cannot run --odp.
+func odpCapable(dev string, general uint64, rc uint32) error {
+	switch {
+	case general&odpSupport == 0:
+		return fmt.Errorf("--odp: %s has no On-Demand Paging (its driver or this kernel lacks it; run without --odp): %w", dev, verbs.ErrUnsupported)
+	case rc&odpSupportSend == 0:
+		return fmt.Errorf("--odp: %s's On-Demand Paging has no RC sends (run without --odp): %w", dev, verbs.ErrUnsupported)
+	case rc&odpSupportRecv == 0:
+		return fmt.Errorf("--odp: %s's On-Demand Paging has no RC receives (run without --odp): %w", dev, verbs.ErrUnsupported)
+	}
+	return nil
 }
 
 // checkCompVector refuses a completion vector the device does not have

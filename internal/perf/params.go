@@ -212,6 +212,7 @@ func (p *Params) Defaults() {
 			p.RxDepth = 1
 		}
 	}
+	p.fitDepthsToIters()
 	if p.PostList == 0 {
 		p.PostList = 1
 	}
@@ -476,4 +477,32 @@ func ParseSize(s string) (uint64, error) {
 		return 0, fmt.Errorf("bad size %q: want a number of bytes 1..1G, with an optional K, M or G suffix", s)
 	}
 	return v * mult, nil
+}
+
+// ucMaxRx is perftest's UC_MAX_RX (src/perftest_parameters.h): the
+// receive depth a UD or UC receiver takes in place of the default, so
+// that every datagram of a short run finds a receive posted.
+const ucMaxRx = 16000
+
+// fitDepthsToIters caps the queue depths at the run's iterations as
+// perftest's force_dependecies does (src/perftest_parameters.c): in
+// iteration mode no queue is deeper than the run, and a UD or UC
+// receiver at the default depth (512; perftest cannot tell it from -r
+// 512) posts one receive per iteration (up to ucMaxRx). A send receiver's depth is then made even, perftest's
+// workaround for an odd depth in its receive refill. Both sides report
+// these depths in their headers and --out_json files.
+func (p *Params) fitDepthsToIters() {
+	if p.Duration == 0 && !p.RunInfinitely {
+		iters := int(min(p.Iters, 1<<30))
+		p.TxDepth = min(p.TxDepth, iters)
+		if p.Verb == VerbSend {
+			p.RxDepth = min(p.RxDepth, iters)
+			if (p.Conn == UD || p.Conn == UC) && p.RxDepth == 512 {
+				p.RxDepth = min(iters, ucMaxRx)
+			}
+		}
+	}
+	if p.Verb == VerbSend && p.RxDepth%2 == 1 && !p.AllSizes && !p.RunInfinitely {
+		p.RxDepth++
+	}
 }
