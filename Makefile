@@ -107,8 +107,8 @@ clean: ## remove build outputs
 bench-link: build ## rdmactl link show vs rdma link show in one VM, medians of N (default 25) alternating runs
 	vm/run -- env N=$(or $(N),25) scripts/bench-link.sh bin/rdmactl
 
-bench-perftest: build ## rdmactl perf vs perftest on the same rxe pair in one VM: side-by-side medians and ratios
-	RDMACTL=bin/rdmactl VMRUN=vm/run scripts/bench-perftest.sh
+bench-perftest: build ## rdmactl perf vs perftest on the same rxe pair in one VM: side-by-side medians and ratios [BASE=old/rdmactl]
+	RDMACTL=bin/rdmactl BASE=$(BASE) VMRUN=vm/run scripts/bench-perftest.sh
 
 trace-lat: build ## where a write_lat message spends its time, rdmactl vs perftest within the same runs (kprobes)
 	RDMACTL=bin/rdmactl VMRUN=vm/run scripts/trace-lat.sh

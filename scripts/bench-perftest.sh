@@ -33,7 +33,9 @@
 # BW_ITERS (default 2000), LAT_ITERS (default 1000, as perftest; runs 4-10x
 # longer spread about as widely over 15 rounds: each run mixes the host's
 # fast and slow spells in its own proportion),
-# CONFIGS (a subset, e.g. "lat 2,lat 4096"), KEEP (a directory, shared
+# CONFIGS (a subset, e.g. "lat 2,lat 4096"), BASE (another rdmactl
+# binary, say main's before a change: it runs as a fourth tool, "base",
+# with rdmactl's arguments, and a table compares rdmactl with it), KEEP (a directory, shared
 # with the guest, for the raw result rows of every run), CPUS (guest vCPUs,
 # default 2: one per side; a third costs the host a core whenever any
 # thread wakes on it, which under TCG slows the other two), KPATH=1 (see
@@ -161,8 +163,9 @@ table() {
 	echo "rdmactl perf vs perftest $(dpkg-query -W -f '${Version}' perftest 2>/dev/null || echo '?'), rxe1 -> rxe0, $2"
 	[ -z "${3:-}" ] || echo "$3"
 	echo "rdmactl: the detached loop (the default on rxe); plain: rdmactl --loop plain (internal/perf/rtloop)"
+	[ -z "$(find "$dir" -maxdepth 1 -name "base-*" -print -quit)" ] || echo "base: the BASE binary, run as rdmactl is"
 	local A B
-	for pair in "perftest rdmactl" "perftest plain" "rdmactl plain"; do
+	for pair in "perftest rdmactl" "perftest plain" "rdmactl plain" "base rdmactl"; do
 		read -r A B <<<"$pair"
 		[ -n "$(find "$dir" -maxdepth 1 -name "$B-*" -print -quit)" ] || continue
 		section
@@ -260,7 +263,7 @@ fi
 
 if [ "${1:-}" = "--guest" ]; then
 	shift
-	R=$1 ROUNDS=$2 BW_ITERS=$3 LAT_ITERS=$4
+	R=$1 ROUNDS=$2 BW_ITERS=$3 LAT_ITERS=$4 BASE=${5:-}
 	SRV=10.77.0.1
 	out=$(mktemp -d /tmp/bench-perftest.XXXXXX)
 	port=19000
@@ -323,8 +326,10 @@ if [ "${1:-}" = "--guest" ]; then
 			# rdmactl: the loop the process selects (detached on rxe);
 			# plain: the fallback loop, forced.
 			[ "$tool" = plain ] && args+=(--loop plain)
-			srv=("$R" perf write "${lat[@]}" -d rxe0 "${args[@]}")
-			cli=("$R" perf write "${lat[@]}" -d rxe1 "${args[@]}" "$SRV")
+			local bin=$R
+			[ "$tool" = base ] && bin=$BASE
+			srv=("$bin" perf write "${lat[@]}" -d rxe0 "${args[@]}")
+			cli=("$bin" perf write "${lat[@]}" -d rxe1 "${args[@]}" "$SRV")
 			if [ "$kind" = lat ]; then cli+=(-U); fi
 		fi
 		echo "bench: $tool $kind $size" >&2
@@ -367,19 +372,20 @@ if [ "${1:-}" = "--guest" ]; then
 	if [ -n "${CONFIGS:-}" ]; then
 		IFS=, read -r -a configs <<<"$CONFIGS"
 	fi
+	tools=(perftest rdmactl plain)
+	[ -z "$BASE" ] || tools+=(base)
 	for ((r = 0; r < ROUNDS; r++)); do
 		for c in "${configs[@]}"; do
 			set -- $c
 			# Reverse the order of the tools round by round.
-			if ((r % 2 == 0)); then
-				try perftest "$1" "$2"
-				try rdmactl "$1" "$2"
-				try plain "$1" "$2"
-			else
-				try plain "$1" "$2"
-				try rdmactl "$1" "$2"
-				try perftest "$1" "$2"
+			order=("${tools[@]}")
+			if ((r % 2 == 1)); then
+				order=()
+				for ((i = ${#tools[@]} - 1; i >= 0; i--)); do order+=("${tools[i]}"); done
 			fi
+			for tool in "${order[@]}"; do
+				try "$tool" "$1" "$2"
+			done
 		done
 	done
 	table "$out" "medians of $ROUNDS alternating runs" \
@@ -402,11 +408,12 @@ if [ -z "${RDMACTL:-}" ]; then
 	${MAKE:-make} --no-print-directory build GO="${GO:-go}" >&2
 fi
 RDMACTL=$(readlink -f "$RDMACTL")
+[ -z "${BASE:-}" ] || BASE=$(readlink -f "$BASE")
 share=()
 if [ -n "${KEEP:-}" ]; then
 	KEEP=$(mkdir -p "$KEEP" && readlink -f "$KEEP")
 	share=(--share "$KEEP") # the guest's writes elsewhere stay in the guest
 fi
-# A round takes about 1.5 min under TCG (three tools), up to 6 on a slow host; vm/run's
+# A round takes about 1.5 min under TCG (three tools; two more with BASE), up to 6 on a slow host; vm/run's
 # default limit is 30 min.
-exec "${VMRUN:-vm/run}" --cpus "${CPUS:-2}" --timeout $((600 + ROUNDS * 600)) "${share[@]}" -- env CONFIGS="${CONFIGS:-}" KEEP="${KEEP:-}" KPATH="${KPATH:-}" "$PWD/scripts/bench-perftest.sh" --guest "$RDMACTL" "$ROUNDS" "${BW_ITERS:-2000}" "${LAT_ITERS:-1000}"
+exec "${VMRUN:-vm/run}" --cpus "${CPUS:-2}" --timeout $((600 + ROUNDS * 600)) "${share[@]}" -- env CONFIGS="${CONFIGS:-}" KEEP="${KEEP:-}" KPATH="${KPATH:-}" "$PWD/scripts/bench-perftest.sh" --guest "$RDMACTL" "$ROUNDS" "${BW_ITERS:-2000}" "${LAT_ITERS:-1000}" "${BASE:-}"

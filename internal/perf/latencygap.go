@@ -13,14 +13,12 @@ import (
 // sample is the period between two posts' starts, which now holds both
 // sides' gaps (write and send) or this side's (read).
 
-// latencyGap spins a.gap nanoseconds, yielding about once a millisecond
-// when attached; a stop request (Ctrl-C, the peer gone) ends it.
+// latencyGap spins a.gap (> 0) nanoseconds, yielding about once a
+// millisecond when attached; a stop request (Ctrl-C, the peer gone) ends
+// it. The loops test a.gap before calling it.
 //
 //go:nosplit
 func latencyGap(a *latArgs) {
-	if a.gap == 0 {
-		return
-	}
 	end := rtloop.Now() + a.gap
 	for {
 		t := rtloop.Now()
