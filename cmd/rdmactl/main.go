@@ -70,7 +70,9 @@ func main() {
 	// Invoked through a link named as a reference tool (ibv_devinfo...):
 	// that tool's command line and output (rdmactl links makes them).
 	if t, ok := dropin.Lookup(filepath.Base(os.Args[0])); ok {
-		os.Exit(t.Run(dropin.Env{Stdout: os.Stdout, Stderr: os.Stderr, Open: dropin.OpenLive, Netlink: dropin.DialNetlink}, os.Args))
+		stamp := cmdutil.Stamp{Version: version, Commit: commit, Date: date}
+		os.Exit(t.Run(dropin.Env{Stdout: os.Stdout, Stderr: os.Stderr, Open: dropin.OpenLive, Netlink: dropin.DialNetlink,
+			Perf: func(tool string, args []string) int { return root.MainAs(stamp, commands, tool, args) }}, os.Args))
 	}
 	os.Exit(root.Main(cmdutil.Stamp{Version: version, Commit: commit, Date: date}, commands))
 }

@@ -1,10 +1,10 @@
 // Package dropin runs rdmactl under the names of the tools it replaces:
-// invoked through a link named ibv_devices, ibv_devinfo, ibstat or rdma,
-// rdmactl reads that tool's command line as the tool does and prints what
-// the tool prints, byte for byte, so that scripts written for the tool
-// keep working. Each tool here follows the release Debian 12 ships
-// (rdma-core 44, iproute2 6.1); rdmactl's own commands and JSON are not
-// affected.
+// invoked through a link named ibv_devices, ibv_devinfo, ibstat, rdma or
+// one of perftest's ib_{send,write,read,atomic}_{bw,lat}, rdmactl reads
+// that tool's command line as the tool does and prints what the tool
+// prints, so that scripts written for the tool keep working. Each tool
+// here follows the release Debian 12 ships (rdma-core 44, iproute2 6.1,
+// perftest 6.06); rdmactl's own commands and JSON are not affected.
 package dropin
 
 import (
@@ -24,6 +24,9 @@ type Env struct {
 	// TaskName is a process's name as /proc/PID/comm gives it, false
 	// when there is none; nil reads /proc.
 	TaskName func(pid uint32) (string, bool)
+	// Perf runs rdmactl's args (perf ...) as the perftest test tool
+	// and returns the exit status.
+	Perf func(tool string, args []string) int
 }
 
 // Tool is one reference tool's personality: Run takes argv (argv[0]
@@ -36,12 +39,18 @@ type Tool struct {
 	Run      func(env Env, argv []string) int
 }
 
-var tools = map[string]Tool{
-	"ibv_devices": {Name: "ibv_devices", Upstream: "rdma-core libibverbs/examples/device_list.c", Run: ibvDevices},
-	"ibv_devinfo": {Name: "ibv_devinfo", Upstream: "rdma-core libibverbs/examples/devinfo.c", Run: ibvDevinfo},
-	"ibstat":      {Name: "ibstat", Upstream: "rdma-core infiniband-diags/ibstat.c", Run: ibstat},
-	"rdma":        {Name: "rdma", Upstream: "iproute2 6.1 rdma/rdma.c", Run: rdmaMain},
-}
+var tools = func() map[string]Tool {
+	m := map[string]Tool{
+		"ibv_devices": {Name: "ibv_devices", Upstream: "rdma-core libibverbs/examples/device_list.c", Run: ibvDevices},
+		"ibv_devinfo": {Name: "ibv_devinfo", Upstream: "rdma-core libibverbs/examples/devinfo.c", Run: ibvDevinfo},
+		"ibstat":      {Name: "ibstat", Upstream: "rdma-core infiniband-diags/ibstat.c", Run: ibstat},
+		"rdma":        {Name: "rdma", Upstream: "iproute2 6.1 rdma/rdma.c", Run: rdmaMain},
+	}
+	for _, t := range perftestTests {
+		m[t.name] = perftestTool(t.name, t.verb, t.lat)
+	}
+	return m
+}()
 
 // Lookup finds the tool invoked as name (argv[0]'s base name).
 func Lookup(name string) (Tool, bool) {

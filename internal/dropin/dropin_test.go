@@ -89,7 +89,7 @@ func TestIbvDevinfoCommandLine(t *testing.T) {
 
 // TestNames: what 'rdmactl links' makes.
 func TestNames(t *testing.T) {
-	if got := fmt.Sprint(Names()); got != "[ibstat ibv_devices ibv_devinfo rdma]" {
+	if got := fmt.Sprint(Names()); got != "[ib_atomic_bw ib_atomic_lat ib_read_bw ib_read_lat ib_send_bw ib_send_lat ib_write_bw ib_write_lat ibstat ibv_devices ibv_devinfo rdma]" {
 		t.Errorf("names %s", got)
 	}
 	if _, ok := Lookup("rdmactl"); ok {

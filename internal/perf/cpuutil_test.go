@@ -55,7 +55,7 @@ func TestSessionCPUUtil(t *testing.T) {
 		p      Params
 		header string
 	}{
-		{"write_bw", Params{Verb: VerbWrite, Test: TestBW}, bwHeader(false)},
+		{"write_bw", Params{Verb: VerbWrite, Test: TestBW}, bwHeader(false, false)},
 		{"send_lat", Params{Verb: VerbSend, Test: TestLat}, latHeader},
 	} {
 		t.Run(c.name, func(t *testing.T) {

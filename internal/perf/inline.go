@@ -24,6 +24,9 @@ func (p *Params) ResolveInline(port PortAttr) {
 	if p.Inline != InlineDeviceDefault {
 		return
 	}
+	if p.Report.AsPerftest {
+		return // ResolveInlineAsPerftest
+	}
 	p.Inline = 0
 	if p.Test != TestLat || !perftestKnowsDevice(port.VendorPartID) {
 		return
@@ -61,4 +64,27 @@ func perftestKnowsDevice(partID uint32) bool {
 		return true
 	}
 	return false
+}
+
+// ResolveInlineAsPerftest is ResolveInline under a perftest test's name
+// (Report.AsPerftest), where perftest's ctx_set_max_inline
+// (src/perftest_parameters.c) is followed to the letter: on a device it
+// does not recognize (rxe) a size other than its default (a user's -I;
+// read and atomic tests, which force 0) is dropped with a separator on
+// stdout and a note on stderr, which it returns ("" for none).
+func (p *Params) ResolveInlineAsPerftest(port PortAttr) (note string) {
+	if !perftestKnowsDevice(port.VendorPartID) {
+		if p.Inline != InlineDeviceDefault || p.Verb.isReadLike() {
+			note = "Device not recognized to implement inline feature. Disabling it"
+		}
+		p.Inline = 0
+		return note
+	}
+	if p.Verb.isReadLike() {
+		p.Inline = 0
+	}
+	p.Report.AsPerftest = false // ResolveInline's rules for a known device
+	p.ResolveInline(port)
+	p.Report.AsPerftest = true
+	return ""
 }

@@ -54,3 +54,34 @@ func TestDefaultsKeepInlineForDevice(t *testing.T) {
 		t.Fatal("Validate accepted -I -2")
 	}
 }
+
+// TestResolveInlineAsPerftest: under perftest's name, ctx_set_max_inline
+// to the letter: on rxe (part 0) a read or atomic test, or a user's -I,
+// gets inline 0 and perftest's note; a write or send at the default gets
+// 0 silently; a ConnectX keeps perftest's defaults and the user's -I.
+func TestResolveInlineAsPerftest(t *testing.T) {
+	const note = "Device not recognized to implement inline feature. Disabling it"
+	for _, c := range []struct {
+		verb   Verb
+		test   Test
+		inline int
+		part   uint32
+		want   int
+		note   string
+	}{
+		{VerbRead, TestBW, InlineDeviceDefault, 0, 0, note},
+		{VerbAtomic, TestLat, InlineDeviceDefault, 0, 0, note},
+		{VerbWrite, TestLat, InlineDeviceDefault, 0, 0, ""},
+		{VerbWrite, TestLat, 64, 0, 0, note},
+		{VerbWrite, TestLat, InlineDeviceDefault, 4119, defInlineWrite, ""},
+		{VerbSend, TestLat, 64, 4119, 64, ""},
+		{VerbRead, TestLat, InlineDeviceDefault, 4119, 0, ""},
+	} {
+		p := &Params{Verb: c.verb, Test: c.test, Inline: c.inline}
+		p.Report.AsPerftest = true
+		got := p.ResolveInlineAsPerftest(PortAttr{VendorPartID: c.part})
+		if p.Inline != c.want || got != c.note || !p.Report.AsPerftest {
+			t.Errorf("%v %v -I %d part %d: inline %d note %q", c.verb, c.test, c.inline, c.part, p.Inline, got)
+		}
+	}
+}

@@ -16,9 +16,13 @@ const resultLine = "------------------------------------------------------------
 // commit 1d202bb (2024-03): MiB/sec, the unit the figures always were
 // (2^20 bytes). perftest 6.06 (Debian 12) still says MB/sec for the same
 // numbers; the rows, which scripts read, are identical (docs/perf.md).
-func bwHeader(gbits bool) string {
-	if gbits {
+// Under a perftest test's name (asPerftest) it is 6.06's.
+func bwHeader(gbits, asPerftest bool) string {
+	switch {
+	case gbits:
 		return " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n"
+	case asPerftest:
+		return " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
 	}
 	return " #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]\n"
 }
@@ -99,7 +103,19 @@ func writeHeader(w io.Writer, p *Params, in *Info) {
 		srq = "ON"
 	}
 	fmt.Fprintf(&b, " Connection type : %s\t\tUsing SRQ      : %s\n", p.Conn, srq)
-	if !p.Server || p.Bidir || p.Test == TestLat {
+	if p.Report.AsPerftest {
+		// perftest 6.06's ctx_print_test_info (src/perftest_parameters.c)
+		// says whether it registers its memory with PCIe relaxed
+		// ordering (ON unless --disable_pcie_relaxed, OFF for
+		// write_lat) and posts through libibverbs' ibv_wr_* API (ON
+		// for ConnectX-4 and later, BlueField and EFA; OFF elsewhere,
+		// rxe included). rdmactl does neither: it says OFF to both, so
+		// on rxe the first line differs from perftest's but for
+		// write_lat.
+		b.WriteString(" PCIe relax order: OFF\n")
+		b.WriteString(" ibv_wr* API     : OFF\n")
+	}
+	if !p.Server || p.Bidir { // a latency server has none either (machine == CLIENT || duplex)
 		fmt.Fprintf(&b, " TX depth        : %d\n", p.TxDepth)
 	}
 	if p.Verb == VerbSend && (p.Server || p.Bidir) && p.Test == TestBW {

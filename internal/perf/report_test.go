@@ -23,8 +23,11 @@ func TestGoldenBWLines(t *testing.T) {
 	f := "perftest_write_bw_client.txt"
 	// The fixture is perftest 6.06's, which labels the same figures
 	// MB/sec; newer perftest and rdmactl say MiB/sec (bwHeader).
-	if got, want := bwHeader(false), strings.ReplaceAll(fixtureLine(t, f, " #bytes"), "[MB/sec]", "[MiB/sec]"); got != want {
+	if got, want := bwHeader(false, false), strings.ReplaceAll(fixtureLine(t, f, " #bytes"), "[MB/sec]", "[MiB/sec]"); got != want {
 		t.Fatalf("header\n got %q\nwant %q", got, want)
+	}
+	if got, want := bwHeader(false, true), fixtureLine(t, f, " #bytes"); got != want {
+		t.Fatalf("header under ib_write_bw's name\n got %q\nwant %q", got, want)
 	}
 	row := formatBWRow(BWResult{Size: 65536, Iters: 5000, BWPeak: 24.51, BWAvg: 20.45, MsgRate: 0.000327})
 	if want := fixtureLine(t, f, " 65536"); row != want {
@@ -128,5 +131,56 @@ func TestBWFromEvents(t *testing.T) {
 	want := float64(1<<20) * 3 / 1.5e-3 / (1 << 20) // 3 messages from 1 ms+1us.. hmm: best stretch
 	if r.BWPeak < r.BWAvg || r.BWPeak > want*1.01 {
 		t.Fatalf("peak %v (avg %v, bound %v)", r.BWPeak, r.BWAvg, want)
+	}
+}
+
+// TestGoldenHeaderAsPerftest: under a perftest test's name the header
+// block, from the title to the separator after the addresses, is the one
+// perftest 6.06 printed on the same rxe devices, line for line, but for
+// "PCIe relax order", which rdmactl answers OFF (it registers no memory
+// with relaxed ordering) where perftest said ON.
+func TestGoldenHeaderAsPerftest(t *testing.T) {
+	for _, c := range []struct {
+		fixture string
+		verb    Verb
+		test    Test
+		server  bool
+	}{
+		{"perftest_write_bw_client.txt", VerbWrite, TestBW, false},
+		{"perftest_write_bw_server.txt", VerbWrite, TestBW, true},
+		{"perftest_read_bw_client.txt", VerbRead, TestBW, false},
+		{"perftest_read_bw_server.txt", VerbRead, TestBW, true},
+		{"perftest_send_bw_client.txt", VerbSend, TestBW, false},
+		{"perftest_send_bw_server.txt", VerbSend, TestBW, true},
+		{"perftest_write_lat_client.txt", VerbWrite, TestLat, false},
+		{"perftest_write_lat_server.txt", VerbWrite, TestLat, true},
+	} {
+		dev := "rxe1"
+		if c.server {
+			dev = "rxe0"
+		}
+		p := &Params{Verb: c.verb, Test: c.test, Server: c.server, Device: dev, Inline: InlineDeviceDefault}
+		p.Report.AsPerftest = true
+		p.Defaults()
+		p.ResolveInlineAsPerftest(PortAttr{})
+		in := &Info{Device: dev, LinkType: "Ethernet", GIDIndex: 1, MTU: 1024, WithGID: true, OutReads: 128}
+		d := fixtureDests(t, c.fixture)
+		in.Local, in.Remote = d[:1], d[1:]
+		var b bytes.Buffer
+		writeHeader(&b, p, in)
+		fix := readFixture(t, c.fixture)
+		i := strings.Index(fix, resultLine+"                    ")
+		if i < 0 {
+			t.Fatalf("%s: no header block", c.fixture)
+		}
+		want := fix[i:]
+		want = want[:strings.Index(want, " local address")]
+		want = fix[i : i+len(want)+strings.Index(fix[i+len(want):], resultLine)+len(resultLine)]
+		if c.verb != VerbWrite || c.test != TestLat {
+			want = strings.Replace(want, " PCIe relax order: ON\n", " PCIe relax order: OFF\n", 1)
+		}
+		if got := b.String(); got != want {
+			t.Errorf("%s:\n got %q\nwant %q", c.fixture, got, want)
+		}
 	}
 }

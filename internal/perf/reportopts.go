@@ -52,6 +52,11 @@ type ReportOpts struct {
 	// Both (--report-both) prints each side's figures of a
 	// bidirectional run after their sum.
 	Both bool
+	// AsPerftest: rdmactl runs under a perftest test's name
+	// (ib_write_bw...), and its header has the two lines perftest's
+	// ctx_print_test_info prints about its own ways of posting and
+	// registering, with rdmactl's answers (writeHeader).
+	AsPerftest bool
 }
 
 // validateReport checks them as perftest's force_dependencies does.
@@ -127,7 +132,7 @@ func (s *Session) printReportBoth() {
 		title string
 		row   BWResult
 	}{{"Local", b.Local}, {"Remote", b.Remote}} {
-		s.printf("%s\n %s results: \n%s%s%s", resultLine, half.title, resultLine, s.cpuHeaderEnd(bwHeader(s.P.Gbits)), s.cpuRowEnd(formatBWRow(half.row)))
+		s.printf("%s\n %s results: \n%s%s%s", resultLine, half.title, resultLine, s.cpuHeaderEnd(bwHeader(s.P.Gbits, s.P.Report.AsPerftest)), s.cpuRowEnd(formatBWRow(half.row)))
 		s.outJSONBW(half.row) // perftest's print_full_bw_report writes the file each time
 	}
 }

@@ -143,8 +143,8 @@ func TestSessionReportBoth(t *testing.T) {
 			if d := b.Local.BWAvg + b.Remote.BWAvg - sum.BWAvg; d > 1e-9 || d < -1e-9 || b.Local.BWAvg <= 0 || b.Remote.BWAvg <= 0 {
 				t.Fatalf("%s: local %v + remote %v != sum %v", v, b.Local.BWAvg, b.Remote.BWAvg, sum.BWAvg)
 			}
-			want := formatBWRow(sum) + resultLine + "\n Local results: \n" + resultLine + bwHeader(false) + formatBWRow(b.Local) +
-				resultLine + "\n Remote results: \n" + resultLine + bwHeader(false) + formatBWRow(b.Remote) + resultLine
+			want := formatBWRow(sum) + resultLine + "\n Local results: \n" + resultLine + bwHeader(false, false) + formatBWRow(b.Local) +
+				resultLine + "\n Remote results: \n" + resultLine + bwHeader(false, false) + formatBWRow(b.Remote) + resultLine
 			if !strings.HasSuffix(o.out.String(), want) {
 				t.Fatalf("%s: the output does not end in\n%s\n---\n%s", v, want, o.out.String())
 			}

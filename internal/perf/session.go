@@ -31,9 +31,12 @@ import (
 // negotiation struct because we claim 6.27) or rdmactl (which also compares
 // the symmetric options up front).
 type Session struct {
-	P        *Params
-	Dev      Device
-	Out      io.Writer // perftest-style text; nil in JSON mode
+	P   *Params
+	Dev Device
+	Out io.Writer // perftest-style text; nil in JSON mode
+	// Notes gets perftest's notes on stderr, under its name
+	// (P.Report.AsPerftest); nil: none.
+	Notes    io.Writer
 	Progress io.Writer // live progress line (a terminal); nil: none
 	// Listener is an already bound server socket (tests); nil: Listen.
 	Listener    net.Listener
@@ -162,7 +165,16 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	if s.port, err = s.Dev.Port(); err != nil {
 		return nil, err
 	}
-	p.ResolveInline(s.port)
+	if p.Report.AsPerftest {
+		if note := p.ResolveInlineAsPerftest(s.port); note != "" {
+			s.printf("%s", resultLine)
+			if s.Notes != nil {
+				fmt.Fprintln(s.Notes, note)
+			}
+		}
+	} else {
+		p.ResolveInline(s.port)
+	}
 	if err := s.checkPKeyIndex(); err != nil {
 		return nil, err
 	}
@@ -566,7 +578,7 @@ func (s *Session) header() {
 	writeHeader(s.Out, s.P, s.info())
 	s.result.Info = *s.info()
 	if s.P.Test == TestBW {
-		s.printf("%s", s.cpuHeaderEnd(bwHeader(s.P.Gbits)))
+		s.printf("%s", s.cpuHeaderEnd(bwHeader(s.P.Gbits, s.P.Report.AsPerftest)))
 	} else {
 		s.printf("%s", s.cpuHeaderEnd(latHeader))
 	}

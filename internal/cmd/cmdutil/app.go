@@ -50,6 +50,11 @@ type App struct {
 	SoleSession bool
 	// Stamp is what the build stamped into the binary (version, commit).
 	Stamp Stamp
+	// Tool is the reference tool rdmactl runs as (ib_write_bw...: a
+	// link of that name, internal/dropin), "" for rdmactl's own name:
+	// the command prints what that tool prints where it differs, and
+	// its error lines start with the tool's name.
+	Tool string
 }
 
 // LazyLong gives c the long help build returns, built when c's help is

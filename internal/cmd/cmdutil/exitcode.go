@@ -126,6 +126,13 @@ func WithCode(code int, err error) error {
 	return &ExitError{Code: code, Err: err}
 }
 
+// Quiet ends a command with code and prints nothing more: it has said
+// what it had to (perftest's -V under its name prints the version and
+// exits 1, as perftest does).
+func Quiet(code int) error { return &ExitError{Code: code, Err: errQuiet} }
+
+var errQuiet = errors.New("")
+
 // UsageErrorf reports bad command-line input (exit 2).
 func UsageErrorf(format string, a ...any) error {
 	return WithCode(ExitUsage, fmt.Errorf(format, a...))

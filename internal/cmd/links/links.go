@@ -27,7 +27,7 @@ type Link struct {
 func NewCmd(a *cmdutil.App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "links [DIR]",
-		Short: "Make the reference tools' names (ibv_devinfo, ibv_devices, ibstat, rdma) links to rdmactl in DIR",
+		Short: "Make the reference tools' names (ibv_devinfo, ibv_devices, ibstat, rdma, ib_write_bw...) links to rdmactl in DIR",
 		Long: `Make symbolic links named as the tools rdmactl replaces, pointing to this
 rdmactl, in DIR (default: the directory rdmactl is in). Run through such a
 link, rdmactl reads that tool's command line and prints what the tool

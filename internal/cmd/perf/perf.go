@@ -235,6 +235,11 @@ func newPerfVerbCmd(a *cmdutil.App, verb perf.Verb) *cobra.Command {
 				// perftest's -V: "Version: %s" with the version it
 				// exchanges (user_param->version), then exit.
 				fmt.Fprintf(a.Stdout, "Version: %s\n", perf.OurVersion)
+				if a.Tool != "" {
+					// Under its name, as perftest: its parser's
+					// VERSION_EXIT makes main return FAILURE.
+					return cmdutil.Quiet(cmdutil.ExitFailure)
+				}
 				return nil
 			}
 			if err != nil {
@@ -245,6 +250,7 @@ func newPerfVerbCmd(a *cmdutil.App, verb perf.Verb) *cobra.Command {
 					return err
 				}
 			}
+			pf.p.Report.AsPerftest = a.Tool != ""
 			if pf.json {
 				a.Opts.JSON = true
 			}
@@ -302,6 +308,9 @@ func runPerfSession(ctx context.Context, a *cmdutil.App, p *perf.Params, dev per
 	}
 	if p.CounterDeltas {
 		s.Counters = &perfCounterWatch{a: a, p: p}
+	}
+	if p.Report.AsPerftest {
+		s.Notes = a.Stderr
 	}
 	if !a.Opts.JSON {
 		s.Out = a.Stdout

@@ -87,8 +87,12 @@ func Run(a *cmdutil.App, cmds []func(*cmdutil.App) *cobra.Command, args []string
 		err = root.ExecuteContext(ctx)
 	}
 	code, msg := cmdutil.ExitStatus(err)
-	if code != cmdutil.ExitOK {
-		fmt.Fprintf(stderr, "rdmactl: %s\n", msg)
+	if code != cmdutil.ExitOK && msg != "" {
+		name := "rdmactl"
+		if a.Tool != "" {
+			name = a.Tool
+		}
+		fmt.Fprintf(stderr, "%s: %s\n", name, msg)
 	}
 	return code
 }
@@ -97,8 +101,15 @@ func Run(a *cmdutil.App, cmds []func(*cmdutil.App) *cobra.Command, args []string
 // and signals, the binary's build stamp, as the only benchmark in the
 // process. It returns the exit code.
 func Main(stamp cmdutil.Stamp, cmds []func(*cmdutil.App) *cobra.Command) int {
+	return MainAs(stamp, cmds, "", os.Args[1:])
+}
+
+// MainAs is Main for rdmactl run under a reference tool's name (tool,
+// cmdutil.App.Tool) with args, the rdmactl command line that tool's
+// command line stands for (internal/dropin).
+func MainAs(stamp cmdutil.Stamp, cmds []func(*cmdutil.App) *cobra.Command, tool string, args []string) int {
 	ctx := &signalContext{}
-	code := Run(&cmdutil.App{Stdout: os.Stdout, Stderr: os.Stderr, Ctx: ctx, SoleSession: true, Stamp: stamp}, cmds, os.Args[1:])
+	code := Run(&cmdutil.App{Stdout: os.Stdout, Stderr: os.Stderr, Ctx: ctx, SoleSession: true, Stamp: stamp, Tool: tool}, cmds, args)
 	ctx.stop()
 	return code
 }
