@@ -20,14 +20,7 @@ import (
 // argv[0] (in getopt's diagnostics and the usage) is the same. ibstat's
 // ibwarn/ibpanic lines carry the process id, which is masked in both.
 func TestVMDropinMatchesTools(t *testing.T) {
-	bin := os.Getenv("RDMACTL_BIN")
-	if bin == "" {
-		t.Fatal("RDMACTL_BIN is not set (make vmtest sets it)")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command(bin, "links", dir).CombinedOutput(); err != nil {
-		t.Fatalf("rdmactl links %s: %v\n%s", dir, err, out)
-	}
+	dir := toolLinks(t)
 	tools := map[string]string{}
 	for _, n := range []string{"ibv_devices", "ibv_devinfo", "ibstat", "rdma"} {
 		p, err := exec.LookPath(n)
@@ -241,3 +234,18 @@ var pidRE = regexp.MustCompile(`(ibwarn|ibpanic): \[\d+\]`)
 // device counts packets it dropped for a bad key, which tests running
 // meanwhile in other packages may send between the tool's run and ours.
 var cntrRE = regexp.MustCompile(`(bad_pkey_cntr|qkey_viol_cntr):\t\t0x[0-9a-f]+`)
+
+// toolLinks is a directory of the links 'rdmactl links' makes to the
+// binary under test (RDMACTL_BIN): the tools' names.
+func toolLinks(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("RDMACTL_BIN")
+	if bin == "" {
+		t.Fatal("RDMACTL_BIN is not set (make vmtest sets it)")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command(bin, "links", dir).CombinedOutput(); err != nil {
+		t.Fatalf("rdmactl links %s: %v\n%s", dir, err, out)
+	}
+	return dir
+}

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -27,14 +26,7 @@ import (
 // write_lat.
 func TestVMPerftestNames(t *testing.T) {
 	resUnchanged(t, false)
-	bin := os.Getenv("RDMACTL_BIN")
-	if bin == "" {
-		t.Fatal("RDMACTL_BIN is not set (make vmtest sets it)")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command(bin, "links", dir).CombinedOutput(); err != nil {
-		t.Fatalf("rdmactl links %s: %v\n%s", dir, err, out)
-	}
+	dir := toolLinks(t)
 	for i, c := range []struct {
 		name string
 		args []string
