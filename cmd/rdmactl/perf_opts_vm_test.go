@@ -517,3 +517,75 @@ func TestVMPerfOptsSendImm(t *testing.T) {
 		t.Fatalf("rdmactl receiver with --send_with_imm against plain sends: %v", r.serr)
 	}
 }
+
+// TestVMPerfOptsNUMA: --numa_node 0 puts every thread of an rdmactl
+// client on node 0's CPUs and its buffer on node 0 (a "bind:0" mapping in
+// /proc/PID/numa_maps), against a perftest server; without it, on rxe
+// (no PCI function, so no device NUMA node) nothing is bound. A node that
+// does not exist, and --numa_node with --pin_cores, are exit 2 in one
+// line.
+func TestVMPerfOptsNUMA(t *testing.T) {
+	resUnchanged(t, false)
+	cpus, err := os.ReadFile("/sys/devices/system/node/node0/cpulist")
+	if err != nil {
+		t.Fatalf("the VM's kernel shows no NUMA node 0: %v", err)
+	}
+	for i, c := range []struct {
+		extra []string
+		bind  bool
+	}{{[]string{"--numa_node", "0"}, true}, {nil, false}} {
+		port := 23700 + 10*i
+		srv := startSide(t, "ib_send_bw", "perftest server", []string{"-d", "rxe0", "-n", "100", "-p", strconv.Itoa(port)})
+		waitListening(t, port, 20*time.Second)
+		out := &lineSignal{want: "releasing resources...\n", seen: make(chan struct{})}
+		args := append([]string{"perf", "send", "-d", "rxe1", "-n", "100", "-p", strconv.Itoa(port), "--wait_destroy", "3"}, c.extra...)
+		cli := startSideTo(t, rdmactlBin(t), "rdmactl client", append(args, perfServerIP), out)
+		select {
+		case <-out.seen:
+		case <-time.After(90 * time.Second):
+			t.Fatalf("%v: no wait line; client printed:\n%s\nstderr: %s", c.extra, out.String(), cli.stderr.String())
+		}
+		pid := cli.cmd.Process.Pid
+		maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/numa_maps", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bound := regexp.MustCompile(`(?m)^[0-9a-f]+ bind:0 anon=`).Match(maps); bound != c.bind {
+			t.Errorf("%v: a buffer bound to node 0: %v, want %v\n%s", c.extra, bound, c.bind, maps)
+		}
+		if c.bind {
+			ents, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+			for _, e := range ents {
+				b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", pid, e.Name()))
+				if err != nil {
+					continue
+				}
+				m := regexp.MustCompile(`Cpus_allowed_list:\s*(\S+)`).FindSubmatch(b)
+				if m == nil || string(m[1]) != strings.TrimSpace(string(cpus)) {
+					t.Errorf("thread %s: Cpus_allowed_list %q, want node 0's %s", e.Name(), m, cpus)
+				}
+			}
+		}
+		if !cli.wait(30*time.Second) || cli.status() != "exit 0" || !srv.wait(30*time.Second) {
+			t.Fatalf("%v: client %v, stderr %s", c.extra, cli.cmd.ProcessState, cli.stderr.String())
+		}
+	}
+	possible, _ := os.ReadFile("/sys/devices/system/node/possible")
+	hi := strings.TrimSpace(string(possible))
+	if _, last, ok := strings.Cut(hi, "-"); ok {
+		hi = last
+	}
+	n, _ := strconv.Atoi(hi)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--numa_node", strconv.Itoa(n + 1)}, fmt.Sprintf("rdmactl: --numa_node %d: NUMA node %d does not exist (available: 0-%d)\n", n+1, n+1, n)},
+		{[]string{"--numa_node", "0", "--pin_cores", "0"}, "rdmactl: --numa_node and --pin_cores cannot be used together (as perftest)\n"},
+	} {
+		o, e, code := runSoleCmd(t, append(append([]string{"perf", "write", "-d", "rxe1"}, c.args...), perfServerIP)...)
+		if o != "" || e != c.want || code != 2 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2, %q", c.args, code, o, e, c.want)
+		}
+	}
+}

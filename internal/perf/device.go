@@ -73,6 +73,10 @@ type SetupConfig struct {
 	// HugePages (--use_hugepages): the buffer is huge pages
 	// (verbs.NewHugeBuffer).
 	HugePages bool
+	// OnNUMANode: the buffer's pages are on NUMA node NUMANode
+	// (verbs.NewBufferOnNode; not with HugePages).
+	OnNUMANode bool
+	NUMANode   int
 	// ODP (--odp): register the memory with On-Demand Paging
 	// (verbs.AccessOnDemand); Setup refuses a device whose odp_caps
 	// lack RC sends and receives (verbs.ErrUnsupported).

@@ -85,12 +85,20 @@ func (d *verbsDevice) Setup(cfg SetupConfig) (*Resources, error) {
 	if d.pd, err = d.ctx.AllocPD(); err != nil {
 		return nil, err
 	}
-	if cfg.HugePages {
+	switch {
+	case cfg.HugePages:
 		if d.buf, err = verbs.NewHugeBuffer(cfg.BufSize); err != nil {
 			return nil, fmt.Errorf("--use_hugepages: %w", err)
 		}
-	} else if d.buf, err = verbs.NewBuffer(cfg.BufSize); err != nil {
-		return nil, err
+	case cfg.OnNUMANode:
+		// Unbound where the kernel cannot bind (perftest goes on too).
+		if d.buf, _, err = verbs.NewBufferOnNode(cfg.BufSize, cfg.NUMANode); err != nil {
+			return nil, err
+		}
+	default:
+		if d.buf, err = verbs.NewBuffer(cfg.BufSize); err != nil {
+			return nil, err
+		}
 	}
 	mrAccess := verbs.AccessAll
 	if cfg.Atomic {

@@ -388,6 +388,8 @@ func (s *Session) setup() error {
 		Events:     p.UseEvent,
 		CompVector: p.CompVector,
 		HugePages:  p.HugePages,
+		OnNUMANode: p.OnNUMANode,
+		NUMANode:   p.NUMANode,
 		ODP:        p.ODP,
 		PKeyIndex:  uint16(p.QoS.PKeyIndex),
 	})

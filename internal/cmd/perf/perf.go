@@ -250,6 +250,13 @@ func newPerfVerbCmd(a *cmdutil.App, verb perf.Verb) *cobra.Command {
 					return err
 				}
 			}
+			autoNUMA := !pf.rep.noNUMA && pf.rep.pinSet == nil && !pf.fs.Changed("numa_node")
+			if pf.fs.Changed("numa_node") {
+				if _, err := placeOnNode(sysNUMA, pf.rep.numaNode, true); err != nil {
+					return err
+				}
+				pf.p.OnNUMANode, pf.p.NUMANode = true, pf.rep.numaNode
+			}
 			pf.p.Report.AsPerftest = a.Tool != ""
 			if pf.json {
 				a.Opts.JSON = true
@@ -257,7 +264,7 @@ func newPerfVerbCmd(a *cmdutil.App, verb perf.Verb) *cobra.Command {
 			if pf.pretty {
 				a.Opts.Pretty = true
 			}
-			return runPerf(cmdutil.Watching(c), a, &pf.p)
+			return runPerf(cmdutil.Watching(c), a, &pf.p, autoNUMA)
 		},
 	}
 	a.LazyLong(c, func() string {
@@ -274,7 +281,9 @@ Flags (perftest's letters; here -d is the device and -p the TCP port):
 	return c
 }
 
-func runPerf(ctx context.Context, a *cmdutil.App, p *perf.Params) error {
+// runPerf runs p's benchmark; autoNUMA places it on the device's NUMA
+// node (numa.go) once the device is known.
+func runPerf(ctx context.Context, a *cmdutil.App, p *perf.Params, autoNUMA bool) error {
 	if p.RDMACM {
 		return runPerfSession(ctx, a, p, nil)
 	}
@@ -290,6 +299,13 @@ func runPerf(ctx context.Context, a *cmdutil.App, p *perf.Params) error {
 		var err error
 		if vd, err = inventory.LiveVerbsDevice(p.Device); err != nil {
 			return err
+		}
+	}
+	if autoNUMA && !affinityLimited() {
+		if node := sysNUMA.deviceNode(vd.Name); node >= 0 {
+			if bound, _ := placeOnNode(sysNUMA, node, false); bound {
+				p.OnNUMANode, p.NUMANode = true, node
+			}
 		}
 	}
 	dev, err := perf.OpenDevice(vd, p.IBPort)

@@ -137,7 +137,6 @@ var refusals = []refusal{
 	{"sig_offload", "", false, cmdutil.ExitUnsupported, vendor("T10-DIF signature offload", "mlx5dv signature")},
 	{"data_validation", "", false, cmdutil.ExitUsage, whyNotYet},
 	{"data_validation_debug", "", false, cmdutil.ExitUsage, whyNotYet},
-	{"numa_node", "", true, cmdutil.ExitUsage, whyNotYet + " (run it under numactl)"},
 }
 
 // otherTests are perftest options rdmactl accepts for some of its tests

@@ -26,6 +26,7 @@ type reportFlags struct {
 	pinCores    string
 	pinSet      *unix.CPUSet // --pin_cores, parsed
 	noNUMA      bool
+	numaNode    int
 	noRelaxed   bool
 	cqePoll     int
 	noDynPoll   bool
@@ -50,7 +51,8 @@ func addReportFlags(fs *pflag.FlagSet, f *perfFlags) {
 	fs.BoolVar(&f.p.Report.Both, "report-both", false, "-b: after the sum, print this side's and the peer's figures, as perftest (JSON: report_both)")
 	fs.BoolVar(&f.p.WarmUp, "perform_warm_up", false, "write and read bw: before each measurement, post a send queue's worth of WRs per QP and wait for them, as perftest")
 	fs.StringVar(&f.rep.pinCores, "pin_cores", "", "run on these CPUs only, as perftest 6.29: 0, 0,1,2, 0-3 or 0-3,8,12-15 (every thread of the process)")
-	fs.BoolVar(&f.rep.noNUMA, "disable_numa", false, "accepted, as perftest 6.29's: rdmactl never binds itself to the device's NUMA node")
+	fs.BoolVar(&f.rep.noNUMA, "disable_numa", false, "do not run on the device's NUMA node (by default, as perftest 6.29, a device with a node runs the benchmark on that node's CPUs and memory)")
+	fs.IntVar(&f.rep.numaNode, "numa_node", -1, "run on this NUMA node's CPUs, with the buffer in its memory, as perftest 6.29 (not with --pin_cores)")
 	fs.BoolVar(&f.rep.noRelaxed, "disable_pcie_relaxed", false, "accepted, as perftest's: rdmactl never registers memory with PCIe relaxed ordering")
 	fs.BoolVar(&f.p.ODP, "odp", false, "register the memory with On-Demand Paging, as perftest; a device or kernel without ODP refuses it (exit 5)")
 	fs.BoolVar(&f.p.HugePages, "use_hugepages", false, "take the buffer from huge pages (reserved with sysctl vm.nr_hugepages; exit 5 without enough free), as perftest")
@@ -91,6 +93,11 @@ func applyReportFlags(f *perfFlags) error {
 			return cmdutil.UsageErrorf("--pin_cores %s: %v", f.rep.pinCores, err)
 		}
 		f.rep.pinSet = &set
+	}
+	if f.fs.Changed("numa_node") {
+		if err := checkNUMANode(sysNUMA, f.rep.numaNode, f.rep.pinSet != nil); err != nil {
+			return err
+		}
 	}
 	if f.fs.Changed("cqe_poll") {
 		if f.rep.cqePoll < 1 || f.rep.cqePoll > 65535 {
