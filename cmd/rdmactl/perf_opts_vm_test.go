@@ -589,3 +589,43 @@ func TestVMPerfOptsNUMA(t *testing.T) {
 		}
 	}
 }
+
+// TestVMPerfOptsMRPerQP: --mr_per_qp with two QPs interoperates with
+// perftest's in both roles (write, whose keys the peer uses, and send),
+// and an rdmactl side with three QPs holds exactly three memory regions
+// (rdma res show mr, by its pid), as perftest does.
+func TestVMPerfOptsMRPerQP(t *testing.T) {
+	resUnchanged(t, false)
+	extra := []string{"--mr_per_qp", "-q", "2"}
+	for i, c := range []struct{ verb, server, client string }{
+		{"write", "p", "r"}, {"write", "r", "p"}, {"send", "p", "r"}, {"send", "r", "p"},
+	} {
+		r := retryPair(t, 23800+10*i, 1000, func(port int) ([]string, []string) {
+			s, cl, _ := perfPairArgs(c.verb, "bw", "RC", extra, c.server, c.client, port)
+			return s, cl
+		}, pairOpts{}, perftestClock)
+		r.mustPass(t)
+		agreeingRows(t, r.sout, r.cout)
+	}
+	const port = 23900
+	srv := startSide(t, "ib_write_bw", "perftest server", []string{"-d", "rxe0", "-n", "100", "-q", "3", "-p", strconv.Itoa(port)})
+	waitListening(t, port, 20*time.Second)
+	out := &lineSignal{want: "releasing resources...\n", seen: make(chan struct{})}
+	cli := startSideTo(t, rdmactlBin(t), "rdmactl client", []string{"perf", "write", "-d", "rxe1", "-n", "100", "-q", "3", "--mr_per_qp", "-p", strconv.Itoa(port), "--wait_destroy", "3", perfServerIP}, out)
+	select {
+	case <-out.seen:
+	case <-time.After(90 * time.Second):
+		t.Fatalf("no wait line; client printed:\n%s\nstderr: %s", out.String(), cli.stderr.String())
+	}
+	mrs, err := exec.Command("rdma", "res", "show", "mr").CombinedOutput()
+	if err != nil {
+		t.Fatalf("rdma res show mr: %v\n%s", err, mrs)
+	}
+	n := strings.Count(string(mrs), fmt.Sprintf(" pid %d ", cli.cmd.Process.Pid))
+	if n != 3 {
+		t.Errorf("the rdmactl client holds %d memory regions, want 3 (one a QP):\n%s", n, mrs)
+	}
+	if !cli.wait(30*time.Second) || cli.status() != "exit 0" || !srv.wait(30*time.Second) {
+		t.Fatalf("client %v, stderr %s", cli.cmd.ProcessState, cli.stderr.String())
+	}
+}

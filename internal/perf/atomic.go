@@ -105,7 +105,7 @@ func (s *Session) atomicPeek() ([]uint64, error) {
 	for i := range s.res.QPs {
 		off := uint64(i)*blk + atomicStride
 		wr := []verbs.SendWR{{WRID: uint64(i), Opcode: verbs.OpAtomicCmpSwap, Flags: verbs.SendSignaled,
-			SGE: verbs.SGE{Addr: s.res.Addr + off, Length: 8, LKey: s.res.LKey}, RemoteAddr: s.rem[i].VAddr, RKey: s.rem[i].RKey}}
+			SGE: verbs.SGE{Addr: s.res.Addr + off, Length: 8, LKey: s.res.lkey(i)}, RemoteAddr: s.rem[i].VAddr, RKey: s.rem[i].RKey}}
 		if err := s.res.QPs[i].PostSend(wr); err != nil {
 			return nil, fmt.Errorf("atomic check: reading QP %d's target word: %w", i, err)
 		}

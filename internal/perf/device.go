@@ -73,6 +73,8 @@ type SetupConfig struct {
 	// HugePages (--use_hugepages): the buffer is huge pages
 	// (verbs.NewHugeBuffer).
 	HugePages bool
+	// MRPerQP (--mr_per_qp): a memory region a QP (Resources.QPKeys).
+	MRPerQP bool
 	// OnNUMANode: the buffer's pages are on NUMA node NUMANode
 	// (verbs.NewBufferOnNode; not with HugePages).
 	OnNUMANode bool
@@ -143,17 +145,38 @@ var (
 
 // Resources are the objects of one run.
 type Resources struct {
-	Buf    []byte // registered memory
-	Addr   uint64 // virtual address of Buf[0]
-	LKey   uint32
-	RKey   uint32
-	QPs    []QP
+	Buf  []byte // registered memory
+	Addr uint64 // virtual address of Buf[0]
+	LKey uint32
+	RKey uint32
+	QPs  []QP
+	// QPKeys are each QP's own keys (--mr_per_qp: a memory region a
+	// QP); nil: every QP uses LKey and RKey.
+	QPKeys []QPKeys
 	SendCQ verbs.CompletionQueue
 	RecvCQ verbs.CompletionQueue
 
 	// Events is the completion channel of SendCQ and RecvCQ (which then
 	// implement EventCQ) when SetupConfig.Events; nil otherwise.
 	Events EventChannel
+}
+
+// QPKeys are one QP's memory region keys.
+type QPKeys struct{ LKey, RKey uint32 }
+
+// lkey and rkey are QP i's keys.
+func (r *Resources) lkey(i int) uint32 {
+	if r.QPKeys != nil {
+		return r.QPKeys[i].LKey
+	}
+	return r.LKey
+}
+
+func (r *Resources) rkey(i int) uint32 {
+	if r.QPKeys != nil {
+		return r.QPKeys[i].RKey
+	}
+	return r.RKey
 }
 
 // udQKey is perftest's DEF_QKEY.

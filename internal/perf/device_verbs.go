@@ -15,6 +15,7 @@ type verbsDevice struct {
 	pd   *verbs.PD
 	buf  *verbs.Buffer
 	mr   *verbs.MR
+	qmrs []*verbs.MR // --mr_per_qp: one a QP
 	scq  *verbs.CQ
 	rcq  *verbs.CQ
 	ch   *verbs.CompChannel // -e
@@ -107,16 +108,26 @@ func (d *verbsDevice) Setup(cfg SetupConfig) (*Resources, error) {
 	if cfg.ODP {
 		mrAccess |= verbs.AccessOnDemand
 	}
-	if d.mr, err = d.pd.RegMR(d.buf, mrAccess); err != nil {
+	var keys []QPKeys
+	if cfg.MRPerQP {
+		if keys, err = d.regPerQP(cfg, mrAccess); err != nil {
+			return nil, err
+		}
+	} else if d.mr, err = d.pd.RegMR(d.buf, mrAccess); err != nil {
 		if cfg.ODP {
 			return nil, fmt.Errorf("--odp: registering memory with On-Demand Paging: %w", err)
 		}
 		return nil, err
+	} else {
+		keys = []QPKeys{{LKey: d.mr.LKey, RKey: d.mr.RKey}}
 	}
 	if err := d.createCQs(cfg); err != nil {
 		return nil, err
 	}
-	res := &Resources{Buf: d.buf.Bytes(), Addr: d.buf.Addr(), LKey: d.mr.LKey, RKey: d.mr.RKey, SendCQ: d.scq, RecvCQ: d.rcq}
+	res := &Resources{Buf: d.buf.Bytes(), Addr: d.buf.Addr(), LKey: keys[0].LKey, RKey: keys[0].RKey, SendCQ: d.scq, RecvCQ: d.rcq}
+	if cfg.MRPerQP {
+		res.QPKeys = keys
+	}
 	if d.ch != nil {
 		res.Events = d.ch
 	}
@@ -293,6 +304,9 @@ func (d *verbsDevice) Close() error {
 	if d.ch != nil {
 		errs = append(errs, d.ch.Close())
 	}
+	for _, mr := range d.qmrs {
+		errs = append(errs, mr.Close())
+	}
 	if d.mr != nil {
 		errs = append(errs, d.mr.Close())
 	}
@@ -305,7 +319,7 @@ func (d *verbsDevice) Close() error {
 	if d.ctx != nil {
 		errs = append(errs, d.ctx.Close())
 	}
-	d.ahs, d.qps, d.srq, d.scq, d.rcq, d.ch, d.mr, d.pd, d.buf, d.ctx = nil, nil, nil, nil, nil, nil, nil, nil, nil, nil
+	d.ahs, d.qps, d.srq, d.scq, d.rcq, d.ch, d.qmrs, d.mr, d.pd, d.buf, d.ctx = nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil
 	return errors.Join(errs...)
 }
 
@@ -320,4 +334,29 @@ func (d *verbsDevice) QueryQP(i int) (QPReport, error) {
 	}
 	return QPReport{QPN: d.qps[i].QPN(), State: q.State.String(), TrafficClass: q.Dest.TrafficClass, FlowLabel: q.Dest.FlowLabel,
 		SL: q.Dest.SL, Timeout: q.Timeout, RetryCnt: q.RetryCnt, RNRRetry: q.RNRRetry, PKeyIndex: q.PKeyIndex}, nil
+}
+
+// regPerQP registers, for --mr_per_qp, one memory region a QP (perftest's
+// create_single_mr for each QP, src/perftest_resources.c): QP i's covers
+// its source block and its destination block (engine.go's srcOff and
+// dstOff: blocks i and QPs+i of 2*QPs) and what lies between, so that
+// the buffer's layout stays one and QP i's work requests and key records
+// use its own keys; there is no region over the whole buffer then.
+// (perftest gives each QP a buffer of its own; the keys a QP uses, and
+// the number of regions, are the same.)
+func (d *verbsDevice) regPerQP(cfg SetupConfig, access verbs.Access) ([]QPKeys, error) {
+	blk := cfg.BufSize / (2 * cfg.NumQPs)
+	keys := make([]QPKeys, cfg.NumQPs)
+	for i := range keys {
+		mr, err := d.pd.RegMRRange(d.buf, i*blk, (cfg.NumQPs+1)*blk, access)
+		if err != nil {
+			if access&verbs.AccessOnDemand != 0 {
+				return nil, fmt.Errorf("--odp: registering memory with On-Demand Paging: %w", err)
+			}
+			return nil, fmt.Errorf("--mr_per_qp: registering QP %d's memory region: %w", i, err)
+		}
+		d.qmrs = append(d.qmrs, mr)
+		keys[i] = QPKeys{LKey: mr.LKey, RKey: mr.RKey}
+	}
+	return keys, nil
 }

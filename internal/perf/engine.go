@@ -207,7 +207,7 @@ func (r *runner) prepare(sz uint64) {
 			wr := &r.wrs[i][k]
 			*wr = verbs.SendWR{
 				WRID: uint64(i),
-				SGE:  verbs.SGE{Addr: r.res.Addr + r.srcOff(i), Length: uint32(sz), LKey: r.res.LKey},
+				SGE:  verbs.SGE{Addr: r.res.Addr + r.srcOff(i), Length: uint32(sz), LKey: r.res.lkey(i)},
 			}
 			switch p.Verb {
 			case VerbSend:
@@ -240,7 +240,7 @@ func (r *runner) prepare(sz uint64) {
 		if p.Conn == UD {
 			ln += udGRH
 		}
-		r.rwrs[i][0] = verbs.RecvWR{WRID: uint64(i), SGE: verbs.SGE{Addr: r.res.Addr + off, Length: uint32(ln), LKey: r.res.LKey}}
+		r.rwrs[i][0] = verbs.RecvWR{WRID: uint64(i), SGE: verbs.SGE{Addr: r.res.Addr + off, Length: uint32(ln), LKey: r.res.lkey(i)}}
 	}
 	// One completion can stand for CQMod messages of every QP (with -a,
 	// 100 RDMA READs of 1 MiB and up, which rxe under TCG moves at

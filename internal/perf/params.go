@@ -167,6 +167,8 @@ type Params struct {
 	// IPv6Addr (--ipv6-addr) runs the TCP exchange over IPv6 only, as
 	// perftest's ai_family AF_INET6 (IPv4 or IPv6 otherwise).
 	IPv6Addr bool
+	// MRPerQP (--mr_per_qp) registers a memory region a QP.
+	MRPerQP bool
 	// OnNUMANode puts the buffer's pages on NUMA node NUMANode (the
 	// command's NUMA placement: --numa_node, or the device's node).
 	OnNUMANode bool

@@ -389,6 +389,7 @@ func (s *Session) setup() error {
 		CompVector: p.CompVector,
 		HugePages:  p.HugePages,
 		OnNUMANode: p.OnNUMANode,
+		MRPerQP:    p.MRPerQP,
 		NUMANode:   p.NUMANode,
 		ODP:        p.ODP,
 		PKeyIndex:  uint16(p.QoS.PKeyIndex),
@@ -402,7 +403,7 @@ func (s *Session) setup() error {
 	s.rem = make([]Dest, p.QPs)
 	for i := range s.my {
 		s.my[i] = Dest{LID: s.port.LID, OutReads: uint16(outReads), QPN: s.res.QPs[i].QPN, PSN: rand.Uint32() & 0xffffff,
-			RKey: s.res.RKey, VAddr: s.res.Addr + uint64(p.QPs+i)*blk, GID: gid}
+			RKey: s.res.rkey(i), VAddr: s.res.Addr + uint64(p.QPs+i)*blk, GID: gid}
 	}
 	return nil
 }

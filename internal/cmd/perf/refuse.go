@@ -106,7 +106,6 @@ var refusals = []refusal{
 	{"promiscuous", "", false, cmdutil.ExitUsage, whyRawEth},
 	{"sniffer", "", false, cmdutil.ExitUsage, whyRawEth},
 	{"raw_mcast", "", false, cmdutil.ExitUsage, whyRawEth},
-	{"mr_per_qp", "", false, cmdutil.ExitUsage, whyNotYet},
 	{"dlid", "", true, cmdutil.ExitUsage, whyNotYet},
 	{"flows", "", true, cmdutil.ExitUsage, whyRawEth},
 	{"flows_burst", "", true, cmdutil.ExitUsage, whyRawEth},

@@ -54,6 +54,7 @@ func addReportFlags(fs *pflag.FlagSet, f *perfFlags) {
 	fs.BoolVar(&f.rep.noNUMA, "disable_numa", false, "do not run on the device's NUMA node (by default, as perftest 6.29, a device with a node runs the benchmark on that node's CPUs and memory)")
 	fs.IntVar(&f.rep.numaNode, "numa_node", -1, "run on this NUMA node's CPUs, with the buffer in its memory, as perftest 6.29 (not with --pin_cores)")
 	fs.BoolVar(&f.rep.noRelaxed, "disable_pcie_relaxed", false, "accepted, as perftest's: rdmactl never registers memory with PCIe relaxed ordering")
+	fs.BoolVar(&f.p.MRPerQP, "mr_per_qp", false, "register a memory region for each QP, as perftest (each QP's work requests and key record use its own keys)")
 	fs.BoolVar(&f.p.ODP, "odp", false, "register the memory with On-Demand Paging, as perftest; a device or kernel without ODP refuses it (exit 5)")
 	fs.BoolVar(&f.p.HugePages, "use_hugepages", false, "take the buffer from huge pages (reserved with sysctl vm.nr_hugepages; exit 5 without enough free), as perftest")
 	fs.Float64Var(&f.rep.rateLimit, "rate_limit", 0, "bw: send at most this rate (--rate_units; perftest's default limiter is HW, which rdmactl lacks: give --rate_limit_type SW)")
