@@ -118,7 +118,7 @@ func writeHeader(w io.Writer, p *Params, in *Info) {
 	if !p.Server || p.Bidir { // a latency server has none either (machine == CLIENT || duplex)
 		fmt.Fprintf(&b, " TX depth        : %d\n", p.TxDepth)
 	}
-	if p.Verb == VerbSend && (p.Server || p.Bidir) && p.Test == TestBW {
+	if p.Verb == VerbSend && (p.Server || p.Bidir) { // send_lat's server too (machine == SERVER || duplex)
 		fmt.Fprintf(&b, " RX depth        : %d\n", p.RxDepth)
 	}
 	if p.Test == TestBW {

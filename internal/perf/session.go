@@ -580,9 +580,14 @@ func (s *Session) header() {
 	}
 	writeHeader(s.Out, s.P, s.info())
 	s.result.Info = *s.info()
-	if s.P.Test == TestBW {
+	switch {
+	case s.P.Test == TestBW:
 		s.printf("%s", s.cpuHeaderEnd(bwHeader(s.P.Gbits, s.P.Report.AsPerftest)))
-	} else {
+	case s.P.Verb.isReadLike() && s.P.Server && s.P.Report.AsPerftest:
+		// perftest's read_lat and atomic_lat servers (src/read_lat.c,
+		// atomic_lat.c) print no table: their memory is read, they
+		// measure nothing.
+	default:
 		s.printf("%s", s.cpuHeaderEnd(latHeader))
 	}
 }
@@ -807,7 +812,9 @@ func (s *Session) seqLat(ctx context.Context) error {
 	s.header()
 	if p.Verb.isReadLike() && p.Server {
 		// The reader is the client; the server's memory is read.
-		s.printf("%s", resultLine)
+		if !p.Report.AsPerftest { // perftest's read_lat/atomic_lat server prints no table (header)
+			s.printf("%s", resultLine)
+		}
 		return s.closeThenCheckAtomic(nil, false, true)
 	}
 	r := s.newRunner()
