@@ -50,7 +50,7 @@ func newVMRig(t *testing.T, p Params) *vmRig {
 	t.Cleanup(func() { _ = g.me.Close(); _ = g.peer.Close() })
 	qt := map[Transport]verbs.QPType{RC: verbs.QPTypeRC, UD: verbs.QPTypeUD}[p.Conn]
 	cfg := SetupConfig{BufSize: int(bufSize(&p, 4096)), Type: qt, NumQPs: 1, SendWR: p.TxDepth, RecvWR: p.RxDepth, CQE: 1024, OutReads: 16,
-		Atomic: p.Verb == VerbAtomic, SRQ: p.UseSRQ, Events: p.UseEvent}
+		Atomic: p.Verb == VerbAtomic, SRQ: p.UseSRQ, Events: p.UseEvent, MRPerQP: p.MRPerQP}
 	if g.mine, err = g.me.Setup(cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -265,9 +265,24 @@ func checkDetachedBW(t *testing.T, r *runner, msgs uint64) {
 
 func TestVMLoopsDoNotAllocate(t *testing.T) {
 	before, _ := exec.Command("rdma", "res", "show").Output()
-	for _, v := range []Verb{VerbWrite, VerbRead} {
-		t.Run(v.String()+"_bw", func(t *testing.T) {
-			g := newVMRig(t, Params{Verb: v, Test: TestBW, Iters: 200, Size: 4096})
+	// Also perftest's options that change the loop's setup or add to
+	// it: a region a QP (--mr_per_qp), the software rate limiter's
+	// bursts and gaps (--rate_limit_type SW, 1000 messages a second in
+	// bursts of 100: a burst every 100 ms, where the 200 messages take
+	// ~40 ms unpaced under TCG); write_lat below runs with and without
+	// the latency gap (--latency_gap).
+	for _, c := range []struct {
+		name string
+		p    Params
+	}{
+		{"write_bw", Params{Verb: VerbWrite}},
+		{"read_bw", Params{Verb: VerbRead}},
+		{"write_bw_mr_per_qp", Params{Verb: VerbWrite, MRPerQP: true}},
+		{"write_bw_rate_limit", Params{Verb: VerbWrite, RateLimit: RateLimit{Type: RateLimitSW, Rate: 1000, Units: 'p', Burst: 100}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.p.Test, c.p.Iters, c.p.Size = TestBW, 200, 4096
+			g := newVMRig(t, c.p)
 			vmNoAllocs(t, "runBW", func() {
 				g.r.prepare(4096)
 				if err := g.r.runBW(); err != nil {
@@ -275,6 +290,21 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 				}
 			})
 			checkDetachedBW(t, g.r, 200)
+			if c.p.RateLimit.Type == RateLimitSW {
+				// Two bursts of 100, the second 100 ms after the
+				// first began: a lower bound a slow host cannot break,
+				// and one an unpaced loop does not reach.
+				t0 := time.Now()
+				g.r.prepare(4096)
+				if err := g.r.runBW(); err != nil {
+					t.Fatal(g.r.loopErr(err, "runBW"))
+				}
+				if d := time.Since(t0); d < 95*time.Millisecond {
+					t.Errorf("200 messages in %v: the limiter did not pace them (two bursts 100 ms apart)", d)
+				} else {
+					t.Logf("200 messages in %v, paced", d)
+				}
+			}
 		})
 	}
 	for _, c := range []Transport{RC, UD} {
@@ -367,22 +397,28 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 			}
 		}
 	})
-	t.Run("write_lat", func(t *testing.T) {
-		g := newVMRig(t, Params{Verb: VerbWrite, Test: TestLat, Iters: 100})
-		g.peerLoop(vmRuns, func() {}, g.pr.runLatWrite)
-		vmNoAllocs(t, "runLatWrite both sides", func() {
-			g.pr.prepare(2)
-			g.r.prepare(2)
-			clear(g.mine.Buf[:8192])
-			clear(g.their.Buf[:8192])
-			g.runBoth(t, "runLatWrite", g.r.runLatWrite)
+	for _, gap := range []time.Duration{0, 20 * time.Microsecond} {
+		name := "write_lat"
+		if gap != 0 {
+			name += "_gap"
+		}
+		t.Run(name, func(t *testing.T) {
+			g := newVMRig(t, Params{Verb: VerbWrite, Test: TestLat, Iters: 100, LatencyGap: gap})
+			g.peerLoop(vmRuns, func() {}, g.pr.runLatWrite)
+			vmNoAllocs(t, "runLatWrite both sides", func() {
+				g.pr.prepare(2)
+				g.r.prepare(2)
+				clear(g.mine.Buf[:8192])
+				clear(g.their.Buf[:8192])
+				g.runBoth(t, "runLatWrite", g.r.runLatWrite)
+			})
+			// The client times the 99 periods between its posts; the
+			// server, which posts first, skips its first period (it
+			// holds the peer's start), so 98.
+			checkDetachedRun(t, "client", g.r, 99)
+			checkDetachedRun(t, "server", g.pr, 98)
 		})
-		// The client times the 99 periods between its posts; the server,
-		// which posts first, skips its first period (it holds the peer's
-		// start), so 98.
-		checkDetachedRun(t, "client", g.r, 99)
-		checkDetachedRun(t, "server", g.pr, 98)
-	})
+	}
 	t.Run("write_lat_thread", func(t *testing.T) {
 		// As the binary runs it (a sole session): in the detached mode
 		// on an rtloop.Thread; in the plain mode there is none.
