@@ -21,24 +21,26 @@ const (
 // ib_write_lat prints ("Max inline data : 0[B]"), while a ConnectX gets
 // 220 as ib_write_lat gives it. A user's -I is kept.
 func (p *Params) ResolveInline(port PortAttr) {
-	if p.Inline != InlineDeviceDefault {
-		return
+	if p.Inline == InlineDeviceDefault {
+		p.Inline = p.deviceInline(port)
 	}
-	if p.Report.AsPerftest {
-		return // ResolveInlineAsPerftest
-	}
-	p.Inline = 0
+}
+
+// deviceInline is perftest's inline size for this test on this device
+// when no -I is given (ctx_set_max_inline's DEF_INLINE branch).
+func (p *Params) deviceInline(port PortAttr) int {
 	if p.Test != TestLat || !perftestKnowsDevice(port.VendorPartID) {
-		return
+		return 0
 	}
 	switch {
 	case p.Verb == VerbWrite:
-		p.Inline = defInlineWrite
+		return defInlineWrite
 	case p.Verb == VerbSend && p.Conn == UD:
-		p.Inline = defInlineSendUD
+		return defInlineSendUD
 	case p.Verb == VerbSend:
-		p.Inline = defInlineSend
+		return defInlineSend
 	}
+	return 0
 }
 
 // perftestKnowsDevice says whether perftest's ib_dev_name gives a device
@@ -73,18 +75,16 @@ func perftestKnowsDevice(partID uint32) bool {
 // read and atomic tests, which force 0) is dropped with a separator on
 // stdout and a note on stderr, which it returns ("" for none).
 func (p *Params) ResolveInlineAsPerftest(port PortAttr) (note string) {
-	if !perftestKnowsDevice(port.VendorPartID) {
+	switch {
+	case !perftestKnowsDevice(port.VendorPartID):
 		if p.Inline != InlineDeviceDefault || p.Verb.isReadLike() {
 			note = "Device not recognized to implement inline feature. Disabling it"
 		}
 		p.Inline = 0
-		return note
-	}
-	if p.Verb.isReadLike() {
+	case p.Verb.isReadLike():
 		p.Inline = 0
+	case p.Inline == InlineDeviceDefault:
+		p.Inline = p.deviceInline(port)
 	}
-	p.Report.AsPerftest = false // ResolveInline's rules for a known device
-	p.ResolveInline(port)
-	p.Report.AsPerftest = true
-	return ""
+	return note
 }

@@ -3,7 +3,6 @@ package perf
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -112,18 +111,18 @@ func checkNUMANode(h numaHost, node int, pinCores bool) error {
 
 // affinityLimited says whether the process already runs on fewer CPUs
 // than are online, in which case perftest does no placement of its own.
-func affinityLimited() bool {
+func (h numaHost) affinityLimited() bool {
 	var cur unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &cur); err != nil {
 		return false
 	}
-	online, err := onlineCPUs()
+	online, err := h.onlineCPUs()
 	return err == nil && cur.Count() < online
 }
 
 // onlineCPUs counts devices/system/cpu/online's CPUs.
-func onlineCPUs() (int, error) {
-	b, err := os.ReadFile("/sys/devices/system/cpu/online")
+func (h numaHost) onlineCPUs() (int, error) {
+	b, err := sysfs.ReadBounded(filepath.Join(h.root, "devices", "system", "cpu", "online"))
 	if err != nil {
 		return 0, err
 	}

@@ -301,7 +301,7 @@ func runPerf(ctx context.Context, a *cmdutil.App, p *perf.Params, autoNUMA bool)
 			return err
 		}
 	}
-	if autoNUMA && !affinityLimited() {
+	if autoNUMA && !sysNUMA.affinityLimited() {
 		if node := sysNUMA.deviceNode(vd.Name); node >= 0 {
 			if bound, _ := placeOnNode(sysNUMA, node, false); bound {
 				p.OnNUMANode, p.NUMANode = true, node
