@@ -117,13 +117,12 @@ func (c *cpuSampler) stop() (*float64, error) {
 	return c.pct, c.err
 }
 
-// validateCPUUtil is Validate for --cpu_util.
+// validateCPUUtil is Validate for --cpu_util (without -D, Session.Run
+// warns and drops it, as perftest).
 func (p *Params) validateCPUUtil() error {
 	switch {
 	case !p.Report.CPUUtil:
 		return nil
-	case p.Duration == 0:
-		return errors.New("--cpu_util works only with -D (as perftest, which otherwise warns and reports none)")
 	case p.RunInfinitely:
 		return errors.New("--cpu_util: --run_infinitely has no measured window to sample (perftest reports 0)")
 	}

@@ -92,9 +92,26 @@ func TestSessionCPUUtil(t *testing.T) {
 			}
 		})
 	}
-	p := Params{Verb: VerbWrite, Test: TestBW, Server: true, Report: ReportOpts{CPUUtil: true}}
-	p.Defaults()
-	if err := p.Validate(); err == nil || !strings.HasPrefix(err.Error(), "--cpu_util") {
-		t.Fatalf("--cpu_util without -D: %v", err)
+	// Without -D, as perftest: a warning (under perftest's name after its
+	// separator line) and a report without the column.
+	for _, asPerftest := range []bool{false, true} {
+		p := Params{Verb: VerbWrite, Test: TestBW, Iters: 50, Report: ReportOpts{CPUUtil: true, AsPerftest: asPerftest}}
+		var notes [2]strings.Builder
+		s, cl, _ := runPairWith(t, p, p, 0, func(srv, cli *Session) { srv.Notes, cli.Notes = &notes[0], &notes[1] })
+		if s.err != nil || cl.err != nil {
+			t.Fatalf("without -D: server: %v client: %v", s.err, cl.err)
+		}
+		want := "rdmactl: perf: --cpu_util works only with -D: the report has no CPU_Util column (as perftest)\n"
+		if asPerftest {
+			want = " CPU Utilization works only with Duration mode.\n"
+		}
+		for i, o := range []*sideOut{s, cl} {
+			// The separator comes first: the server's report has none
+			// of its own there ("Waiting for client to connect").
+			out := o.out.String()
+			if !strings.HasPrefix(notes[i].String(), want) || strings.Contains(out, "CPU_Util") || i == 0 && strings.HasPrefix(out, resultLine) != asPerftest {
+				t.Errorf("as perftest %v, side %d: notes %q, report:\n%s", asPerftest, i, notes[i].String(), out)
+			}
+		}
 	}
 }

@@ -204,6 +204,12 @@ func (p *Params) Defaults() {
 	if p.QPs == 0 {
 		p.QPs = 1
 	}
+	if p.WarmUp && (p.Test != TestBW || p.Verb == VerbSend) {
+		// perftest takes --perform_warm_up in every test and warms up
+		// only in write_bw, read_bw and atomic_bw (src/*_bw.c): scripts
+		// pass it to all eight.
+		p.WarmUp = false
+	}
 	if p.TxDepth == 0 {
 		if p.Test == TestBW {
 			p.TxDepth = 128

@@ -125,12 +125,10 @@ func (q *QoS) given() bool {
 // CM moves the data QPs through INIT, RTR and RTS with the path it
 // resolved (cm_session.go), and perftest ignores these there. -T (the
 // path's TOS), -u (RDMA_OPTION_ID_ACK_TIMEOUT) and --retry_count (the
-// connection parameters) are applied (cmQoS).
+// connection parameters) are applied (cmQoS); -S never gets here: the
+// command line takes it with -R and drops it, as perftest does.
 func (q *QoS) validateCM() error {
 	var bad []string
-	if q.SL != 0 {
-		bad = append(bad, "-S")
-	}
 	if q.TClass >= 0 && q.TOS < 0 {
 		bad = append(bad, "--tclass (use -T)")
 	}
@@ -143,7 +141,7 @@ func (q *QoS) validateCM() error {
 	if len(bad) == 0 {
 		return nil
 	}
-	return fmt.Errorf("-R: the RDMA CM chooses the path's SL, flow label and P_Key (perftest ignores them with -R): %s not supported with -R; -T, -u and --retry_count are", strings.Join(bad, ", "))
+	return fmt.Errorf("-R: the RDMA CM chooses the path's traffic class, flow label and P_Key (perftest ignores them with -R): %s not supported with -R; -T, -u and --retry_count are", strings.Join(bad, ", "))
 }
 
 // cmQoS is what the CM path applies of the QoS options: TOS (-1: none)

@@ -34,8 +34,8 @@ type Session struct {
 	P   *Params
 	Dev Device
 	Out io.Writer // perftest-style text; nil in JSON mode
-	// Notes gets perftest's notes on stderr, under its name
-	// (P.Report.AsPerftest); nil: none.
+	// Notes gets warnings for stderr: perftest's under its name
+	// (P.Report.AsPerftest), rdmactl's own otherwise; nil: none.
 	Notes    io.Writer
 	Progress io.Writer // live progress line (a terminal); nil: none
 	// Listener is an already bound server socket (tests); nil: Listen.
@@ -101,6 +101,17 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	p := s.P
 	if err := p.Validate(); err != nil {
 		return nil, err
+	}
+	if p.Report.CPUUtil && p.Duration == 0 {
+		// perftest's parser prints a separator and a warning, and its
+		// report has no CPU column (src/perftest_parameters.c).
+		p.Report.CPUUtil = false
+		if p.Report.AsPerftest {
+			s.printf("%s", resultLine)
+			s.note(" CPU Utilization works only with Duration mode.")
+		} else {
+			s.note("rdmactl: perf: --cpu_util works only with -D: the report has no CPU_Util column (as perftest)")
+		}
 	}
 	if p.Report.Output != OutputFull {
 		// perftest prints only the figure lines then (FULL_VERBOSITY
@@ -168,9 +179,7 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	if p.Report.AsPerftest {
 		if note := p.ResolveInlineAsPerftest(s.port); note != "" {
 			s.printf("%s", resultLine)
-			if s.Notes != nil {
-				fmt.Fprintln(s.Notes, note)
-			}
+			s.note(note)
 		}
 	} else {
 		p.ResolveInline(s.port)
@@ -1280,4 +1289,11 @@ func (s *Session) progress(r *runner) func() {
 		}
 	}()
 	return func() { close(done); wg.Wait() }
+}
+
+// note writes a warning line to Notes, if any.
+func (s *Session) note(line string) {
+	if s.Notes != nil {
+		fmt.Fprintln(s.Notes, line)
+	}
 }

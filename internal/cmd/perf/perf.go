@@ -147,7 +147,11 @@ func perftestAliases(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 func parsePerfArgs(verb perf.Verb, args []string) (*perfFlags, error) {
 	f := &perfFlags{}
 	fs := perfFlagSet(f, verb)
-	err := fs.Parse(args)
+	args, err := expandLongPrefixes(fs, args)
+	if err != nil {
+		return f, err
+	}
+	err = fs.Parse(args)
 	if rerr := refused(fs, args); rerr != nil {
 		return f, rerr
 	}
@@ -258,6 +262,9 @@ func newPerfVerbCmd(a *cmdutil.App, verb perf.Verb) *cobra.Command {
 				pf.p.OnNUMANode, pf.p.NUMANode = true, pf.rep.numaNode
 			}
 			pf.p.Report.AsPerftest = a.Tool != ""
+			if pf.qos.slIgnored && a.Tool == "" {
+				fmt.Fprintln(a.Stderr, "rdmactl: perf: -S is ignored with -R: the RDMA CM's path sets the service level (as perftest)")
+			}
 			if pf.json {
 				a.Opts.JSON = true
 			}
@@ -325,9 +332,7 @@ func runPerfSession(ctx context.Context, a *cmdutil.App, p *perf.Params, dev per
 	if p.CounterDeltas {
 		s.Counters = &perfCounterWatch{a: a, p: p}
 	}
-	if p.Report.AsPerftest {
-		s.Notes = a.Stderr
-	}
+	s.Notes = a.Stderr
 	if !a.Opts.JSON {
 		s.Out = a.Stdout
 	}

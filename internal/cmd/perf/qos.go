@@ -1,6 +1,11 @@
 package perf
 
 import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
 	"github.com/spf13/pflag"
 
 	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
@@ -16,6 +21,7 @@ import (
 type qosFlags struct {
 	tclass, tos int
 	flowLabel   string
+	slIgnored   bool // -S given with -R
 }
 
 func addQoSFlags(fs *pflag.FlagSet, f *perfFlags) {
@@ -27,8 +33,8 @@ func addQoSFlags(fs *pflag.FlagSet, f *perfFlags) {
 	fs.Uint8VarP(&q.Timeout, "qp-timeout", "u", 14, "RC retransmit timeout 0..31: 4.096 usec * 2^N (0: none)")
 	fs.Uint8Var(&q.RetryCnt, "retry_count", 7, "RC transport retries 0..7")
 	fs.IntVar(&q.PKeyIndex, "pkey_index", 0, "P_Key table index of the QPs")
-	fs.Float64VarP(&l.BW, "limit_bw", "w", 0, "fail (exit 7) when the BW average is below this (the report's unit: MiB/s, or Gb/s with --report_gbits)")
-	fs.Float64VarP(&l.MsgRate, "limit_msgrate", "y", 0, "fail (exit 7) when the message rate is below this (Mpps)")
+	fs.VarP((*strtofValue)(&l.BW), "limit_bw", "w", "fail (exit 7) when the BW average is below this (the report's unit: MiB/s, or Gb/s with --report_gbits)")
+	fs.VarP((*strtofValue)(&l.MsgRate), "limit_msgrate", "y", "fail (exit 7) when the message rate is below this (Mpps)")
 	fs.Float64Var(&l.Lat, "limit_lat", 0, "--lat: fail (exit 7) when the median latency exceeds this (usec)")
 	fs.Float64Var(&l.LatPct, "limit_lat_pct", 50, "the percentile --limit_lat applies to: 50, 99 or 99.9")
 }
@@ -55,6 +61,11 @@ func applyQoSFlags(f *perfFlags) error {
 	if !fs.Changed("limit_lat_pct") {
 		f.p.Limits.LatPct = 0 // the median
 	}
+	if f.p.RDMACM && q.SL != 0 && q.SL <= 15 {
+		// The CM moves the QPs to RTR with the path it resolved, whose SL
+		// perftest leaves alone: it takes -S with -R and ignores it.
+		q.SL, f.qos.slIgnored = 0, true
+	}
 	if fs.Changed("flow_label") {
 		var err error
 		if q.FlowLabels, err = perf.ParseFlowLabels(f.qos.flowLabel); err != nil {
@@ -62,4 +73,32 @@ func applyQoSFlags(f *perfFlags) error {
 		}
 	}
 	return nil
+}
+
+// strtofValue is a limit read as perftest reads -w and -y: strtof with
+// no end pointer (src/perftest_parameters.c), so the number that starts
+// the argument counts and what follows it does not ("100M" is 100, as
+// public test suites write it; "M" is no multiplier). A negative limit is
+// refused, as perftest refuses it.
+type strtofValue float64
+
+func (v *strtofValue) String() string { return strconv.FormatFloat(float64(*v), 'g', -1, 64) }
+func (v *strtofValue) Type() string   { return "float" }
+
+func (v *strtofValue) Set(s string) error {
+	f := leadingFloat(s)
+	if f < 0 {
+		return fmt.Errorf("%s: a limit must not be negative", s)
+	}
+	*v = strtofValue(f)
+	return nil
+}
+
+// leadingFloatRE is the decimal number strtof(3) reads at the start of a
+// string, after white space; nothing matched reads as 0.
+var leadingFloatRE = regexp.MustCompile(`^[ \t\n\v\f\r]*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?`)
+
+func leadingFloat(s string) float64 {
+	f, _ := strconv.ParseFloat(strings.TrimLeft(leadingFloatRE.FindString(s), " \t\n\v\f\r"), 64)
+	return f
 }

@@ -55,13 +55,12 @@ func TestPerfQoSUsageErrors(t *testing.T) {
 		{[]string{"--retry_count", "8"}, "--retry_count 8"},
 		{[]string{"--pkey_index", "-1"}, "--pkey_index -1"},
 		{[]string{"-w", "-1"}, "-w"},
-		{[]string{"-y", "x"}, "limit_msgrate"},
+		{[]string{"-y", "-0.5x"}, "limit must not be negative"},
 		{[]string{"--lat", "-w", "10"}, "-w and -y apply to bandwidth"},
 		{[]string{"--limit_lat", "10"}, "--limit_lat applies to latency"},
 		{[]string{"--lat", "--limit_lat", "10", "--limit_lat_pct", "90"}, "--limit_lat_pct 90"},
 		{[]string{"--lat", "--limit_lat_pct", "99"}, "needs --limit_lat"},
 		{[]string{"-R", "--tclass", "104"}, "--tclass (use -T) not supported with -R"},
-		{[]string{"-R", "-S", "3"}, "-S not supported with -R"},
 		{[]string{"-R", "--flow_label", "5", "--pkey_index", "1"}, "--flow_label, --pkey_index not supported with -R"},
 	} {
 		args := append([]string{"perf", "write"}, c.args...)

@@ -37,7 +37,7 @@ func TestPerfReportFlags(t *testing.T) {
 		{[]string{"perf", "send", "--lat", "-H", "--output=latency", "h"}, "--output"},
 		{[]string{"perf", "write", "-D", "4", "-f", "2", "h"}, "-f 2"},
 		{[]string{"perf", "write", "-f", "-1", "h"}, "-f -1"},
-		{[]string{"perf", "write", "--cpu_util", "h"}, "--cpu_util"},
+		{[]string{"perf", "write", "--cpu_util", "--run_infinitely", "h"}, "--cpu_util"},
 		{[]string{"perf", "write", "--cqe_poll", "0", "h"}, "--cqe_poll 0"},
 		{[]string{"perf", "write", "--rate_limit", "5", "h"}, "--rate_limit_type SW"},
 		{[]string{"perf", "write", "--rate_limit", "0", "--rate_limit_type", "SW", "h"}, "--rate_limit 0"},
