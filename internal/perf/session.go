@@ -368,7 +368,14 @@ func (s *Session) prefix() error {
 		}
 	}
 	if s.P.Conn == UD && s.P.maxSize() > uint64(s.mtu) && !s.P.AllSizes {
-		return fmt.Errorf("-s %d: UD messages cannot exceed the path MTU (%d)", s.P.Size, s.mtu)
+		// A UD message fits one packet. perftest makes the size the MTU
+		// then, silently but with -a (src/perftest_parameters.c
+		// check_link_and_mtu): NVIDIA's certification runs
+		// 'ib_send_bw -c UD -s 65536'.
+		if !s.P.Report.AsPerftest {
+			s.note(fmt.Sprintf("rdmactl: perf: -s %d: a UD message is at most the path MTU: %d bytes (as perftest)", s.P.Size, s.mtu))
+		}
+		s.P.Size = uint64(s.mtu)
 	}
 	return nil
 }

@@ -578,3 +578,29 @@ func TestWriteLatDurationLateClient(t *testing.T) {
 	// hold no round trip.
 	t.Logf("samples: server %d, client %d", s.res.Lat[0].Samples, c.res.Lat[0].Samples)
 }
+
+// TestSessionUDSizeToMTU: a UD message larger than the path MTU becomes
+// the MTU, as perftest makes it, with rdmactl's note under its own name
+// and none under perftest's.
+func TestSessionUDSizeToMTU(t *testing.T) {
+	for _, asPerftest := range []bool{false, true} {
+		p := Params{Verb: VerbSend, Test: TestBW, Conn: UD, Size: 65536, Iters: 50, Report: ReportOpts{AsPerftest: asPerftest}}
+		var notes [2]strings.Builder
+		s, c, _ := runPairWith(t, p, p, 0, func(srv, cli *Session) { srv.Notes, cli.Notes = &notes[0], &notes[1] })
+		if s.err != nil || c.err != nil {
+			t.Fatalf("as perftest %v: server: %v client: %v", asPerftest, s.err, c.err)
+		}
+		if got := c.res.BW[0].Size; got != 1024 {
+			t.Errorf("as perftest %v: %d-byte messages, want the MTU's 1024", asPerftest, got)
+		}
+		want := "rdmactl: perf: -s 65536: a UD message is at most the path MTU: 1024 bytes (as perftest)\n"
+		if asPerftest {
+			want = ""
+		}
+		for i := range notes {
+			if got := notes[i].String(); !strings.HasPrefix(got, want) || asPerftest && strings.Contains(got, "-s 65536") {
+				t.Errorf("as perftest %v, side %d: notes %q, want %q", asPerftest, i, got, want)
+			}
+		}
+	}
+}
