@@ -242,3 +242,25 @@ func TestPerftestRefusalOrder(t *testing.T) {
 		t.Fatalf("-j: %v %+v", err, f)
 	}
 }
+
+// TestTransportRefusals: perftest's -c values that rdmactl perf lacks are
+// refused by name in one line: exit 5 for a vendor's transport, 2 for
+// the rest.
+func TestTransportRefusals(t *testing.T) {
+	for _, c := range []struct {
+		conn string
+		code int
+		want string
+	}{
+		{"XRC", cmdutil.ExitUsage, "-c XRC: XRC transport: not implemented"},
+		{"DC", cmdutil.ExitUnsupported, "-c DC: the DC transport needs the mlx5dv extension"},
+		{"SRD", cmdutil.ExitUnsupported, "-c SRD: the SRD transport needs the efadv extension"},
+		{"RawEth", cmdutil.ExitUsage, "-c RawEth: a raw Ethernet option"},
+		{"QQ", cmdutil.ExitUsage, `unknown connection type "QQ"`},
+	} {
+		_, stderr, code := runCmd(t, "perf", "send", "-c", c.conn, "10.77.0.1")
+		if code != c.code || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.want) {
+			t.Errorf("-c %s: exit %d %q, want %d and %q", c.conn, code, stderr, c.code, c.want)
+		}
+	}
+}

@@ -168,6 +168,9 @@ func parsePerfArgs(verb perf.Verb, args []string) (*perfFlags, error) {
 		p.Test = perf.TestLat
 	}
 	p.UserGID = fs.Changed("gid-index")
+	if err := transportRefusal(f.conn); err != nil {
+		return f, err
+	}
 	if p.Conn, err = perf.ParseTransport(f.conn); err != nil {
 		return f, cmdutil.UsageErrorf("-c: %v", err)
 	}

@@ -2,6 +2,7 @@ package perf
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -226,4 +227,21 @@ func optionName(long, short string) string {
 		return "--" + long
 	}
 	return "-" + short + "/--" + long
+}
+
+// transportRefusal is the refusal of a -c transport perftest has and
+// rdmactl perf does not (perftest's connStr[]: RC, UC, UD, RawEth, XRC,
+// DC, SRD), or nil.
+func transportRefusal(conn string) error {
+	switch strings.ToUpper(conn) {
+	case "XRC":
+		return cmdutil.UsageErrorf("-c XRC: XRC transport: %s", whyNotYet)
+	case "DC":
+		return cmdutil.WithCode(cmdutil.ExitUnsupported, fmt.Errorf("-c DC: %s", vendor("the DC transport", "mlx5dv")))
+	case "SRD":
+		return cmdutil.WithCode(cmdutil.ExitUnsupported, fmt.Errorf("-c SRD: %s", vendor("the SRD transport", "efadv")))
+	case "RAWETH":
+		return cmdutil.UsageErrorf("-c RawEth: %s", whyRawEth)
+	}
+	return nil
 }
