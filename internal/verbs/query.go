@@ -5,15 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"os"
-	"path/filepath"
-	"sort"
-	"strconv"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmactl/rdmactl/internal/kfeat"
+	"github.com/rdmactl/rdmactl/internal/sysfs"
 	"github.com/rdmactl/rdmactl/internal/verbs/rawmem"
 	"github.com/rdmactl/rdmactl/internal/vocab"
 )
@@ -378,7 +375,7 @@ func (c *Context) QueryGIDTable(maxEntries int) ([]GIDEntry, error) {
 		}
 		kfeat.Set(kfeat.QueryGIDTable, false, "EPROTONOSUPPORT")
 	}
-	return c.gidTableSysfs()
+	return gidTableSysfs(sysfs.New(sysfsRoot), c.dev.Name)
 }
 
 // parseGIDTable decodes QUERY_GID_TABLE's answer: num packed 32-byte
@@ -398,59 +395,30 @@ func parseGIDTable(out []byte, num uint64) []GIDEntry {
 	return gids
 }
 
-// gidTableSysfs reads ports/<p>/gids/<i> and gid_attrs/{types,ndevs}/<i>.
-// Reading the type of an empty slot fails with EINVAL (rdma_get_gid_attr
-// finds no entry: drivers/infiniband/core/cache.c), and
-// all-zero GIDs are empty: both are skipped.
-func (c *Context) gidTableSysfs() ([]GIDEntry, error) {
-	portsDir := filepath.Join(sysfsRoot, "class", "infiniband", c.dev.Name, "ports")
-	ports, err := os.ReadDir(portsDir)
+// gidTableSysfs reads dev's GID tables from sysfs (internal/sysfs,
+// ports/<p>/gids/<i> with gid_attrs/types and ndevs): populated slots
+// only, as QUERY_GID_TABLE answers. A slot whose type cannot be read or
+// is none the kernel writes is left out: the kernel fails that read for
+// an empty slot (rdma_get_gid_attr, drivers/infiniband/core/cache.c).
+func gidTableSysfs(fs *sysfs.FS, dev string) ([]GIDEntry, error) {
+	ports, err := fs.PortNumbers(dev)
 	if err != nil {
-		return nil, fmt.Errorf("%s: reading the GID table from sysfs: %w", c.dev.Name, err)
+		return nil, fmt.Errorf("%s: reading the GID table from sysfs: %w", dev, err)
 	}
 	var gids []GIDEntry
-	for _, p := range ports {
-		port, err := strconv.ParseUint(p.Name(), 10, 8)
+	for _, port := range ports {
+		slots, err := fs.GIDs(dev, port)
 		if err != nil {
 			continue
 		}
-		pdir := filepath.Join(portsDir, p.Name())
-		ents, err := os.ReadDir(filepath.Join(pdir, "gids"))
-		if err != nil {
-			continue
-		}
-		idx := make([]int, 0, len(ents))
-		for _, e := range ents {
-			if i, err := strconv.Atoi(e.Name()); err == nil {
-				idx = append(idx, i)
-			}
-		}
-		sort.Ints(idx)
-		for _, i := range idx {
-			s, err := readSysfs(filepath.Join(pdir, "gids", strconv.Itoa(i)))
-			if err != nil {
+		for _, g := range slots {
+			if !g.RawOK || g.Empty() || !g.Kind.Known() {
 				continue
 			}
-			a, err := netip.ParseAddr(s)
-			if err != nil || !a.Is6() || a.As16() == [16]byte{} {
-				continue
-			}
-			typ, err := readSysfs(filepath.Join(pdir, "gid_attrs", "types", strconv.Itoa(i)))
-			if err != nil {
-				continue
-			}
-			e := GIDEntry{Port: uint32(port), Index: uint32(i), GID: a.As16()}
-			// sysfs's "IB/RoCE v1" is taken as RoCE v1 (callers map it
-			// by link layer, vocab.GIDType.OnLink); a string sysfs does
-			// not write is IB.
-			e.Type, _ = vocab.ParseSysfsGIDType(typ, vocab.LinkLayerEthernet)
-			if !e.Type.Known() {
-				e.Type = vocab.GIDTypeIB
-			}
-			if nd, err := readSysfs(filepath.Join(pdir, "gid_attrs", "ndevs", strconv.Itoa(i))); err == nil {
-				if s, err := readSysfs(filepath.Join(sysfsRoot, "class", "net", nd, "ifindex")); err == nil {
-					v, _ := strconv.ParseUint(s, 10, 32)
-					e.NetdevIfindex = uint32(v)
+			e := GIDEntry{Port: port, Index: g.Index, GID: g.Raw, Type: g.Kind}
+			if g.Netdev != "" {
+				if ix := fs.Netdev(g.Netdev).Ifindex; ix != nil {
+					e.NetdevIfindex = *ix
 				}
 			}
 			gids = append(gids, e)

@@ -1,8 +1,15 @@
 package verbs
 
 import (
+	"net/netip"
+	"os"
+	"path/filepath"
+	"reflect"
 	"testing"
 	"unsafe"
+
+	"github.com/rdmactl/rdmactl/internal/sysfs"
+	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
 // TestFillExResponseLength: a kernel that fills less of EX QUERY_DEVICE
@@ -33,5 +40,34 @@ func TestFillExResponseLength(t *testing.T) {
 	}
 	if a.ResponseLength != short.ResponseLength || !a.Extended {
 		t.Errorf("ResponseLength %d Extended %v", a.ResponseLength, a.Extended)
+	}
+}
+
+// TestGIDTableSysfs: the fallback for kernels without QUERY_GID_TABLE
+// (before 5.10) reads the captured rxe tree's populated slots as the
+// ioctl answers them: port, index, GID, type and the netdev's ifindex;
+// a slot whose type cannot be read is left out, as an empty one.
+func TestGIDTableSysfs(t *testing.T) {
+	root := t.TempDir()
+	if err := os.CopyFS(root, os.DirFS("../sysfs/testdata/rxe")); err != nil {
+		t.Fatal(err)
+	}
+	gid := func(s string) [16]byte { return netip.MustParseAddr(s).As16() }
+	want := []GIDEntry{
+		{Port: 1, Index: 0, GID: gid("fe80::479:3cff:fee4:2f19"), Type: vocab.GIDTypeRoCEv2, NetdevIfindex: 4},
+		{Port: 1, Index: 1, GID: gid("::ffff:10.77.0.1"), Type: vocab.GIDTypeRoCEv2, NetdevIfindex: 4},
+	}
+	got, err := gidTableSysfs(sysfs.New(root), "rxe0")
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v, %v\nwant %+v", got, err, want)
+	}
+	if err := os.Remove(filepath.Join(root, "class/infiniband/rxe0/ports/1/gid_attrs/types/1")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = gidTableSysfs(sysfs.New(root), "rxe0"); err != nil || !reflect.DeepEqual(got, want[:1]) {
+		t.Errorf("without types/1: got %+v, %v\nwant %+v", got, err, want[:1])
+	}
+	if _, err := gidTableSysfs(sysfs.New(root), "rxe9"); err == nil {
+		t.Error("rxe9: no error")
 	}
 }
