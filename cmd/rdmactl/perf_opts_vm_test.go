@@ -635,3 +635,53 @@ func TestVMPerfOptsMRPerQP(t *testing.T) {
 		t.Fatalf("client %v, stderr %s", cli.cmd.ProcessState, cli.stderr.String())
 	}
 }
+
+// TestVMPerfOptsMmap: --mmap makes a file's pages the buffer. Each side
+// maps its own file in /dev/shm: write bw interoperates with perftest's
+// --mmap in both roles; an rdmactl server's file holds, after the run,
+// what perftest's client wrote into the server's target area (perftest
+// fills its buffer with random bytes, src/perftest_resources.c), so the
+// registered memory was the file's; a file too short for the buffer is
+// refused in one line, and leaves nothing in the kernel.
+func TestVMPerfOptsMmap(t *testing.T) {
+	resUnchanged(t, false)
+	const size = 1 << 20
+	file := func(name string) string {
+		p := filepath.Join("/dev/shm", "rdmactl-mmap-"+name)
+		if err := os.WriteFile(p, make([]byte, size), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Remove(p) })
+		return p
+	}
+	for i, pr := range [][2]string{{"p", "r"}, {"r", "p"}} {
+		sf, cf := file("server"), file("client")
+		r := retryPair(t, 24600+10*i, 1000, func(port int) ([]string, []string) {
+			s, c, _ := perfPairArgs("write", "bw", "RC", nil, pr[0], pr[1], port)
+			return append(s, "--mmap="+sf), insertBefore(c, perfServerIP, "--mmap", cf)
+		}, pairOpts{}, perftestClock)
+		r.mustPass(t)
+		agreeingRows(t, r.sout, r.cout)
+		if pr[0] == "r" {
+			// The target area: the second of the buffer's two 64 KiB
+			// blocks (one QP, -s 65536: perftest's layout).
+			b, err := os.ReadFile(sf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if nz := bytes.Count(b[65536:131072], []byte{0}); nz == 65536 {
+				t.Errorf("the rdmactl server's --mmap file holds no byte of what the client wrote")
+			}
+		}
+	}
+	short := filepath.Join("/dev/shm", "rdmactl-mmap-short")
+	if err := os.WriteFile(short, make([]byte, 4096), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(short)
+	s, c, _ := perfPairArgs("write", "bw", "RC", nil, "p", "r", 24650)
+	r := runPair(s, insertBefore(c, perfServerIP, "--mmap="+short), pairOpts{timeout: 60 * time.Second})
+	if r.ccode == 0 || strings.Count(r.cstderr, "\n") != 1 || !strings.Contains(r.cstderr, "--mmap: ") || !strings.Contains(r.cstderr, "make it larger") {
+		t.Fatalf("a 4 KiB file: exit %d, stderr %q", r.ccode, r.cstderr)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -29,6 +30,12 @@ import (
 func TestVMPerftestNames(t *testing.T) {
 	resUnchanged(t, false)
 	dir := toolLinks(t)
+	// --mmap's file, which both sides map: perftest says so on stdout.
+	const mmapFile = "/dev/shm/rdmactl-names-mmap"
+	if err := os.WriteFile(mmapFile, make([]byte, 1<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(mmapFile)
 	for i, c := range []struct {
 		name string
 		args []string
@@ -43,6 +50,7 @@ func TestVMPerftestNames(t *testing.T) {
 		{"ib_atomic_lat", []string{"-n", "200"}},
 		{"ib_write_bw", []string{"-n", "200", "-s", "4096", "--report_gbits", "-F"}},
 		{"ib_send_bw", []string{"-n", "200", "-c", "UD", "-s", "1024"}},
+		{"ib_write_bw", []string{"-n", "200", "--mmap=" + mmapFile}},
 	} {
 		t.Run(strings.Join(append([]string{c.name}, c.args...), "_"), func(t *testing.T) {
 			port := 24000 + 20*i
@@ -86,7 +94,7 @@ func namedPair(t *testing.T, port int, server, client string, args []string) (s,
 	t.Helper()
 	for attempt := 0; attempt < 3; attempt++ {
 		p := fmt.Sprint(port + attempt)
-		s, c = runNamedPair(t, append([]string{server, "-d", "rxe0", "-p", p}, args...), append(append([]string{client, "-d", "rxe1", "-p", p}, args...), perfServerIP))
+		s, c = runNamedPair(t, port+attempt, append([]string{server, "-d", "rxe0", "-p", p}, args...), append(append([]string{client, "-d", "rxe1", "-p", p}, args...), perfServerIP))
 		if !perftestClockFailed(s.stdout + s.stderr + c.stdout + c.stderr) {
 			return s, c
 		}
@@ -95,9 +103,9 @@ func namedPair(t *testing.T, port int, server, client string, args []string) (s,
 	return s, c
 }
 
-// runNamedPair runs sargs, then, once it listens on its -p port (sargs[4]),
-// cargs, each with argv[0] the program's base name, as a shell runs it.
-func runNamedPair(t *testing.T, sargs, cargs []string) (s, c sideRun) {
+// runNamedPair runs sargs, then, once it listens on TCP port, cargs, each
+// with argv[0] the program's base name, as a shell runs it.
+func runNamedPair(t *testing.T, port int, sargs, cargs []string) (s, c sideRun) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -125,8 +133,6 @@ func runNamedPair(t *testing.T, sargs, cargs []string) (s, c sideRun) {
 	scmd, so, se := start(sargs)
 	done := make(chan struct{})
 	go func() { s = wait(scmd, so, se); close(done) }()
-	var port int
-	fmt.Sscan(sargs[4], &port)
 	awaitListen(port, 20*time.Second, done)
 	ccmd, co, ce := start(cargs)
 	c = wait(ccmd, co, ce)

@@ -73,6 +73,10 @@ type SetupConfig struct {
 	// HugePages (--use_hugepages): the buffer is huge pages
 	// (verbs.NewHugeBuffer).
 	HugePages bool
+	// MmapFile (--mmap): the buffer is this file's pages from MmapOffset
+	// (verbs.NewFileBuffer; not with HugePages, and never NUMA-bound).
+	MmapFile   string
+	MmapOffset int64
 	// MRPerQP (--mr_per_qp): a memory region a QP (Resources.QPKeys).
 	MRPerQP bool
 	// OnNUMANode: the buffer's pages are on NUMA node NUMANode

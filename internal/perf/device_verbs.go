@@ -87,6 +87,10 @@ func (d *verbsDevice) Setup(cfg SetupConfig) (*Resources, error) {
 		return nil, err
 	}
 	switch {
+	case cfg.MmapFile != "":
+		if d.buf, err = verbs.NewFileBuffer(cfg.MmapFile, cfg.MmapOffset, cfg.BufSize); err != nil {
+			return nil, fmt.Errorf("--mmap: %w", err)
+		}
 	case cfg.HugePages:
 		if d.buf, err = verbs.NewHugeBuffer(cfg.BufSize); err != nil {
 			return nil, fmt.Errorf("--use_hugepages: %w", err)

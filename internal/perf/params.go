@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -157,6 +158,10 @@ type Params struct {
 	CQEPoll int
 	// HugePages (--use_hugepages) takes the buffer from huge pages.
 	HugePages bool
+	// MmapFile (--mmap) is a file whose pages, from MmapOffset
+	// (--mmap-offset), are the buffer (verbs.NewFileBuffer).
+	MmapFile   string
+	MmapOffset int64
 	// ODP (--odp) registers the memory with On-Demand Paging.
 	ODP bool
 	// RateLimit is perftest's rate limiter (ratelimit.go).
@@ -289,6 +294,12 @@ func (p *Params) Validate() error {
 		return errors.New("--use-srq applies to send tests only (as perftest)")
 	case p.UseSRQ && p.Conn == UD:
 		return errors.New("--use-srq: this data path has SRQ for RC and UC QPs only")
+	case p.MmapFile != "" && p.HugePages:
+		return errors.New("--mmap and --use_hugepages: the buffer is the file's pages or huge pages, not both")
+	case p.MmapFile == "" && p.MmapOffset != 0:
+		return errors.New("--mmap-offset needs --mmap")
+	case p.MmapOffset < 0 || p.MmapOffset%int64(os.Getpagesize()) != 0:
+		return fmt.Errorf("--mmap-offset %d: a multiple of the page size (%d), as mmap(2) needs", p.MmapOffset, os.Getpagesize())
 	case p.Port < 1 || p.Port > 65535:
 		return fmt.Errorf("-p %d: TCP port must be 1..65535", p.Port)
 	case p.IBPort < 1 || p.IBPort > 255:

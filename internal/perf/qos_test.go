@@ -224,7 +224,6 @@ func TestQoSWithCM(t *testing.T) {
 		q    QoS
 		want string
 	}{
-		{QoS{SL: 3, TClass: -1, TOS: -1}, "-S not supported with -R"},
 		{QoS{TClass: 104, TOS: -1}, "--tclass (use -T) not supported"},
 		{QoS{TClass: -1, TOS: -1, FlowLabels: []uint32{1}, PKeyIndex: 1}, "--flow_label, --pkey_index not supported"},
 	} {

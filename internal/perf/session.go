@@ -404,6 +404,8 @@ func (s *Session) setup() error {
 		Events:     p.UseEvent,
 		CompVector: p.CompVector,
 		HugePages:  p.HugePages,
+		MmapFile:   p.MmapFile,
+		MmapOffset: p.MmapOffset,
 		OnNUMANode: p.OnNUMANode,
 		MRPerQP:    p.MRPerQP,
 		NUMANode:   p.NUMANode,
@@ -412,6 +414,10 @@ func (s *Session) setup() error {
 	})
 	if err != nil {
 		return err
+	}
+	if p.MmapFile != "" && p.Report.AsPerftest {
+		// perftest's pp_init_mmap says so on stdout, before its header.
+		s.printf("allocated mmap buffer of size %d at %#x\n", size, s.res.Addr)
 	}
 	blk := blockSize(p, uint64(s.cycle))
 	gid := s.gid()

@@ -94,6 +94,50 @@ func NewHugeBuffer(size int) (*Buffer, error) {
 	return &Buffer{mem: mem}, nil
 }
 
+// NewFileBuffer maps size bytes (rounded up to the page size) of the file
+// at path, from offset, shared: memory regions on the buffer are the
+// file's pages, as perftest's --mmap (src/perftest_resources.c
+// pp_init_mmap: O_RDWR, MAP_SHARED). The file must be a regular file (a
+// sysfs resource file is one; a FIFO or a device is refused, not opened
+// for long) that holds the whole range: a shared mapping past the end of
+// a file faults (SIGBUS) where it is touched, so a short file is refused
+// here. offset must be a multiple of the page size, as mmap(2) wants.
+func NewFileBuffer(path string, offset int64, size int) (*Buffer, error) {
+	if size <= 0 {
+		return nil, fmt.Errorf("verbs: buffer size must be positive, not %d", size)
+	}
+	ps := unix.Getpagesize()
+	if offset < 0 || offset%int64(ps) != 0 {
+		return nil, fmt.Errorf("verbs: %s: offset %d is not a multiple of the page size (%d)", path, offset, ps)
+	}
+	n := (size + ps - 1) / ps * ps
+	// O_NONBLOCK: opening a FIFO must not wait for a writer.
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("verbs: %w", &os.PathError{Op: "open", Path: path, Err: err})
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, fmt.Errorf("verbs: %s: %w", path, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, fmt.Errorf("verbs: %s is not a regular file", path)
+	}
+	if st.Size < offset+int64(n) {
+		return nil, fmt.Errorf("verbs: %s holds %d bytes; %d from offset %d are needed (make it larger: truncate -s %d)", path, st.Size, n, offset, offset+int64(n))
+	}
+	mem, err := unix.Mmap(fd, offset, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
+	if err != nil {
+		return nil, fmt.Errorf("verbs: cannot map %d bytes of %s at offset %d: %w", n, path, offset, err)
+	}
+	if err := unix.Madvise(mem, unix.MADV_DONTFORK); err != nil {
+		_ = unix.Munmap(mem)
+		return nil, fmt.Errorf("verbs: madvise(MADV_DONTFORK) on %s's mapping: %w", path, err)
+	}
+	return &Buffer{mem: mem}, nil
+}
+
 // hugePageInfo is /proc/meminfo's Hugepagesize (bytes; 0 if none) and
 // HugePages_Free.
 func hugePageInfo() (size, free int) {

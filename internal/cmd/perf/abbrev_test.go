@@ -43,7 +43,7 @@ func TestLimitArgsAsStrtof(t *testing.T) {
 	for _, c := range []struct {
 		arg  string
 		want float64
-	}{{"100M", 100}, {"10G", 10}, {"2.5", 2.5}, {" 7e1x", 70}, {".5", 0.5}, {"x", 0}, {"", 0}, {"1e", 1}} {
+	}{{"100M", 100}, {"10G", 10}, {"2.5", 2.5}, {" 7e1x", 70}, {".5", 0.5}, {"x", 0}, {"", 0}, {"1e", 1}, {"+3", 3}} {
 		f, err := parsePerfArgs(perf.VerbWrite, []string{"-w", c.arg, "-y", c.arg, "10.77.0.1"})
 		if err != nil || f.p.Limits.BW != c.want || f.p.Limits.MsgRate != c.want {
 			t.Errorf("-w/-y %q: %v %v, %v; want %v", c.arg, f.p.Limits.BW, f.p.Limits.MsgRate, err, c.want)

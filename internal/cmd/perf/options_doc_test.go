@@ -65,10 +65,11 @@ var acceptedValues = map[string]string{
 	"ib-dev": "rxe0", "mtu": "1024", "size": "8", "tx-depth": "64", "connection": "RC", "inline_size": "0",
 	"atomic_type": "CMP_AND_SWAP", "tos": "32", "tclass": "32", "report-counters": "counters/port_xmit_data",
 	"rx-depth": "64", "pkey_index": "0", "port": "18516", "iters": "100", "post_list": "2", "output": "bandwidth", "rate_limit_type": "SW", "rate_units": "M", "numa_node": "0",
+	"mmap": "options_doc_test.go", "mmap-offset": "4096", // a regular file that exists
 }
 
 // acceptedWith are the other options an accepted option needs.
-var acceptedWith = map[string][]string{"report-both": {"-b"}, "out_json_file": {"--out_json"}, "cpu_util": {"-D", "3"}, "margin": {"-D", "3"}, "latency_gap": {"--lat"}, "vector": {"-e"}, "rate_limit": {"--rate_limit_type", "SW"}, "rate_limit_type": {"--rate_limit", "1"}, "burst_size": {"--rate_limit", "1", "--rate_limit_type", "SW"}, "rate_units": {"--rate_limit", "1000", "--rate_limit_type", "SW"}}
+var acceptedWith = map[string][]string{"report-both": {"-b"}, "out_json_file": {"--out_json"}, "cpu_util": {"-D", "3"}, "margin": {"-D", "3"}, "latency_gap": {"--lat"}, "vector": {"-e"}, "rate_limit": {"--rate_limit_type", "SW"}, "rate_limit_type": {"--rate_limit", "1"}, "burst_size": {"--rate_limit", "1", "--rate_limit_type", "SW"}, "rate_units": {"--rate_limit", "1000", "--rate_limit_type", "SW"}, "mmap-offset": {"--mmap", "options_doc_test.go"}}
 
 func optionArgs(lat bool, flag string, arg bool, value string, host bool) []string {
 	var a []string

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -221,6 +222,15 @@ func parsePerfArgs(verb perf.Verb, args []string) (*perfFlags, error) {
 	p.Defaults()
 	if err := p.Validate(); err != nil {
 		return f, cmdutil.UsageErrorf("%v", err)
+	}
+	if p.MmapFile != "" {
+		// Before any device is opened; mapping checks it again, and
+		// its size (verbs.NewFileBuffer).
+		if st, err := os.Stat(p.MmapFile); err != nil {
+			return f, cmdutil.UsageErrorf("--mmap: %v", err)
+		} else if !st.Mode().IsRegular() {
+			return f, cmdutil.UsageErrorf("--mmap %s: not a regular file", p.MmapFile)
+		}
 	}
 	return f, nil
 }

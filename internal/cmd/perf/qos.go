@@ -2,6 +2,7 @@ package perf
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -86,7 +87,15 @@ func (v *strtofValue) String() string { return strconv.FormatFloat(float64(*v), 
 func (v *strtofValue) Type() string   { return "float" }
 
 func (v *strtofValue) Set(s string) error {
+	// strtof reads "nan" and "inf" too; a limit that is not a finite
+	// number is a typing error here, refused rather than never failing.
+	if t := strings.ToLower(strings.TrimLeft(s, " \t\n\v\f\r+-")); strings.HasPrefix(t, "nan") || strings.HasPrefix(t, "inf") {
+		return fmt.Errorf("%s: a limit must be a finite number", s)
+	}
 	f := leadingFloat(s)
+	if math.IsInf(f, 0) {
+		return fmt.Errorf("%s: a limit must be a finite number", s)
+	}
 	if f < 0 {
 		return fmt.Errorf("%s: a limit must not be negative", s)
 	}

@@ -99,8 +99,6 @@ var refusals = []refusal{
 	{"opencl_platform_id", "", true, cmdutil.ExitUsage, accel("OpenCL device memory")},
 	{"use_ib_dm_dmabuf", "", true, cmdutil.ExitUnsupported, vendor("on-device memory exported as DMA-BUF", "mlx5dv device memory")},
 	{"gpu_touch", "", true, cmdutil.ExitUsage, accel("GPU touch")},
-	{"mmap", "", true, cmdutil.ExitUsage, "mmap'd file buffers: " + whyNotYet},
-	{"mmap-offset", "", true, cmdutil.ExitUsage, "mmap'd file buffers: " + whyNotYet},
 	{"raw_ipv6", "", false, cmdutil.ExitUsage, whyRawEth},
 	{"report-per-port", "", false, cmdutil.ExitUsage, "dual-port runs: " + whyNotYet},
 	{"use_old_post_send", "", false, cmdutil.ExitUsage, "libibverbs' legacy post call: rdmactl perf does not use libibverbs and has one post path"},
