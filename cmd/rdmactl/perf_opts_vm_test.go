@@ -685,3 +685,26 @@ func TestVMPerfOptsMmap(t *testing.T) {
 		t.Fatalf("a 4 KiB file: exit %d, stderr %q", r.ccode, r.cstderr)
 	}
 }
+
+// TestVMPerfOptsReversed: --reversed on both sides against perftest's, in
+// both roles, for write, send and read bandwidth: the pair runs, both
+// report the same run, and the data goes the other way: from the side
+// that listens (rxe0) for write and send, to it for read (its reader),
+// as the devices' packet counters show.
+func TestVMPerfOptsReversed(t *testing.T) {
+	resUnchanged(t, false)
+	for i, c := range []struct{ verb, server, client string }{
+		{"write", "p", "r"}, {"write", "r", "p"}, {"send", "p", "r"}, {"send", "r", "p"}, {"read", "p", "r"}, {"read", "r", "p"},
+	} {
+		t.Run(c.verb+"_"+c.server+c.client, func(t *testing.T) {
+			s0, s1 := vmcheck.PortCounter(t, "rxe0", "sent_pkts"), vmcheck.PortCounter(t, "rxe1", "sent_pkts")
+			r := retryPerfPair(t, c.verb, "bw", "RC", []string{"--reversed"}, c.server, c.client, 24700+10*i, perftestClock)
+			r.mustPass(t)
+			agreeingRows(t, r.sout, r.cout)
+			d0, d1 := vmcheck.PortCounter(t, "rxe0", "sent_pkts")-s0, vmcheck.PortCounter(t, "rxe1", "sent_pkts")-s1
+			if fromListener := d0 > d1; fromListener != (c.verb != "read") {
+				t.Errorf("packets sent: rxe0 (listens) %d, rxe1 %d: the data went the way it goes without --reversed", d0, d1)
+			}
+		})
+	}
+}

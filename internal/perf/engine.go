@@ -122,7 +122,7 @@ func newRunner(p *Params, res *Resources, remote []Dest, ahs []*verbs.AH, cycle 
 	r := &runner{
 		p: p, res: res, remote: remote, ahs: ahs, blk: blockSize(p, cycle),
 		base: rtloop.Now(), stall: 10 * time.Second, stallBase: 10 * time.Second, stop: stop,
-		isSrv: p.Server, isLat: p.Test == TestLat,
+		isSrv: p.passive(), isLat: p.Test == TestLat,
 		wrs: make([][]verbs.SendWR, n), rwrs: make([][]verbs.RecvWR, n),
 		wcs:  make([]verbs.WC, cqePoll(p)),
 		scnt: make([]uint64, n), ccnt: make([]uint64, n), rposted: make([]uint64, n), rcnt: make([]uint64, n),

@@ -65,13 +65,13 @@ func (s *Session) outJSONTestInfo() string {
 	// perftest posts through the ibv_wr_* API unless --use_old_post_send;
 	// rdmactl uses neither libibverbs call.
 	b.WriteString("ibv_wr_API: OFF,\n")
-	if !p.Server || p.Bidir {
+	if !p.passive() || p.Bidir {
 		fmt.Fprintf(&b, "TX_depth : %d,\n", p.TxDepth)
 	}
 	if p.PostList > 1 {
 		fmt.Fprintf(&b, "Post_List: %d,\n", p.PostList)
 	}
-	if p.Verb == VerbSend && (p.Server || p.Bidir) {
+	if p.Verb == VerbSend && (p.passive() || p.Bidir) {
 		fmt.Fprintf(&b, "RX_depth: %d,\n", p.RxDepth)
 	}
 	if p.Test == TestBW {

@@ -158,6 +158,9 @@ type Params struct {
 	CQEPoll int
 	// HugePages (--use_hugepages) takes the buffer from huge pages.
 	HugePages bool
+	// Reversed (--reversed) swaps the benchmark's roles and keeps the
+	// exchange's: the side that listens sends (passive reports it).
+	Reversed bool
 	// MmapFile (--mmap) is a file whose pages, from MmapOffset
 	// (--mmap-offset), are the buffer (verbs.NewFileBuffer).
 	MmapFile   string
@@ -294,6 +297,8 @@ func (p *Params) Validate() error {
 		return errors.New("--use-srq applies to send tests only (as perftest)")
 	case p.UseSRQ && p.Conn == UD:
 		return errors.New("--use-srq: this data path has SRQ for RC and UC QPs only")
+	case p.Reversed && p.RDMACM:
+		return errors.New("--reversed with -R: perftest swaps the RDMA CM's roles too, so the side without an address would have to connect; run --reversed without -R")
 	case p.MmapFile != "" && p.HugePages:
 		return errors.New("--mmap and --use_hugepages: the buffer is the file's pages or huge pages, not both")
 	case p.MmapFile == "" && p.MmapOffset != 0:
@@ -420,6 +425,15 @@ func (p *Params) maxSize() uint64 {
 // after the MTU record (never sent to perftest): key=value text, NUL padded.
 const paramRecordSize = 256
 
+// passive says whether this side is the one perftest calls the server
+// (its machine SERVER): the target of writes and reads, the receiver of
+// sends, the side that waits for the other's report. It is the side that
+// listens for the exchange unless --reversed, which swaps only these
+// roles (perftest's parser, src/perftest_parameters.c: "fan-in"); the
+// exchange's order stays with the TCP roles (Conn), as perftest's
+// follows its servername.
+func (p *Params) passive() bool { return p.Server != p.Reversed }
+
 // symmetricText renders the SYMMETRIC options in a fixed order.
 func (p *Params) symmetricText() string {
 	dur := int64(p.Duration / time.Millisecond)
@@ -431,6 +445,9 @@ func (p *Params) symmetricText() string {
 		p.Verb, p.Test, p.Conn, p.Size, p.AllSizes, iters, dur, p.QPs, p.Bidir, p.PostList, p.Gbits)
 	if p.Verb == VerbAtomic {
 		t += " atomic=" + p.Atomic.String() // only here: older peers run no atomics
+	}
+	if p.Reversed {
+		t += " reversed=true" // only here: older peers have no --reversed
 	}
 	return t + p.eventsSymmetricText()
 }
@@ -466,10 +483,13 @@ func checkPeerParams(p *Params, b []byte) error {
 	}
 	flag := map[string]string{"verb": "test verb", "test": "bw/--lat", "conn": "-c", "size": "-s", "all": "-a",
 		"iters": "-n", "duration_ms": "-D", "qps": "-q", "bidir": "-b", "post_list": "-l", "gbits": "--report_gbits", "atomic": "-A",
-		"run_infinitely": "--run_infinitely"}
+		"run_infinitely": "--run_infinitely", "reversed": "--reversed"}
 	for _, f := range mine[1:] {
 		k, v, _ := strings.Cut(f, "=")
 		tv, ok := tm[k]
+		if !ok && k == "reversed" {
+			tv, ok = "false", true // a peer without --reversed
+		}
 		if !ok {
 			return fmt.Errorf("peer's parameter record lacks %s; run the same rdmactl version on both sides", k)
 		}

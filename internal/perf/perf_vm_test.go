@@ -50,7 +50,8 @@ func newVMRig(t *testing.T, p Params) *vmRig {
 	t.Cleanup(func() { _ = g.me.Close(); _ = g.peer.Close() })
 	qt := map[Transport]verbs.QPType{RC: verbs.QPTypeRC, UD: verbs.QPTypeUD}[p.Conn]
 	cfg := SetupConfig{BufSize: int(bufSize(&p, 4096)), Type: qt, NumQPs: 1, SendWR: p.TxDepth, RecvWR: p.RxDepth, CQE: 1024, OutReads: 16,
-		Atomic: p.Verb == VerbAtomic, SRQ: p.UseSRQ, Events: p.UseEvent, MRPerQP: p.MRPerQP}
+		Atomic: p.Verb == VerbAtomic, SRQ: p.UseSRQ, Events: p.UseEvent, MRPerQP: p.MRPerQP,
+		MmapFile: p.MmapFile, MmapOffset: p.MmapOffset}
 	if g.mine, err = g.me.Setup(cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +271,13 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 	// bursts and gaps (--rate_limit_type SW, 1000 messages a second in
 	// bursts of 100: a burst every 100 ms, where the 200 messages take
 	// ~40 ms unpaced under TCG); write_lat below runs with and without
-	// the latency gap (--latency_gap).
+	// the latency gap (--latency_gap); and a file's pages as the buffer
+	// (--mmap; both sides map the one file).
+	mmapFile := "/dev/shm/rdmactl-alloc-mmap"
+	if err := os.WriteFile(mmapFile, make([]byte, 1<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(mmapFile)
 	for _, c := range []struct {
 		name string
 		p    Params
@@ -278,6 +285,7 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 		{"write_bw", Params{Verb: VerbWrite}},
 		{"read_bw", Params{Verb: VerbRead}},
 		{"write_bw_mr_per_qp", Params{Verb: VerbWrite, MRPerQP: true}},
+		{"write_bw_mmap", Params{Verb: VerbWrite, MmapFile: mmapFile}},
 		{"write_bw_rate_limit", Params{Verb: VerbWrite, RateLimit: RateLimit{Type: RateLimitSW, Rate: 1000, Units: 'p', Burst: 100}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -115,10 +115,10 @@ func writeHeader(w io.Writer, p *Params, in *Info) {
 		b.WriteString(" PCIe relax order: OFF\n")
 		b.WriteString(" ibv_wr* API     : OFF\n")
 	}
-	if !p.Server || p.Bidir { // a latency server has none either (machine == CLIENT || duplex)
+	if !p.passive() || p.Bidir { // a latency server has none either (machine == CLIENT || duplex)
 		fmt.Fprintf(&b, " TX depth        : %d\n", p.TxDepth)
 	}
-	if p.Verb == VerbSend && (p.Server || p.Bidir) { // send_lat's server too (machine == SERVER || duplex)
+	if p.Verb == VerbSend && (p.passive() || p.Bidir) { // send_lat's server too (machine == SERVER || duplex)
 		fmt.Fprintf(&b, " RX depth        : %d\n", p.RxDepth)
 	}
 	if p.Test == TestBW {
@@ -137,7 +137,7 @@ func writeHeader(w io.Writer, p *Params, in *Info) {
 	if p.RDMACM {
 		b.WriteString(" rdma_cm QPs\t : ON\n")
 		b.WriteString(" Data ex. method : rdma_cm\n")
-		if p.Server {
+		if p.passive() {
 			b.WriteString(resultLine)
 			b.WriteString(" Waiting for client rdma_cm QP to connect\n")
 			b.WriteString(" Please run the same command with the IB/RoCE interface IP\n")

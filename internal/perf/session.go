@@ -148,7 +148,7 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 		s.Stall = 10 * time.Second
 	}
 	role := "client"
-	if p.Server {
+	if p.passive() {
 		role = "server"
 	}
 	s.result = Result{Test: p.Verb.String() + "_" + p.Test.String(), Role: role, Conn: p.Conn.String(), QPs: p.QPs, Source: "local"}
@@ -300,6 +300,11 @@ func (s *Session) gid() [16]byte {
 func (s *Session) connect(ctx context.Context) error {
 	p := s.P
 	var err error
+	if s.Out != nil && p.passive() {
+		// perftest's banner is its (benchmark) server's, before the
+		// exchange's connection: with --reversed, the side that dials.
+		fmt.Fprint(s.Out, "\n************************************\n* Waiting for client to connect... *\n************************************\n")
+	}
 	if !p.Server {
 		s.conn, err = dialNet(ctx, p.exchangeNet(), p.Host, p.Port, s.DialTimeout, s.StepTimeout)
 		return err
@@ -309,9 +314,6 @@ func (s *Session) connect(ctx context.Context) error {
 		if l, err = listenNet(p.exchangeNet(), p.Bind, p.Port); err != nil {
 			return err
 		}
-	}
-	if s.Out != nil {
-		fmt.Fprint(s.Out, "\n************************************\n* Waiting for client to connect... *\n************************************\n")
 	}
 	s.conn, err = Accept(ctx, l, s.StepTimeout)
 	_ = l.Close() // one client per run, as perftest
@@ -508,7 +510,7 @@ func (s *Session) bwReport(mine BWResult, use bool) (BWReport, error) {
 	out := [5][]byte{encodeU64(mine.Size), encodeU64(mine.Iters), encodeF64(mine.BWPeak), encodeF64(mine.BWAvg), encodeF64(mine.MsgRate)}
 	names := [5]string{"report size", "report iterations", "report peak", "report average", "report message rate"}
 	for i := range out {
-		b, err := s.conn.xchg(names[i], out[i], 8, i == 0 && s.P.Server && !s.P.Bidir)
+		b, err := s.conn.xchg(names[i], out[i], 8, i == 0 && s.P.passive() && !s.P.Bidir)
 		if err != nil {
 			return BWReport{}, err
 		}
@@ -605,7 +607,7 @@ func (s *Session) header() {
 	switch {
 	case s.P.Test == TestBW:
 		s.printf("%s", s.cpuHeaderEnd(bwHeader(s.P.Gbits, s.P.Report.AsPerftest)))
-	case s.P.Verb.isReadLike() && s.P.Server && s.P.Report.AsPerftest:
+	case s.P.Verb.isReadLike() && s.P.passive() && s.P.Report.AsPerftest:
 		// perftest's read_lat and atomic_lat servers (src/read_lat.c,
 		// atomic_lat.c) print no table: their memory is read, they
 		// measure nothing.
@@ -641,7 +643,7 @@ func (s *Session) seqRDMABW(ctx context.Context) error {
 	}
 	s.result.Info = *s.info()
 	s.header()
-	if p.Server && !p.Bidir {
+	if p.passive() && !p.Bidir {
 		// The server's memory is the target; it waits for the client's
 		// report and prints it.
 		if p.RunInfinitely {
@@ -745,7 +747,7 @@ func (s *Session) seqSendBW(ctx context.Context) error {
 	r.fillSRQPattern() // what an --use-srq receiver checks (srq.go)
 	for i, sz := range p.sizes(s.mtu) {
 		r.prepare(sz)
-		if p.Server || p.Bidir {
+		if p.passive() || p.Bidir {
 			limit := p.Iters
 			if p.Duration > 0 {
 				limit = 1 << 62
@@ -759,14 +761,14 @@ func (s *Session) seqSendBW(ctx context.Context) error {
 		}
 		if p.RunInfinitely {
 			loop := r.runBW
-			if p.Server {
+			if p.passive() {
 				loop = r.runBWRecv
 			}
 			return s.runInfinitely(ctx, r, loop)
 		}
 		var res BWResult
 		var err error
-		if p.Server && !p.Bidir {
+		if p.passive() && !p.Bidir {
 			res, err = s.measure(ctx, r, r.runBWRecv)
 		} else {
 			res, err = s.measure(ctx, r, r.runBW)
@@ -832,7 +834,7 @@ func (s *Session) seqLat(ctx context.Context) error {
 	}
 	s.result.Info = *s.info()
 	s.header()
-	if p.Verb.isReadLike() && p.Server {
+	if p.Verb.isReadLike() && p.passive() {
 		// The reader is the client; the server's memory is read.
 		if !p.Report.AsPerftest { // perftest's read_lat/atomic_lat server prints no table (header)
 			s.printf("%s", resultLine)
@@ -1147,7 +1149,7 @@ func (s *Session) bwResult(r *runner) BWResult {
 	// receive; a -b server sends too and, in iteration mode, has its
 	// sending half's completion events as the client (its tEnd is set in
 	// duration mode only).
-	if p.Duration > 0 || p.Server && !p.Bidir {
+	if p.Duration > 0 || p.passive() && !p.Bidir {
 		return bwFromCount(r.size, r.nDone, r.tEnd-r.tStart, p.Gbits)
 	}
 	res := bwFromEvents(r.size, r.tStart, r.evT[:r.nEv], r.evC[:r.nEv], uint64(p.TxDepth*p.QPs), p.Gbits)

@@ -604,3 +604,35 @@ func TestSessionUDSizeToMTU(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionReversed: --reversed on both sides swaps the benchmark's
+// roles and keeps the exchange's: the side that listened sends (its
+// result is the client's, with the measured rows) and the side that
+// dialled prints perftest's server banner and waits; one side alone is
+// refused by an rdmactl peer, naming the option.
+func TestSessionReversed(t *testing.T) {
+	for _, v := range []Verb{VerbWrite, VerbSend, VerbRead} {
+		p := Params{Verb: v, Test: TestBW, Iters: 100, Reversed: true}
+		s, c, _ := runPairWith(t, p, p, 0, nil)
+		if s.err != nil || c.err != nil {
+			t.Fatalf("%s: listener: %v dialler: %v", v, s.err, c.err)
+		}
+		if s.res.Role != "client" || c.res.Role != "server" {
+			t.Errorf("%s: the listener's role %q, the dialler's %q; want client and server", v, s.res.Role, c.res.Role)
+		}
+		const banner = "* Waiting for client to connect... *"
+		if strings.Contains(s.out.String(), banner) || !strings.Contains(c.out.String(), banner) {
+			t.Errorf("%s: the banner must be the dialler's:\nlistener:\n%s\ndialler:\n%s", v, s.out.String(), c.out.String())
+		}
+		if len(s.res.BW) != 1 || s.res.BW[0].Iters != 100 || !(s.res.BW[0].BWAvg > 0) {
+			t.Errorf("%s: the listener (now the sender) reports %+v", v, s.res.BW)
+		}
+	}
+	p := Params{Verb: VerbWrite, Test: TestBW, Iters: 100}
+	q := p
+	q.Reversed = true
+	s, c, _ := runPairWith(t, p, q, 0, nil)
+	if c.err == nil || !strings.Contains(c.err.Error(), "--reversed") {
+		t.Errorf("one side --reversed: listener %v, dialler %v; want the dialler to name --reversed", s.err, c.err)
+	}
+}

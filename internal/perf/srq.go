@@ -20,7 +20,7 @@ import (
 
 // srqSide says whether this side receives through an SRQ.
 func (p *Params) srqSide() bool {
-	return p.UseSRQ && p.Verb == VerbSend && (p.Test == TestLat || p.Server || p.Bidir)
+	return p.UseSRQ && p.Verb == VerbSend && (p.Test == TestLat || p.passive() || p.Bidir)
 }
 
 // rxPerQP is how many receives each QP keeps posted: RX depth, shared

@@ -75,7 +75,6 @@ var refusals = []refusal{
 	{"local_port", "", true, cmdutil.ExitUsage, whyRawEth},
 	{"no_lock", "", false, cmdutil.ExitUsage, "libibverbs thread domains: rdmactl perf does not use libibverbs, and its post and poll loops take no locks"},
 	{"use-null-mr", "", false, cmdutil.ExitUnsupported, vendor("a null memory region (ibv_alloc_null_mr)", "mlx5 provider's")},
-	{"reversed", "", false, cmdutil.ExitUsage, "server-to-client traffic: " + whyNotYet},
 	{"tcp", "", false, cmdutil.ExitUsage, whyRawEth},
 	{"typical_pkt_size", "", true, cmdutil.ExitUsage, "the packet-pacing (PP) rate limiter's, which perftest runs on raw Ethernet only; rdmactl's limiter is SW (--rate_limit_type SW)"},
 	// perftest skips the version record but still checks the peer's
