@@ -166,24 +166,50 @@ func (f *FS) portList(dev string) ([]uint32, error) {
 // fillUverbs finds the uverbs char device whose ibdev is d.Name. The uverbs
 // index need not match the device index, so always map through ibdev.
 func (f *FS) fillUverbs(d *Device) {
+	for _, n := range f.UverbsNodes() {
+		if n.IBDev != d.Name {
+			continue
+		}
+		d.Uverbs = n.Name
+		if n.DevOK {
+			ma, mi := n.Major, n.Minor
+			d.UverbsMajor, d.UverbsMinor = &ma, &mi
+		}
+		d.UverbsABI = n.ABI
+		return
+	}
+}
+
+// UverbsNode is a uverbs char device as class/infiniband_verbs/uverbsN
+// shows it.
+type UverbsNode struct {
+	Name  string // "uverbs0"
+	IBDev string // the RDMA device it serves (ibdev)
+	// Major and Minor are the node's device number (dev), when DevOK.
+	Major, Minor uint32
+	DevOK        bool
+	ABI          *uint32 // the driver's uverbs ABI (abi_version): rxe 2, mlx5 1
+}
+
+// UverbsNodes lists class/infiniband_verbs/uverbs*, sorted by name; an
+// entry without a readable ibdev (a node going away) is left out.
+func (f *FS) UverbsNodes() []UverbsNode {
 	dir := filepath.Join(f.root, "class", "infiniband_verbs")
-	ents, _ := os.ReadDir(dir)
+	ents, _ := os.ReadDir(dir) // sorted by name
+	var ns []UverbsNode
 	for _, e := range ents {
 		if !strings.HasPrefix(e.Name(), "uverbs") {
 			continue
 		}
-		if readOpt(filepath.Join(dir, e.Name(), "ibdev")) != d.Name {
+		n := UverbsNode{Name: e.Name(), IBDev: readOpt(filepath.Join(dir, e.Name(), "ibdev"))}
+		if n.IBDev == "" {
 			continue
 		}
-		d.Uverbs = e.Name()
-		if ma, mi, ok := vocab.ParseDevNum(readOpt(filepath.Join(dir, e.Name(), "dev"))); ok {
-			d.UverbsMajor, d.UverbsMinor = &ma, &mi
-		}
-		if v, ok := parseU32(readOpt(filepath.Join(dir, e.Name(), "abi_version"))); ok {
-			d.UverbsABI = v
-		}
-		return
+		n.Major, n.Minor, n.DevOK = vocab.ParseDevNum(readOpt(filepath.Join(dir, e.Name(), "dev")))
+		n.ABI, _ = parseU32(readOpt(filepath.Join(dir, e.Name(), "abi_version")))
+		ns = append(ns, n)
 	}
+	return ns
 }
 
 // UverbsABIVersion is the global uverbs ABI (class/infiniband_verbs/abi_version,

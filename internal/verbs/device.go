@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/rdmactl/rdmactl/internal/sysfs"
-	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
 // Device is an RDMA device with a uverbs character device: what is needed
@@ -42,30 +41,34 @@ const (
 // Devices lists the RDMA devices that have a uverbs node, sorted by name.
 // It fails if the kernel's global uverbs ABI is not 6.
 func (ps Providers) Devices() ([]Device, error) {
-	verbsDir := filepath.Join(sysfsRoot, "class", "infiniband_verbs")
 	if ok, err := CheckABI(); err != nil || !ok {
 		return nil, err
 	}
-	ents, err := os.ReadDir(verbsDir)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, err
-	}
+	return ps.devicesIn(sysfs.New(sysfsRoot)), nil
+}
+
+// devicesIn is Devices over the sysfs tree fs (class/infiniband_verbs,
+// internal/sysfs UverbsNodes). sysfs does not show the driver id: it is
+// guessed (guessDriverID); a caller with an NLDEV client knows it
+// (GET_CHARDEV) and builds the Device with NewDevice. A node whose dev
+// cannot be read (it vanished, or is malformed) is left out.
+func (ps Providers) devicesIn(fs *sysfs.FS) []Device {
 	var devs []Device
-	for _, e := range ents {
-		if !strings.HasPrefix(e.Name(), "uverbs") {
+	for _, n := range fs.UverbsNodes() {
+		if !n.DevOK {
 			continue
 		}
-		d, err := ps.readUverbs(verbsDir, e.Name())
-		if err != nil {
-			continue // a node that vanished or a malformed entry: skip it
+		d := Device{Name: n.IBDev, Uverbs: n.Name, Path: filepath.Join(devRoot, "infiniband", n.Name), Major: n.Major, Minor: n.Minor}
+		if n.ABI != nil {
+			d.ABI = *n.ABI
 		}
+		d.DriverID = ps.guessDriverID(fs.Root(), n.IBDev)
+		d.Driver = driverName(d.DriverID, n.IBDev)
+		d.Provider, d.providers = ps.byID(d.DriverID), ps
 		devs = append(devs, d)
 	}
 	sort.Slice(devs, func(i, j int) bool { return devs[i].Name < devs[j].Name })
-	return devs, nil
+	return devs
 }
 
 // CheckABI reads the kernel's global uverbs ABI version: false without
@@ -98,36 +101,6 @@ func (ps Providers) LookupDevice(name string) (Device, error) {
 		known = append(known, d.Name)
 	}
 	return Device{}, &DeviceNotFoundError{Name: name, Known: known}
-}
-
-// readUverbs reads /sys/class/infiniband_verbs/uverbsN. sysfs does not show
-// the driver id: it is guessed (see guessDriverID). A caller with an NLDEV
-// client knows it (GET_CHARDEV) and builds the Device with NewDevice.
-func (ps Providers) readUverbs(verbsDir, node string) (Device, error) {
-	dir := filepath.Join(verbsDir, node)
-	ibdev, err := readSysfs(filepath.Join(dir, "ibdev"))
-	if err != nil {
-		return Device{}, err
-	}
-	d := Device{Name: ibdev, Uverbs: node, Path: filepath.Join(devRoot, "infiniband", node)}
-	if s, err := readSysfs(filepath.Join(dir, "abi_version")); err == nil {
-		v, _ := strconv.ParseUint(s, 10, 32)
-		d.ABI = uint32(v)
-	}
-	s, err := readSysfs(filepath.Join(dir, "dev"))
-	if err != nil {
-		return Device{}, err
-	}
-	var ok bool
-	if d.Major, d.Minor, ok = vocab.ParseDevNum(s); !ok {
-		return Device{}, fmt.Errorf("%s: malformed dev %q", dir, s)
-	}
-	if d.DriverID == 0 {
-		d.DriverID = ps.guessDriverID(sysfsRoot, ibdev)
-	}
-	d.Driver = driverName(d.DriverID, ibdev)
-	d.Provider, d.providers = ps.byID(d.DriverID), ps
-	return d, nil
 }
 
 // NewDevice is the Device of IB device ibdev served by uverbs node node

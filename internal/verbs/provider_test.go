@@ -1,9 +1,13 @@
 package verbs
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+
+	"github.com/rdmactl/rdmactl/internal/sysfs"
 )
 
 // fakeProvider answers the facts device discovery asks (Provider's ID,
@@ -46,5 +50,32 @@ func TestGuessDriverID(t *testing.T) {
 		if got := ps.guessDriverID(root, name); got != want {
 			t.Errorf("%s: driver %d, want %d", name, got, want)
 		}
+	}
+}
+
+// TestDevicesIn: the uverbs devices of the captured rxe tree, through
+// internal/sysfs: each node's device, number, ABI and driver (guessed
+// from the name: rxe has no parent device), sorted by name; a node whose
+// dev is unreadable is left out.
+func TestDevicesIn(t *testing.T) {
+	ps := Providers{fakeProvider{id: DriverMLX5, module: "mlx5_core", prefix: "mlx5_"}, fakeProvider{id: DriverRXE, prefix: "rxe"}}
+	root := t.TempDir()
+	if err := os.CopyFS(root, os.DirFS("../sysfs/testdata/rxe")); err != nil {
+		t.Fatal(err)
+	}
+	got := ps.devicesIn(sysfs.New(root))
+	var s []string
+	for _, d := range got {
+		s = append(s, fmt.Sprintf("%s %s %s %d:%d abi %d %s", d.Name, d.Uverbs, d.Path, d.Major, d.Minor, d.ABI, d.Driver))
+	}
+	want := []string{"rxe0 uverbs0 /dev/infiniband/uverbs0 231:192 abi 2 rxe", "rxe1 uverbs1 /dev/infiniband/uverbs1 231:193 abi 2 rxe"}
+	if !slices.Equal(s, want) {
+		t.Fatalf("got %q\nwant %q", s, want)
+	}
+	if err := os.Remove(filepath.Join(root, "class/infiniband_verbs/uverbs0/dev")); err != nil {
+		t.Fatal(err)
+	}
+	if got := ps.devicesIn(sysfs.New(root)); len(got) != 1 || got[0].Name != "rxe1" {
+		t.Errorf("without uverbs0/dev: %+v, want rxe1 alone", got)
 	}
 }
