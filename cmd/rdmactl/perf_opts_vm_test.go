@@ -65,11 +65,9 @@ func outJSONEntries(t *testing.T, path string) (keys []string, vals map[string]s
 }
 
 // sameOutJSON are the entries whose values rdmactl's file and perftest's
-// must share for the same role of the same run; the figures, and
-// PCIe_relax_order (perftest registers its memory with relaxed ordering,
-// rdmactl never does) may differ.
+// must share for the same role of the same run; the figures may differ.
 var sameOutJSON = []string{"test", "Test with events", "Dual_port", "Device", "Number_of_qps", "Transport_type", "Connection_type",
-	"Using_SRQ", "ibv_wr_API", "TX_depth", "Post_List", "RX_depth", "CQ_Moderation", "Mtu", "Link_type", "GID_index",
+	"Using_SRQ", "PCIe_relax_order", "ibv_wr_API", "TX_depth", "Post_List", "RX_depth", "CQ_Moderation", "Mtu", "Link_type", "GID_index",
 	"Max_inline_data", "Outstand_reads", "rdma_cm_QPs", "Data_ex_method", "MsgSize", "n_iterations"}
 
 // TestVMPerfOutJSON: with --out_json each side writes the file perftest

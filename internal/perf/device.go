@@ -73,6 +73,9 @@ type SetupConfig struct {
 	// HugePages (--use_hugepages): the buffer is huge pages
 	// (verbs.NewHugeBuffer).
 	HugePages bool
+	// RelaxedOrdering registers the memory with PCIe relaxed ordering
+	// (verbs.AccessRelaxedOrder; Params.relaxedOrdering).
+	RelaxedOrdering bool
 	// MmapFile (--mmap): the buffer is this file's pages from MmapOffset
 	// (verbs.NewFileBuffer; not with HugePages, and never NUMA-bound).
 	MmapFile   string

@@ -112,6 +112,9 @@ func (d *verbsDevice) Setup(cfg SetupConfig) (*Resources, error) {
 	if cfg.ODP {
 		mrAccess |= verbs.AccessOnDemand
 	}
+	if cfg.RelaxedOrdering {
+		mrAccess |= verbs.AccessRelaxedOrder
+	}
 	var keys []QPKeys
 	if cfg.MRPerQP {
 		if keys, err = d.regPerQP(cfg, mrAccess); err != nil {

@@ -60,8 +60,12 @@ func (s *Session) outJSONTestInfo() string {
 	}
 	fmt.Fprintf(&b, "Connection_type: %s,\nUsing_SRQ: %s,\n", p.Conn, srq)
 	// perftest built with relaxed ordering (HAVE_RO) says ON unless
-	// --disable_pcie_relaxed; rdmactl never registers memory with it.
-	b.WriteString("PCIe_relax_order: OFF,\n")
+	// --disable_pcie_relaxed or in write_lat, as rdmactl registers.
+	if p.relaxedOrdering() {
+		b.WriteString("PCIe_relax_order: ON,\n")
+	} else {
+		b.WriteString("PCIe_relax_order: OFF,\n")
+	}
 	// perftest posts through the ibv_wr_* API unless --use_old_post_send;
 	// rdmactl uses neither libibverbs call.
 	b.WriteString("ibv_wr_API: OFF,\n")

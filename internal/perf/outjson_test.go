@@ -25,7 +25,7 @@ func TestSessionOutJSON(t *testing.T) {
 	in := c.res.Info
 	info := func(txDepth string) string {
 		return "test_info: {\ntest: RDMA_Write_BW_Test,\nDual_port: OFF,\nDevice: \"" + in.Device + "\",\nNumber_of_qps: 1,\nTransport_type: IB,\n" +
-			"Connection_type: RC,\nUsing_SRQ: OFF,\nPCIe_relax_order: OFF,\nibv_wr_API: OFF,\n" + txDepth +
+			"Connection_type: RC,\nUsing_SRQ: OFF,\nPCIe_relax_order: ON,\nibv_wr_API: OFF,\n" + txDepth +
 			"CQ_Moderation: 1,\n" + fmt.Sprintf("Mtu: %d,\nLink_type: %s,\n", in.MTU, perftestLinkLayer(in.LinkType)) +
 			gidLine(in) + "Max_inline_data: 0,\nrdma_cm_QPs: OFF,\nData_ex_method: Ethernet,\n},\n"
 	}

@@ -158,6 +158,9 @@ type Params struct {
 	CQEPoll int
 	// HugePages (--use_hugepages) takes the buffer from huge pages.
 	HugePages bool
+	// NoRelaxedOrdering (--disable_pcie_relaxed) registers the memory
+	// without PCIe relaxed ordering (relaxedOrdering).
+	NoRelaxedOrdering bool
 	// Reversed (--reversed) swaps the benchmark's roles and keeps the
 	// exchange's: the side that listens sends (passive reports it).
 	Reversed bool
@@ -424,6 +427,15 @@ func (p *Params) maxSize() uint64 {
 // paramRecordSize is the size of the record two rdmactl peers exchange
 // after the MTU record (never sent to perftest): key=value text, NUL padded.
 const paramRecordSize = 256
+
+// relaxedOrdering says whether the memory is registered with PCIe relaxed
+// ordering (verbs.AccessRelaxedOrder), as perftest 6.06 registers it
+// unless --disable_pcie_relaxed, or in write_lat, whose receiver polls
+// its memory for the last byte of a message and must see the bytes in
+// order (src/write_lat.c). A device without the feature ignores it.
+func (p *Params) relaxedOrdering() bool {
+	return !p.NoRelaxedOrdering && !(p.Verb == VerbWrite && p.Test == TestLat)
+}
 
 // passive says whether this side is the one perftest calls the server
 // (its machine SERVER): the target of writes and reads, the receiver of

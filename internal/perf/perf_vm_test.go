@@ -51,7 +51,7 @@ func newVMRig(t *testing.T, p Params) *vmRig {
 	qt := map[Transport]verbs.QPType{RC: verbs.QPTypeRC, UD: verbs.QPTypeUD}[p.Conn]
 	cfg := SetupConfig{BufSize: int(bufSize(&p, 4096)), Type: qt, NumQPs: 1, SendWR: p.TxDepth, RecvWR: p.RxDepth, CQE: 1024, OutReads: 16,
 		Atomic: p.Verb == VerbAtomic, SRQ: p.UseSRQ, Events: p.UseEvent, MRPerQP: p.MRPerQP,
-		MmapFile: p.MmapFile, MmapOffset: p.MmapOffset}
+		MmapFile: p.MmapFile, MmapOffset: p.MmapOffset, HugePages: p.HugePages, OnNUMANode: p.OnNUMANode, NUMANode: p.NUMANode}
 	if g.mine, err = g.me.Setup(cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -271,13 +271,22 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 	// bursts and gaps (--rate_limit_type SW, 1000 messages a second in
 	// bursts of 100: a burst every 100 ms, where the 200 messages take
 	// ~40 ms unpaced under TCG); write_lat below runs with and without
-	// the latency gap (--latency_gap); and a file's pages as the buffer
-	// (--mmap; both sides map the one file).
+	// the latency gap (--latency_gap); and the buffers other than
+	// anonymous pages: a file's (--mmap; both sides map the one file),
+	// huge pages (--use_hugepages; four reserved for the two sides'
+	// 2 MiB buffers) and pages bound to NUMA node 0 (the device's node).
 	mmapFile := "/dev/shm/rdmactl-alloc-mmap"
 	if err := os.WriteFile(mmapFile, make([]byte, 1<<20), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	defer os.Remove(mmapFile)
+	const nrHuge = "/proc/sys/vm/nr_hugepages"
+	if orig, err := os.ReadFile(nrHuge); err == nil {
+		defer os.WriteFile(nrHuge, orig, 0o644)
+	}
+	if err := os.WriteFile(nrHuge, []byte("4\n"), 0o644); err != nil {
+		t.Fatalf("reserving huge pages: %v", err)
+	}
 	for _, c := range []struct {
 		name string
 		p    Params
@@ -286,6 +295,8 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 		{"read_bw", Params{Verb: VerbRead}},
 		{"write_bw_mr_per_qp", Params{Verb: VerbWrite, MRPerQP: true}},
 		{"write_bw_mmap", Params{Verb: VerbWrite, MmapFile: mmapFile}},
+		{"write_bw_hugepages", Params{Verb: VerbWrite, HugePages: true}},
+		{"write_bw_numa_node", Params{Verb: VerbWrite, OnNUMANode: true, NUMANode: 0}},
 		{"write_bw_rate_limit", Params{Verb: VerbWrite, RateLimit: RateLimit{Type: RateLimitSW, Rate: 1000, Units: 'p', Burst: 100}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -3,6 +3,9 @@ package perf
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -106,13 +109,21 @@ func writeHeader(w io.Writer, p *Params, in *Info) {
 	if p.Report.AsPerftest {
 		// perftest 6.06's ctx_print_test_info (src/perftest_parameters.c)
 		// says whether it registers its memory with PCIe relaxed
-		// ordering (ON unless --disable_pcie_relaxed, OFF for
-		// write_lat) and posts through libibverbs' ibv_wr_* API (ON
-		// for ConnectX-4 and later, BlueField and EFA; OFF elsewhere,
-		// rxe included). rdmactl does neither: it says OFF to both, so
-		// on rxe the first line differs from perftest's but for
-		// write_lat.
-		b.WriteString(" PCIe relax order: OFF\n")
+		// ordering, as rdmactl does (Params.relaxedOrdering), warning
+		// where the CPU's root ports are known not to order such writes
+		// well (pcieROCompliant), and whether it posts through
+		// libibverbs' ibv_wr_* API (ON for ConnectX-4 and later,
+		// BlueField and EFA; OFF elsewhere, rxe included): rdmactl posts
+		// through its own data path and says OFF.
+		if p.relaxedOrdering() {
+			b.WriteString(" PCIe relax order: ON\n")
+			if !pcieROCompliant("/sys") {
+				b.WriteString(" WARNING: CPU is not PCIe relaxed ordering compliant.\n")
+				b.WriteString(" WARNING: You should disable PCIe RO with `--disable_pcie_relaxed` for both server and client.\n")
+			}
+		} else {
+			b.WriteString(" PCIe relax order: OFF\n")
+		}
 		b.WriteString(" ibv_wr* API     : OFF\n")
 	}
 	if !p.passive() || p.Bidir { // a latency server has none either (machine == CLIENT || duplex)
@@ -242,4 +253,26 @@ func cAltHex(v uint64, width int) string {
 		return fmt.Sprintf("%0*x", width, v)
 	}
 	return fmt.Sprintf("0x%0*x", max(width-2, 0), v)
+}
+
+// pcieROCompliant is perftest's check_pcie_relaxed_ordering_compliant
+// (src/perftest_parameters.c, after a kernel patch that turns the feature
+// off for them): false when a PCI device under root is one of Intel's
+// Haswell-E and Broadwell-E/EP root ports (vendor 0x8086, device
+// 0x6f01..0x6f0e or 0x2f01), read from sysfs as perftest reads libpci.
+func pcieROCompliant(root string) bool {
+	devs, _ := os.ReadDir(filepath.Join(root, "bus", "pci", "devices"))
+	for _, d := range devs {
+		dir := filepath.Join(root, "bus", "pci", "devices", d.Name())
+		v, _ := os.ReadFile(filepath.Join(dir, "vendor"))
+		if strings.TrimSpace(string(v)) != "0x8086" {
+			continue
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, "device"))
+		id, err := strconv.ParseUint(strings.TrimSpace(string(b)), 0, 16)
+		if err == nil && (id >= 0x6f01 && id <= 0x6f0e || id == 0x2f01) {
+			return false
+		}
+	}
+	return true
 }

@@ -65,6 +65,7 @@ type Context struct {
 
 	asyncFD        int // from write() GET_CONTEXT; -1 if none
 	numCompVectors uint32
+	coreSupport    uint64 // GET_CONTEXT's IB_UVERBS_CORE_SUPPORT_* (0 by write())
 	// useIoctl: the kernel has INVOKE_WRITE and the driver id is known,
 	// so write commands are tunnelled through RDMA_VERBS_IOCTL (as
 	// rdma-core's libibverbs/cmd_fallback.c does).
@@ -243,6 +244,7 @@ func (c *Context) getContext() error {
 		switch {
 		case err == nil:
 			c.numCompVectors = binary.NativeEndian.Uint32(ncv[:])
+			c.coreSupport = binary.NativeEndian.Uint64(core[:])
 			done = true
 			kfeat.Set(kfeat.GetContextIoctl, true, "answered on "+c.dev.Name)
 		case errors.Is(err, unix.EPROTONOSUPPORT):
@@ -380,3 +382,14 @@ func (c *Context) ProbeKernel() {
 	}
 	_, _ = c.QueryGIDTable(16)
 }
+
+// OptionalAccess says whether the kernel takes optional memory-region
+// access flags (AccessRelaxedOrder): GET_CONTEXT's core support has
+// IB_UVERBS_CORE_SUPPORT_OPTIONAL_MR_ACCESS from Linux 5.9
+// (drivers/infiniband/core/uverbs_std_types_device.c); a context made by
+// write() reports nothing, and is taken as without them.
+func (c *Context) OptionalAccess() bool { return c.coreSupport&coreSupportOptionalMRAccess != 0 }
+
+// coreSupportOptionalMRAccess is IB_UVERBS_CORE_SUPPORT_OPTIONAL_MR_ACCESS
+// (ib_user_ioctl_verbs.h).
+const coreSupportOptionalMRAccess = 1 << 0

@@ -28,7 +28,14 @@ const (
 	AccessZeroBased    Access = 1 << 5
 	AccessOnDemand     Access = 1 << 6
 	AccessHugeTLB      Access = 1 << 7
+	// AccessRelaxedOrder (IB_UVERBS_ACCESS_RELAXED_ORDERING) is the first
+	// of the optional flags (bits 20..29: IB_UVERBS_ACCESS_OPTIONAL_*):
+	// a device without the feature ignores them, and a kernel that has
+	// no optional flags (before 5.9) refuses them, so RegMRRange drops
+	// them where the context does not report them supported, as
+	// rdma-core's ibv_reg_mr_iova2 (libibverbs/verbs.c).
 	AccessRelaxedOrder Access = 1 << 20
+	accessOptional     Access = 1<<30 - 1<<20 // bits 20..29
 
 	// AccessAll is what benchmarks register with: local write, remote
 	// read and write.
@@ -65,6 +72,9 @@ func (pd *PD) RegMRRange(buf *Buffer, off, length int, access Access) (*MR, erro
 		return nil, err
 	}
 	c := pd.ctx
+	if !c.OptionalAccess() {
+		access &^= accessOptional
+	}
 	start := buf.Addr() + uint64(off)
 	req := uvRegMR{Start: start, Length: uint64(length), HCAVA: start, PDHandle: pd.Handle, AccessFlags: uint32(access)}
 	var resp uvRegMRResp

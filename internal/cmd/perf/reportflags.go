@@ -27,7 +27,6 @@ type reportFlags struct {
 	pinSet      *unix.CPUSet // --pin_cores, parsed
 	noNUMA      bool
 	numaNode    int
-	noRelaxed   bool
 	cqePoll     int
 	noDynPoll   bool
 	latencyGap  int64
@@ -53,7 +52,7 @@ func addReportFlags(fs *pflag.FlagSet, f *perfFlags) {
 	fs.StringVar(&f.rep.pinCores, "pin_cores", "", "run on these CPUs only, as perftest 6.29: 0, 0,1,2, 0-3 or 0-3,8,12-15 (every thread of the process)")
 	fs.BoolVar(&f.rep.noNUMA, "disable_numa", false, "do not run on the device's NUMA node (by default, as perftest 6.29, a device with a node runs the benchmark on that node's CPUs and memory)")
 	fs.IntVar(&f.rep.numaNode, "numa_node", -1, "run on this NUMA node's CPUs, with the buffer in its memory, as perftest 6.29 (not with --pin_cores)")
-	fs.BoolVar(&f.rep.noRelaxed, "disable_pcie_relaxed", false, "accepted, as perftest's: rdmactl never registers memory with PCIe relaxed ordering")
+	fs.BoolVar(&f.p.NoRelaxedOrdering, "disable_pcie_relaxed", false, "register the memory without PCIe relaxed ordering (by default it has it, as perftest's, but in write_lat; devices without it ignore it)")
 	fs.BoolVar(&f.p.MRPerQP, "mr_per_qp", false, "register a memory region for each QP, as perftest (each QP's work requests and key record use its own keys)")
 	fs.BoolVar(&f.p.ODP, "odp", false, "register the memory with On-Demand Paging, as perftest; a device or kernel without ODP refuses it (exit 5)")
 	fs.BoolVar(&f.p.Reversed, "reversed", false, "swap the roles, as perftest: the side without SERVER sends (writes, reads, sends) and the one with it waits; give it on both sides")
