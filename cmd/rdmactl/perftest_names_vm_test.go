@@ -46,7 +46,7 @@ func TestVMPerftestNames(t *testing.T) {
 		{"ib_send_lat", []string{"-n", "200"}},
 		{"ib_atomic_bw", []string{"-n", "200"}},
 		{"ib_atomic_lat", []string{"-n", "200"}},
-		{"ib_write_bw", []string{"-n", "200", "-s", "4096", "--report_gbits", "-F"}},
+		{"ib_write_bw", []string{"-n", "200", "-s", "4096", "--report_gbits", "-F", "-l", "4"}},
 		{"ib_send_bw", []string{"-n", "200", "-c", "UD", "-s", "1024"}},
 		{"ib_write_bw", []string{"-n", "200", "--mmap=" + mmapFile}},
 		{"ib_read_bw", []string{"-n", "200", "--disable_pcie_relaxed"}},

@@ -102,6 +102,11 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	if p.Report.AsPerftest && p.Test == TestBW && p.PostList > 1 && !p.UserCQMod {
+		// perftest's parser says so (force_dependecies,
+		// src/perftest_parameters.c); Defaults did it.
+		s.printf("%sPost List requested - CQ moderation will be the size of the post list\n", resultLine)
+	}
 	if p.Report.CPUUtil && p.Duration == 0 {
 		// perftest's parser prints a separator and a warning, and its
 		// report has no CPU column (src/perftest_parameters.c).
