@@ -49,7 +49,7 @@ func TestVMPerftestNames(t *testing.T) {
 		{"ib_write_bw", []string{"-n", "200", "-s", "4096", "--report_gbits", "-F", "-l", "4"}},
 		{"ib_send_bw", []string{"-n", "200", "-c", "UD", "-s", "1024"}},
 		{"ib_write_bw", []string{"-n", "200", "--mmap=" + mmapFile}},
-		{"ib_read_bw", []string{"-n", "200", "--disable_pcie_relaxed"}},
+		{"ib_read_bw", []string{"-n", "200", "--disable_pcie_relaxed", "-m", "4096"}},
 	} {
 		t.Run(strings.Join(append([]string{c.name}, c.args...), "_"), func(t *testing.T) {
 			port := 24000 + 20*i

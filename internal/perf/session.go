@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -180,6 +181,12 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	s.watchPort()
 	if s.port, err = s.Dev.Port(); err != nil {
 		return nil, err
+	}
+	if p.Report.AsPerftest && p.MTU > s.port.ActiveMTU && s.port.ActiveMTU >= 256 {
+		// perftest's set_mtu (src/perftest_parameters.c) says so on
+		// stdout, the MTU as its enum ibv_mtu (1024: 3); the path uses
+		// the active MTU either way (exchange).
+		s.printf("Requested mtu is higher than active mtu \nChanging to active mtu - %d\n", bits.Len(uint(s.port.ActiveMTU))-8)
 	}
 	if p.Report.AsPerftest {
 		if note := p.ResolveInlineAsPerftest(s.port); note != "" {

@@ -636,3 +636,19 @@ func TestSessionReversed(t *testing.T) {
 		t.Errorf("one side --reversed: listener %v, dialler %v; want the dialler to name --reversed", s.err, c.err)
 	}
 }
+
+// TestSessionMTUAboveActive: -m above the port's active MTU runs at the
+// active MTU; under perftest's name with perftest's two lines (its enum
+// ibv_mtu value: 1024 is 3).
+func TestSessionMTUAboveActive(t *testing.T) {
+	p := Params{Verb: VerbWrite, Test: TestBW, Iters: 50, MTU: 4096, Report: ReportOpts{AsPerftest: true}}
+	s, c, _ := runPairWith(t, p, p, 0, nil)
+	if s.err != nil || c.err != nil {
+		t.Fatalf("server: %v client: %v", s.err, c.err)
+	}
+	for i, o := range []*sideOut{s, c} {
+		if !strings.Contains(o.out.String(), "Requested mtu is higher than active mtu \nChanging to active mtu - 3\n") {
+			t.Errorf("side %d:\n%s", i, o.out.String())
+		}
+	}
+}
