@@ -11,9 +11,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmactl/rdmactl/internal/vmcheck"
 )
 
 // TestVMPerftestNames: run through the links 'rdmactl links' makes, each
@@ -98,8 +101,9 @@ func namedPair(t *testing.T, port int, server, client string, args []string) (s,
 	return s, c
 }
 
-// runNamedPair runs sargs, then, once it listens on TCP port, cargs, each
-// with argv[0] the program's base name, as a shell runs it.
+// runNamedPair runs sargs, then, once it listens on port (TCP's, or with
+// -R the RDMA CM's), cargs, each with argv[0] the program's base name, as
+// a shell runs it.
 func runNamedPair(t *testing.T, port int, sargs, cargs []string) (s, c sideRun) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -128,7 +132,12 @@ func runNamedPair(t *testing.T, port int, sargs, cargs []string) (s, c sideRun) 
 	scmd, so, se := start(sargs)
 	done := make(chan struct{})
 	go func() { s = wait(scmd, so, se); close(done) }()
-	awaitListen(port, 20*time.Second, done)
+	if slices.Contains(sargs, "-R") {
+		// An RDMA CM server listens in the CM's port space, not TCP's.
+		vmcheck.Until(20*time.Second, vmcheck.Closed(done), func() bool { return vmcheck.CMListening(t, port) })
+	} else {
+		awaitListen(port, 20*time.Second, done)
+	}
 	ccmd, co, ce := start(cargs)
 	c = wait(ccmd, co, ce)
 	<-done
