@@ -487,13 +487,13 @@ func linkDownCase(t *testing.T, bin string, port int, args []string, at downAt) 
 		if !vmcheck.Until(30*time.Second, srv.ended, func() bool { return listening(port) }) {
 			t.Fatalf("server not listening on %d; %s", port, srv.how())
 		}
-		sent := vmcheck.PortCounter(t, "rxe1", "sent_pkts")
+		sent, rcvd := vmcheck.PortCounter(t, "rxe1", "sent_pkts"), vmcheck.PortCounter(t, "rxe1", "rcvd_pkts")
 		cli := startSide(t, bin, "client", append(run, "-d", "rxe1", perfServerIP))
 		switch at {
 		case downAtSetup:
 			waitQPs(t, cli)
 		case downMidRun:
-			waitSent(t, cli, "rxe1", sent, 1000)
+			waitTraffic(t, cli, "rxe1", sent, rcvd, 1000)
 		case downLastSeconds:
 			waitSent(t, cli, "rxe1", sent, 1)
 			d := lastSeconds(args)

@@ -23,6 +23,24 @@ func waitSent(t *testing.T, sd *side, dev string, from, n uint64) {
 	}
 }
 
+// waitTraffic waits until dev has sent and received n packets more than
+// sent and rcvd (its counters when sd started), the two together: a
+// pair's traffic shows whichever way its data goes. An RDMA read's
+// requester sends one packet a message and receives the data; counting
+// only its sent packets, a read run whose responses stalled (rxe
+// retransmits a lost response after the QP timeout, seconds with the
+// fault tests' -u) once ended its 30 s with 781 packets sent, before the
+// link could be taken down "mid-run".
+func waitTraffic(t *testing.T, sd *side, dev string, sent, rcvd, n uint64) {
+	t.Helper()
+	moved := func() uint64 {
+		return vmcheck.PortCounter(t, dev, "sent_pkts") - sent + vmcheck.PortCounter(t, dev, "rcvd_pkts") - rcvd
+	}
+	if !vmcheck.Until(60*time.Second, sd.ended, func() bool { return moved() >= n }) {
+		t.Fatalf("%s: %d packets sent and received on %s since it started, want %d; %s", sd.name, moved(), dev, n, sd.how())
+	}
+}
+
 // waitQPs waits until sd's process has a QP in the kernel: it is past its
 // port check and setting its run up.
 func waitQPs(t *testing.T, sd *side) {
