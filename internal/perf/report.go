@@ -129,6 +129,9 @@ func writeHeader(w io.Writer, p *Params, in *Info) {
 	if !p.passive() || p.Bidir { // a latency server has none either (machine == CLIENT || duplex)
 		fmt.Fprintf(&b, " TX depth        : %d\n", p.TxDepth)
 	}
+	if p.PostList > 1 {
+		fmt.Fprintf(&b, " Post List       : %d\n", p.PostList)
+	}
 	if p.Verb == VerbSend && (p.passive() || p.Bidir) { // send_lat's server too (machine == SERVER || duplex)
 		fmt.Fprintf(&b, " RX depth        : %d\n", p.RxDepth)
 	}

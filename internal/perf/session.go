@@ -182,12 +182,6 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	if s.port, err = s.Dev.Port(); err != nil {
 		return nil, err
 	}
-	if p.Report.AsPerftest && p.MTU > s.port.ActiveMTU && s.port.ActiveMTU >= 256 {
-		// perftest's set_mtu (src/perftest_parameters.c) says so on
-		// stdout, the MTU as its enum ibv_mtu (1024: 3); the path uses
-		// the active MTU either way (exchange).
-		s.printf("Requested mtu is higher than active mtu \nChanging to active mtu - %d\n", bits.Len(uint(s.port.ActiveMTU))-8)
-	}
 	if p.Report.AsPerftest {
 		if note := p.ResolveInlineAsPerftest(s.port); note != "" {
 			s.printf("%s", resultLine)
@@ -359,6 +353,12 @@ func (s *Session) prefix() error {
 		return &PeerError{Err: err}
 	}
 	mine := s.port.ActiveMTU
+	if s.P.Report.AsPerftest && s.P.MTU > mine && mine >= 256 {
+		// perftest's set_mtu (src/perftest_parameters.c), called as its
+		// MTU step begins (check_mtu, src/perftest_communication.c),
+		// says so on stdout, the MTU as its enum ibv_mtu (1024: 3).
+		s.printf("Requested mtu is higher than active mtu \nChanging to active mtu - %d\n", bits.Len(uint(mine))-8)
+	}
 	if s.P.MTU != 0 && s.P.MTU < mine {
 		mine = s.P.MTU
 	}
@@ -381,15 +381,22 @@ func (s *Session) prefix() error {
 			return &PeerError{Err: err}
 		}
 	}
-	if s.P.Conn == UD && s.P.maxSize() > uint64(s.mtu) && !s.P.AllSizes {
-		// A UD message fits one packet. perftest makes the size the MTU
-		// then, silently but with -a (src/perftest_parameters.c
-		// check_link_and_mtu): NVIDIA's certification runs
-		// 'ib_send_bw -c UD -s 65536'.
-		if !s.P.Report.AsPerftest {
-			s.note(fmt.Sprintf("rdmactl: perf: -s %d: a UD message is at most the path MTU: %d bytes (as perftest)", s.P.Size, s.mtu))
+	if s.P.Conn == UD && s.P.maxSize() > uint64(s.mtu) {
+		// A UD message fits one packet. After the MTU exchange perftest
+		// refuses a larger -s, and makes its default size (or -a's
+		// largest) the MTU, saying so (src/perftest_communication.c
+		// check_mtu).
+		if s.P.UserSize && !s.P.AllSizes {
+			return fmt.Errorf("-s %d: a UD message cannot be larger than the path MTU (%d bytes), as perftest says", s.P.Size, s.mtu)
 		}
-		s.P.Size = uint64(s.mtu)
+		if s.P.Report.AsPerftest {
+			s.note(fmt.Sprintf(" Max msg size in UD is MTU %d\n Changing to this MTU", s.mtu))
+		} else if !s.P.AllSizes {
+			s.note(fmt.Sprintf("rdmactl: perf: UD messages are at most the path MTU: %d bytes instead of %d (as perftest)", s.mtu, s.P.Size))
+		}
+		if !s.P.AllSizes {
+			s.P.Size = uint64(s.mtu)
+		}
 	}
 	return nil
 }

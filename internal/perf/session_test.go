@@ -579,12 +579,13 @@ func TestWriteLatDurationLateClient(t *testing.T) {
 	t.Logf("samples: server %d, client %d", s.res.Lat[0].Samples, c.res.Lat[0].Samples)
 }
 
-// TestSessionUDSizeToMTU: a UD message larger than the path MTU becomes
-// the MTU, as perftest makes it, with rdmactl's note under its own name
-// and none under perftest's.
+// TestSessionUDSizeToMTU: a UD test's default size above the path MTU
+// becomes the MTU, as perftest makes it, with perftest's two lines under
+// its name and rdmactl's note otherwise; an -s above the MTU is refused
+// in one line, as perftest refuses it.
 func TestSessionUDSizeToMTU(t *testing.T) {
 	for _, asPerftest := range []bool{false, true} {
-		p := Params{Verb: VerbSend, Test: TestBW, Conn: UD, Size: 65536, Iters: 50, Report: ReportOpts{AsPerftest: asPerftest}}
+		p := Params{Verb: VerbSend, Test: TestBW, Conn: UD, Iters: 50, Report: ReportOpts{AsPerftest: asPerftest}}
 		var notes [2]strings.Builder
 		s, c, _ := runPairWith(t, p, p, 0, func(srv, cli *Session) { srv.Notes, cli.Notes = &notes[0], &notes[1] })
 		if s.err != nil || c.err != nil {
@@ -593,14 +594,21 @@ func TestSessionUDSizeToMTU(t *testing.T) {
 		if got := c.res.BW[0].Size; got != 1024 {
 			t.Errorf("as perftest %v: %d-byte messages, want the MTU's 1024", asPerftest, got)
 		}
-		want := "rdmactl: perf: -s 65536: a UD message is at most the path MTU: 1024 bytes (as perftest)\n"
+		want := "rdmactl: perf: UD messages are at most the path MTU: 1024 bytes instead of 65536 (as perftest)\n"
 		if asPerftest {
-			want = ""
+			want = " Max msg size in UD is MTU 1024\n Changing to this MTU\n"
 		}
 		for i := range notes {
-			if got := notes[i].String(); !strings.HasPrefix(got, want) || asPerftest && strings.Contains(got, "-s 65536") {
+			if got := notes[i].String(); !strings.HasSuffix(got, want) {
 				t.Errorf("as perftest %v, side %d: notes %q, want %q", asPerftest, i, got, want)
 			}
+		}
+	}
+	p := Params{Verb: VerbSend, Test: TestBW, Conn: UD, Iters: 50, Size: 65536}
+	s, c, _ := runPairWith(t, p, p, 0, nil)
+	for i, o := range []*sideOut{s, c} {
+		if o.err == nil || !strings.Contains(o.err.Error(), "-s 65536: a UD message cannot be larger than the path MTU (1024 bytes)") {
+			t.Errorf("side %d with -s 65536: %v", i, o.err)
 		}
 	}
 }
