@@ -438,8 +438,9 @@ func (s *Session) setup() error {
 		return err
 	}
 	if p.MmapFile != "" && p.Report.AsPerftest {
-		// perftest's pp_init_mmap says so on stdout, before its header.
-		s.printf("allocated mmap buffer of size %d at %#x\n", size, s.res.Addr)
+		// perftest's pp_init_mmap says so on stdout, before its header,
+		// with the size its alloc_ctx computes.
+		s.printf("allocated mmap buffer of size %d at %#x\n", perftestBufSize(p, uint64(s.cycle)), s.res.Addr)
 	}
 	blk := blockSize(p, uint64(s.cycle))
 	gid := s.gid()
@@ -1331,4 +1332,24 @@ func (s *Session) note(line string) {
 	if s.Notes != nil {
 		fmt.Fprintln(s.Notes, line)
 	}
+}
+
+// perftestBufSize is the buffer size perftest 6.06's alloc_ctx computes
+// (src/perftest_resources.c): the message (or -a's largest), at least
+// the cycle buffer, rounded up to the 64-byte cache line, twice (send and
+// receive halves), for each QP unless --mr_per_qp, plus a cache line for
+// UD. rdmactl's own buffer (bufSize) keeps room for the GRH instead.
+func perftestBufSize(p *Params, cycle uint64) uint64 {
+	const cacheLine = 64
+	b := max(p.maxSize(), cycle)
+	b = (b + cacheLine - 1) / cacheLine * cacheLine
+	n := uint64(p.QPs)
+	if p.MRPerQP {
+		n = 1
+	}
+	total := b * 2 * n
+	if p.Conn == UD {
+		total += cacheLine
+	}
+	return total
 }

@@ -660,3 +660,24 @@ func TestSessionMTUAboveActive(t *testing.T) {
 		}
 	}
 }
+
+// TestPerftestBufSize: the size perftest 6.06's 'allocated mmap buffer'
+// line names (131072 for write_bw's defaults, as the VM's perftest
+// printed).
+func TestPerftestBufSize(t *testing.T) {
+	for _, c := range []struct {
+		p    Params
+		want uint64
+	}{
+		{Params{Verb: VerbWrite, Size: 65536, QPs: 1}, 131072},
+		{Params{Verb: VerbWrite, Size: 2, QPs: 1}, 8192},
+		{Params{Verb: VerbSend, Conn: UD, Size: 1024, QPs: 1}, 8256},
+		{Params{Verb: VerbWrite, Size: 65536, QPs: 3}, 393216},
+		{Params{Verb: VerbWrite, Size: 65536, QPs: 3, MRPerQP: true}, 131072},
+		{Params{Verb: VerbWrite, Size: 65600, QPs: 1}, 131200},
+	} {
+		if got := perftestBufSize(&c.p, 4096); got != c.want {
+			t.Errorf("%+v: %d, want %d", c.p, got, c.want)
+		}
+	}
+}
