@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // binJSON runs the rdmactl binary the suite built (RDMACTL_BIN: a process
@@ -117,4 +119,15 @@ func dropKeys(v any, keys ...string) {
 			dropKeys(e, keys...)
 		}
 	}
+}
+
+// kernelSeries61 says whether the VM runs Debian's 6.1 series: the tests
+// that split work between the two series CI runs (vm/vmtest: 6.1, 6.12)
+// ask it. Not a probe of what the kernel offers: only where a run goes.
+func kernelSeries61() bool {
+	var uts unix.Utsname
+	if err := unix.Uname(&uts); err != nil {
+		return false
+	}
+	return strings.HasPrefix(unix.ByteSliceToString(uts.Release[:]), "6.1.")
 }

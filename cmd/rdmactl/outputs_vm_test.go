@@ -65,6 +65,13 @@ func TestVMOutputsUnchanged(t *testing.T) {
 		addRxeDevices(t, 2, 16)
 		compare(t, nil, outputLines("rxe0", "rxe15", "vout15"))
 	})
+	if kernelSeries61() {
+		// A captured tree is read from its files alone (internal/
+		// inventory captured.go): what the kernel runs cannot change
+		// these lines, so the 6.12 run compares them, once.
+		t.Log("captured trees: compared in the run on the other kernel series (6.12)")
+		return
+	}
 	for _, tree := range []string{"rxe", "mlx5"} {
 		t.Run("captured_"+tree, func(t *testing.T) {
 			// From the guest's memory: over the 9p share every file of
