@@ -62,6 +62,14 @@ func captureRoCE(t *testing.T, ifname string) *roceCapture {
 		unix.Close(fd)
 		t.Fatal(err)
 	}
+	// Room for a whole run: a write pair sends 12,800 1 KiB packets in
+	// a burst, which the default ~200 KiB queue drops when the reader
+	// falls behind; a 6.12 CI run once kept 187 requests and none of the
+	// server's ACKs. (As root: beyond net.core.rmem_max.)
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 64<<20); err != nil {
+		unix.Close(fd)
+		t.Fatalf("SO_RCVBUFFORCE: %v", err)
+	}
 	c := &roceCapture{fd: fd, seen: map[string]map[byte]int{}, done: make(chan struct{})}
 	c.wg.Add(1)
 	go c.read()
@@ -75,7 +83,14 @@ func (c *roceCapture) read() {
 	for {
 		select {
 		case <-c.done:
-			return
+			// What the queue still holds is part of the run.
+			for {
+				n, _, err := unix.Recvfrom(c.fd, b, unix.MSG_DONTWAIT)
+				if err != nil {
+					return
+				}
+				c.add(b[:n])
+			}
 		default:
 		}
 		n, _, err := unix.Recvfrom(c.fd, b, 0)
