@@ -255,24 +255,39 @@ func runCorpusLine(t *testing.T, l corpusLine, k, port int, links, bin string) {
 	figs := [2][]float64{corpusFigures(s.stdout, l.parse), corpusFigures(c.stdout, l.parse)}
 	switch l.parse {
 	case "number":
-		// The side that asked for --output prints its one number and
-		// nothing else.
-		if n := strings.Count(s.stdout, "\n"); n != 1 || len(figs[0]) != 1 || figs[0][0] <= 0 {
-			t.Errorf("server: --output printed %q, want one positive number %s", s.stdout, show())
+		// The side that asked for --output prints its number last
+		// (perftest may print a separator before it).
+		if len(figs[0]) != 1 {
+			t.Errorf("server: --output printed %q, want a number on its last line %s", s.stdout, show())
 		}
 	case "row":
 		if len(figs[1]) == 0 && len(figs[0]) == 0 {
-			t.Errorf("no result row with a positive figure on either side %s", show())
+			t.Errorf("no result row on either side %s", show())
 		}
 	}
+	// A figure is a number, never negative; the last (largest message)
+	// positive, unless perftest's side of the same run says 0 too: under
+	// TCG a short UC run with four QPs now and then completes nothing in
+	// its window, against perftest as against rdmactl.
+	mine := 1 // rdmactl's side: the server in pairings 0 and 2
+	if k%2 == 0 {
+		mine = 0
+	}
+	last := func(f []float64) float64 {
+		if len(f) == 0 {
+			return -1
+		}
+		return f[len(f)-1]
+	}
 	for side, f := range figs {
-		// A small message's row can round to 0.00 (2 bytes x 5 of -a);
-		// the last, largest one cannot.
 		for i, x := range f {
-			if !(x >= 0) || i == len(f)-1 && !(x > 0) {
-				t.Errorf("side %d: figure %v (row %d of %d), want positive %s", side, x, i+1, len(f), show())
+			if !(x >= 0) {
+				t.Errorf("side %d: figure %v (row %d of %d), want a number >= 0 %s", side, x, i+1, len(f), show())
 			}
 		}
+	}
+	if x, p := last(figs[mine]), last(figs[1-mine]); x == 0 && p != 0 {
+		t.Errorf("rdmactl's side measured 0, perftest's %v %s", p, show())
 	}
 	if len(figs[0]) > 0 && len(figs[1]) > 0 {
 		a, b := figs[0][len(figs[0])-1], figs[1][len(figs[1])-1]
@@ -365,7 +380,8 @@ func corpusSize(v string) int {
 func corpusFigures(out, parse string) []float64 {
 	var figs []float64
 	if parse == "number" {
-		if f, err := strconv.ParseFloat(strings.TrimSpace(out), 64); err == nil && !strings.Contains(strings.TrimSpace(out), "\n") {
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if f, err := strconv.ParseFloat(strings.TrimSpace(lines[len(lines)-1]), 64); err == nil {
 			figs = append(figs, f)
 		}
 		if figs != nil || strings.Contains(out, "#bytes") {
