@@ -197,6 +197,9 @@ func TestVMPerftestCorpus(t *testing.T) {
 var corpusOpen = map[string]string{
 	"ib_send_lat -d mlx4_0 -i 1 -e": "rdmactl as the server (-e, completion events) against perftest 6.06's client: " +
 		"the client printed nothing and hung, the server had no completion for 10 s (2 of 2 runs on 6.12; passed once on 6.1)",
+	// In CI this line runs with perftest as the client, which passes.
+	// "ib_write_bw -d mlx5_0 -s 65536 -D 30 -p 10000 -F -c UC --report_gbit -q 4 --output=bandwidth":
+	//	rdmactl as the client measured 0 iterations in its 4 s window (2 of 2 on 6.12); perftest as the client moved data.
 }
 
 // corpusHeavy says whether l moves hundreds of megabytes in the TCG
@@ -276,28 +279,14 @@ func runCorpusLine(t *testing.T, l corpusLine, k, port int, links, bin string) {
 		}
 	}
 	// A figure is a number, never negative; the last (largest message)
-	// positive, unless perftest's side of the same run says 0 too: under
-	// TCG a short UC run with four QPs now and then completes nothing in
-	// its window, against perftest as against rdmactl.
-	mine := 1 // rdmactl's side: the server in pairings 0 and 2
-	if k%2 == 0 {
-		mine = 0
-	}
-	last := func(f []float64) float64 {
-		if len(f) == 0 {
-			return -1
-		}
-		return f[len(f)-1]
-	}
+	// positive: a write server prints its client's figures, so a 0 there
+	// is the client's too, and no excuse.
 	for side, f := range figs {
 		for i, x := range f {
-			if !(x >= 0) {
-				t.Errorf("side %d: figure %v (row %d of %d), want a number >= 0 %s", side, x, i+1, len(f), show())
+			if !(x >= 0) || i == len(f)-1 && !(x > 0) {
+				t.Errorf("side %d: figure %v (row %d of %d), want positive %s", side, x, i+1, len(f), show())
 			}
 		}
-	}
-	if x, p := last(figs[mine]), last(figs[1-mine]); x == 0 && p != 0 {
-		t.Errorf("rdmactl's side measured 0, perftest's %v %s", p, show())
 	}
 	if len(figs[0]) > 0 && len(figs[1]) > 0 {
 		a, b := figs[0][len(figs[0])-1], figs[1][len(figs[1])-1]
