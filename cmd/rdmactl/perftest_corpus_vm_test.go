@@ -288,7 +288,10 @@ func runCorpusLine(t *testing.T, l corpusLine, k, port int, links, bin string) {
 			}
 		}
 	}
-	if len(figs[0]) > 0 && len(figs[1]) > 0 {
+	// Not for UD: a UD receiver times from its first message to its last,
+	// a window its sender's pace does not bound (perftest's own UD server
+	// once reported 1450 MB/s against its rdmactl client's 26 MiB/s).
+	if len(figs[0]) > 0 && len(figs[1]) > 0 && !strings.Contains(l.server, "-c UD") {
 		a, b := figs[0][len(figs[0])-1], figs[1][len(figs[1])-1]
 		if a > 4*b || b > 4*a {
 			t.Errorf("the same run's figures: server %v, client %v: more than 4x apart %s", a, b, show())
