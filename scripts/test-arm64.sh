@@ -9,7 +9,8 @@
 #      arm64 C, not with the host's;
 #   2. GOARCH=arm64 go vet ./... (with and without the vmtest tag);
 #   3. builds each package's test binary (CGO_ENABLED=0 GOARCH=arm64
-#      go test -c) and runs it with -test.v under qemu-aarch64-static, in
+#      go test -c) and runs it with -test.v under qemu-aarch64-static, two
+#      packages at a time (ARM64_JOBS, default the CPU count), in
 #      its package directory (so testdata/ resolves). The binaries are run
 #      through qemu explicitly: binfmt_misc is often not mounted in a
 #      container. The C oracles are built with CC="aarch64-linux-gnu-gcc
@@ -92,45 +93,92 @@ mapfile -t pkgs < <(CGO_ENABLED=0 GOARCH=arm64 "$GO" list \
 	-f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}} {{.Dir}}{{end}}' "${@:-./...}")
 [ ${#pkgs[@]} -gt 0 ] || { msg "no packages with tests"; exit 1; }
 
+# run_pkg PKG DIR: builds PKG's arm64 test binary and runs it under qemu;
+# its output goes to $work/<name>.log and its summary row to <name>.row.
+run_pkg() {
+	local pkg=$1 dir=$2 name bin log t skip excl=0 rc pass fail skp status
+	name=$(echo "$pkg" | tr / _)
+	bin=$work/$name.test log=$work/$name.log
+	t=$(date +%s)
+	if ! CGO_ENABLED=0 GOARCH=arm64 "$GO" test -c -o "$bin" "$pkg" >"$log" 2>&1; then
+		printf 'FAIL  %-50s build failed\n' "$pkg" >"$work/$name.row"
+		return
+	fi
+	skip=$(skip_for "$pkg")
+	if [ -n "$skip" ]; then
+		excl=$(cd "$dir" && "$QEMU" "$bin" -test.list '.*' | grep -cE "^($skip)\$")
+		[ "$excl" -gt 0 ] || msg "warning: EXCLUDE for $pkg ($skip) matches no test" >>"$log"
+	fi
+	(cd "$dir" && RDMACTL_TEST_EXEC=$QEMU CC="$CROSS_CC -static" \
+		"$QEMU" "$bin" -test.v -test.timeout=10m ${skip:+-test.skip "^($skip)\$"}) >>"$log" 2>&1
+	rc=$?
+	t=$(($(date +%s) - t))
+	# Top-level tests only (subtests are indented).
+	pass=$(grep -c '^--- PASS: ' "$log")
+	fail=$(grep -c '^--- FAIL: ' "$log")
+	skp=$(grep -c '^--- SKIP: ' "$log")
+	status=ok
+	[ "$rc" = 0 ] && [ "$fail" = 0 ] || status=FAIL
+	printf '%-5s %-50s %4d passed %3d failed %3d skipped %3d excluded %4ds\n' \
+		"$status" "$pkg" "$pass" "$fail" "$skp" "$excl" "$t" >"$work/$name.row"
+	echo "$excl" >"$work/$name.excl"
+}
+
+# Two packages at a time (as go test's -p on a 2-CPU host): one
+# package's binary is built while another runs, and a package that
+# mostly waits (internal/mesh's rendezvous deadlines) does not hold the
+# other CPU idle. The longest ones start first. Each package's log is
+# printed whole when it ends, and the rows in import-path order.
+JOBS=${ARM64_JOBS:-$(nproc)}
+first="internal/mesh cmd/rdmactl internal/perf internal/exporter/web"
+ordered=()
+for f in $first; do
+	for line in "${pkgs[@]}"; do [[ ${line%% *} == */$f ]] && ordered+=("$line"); done
+done
+for line in "${pkgs[@]}"; do
+	skipit=0
+	for f in $first; do [[ ${line%% *} == */$f ]] && skipit=1; done
+	[ "$skipit" = 1 ] || ordered+=("$line")
+done
+running=0
+for line in "${ordered[@]}"; do
+	if [ "$running" -ge "$JOBS" ]; then
+		wait -n
+		running=$((running - 1))
+	fi
+	read -r pkg dir <<<"$line"
+	msg "start $pkg"
+	(
+		run_pkg "$pkg" "$dir"
+		n=$(echo "$pkg" | tr / _)
+		flock "$work/.out" sh -c 'echo; echo "test-arm64: ===== $1"; cat "$2"' sh "$pkg" "$work/$n.log"
+	) &
+	running=$((running + 1))
+done
+wait
+
 rows=()
 ran=0 pkg_failed=0 tot_pass=0 tot_fail=0 tot_skip=0 tot_excl=0
 skipped=()
 for line in "${pkgs[@]}"; do
 	read -r pkg dir <<<"$line"
-	bin=$work/$(echo "$pkg" | tr / _).test
-	echo
-	msg "===== $pkg"
-	t=$(date +%s)
-	if ! CGO_ENABLED=0 GOARCH=arm64 "$GO" test -c -o "$bin" "$pkg"; then
-		rows+=("$(printf 'FAIL  %-50s build failed' "$pkg")")
+	n=$(echo "$pkg" | tr / _)
+	row=$(cat "$work/$n.row" 2>/dev/null) || row=$(printf 'FAIL  %-50s did not run' "$pkg")
+	rows+=("$row")
+	case $row in
+	*"build failed"* | *"did not run"*)
 		pkg_failed=$((pkg_failed + 1))
 		continue
-	fi
-	skip=$(skip_for "$pkg")
-	excl=0
-	if [ -n "$skip" ]; then
-		excl=$(cd "$dir" && "$QEMU" "$bin" -test.list '.*' | grep -cE "^($skip)\$")
-		[ "$excl" -gt 0 ] || msg "warning: EXCLUDE for $pkg ($skip) matches no test"
-	fi
-	log=$work/$(basename "$bin").log
-	(cd "$dir" && RDMACTL_TEST_EXEC=$QEMU CC="$CROSS_CC -static" \
-		"$QEMU" "$bin" -test.v -test.timeout=10m ${skip:+-test.skip "^($skip)\$"}) 2>&1 | tee "$log"
-	rc=${PIPESTATUS[0]}
-	t=$(($(date +%s) - t))
+		;;
+	FAIL*) pkg_failed=$((pkg_failed + 1)) ;;
+	esac
 	ran=$((ran + 1))
-	# Top-level tests only (subtests are indented).
-	pass=$(grep -c '^--- PASS: ' "$log")
-	fail=$(grep -c '^--- FAIL: ' "$log")
-	skp=$(grep -c '^--- SKIP: ' "$log")
+	log=$work/$n.log
+	tot_pass=$((tot_pass + $(grep -c '^--- PASS: ' "$log")))
+	tot_fail=$((tot_fail + $(grep -c '^--- FAIL: ' "$log")))
+	tot_skip=$((tot_skip + $(grep -c '^--- SKIP: ' "$log")))
+	tot_excl=$((tot_excl + $(cat "$work/$n.excl")))
 	while read -r s; do skipped+=("$pkg ${s#--- SKIP: }"); done < <(grep '^--- SKIP: ' "$log")
-	tot_pass=$((tot_pass + pass)) tot_fail=$((tot_fail + fail)) tot_skip=$((tot_skip + skp)) tot_excl=$((tot_excl + excl))
-	status=ok
-	if [ "$rc" != 0 ] || [ "$fail" -gt 0 ]; then
-		status=FAIL
-		pkg_failed=$((pkg_failed + 1))
-	fi
-	rows+=("$(printf '%-5s %-50s %4d passed %3d failed %3d skipped %3d excluded %4ds' \
-		"$status" "$pkg" "$pass" "$fail" "$skp" "$excl" "$t")")
 done
 
 total=$(($(date +%s) - START))

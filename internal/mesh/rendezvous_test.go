@@ -77,6 +77,7 @@ func TestRendezvous(t *testing.T) {
 // TestRendezvousAbsent: a rank that never comes is absent from the
 // roster once the deadline passes, and the others go on.
 func TestRendezvousAbsent(t *testing.T) {
+	t.Parallel()
 	start := time.Now()
 	roster, errs := meet(t, 4, map[int]bool{2: true}, 5*time.Second)
 	if d := time.Since(start); d > 15*time.Second {
@@ -96,6 +97,7 @@ func TestRendezvousAbsent(t *testing.T) {
 // rank that comes twice, and a peer that sends garbage are refused (the
 // rank is told why), and the job goes on without them.
 func TestRendezvousRefusals(t *testing.T) {
+	t.Parallel()
 	ln := listen(t)
 	ctx := context.Background()
 	deadline := time.Now().Add(5 * time.Second)
@@ -151,6 +153,7 @@ func TestRendezvousRefusals(t *testing.T) {
 
 // TestJoinNoCoordinator: nothing listening: Join says so at the deadline.
 func TestJoinNoCoordinator(t *testing.T) {
+	t.Parallel()
 	ln := listen(t)
 	addr := ln.Addr().String()
 	ln.Close()
@@ -204,6 +207,7 @@ func BenchmarkRendezvous1024(b *testing.B) {
 // qemu-user on a loaded host, hence the generous deadline: rank 0 stops
 // waiting as soon as all have come).
 func TestRendezvous1024(t *testing.T) {
+	t.Parallel()
 	roster, errs := meet(t, 1024, nil, 3*time.Minute)
 	for r, err := range errs {
 		if err != nil {
@@ -219,6 +223,7 @@ func TestRendezvous1024(t *testing.T) {
 // gets the roster with itself absent and the reason, and has no link to
 // the rounds; the others are in.
 func TestRendezvousUnfit(t *testing.T) {
+	t.Parallel()
 	ln := listen(t)
 	ctx := context.Background()
 	deadline := time.Now().Add(10 * time.Second)

@@ -211,6 +211,7 @@ func TestRounds(t *testing.T) {
 // that hangs, and one whose servers cannot start: their tests fail with
 // what happened, every other test is measured, and the job ends.
 func TestRoundsFaults(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		setup func(n *fakeNet) (absent map[int]bool, kill map[int]<-chan struct{})
@@ -229,6 +230,7 @@ func TestRoundsFaults(t *testing.T) {
 			2, "rank 2 could not serve: cannot open the device"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			n := newFakeNet()
 			absent, kill := c.setup(n)
 			start := time.Now()

@@ -42,6 +42,7 @@ func check(t *testing.T, p *Plan) map[Test]int {
 // ranks is tested exactly once, no rank is in two tests of a round, and
 // there are N-1 rounds for an even N (N for an odd one).
 func TestAllPairsRanks(t *testing.T) {
+	t.Parallel()
 	var buf []Test
 	for n := 1; n <= 1024; n++ {
 		p, err := NewPlan(Plan{Pattern: AllPairs, Ranks: n, Devs: uniform(n, 1)})
