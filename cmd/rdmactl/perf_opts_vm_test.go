@@ -239,6 +239,27 @@ func TestVMPerfOptsReport(t *testing.T) {
 				t.Fatalf("BW average: server %v, client %v MiB/s; limited to 5", s.vals[1], c.vals[1])
 			}
 		})
+		t.Run("rate_limit_HW_on_RoCE/"+pr.name, func(t *testing.T) {
+			port += 10
+			// --rate_limit alone is perftest's HW limiter, the QPs' static
+			// rate; on RoCE both fall back to SW (ctx_connect,
+			// src/perftest_resources.c) and say so on stderr, each side.
+			r := retryPerfPair(t, "write", "bw", "RC", []string{"-s", "4096", "--rate_limit", "5", "--rate_units", "M", "--burst_size", "4"}, pr.server, pr.client, port, perftestClock)
+			r.mustPass(t)
+			s, c := agreeingRows(t, r.sout, r.cout)
+			if c.vals[1] <= 0 || c.vals[1] > 5*1.15 || s.vals[1] != c.vals[1] {
+				t.Fatalf("BW average: server %v, client %v MiB/s; limited to 5", s.vals[1], c.vals[1])
+			}
+			for dev, side := range map[string]struct{ who, out string }{"rxe0": {pr.server, r.sout}, "rxe1": {pr.client, r.cout}} {
+				want := "The QP failed to accept HW rate limit, providing SW rate limit"
+				if side.who == "r" {
+					want = "rdmactl: perf: --rate_limit: " + dev + "/1 is Ethernet (RoCE), where the QP's static rate (perftest's default HW limiter) does not apply"
+				}
+				if strings.Count(side.out, want) != 1 {
+					t.Errorf("%s's side did not say once %q:\n%s", dev, want, side.out)
+				}
+			}
+		})
 		t.Run("latency_gap/"+pr.name, func(t *testing.T) {
 			port += 10
 			r := retryPerfPair(t, "write", "lat", "RC", []string{"--latency_gap", "2000"}, pr.server, pr.client, port, perftestClock)

@@ -112,6 +112,9 @@ type ConnectConfig struct {
 	SL        uint8
 	RetryCnt  uint8
 	RetrySet  bool
+	// StaticRate is the address vector's static rate (enum ibv_rate; 0:
+	// the port's), perftest's HW rate limiter on InfiniBand.
+	StaticRate uint8
 }
 
 // QP is one queue pair's data path.

@@ -239,8 +239,9 @@ func checkCompVector(v int, n uint32, dev string) error {
 
 func (d *verbsDevice) av(cfg *ConnectConfig, remote *Dest) verbs.AHAttr {
 	// As perftest's ctx_modify_qp_to_rtr: the SL always, the GRH's
-	// traffic class and flow label only with a GRH (RoCE, or -x on IB).
-	a := verbs.AHAttr{Port: d.port, DLID: remote.LID, SL: cfg.SL}
+	// traffic class and flow label only with a GRH (RoCE, or -x on IB);
+	// the static rate of the HW rate limiter.
+	a := verbs.AHAttr{Port: d.port, DLID: remote.LID, SL: cfg.SL, StaticRate: cfg.StaticRate}
 	if cfg.GIDIndex >= 0 {
 		a.IsGlobal, a.DGID, a.SGIDIndex = true, remote.GID, uint8(cfg.GIDIndex)
 		a.HopLimit, a.TrafficClass, a.FlowLabel = 0xff, cfg.TrafficClass, cfg.FlowLabel

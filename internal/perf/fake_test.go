@@ -96,6 +96,7 @@ type fakeQP struct {
 	scq     *fakeCQ
 	rcq     *fakeCQ
 	remote  Dest
+	cfg     ConnectConfig // Connect's
 	rq      []verbs.RecvWR
 	rqHead  int
 	rqN     int
@@ -389,7 +390,7 @@ func (d *fakeDevice) Setup(cfg SetupConfig) (*Resources, error) {
 func (d *fakeDevice) Connect(i int, cfg ConnectConfig) error {
 	d.f.mu.Lock()
 	defer d.f.mu.Unlock()
-	d.qps[i].remote = cfg.Remote
+	d.qps[i].remote, d.qps[i].cfg = cfg.Remote, cfg
 	return nil
 }
 

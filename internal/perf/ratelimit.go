@@ -3,7 +3,10 @@ package perf
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/rdmactl/rdmactl/internal/verbs"
 )
 
 // perftest's rate limiter (--rate_limit, --rate_limit_type, --rate_units,
@@ -14,6 +17,14 @@ import (
 // after the burst began, polling meanwhile, so that it sends at most
 // rate_limit. Bursts per second are perftest's integers: the rate in
 // packets per second, truncated, divided by the burst size.
+//
+// HW, perftest's default once --rate_limit is given, is the QPs' static
+// rate: the address vector's IB rate enum (verbs.h enum ibv_rate) for
+// the rate as written ("2.5", "5", ... "300", "MAX"), which perftest
+// looks up by its text in src/perftest_parameters.h RATE_VALUES. Its
+// ctx_connect (src/perftest_resources.c) keeps it only on an InfiniBand
+// link whose QP took the rate; elsewhere (RoCE) it falls back to SW with
+// a red line on stderr, or fails when HW was asked for by name.
 
 // RateLimitType is --rate_limit_type.
 type RateLimitType int
@@ -21,7 +32,7 @@ type RateLimitType int
 const (
 	RateLimitNone RateLimitType = iota
 	RateLimitSW                 // software: bursts and gaps in the loop
-	RateLimitHW                 // the QP's rate (IBV_QP_RATE_LIMIT): not in rdmactl
+	RateLimitHW                 // the QPs' static rate (InfiniBand); SW on RoCE unless Explicit
 	RateLimitPP                 // packet pacing: perftest's raw Ethernet only
 )
 
@@ -31,10 +42,23 @@ type RateUnits byte
 
 // RateLimit is the limiter's options.
 type RateLimit struct {
-	Type  RateLimitType
-	Rate  float64   // --rate_limit
-	Units RateUnits // 0: 'g'
-	Burst int       // --burst_size; 0: TX depth
+	Type     RateLimitType
+	Rate     float64   // --rate_limit
+	Text     string    // --rate_limit as written: HW looks its rate up by name
+	Units    RateUnits // 0: 'g'
+	Burst    int       // --burst_size; 0: TX depth
+	Explicit bool      // --rate_limit_type given: HW does not fall back to SW
+	HWRate   uint8     // HW: the static rate (enum ibv_rate), set by Validate
+}
+
+// hwRates are the rates HW accepts, by the text perftest compares
+// (RATE_VALUES), and their enum ibv_rate (infiniband/verbs.h).
+var hwRates = []struct {
+	text string
+	rate uint8
+}{
+	{"2.5", 2}, {"5", 5}, {"10", 3}, {"14", 11}, {"20", 6}, {"25", 15}, {"30", 4}, {"40", 7}, {"56", 12},
+	{"60", 8}, {"80", 9}, {"100", 16}, {"112", 13}, {"120", 10}, {"168", 14}, {"200", 17}, {"300", 18}, {"MAX", 0},
 }
 
 // ParseRateLimitType reads --rate_limit_type (perftest's names).
@@ -66,7 +90,7 @@ func (p *Params) validateRateLimit() error {
 	case rl.Type == RateLimitNone:
 		return nil
 	case rl.Type == RateLimitHW:
-		return errors.New("--rate_limit_type HW (perftest's default once --rate_limit is given): the QPs' hardware rate limit is not implemented in rdmactl perf yet; give --rate_limit_type SW")
+		return p.validateHWRate()
 	case rl.Type == RateLimitPP:
 		return errors.New("--rate_limit_type PP: packet pacing is for raw Ethernet only (as perftest)")
 	case rl.Rate <= 0:
@@ -79,6 +103,59 @@ func (p *Params) validateRateLimit() error {
 		return errors.New("--burst_size must not be negative")
 	}
 	return nil
+}
+
+// validateHWRate is force_dependecies' part for HW: not over RDMA CM,
+// not in packets per second, and a rate perftest knows by name (0, HW
+// without --rate_limit, is no limit: IBV_RATE_MAX).
+func (p *Params) validateHWRate() error {
+	rl := &p.RateLimit
+	switch {
+	case p.RDMACM:
+		return errors.New("--rate_limit: the HW limiter (perftest's default) does not work with -R (as perftest); give --rate_limit_type SW")
+	case rl.Units == 'p':
+		return errors.New("--rate_units p: the HW limiter (perftest's default for --rate_limit) takes no packet rate (as perftest); give --rate_limit_type SW")
+	case rl.Rate <= 0:
+		rl.HWRate = 0
+		return nil
+	}
+	for _, r := range hwRates {
+		if r.text == rl.Text {
+			rl.HWRate = r.rate
+			return nil
+		}
+	}
+	var names []string
+	for _, r := range hwRates[:len(hwRates)-1] { // not MAX: it is no number
+		names = append(names, r.text)
+	}
+	return fmt.Errorf("--rate_limit %s: the HW limiter (perftest's default) takes one of the InfiniBand rates %s (Gb/s, as written; perftest's list); or give --rate_limit_type SW",
+		rl.Text, strings.Join(names, ", "))
+}
+
+// hwOnEthernet is ctx_connect's answer when the HW limiter meets a RoCE
+// port, where the address vector's static rate does not apply: SW
+// instead, unless HW was asked for by name (then an error). The SW
+// limiter paces only perftest's run_iter_bw loops, so where it would
+// not (latency, atomics, bidirectional send) nothing is limited, as in
+// perftest. The note is for stderr.
+func (p *Params) hwOnEthernet(port string) (note string, err error) {
+	rl := &p.RateLimit
+	if rl.Explicit {
+		err := fmt.Errorf("--rate_limit_type HW: the QP's static rate applies on InfiniBand only, and %s is Ethernet (RoCE); give --rate_limit_type SW: %w", port, verbs.ErrUnsupported)
+		if p.Report.AsPerftest {
+			return "\x1b[31mThe QP failed to accept HW rate limit  \x1b[0m", err
+		}
+		return "", err
+	}
+	rl.Type = RateLimitSW
+	if p.Test != TestBW || p.Verb == VerbAtomic || p.Verb == VerbSend && p.Bidir {
+		rl.Type = RateLimitNone
+	}
+	if p.Report.AsPerftest {
+		return "\x1b[31mThe QP failed to accept HW rate limit, providing SW rate limit \x1b[0m", nil
+	}
+	return "rdmactl: perf: --rate_limit: " + port + " is Ethernet (RoCE), where the QP's static rate (perftest's default HW limiter) does not apply: limiting in software, as perftest (--rate_limit_type SW)", nil
 }
 
 // swGap is the software limiter's time from one burst's start to the

@@ -504,11 +504,26 @@ func (s *Session) connectQPs() error {
 	if s.withGID && isIPv4Mapped(s.my[0].GID) != isIPv4Mapped(s.rem[0].GID) {
 		return &PeerError{Err: errors.New("GID types differ: one side uses an IPv4-mapped GID and the other does not; pick matching GIDs with -x")}
 	}
+	var staticRate uint8
+	if rl := &s.P.RateLimit; rl.Type == RateLimitHW {
+		if s.port.LinkLayer == vocab.LinkLayerEthernet {
+			note, err := s.P.hwOnEthernet(fmt.Sprintf("%s/%d", s.P.Device, s.P.IBPort))
+			if note != "" {
+				s.note(note)
+			}
+			if err != nil {
+				return err
+			}
+		} else {
+			staticRate = rl.HWRate
+		}
+	}
 	s.qpsUp = true
 	for i := range s.my {
 		q := &s.P.QoS
 		cfg := ConnectConfig{MTU: s.mtu, GIDIndex: s.gidIndex, Local: s.my[i], Remote: s.rem[i], QKey: udQKey,
-			Timeout: q.QPTimeout(), TrafficClass: q.TrafficClass(), FlowLabel: q.FlowLabel(i), SL: q.SL, RetryCnt: q.RetryCount(), RetrySet: true}
+			Timeout: q.QPTimeout(), TrafficClass: q.TrafficClass(), FlowLabel: q.FlowLabel(i), SL: q.SL, RetryCnt: q.RetryCount(), RetrySet: true,
+			StaticRate: staticRate}
 		if err := s.Dev.Connect(i, cfg); err != nil {
 			return err
 		}

@@ -59,8 +59,8 @@ func addReportFlags(fs *pflag.FlagSet, f *perfFlags) {
 	fs.StringVar(&f.p.MmapFile, "mmap", "", "the buffer is this file's pages, mapped shared (a regular file large enough, e.g. in /dev/shm), as perftest")
 	fs.Int64Var(&f.p.MmapOffset, "mmap-offset", 0, "--mmap: map the file from this offset (a multiple of the page size)")
 	fs.BoolVar(&f.p.HugePages, "use_hugepages", false, "take the buffer from huge pages (reserved with sysctl vm.nr_hugepages; exit 5 without enough free), as perftest")
-	fs.Float64Var(&f.rep.rateLimit, "rate_limit", 0, "bw: send at most this rate (--rate_units; perftest's default limiter is HW, which rdmactl lacks: give --rate_limit_type SW)")
-	fs.StringVar(&f.rep.rateType, "rate_limit_type", "", "SW: limit in the sending loop, bursts of --burst_size then a gap, as perftest (HW and PP are refused)")
+	fs.Float64Var(&f.rep.rateLimit, "rate_limit", 0, "send at most this rate (--rate_units); alone, perftest's HW limiter: the QPs' static rate on InfiniBand (2.5, 5, 10 ... 300 Gb/s), software pacing (SW) on RoCE")
+	fs.StringVar(&f.rep.rateType, "rate_limit_type", "", "SW: limit in the sending loop, bursts of --burst_size then a gap; HW: the QPs' static rate (InfiniBand only; refused on RoCE); as perftest (PP is refused)")
 	fs.StringVar(&f.rep.rateUnits, "rate_units", "g", "--rate_limit's unit: M (MiB/s), g (Gbit/s) or p (packets/s)")
 	fs.IntVar(&f.rep.burstSize, "burst_size", 0, "--rate_limit_type SW: messages per burst (default: TX depth)")
 	fs.IntVar(&f.rep.cqePoll, "cqe_poll", 64, "bw: completions asked for per poll of a CQ, 1..65535 (perftest 6.29's option)")
@@ -135,13 +135,15 @@ func applyRateLimitFlags(f *perfFlags) error {
 			return cmdutil.UsageErrorf("--rate_limit %v: the rate must be positive (as perftest)", f.rep.rateLimit)
 		}
 		rl.Rate, rl.Type = f.rep.rateLimit, perf.RateLimitHW
+		// HW finds its rate by the text, as perftest (2.5, 5, ... 300).
+		rl.Text = fs.Lookup("rate_limit").Value.String()
 	}
 	if fs.Changed("rate_limit_type") {
 		t, err := perf.ParseRateLimitType(f.rep.rateType)
 		if err != nil {
 			return cmdutil.UsageErrorf("--rate_limit_type %v", err)
 		}
-		rl.Type = t
+		rl.Type, rl.Explicit = t, true
 	}
 	u, err := perf.ParseRateUnits(f.rep.rateUnits)
 	if err != nil {

@@ -39,7 +39,12 @@ func TestPerfReportFlags(t *testing.T) {
 		{[]string{"perf", "write", "-f", "-1", "h"}, "-f -1"},
 		{[]string{"perf", "write", "--cpu_util", "--run_infinitely", "h"}, "--cpu_util"},
 		{[]string{"perf", "write", "--cqe_poll", "0", "h"}, "--cqe_poll 0"},
-		{[]string{"perf", "write", "--rate_limit", "5", "h"}, "--rate_limit_type SW"},
+		// HW, --rate_limit's default: a rate perftest's RATE_VALUES names
+		// (by its text), no packet rate, not with -R.
+		{[]string{"perf", "write", "--rate_limit", "7", "h"}, "2.5, 5, 10, 14, 20, 25, 30, 40, 56, 60, 80, 100, 112, 120, 168, 200, 300 (Gb/s"},
+		{[]string{"perf", "write", "--rate_limit", "5", "--rate_units", "p", "h"}, "--rate_units p"},
+		{[]string{"perf", "write", "-R", "--rate_limit", "5", "h"}, "-R"},
+		{[]string{"perf", "write", "--rate_limit", "5", "--rate_limit_type", "HW", "--rate_units", "p", "h"}, "--rate_units p"},
 		{[]string{"perf", "write", "--rate_limit", "0", "--rate_limit_type", "SW", "h"}, "--rate_limit 0"},
 		{[]string{"perf", "write", "--rate_limit", "5", "--rate_limit_type", "XX", "h"}, "--rate_limit_type"},
 		{[]string{"perf", "write", "--rate_limit", "5", "--rate_limit_type", "SW", "--rate_units", "G", "h"}, "--rate_units"},
