@@ -22,8 +22,17 @@
 #
 # Fails if vet fails, if any package fails, or if no package ran.
 # Usage: scripts/test-arm64.sh [PKG...]   (default ./...)
+#        scripts/test-arm64.sh --prepare [PKG...]: steps 1 and 2, and every
+#        test binary compiled but not run, so that a later run only links
+#        and runs them (CI does this while the VM tests run; it needs no
+#        CPU time of its own, the tests then do not share it).
 set -uo pipefail
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
+prepare=0
+if [ "${1:-}" = --prepare ]; then
+	prepare=1
+	shift
+fi
 GO=${GO:-go}
 QEMU=${QEMU:-/usr/bin/qemu-aarch64-static}
 CROSS_CC=${CROSS_CC:-aarch64-linux-gnu-gcc}
@@ -92,6 +101,18 @@ skip_for() {
 mapfile -t pkgs < <(CGO_ENABLED=0 GOARCH=arm64 "$GO" list \
 	-f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}} {{.Dir}}{{end}}' "${@:-./...}")
 [ ${#pkgs[@]} -gt 0 ] || { msg "no packages with tests"; exit 1; }
+
+if [ "$prepare" = 1 ]; then
+	# The Go build cache keeps the compiled packages; linking is redone.
+	failed=0
+	for line in "${pkgs[@]}"; do
+		read -r pkg _ <<<"$line"
+		CGO_ENABLED=0 GOARCH=arm64 "$GO" test -c -o /dev/null "$pkg" || failed=1
+	done
+	[ "$vet_failed" = 0 ] && [ "$failed" = 0 ] || { msg "prepare: vet or a build FAILED"; exit 1; }
+	msg "prepared: packages installed, vet ok, ${#pkgs[@]} test binaries compiled"
+	exit 0
+fi
 
 # run_pkg PKG DIR: builds PKG's arm64 test binary and runs it under qemu;
 # its output goes to $work/<name>.log and its summary row to <name>.row.

@@ -17,9 +17,16 @@
 # runs, and the suite passes only if every run did. Each run's log is
 # DIR/<package dir>.log, or DIR/<package dir>.runI.log when N > 1.
 #
+# With VMTEST_VARIANT="PKG ENV REGEX" (and RUN unset), PKG's tests that
+# match REGEX run in a second invocation of its binary with the
+# environment variable ENV (NAME=VALUE) set, and not in the first: the
+# summary has a line for each ("PKG" and "PKG [ENV]"). vm/vmtest sets it
+# for one kernel series (VMTEST_VARIANT there).
+#
 # Environment: RUN (-test.run), VMTEST_TIMEOUT (seconds per binary),
 # VMTEST_STALL (seconds without output, 0: off), VMTEST_COUNT (runs, 1),
-# VMTEST_BUILD_FAILED (packages that did not build, for the summary).
+# VMTEST_BUILD_FAILED (packages that did not build, for the summary),
+# VMTEST_VARIANT (above).
 set -uo pipefail
 
 [ "${RDMACTL_VM:-}" = 1 ] || { echo "suite.sh: run me inside the VM (make vmtest)" >&2; exit 2; }
@@ -105,6 +112,13 @@ dump_state() {
 	echo "--- goroutines (SIGQUIT)"
 }
 
+variant_pkg="" variant_env="" variant_re=""
+if [ -n "${VMTEST_VARIANT:-}" ] && [ -z "${RUN:-}" ]; then
+	read -r variant_pkg variant_env variant_re <<<"$VMTEST_VARIANT"
+	[[ $variant_env == [A-Z_]*=* ]] && [ -n "$variant_re" ] ||
+		{ echo "suite.sh: VMTEST_VARIANT must be \"PKG NAME=VALUE REGEX\"" >&2; exit 2; }
+fi
+
 COUNT=${VMTEST_COUNT:-1}
 [[ $COUNT =~ ^[1-9][0-9]*$ ]] || { echo "suite.sh: VMTEST_COUNT must be a count of runs" >&2; exit 2; }
 
@@ -112,16 +126,25 @@ summary=()
 failed=0
 passed_tests=0
 t_all=$(date +%s)
-# run_bin B LOG: runs test binary B once, its output in LOG, and adds its
-# line (and its failed tests' names) to summary; sets bin_failed and
-# bin_bad (the failed and skipped tests, with their subtests).
+# run_bin B LOG [split|variant]: runs test binary B once, its output in
+# LOG, and adds its line (and its failed tests' names) to summary; sets
+# bin_failed and bin_bad (the failed and skipped tests, with their
+# subtests). split: without VMTEST_VARIANT's tests; variant: only those,
+# with its variable set.
 run_bin() {
-	local b=$1 log=$2 pkg run before after t pid hung size t0 t_out n rc secs left p teepid mirror
-	local npass nfail nskip status why bad
+	local b=$1 log=$2 mode=${3:-} pkg run before after t pid hung size t0 t_out n rc secs left p teepid mirror
+	local npass nfail nskip status why bad extra=() envs=()
 	pkg=${b%.test}
 	# RUN, or the package's vmtest tests (vm/vmtest lists them in .run).
 	run=${RUN:-}
 	if [ -z "$run" ] && [ -s "$ROOT/$DIR/$pkg.run" ]; then run="^($(cat "$ROOT/$DIR/$pkg.run"))\$"; fi
+	case $mode in
+	split) extra=("-test.skip=$variant_re") ;;
+	variant)
+		run=$variant_re envs=("$variant_env")
+		pkg="$pkg [$variant_env]"
+		;;
+	esac
 	before=$(timeout 60 rdma res show 2>&1; timeout 60 rdma link show 2>&1)
 	echo "=== package $pkg"
 	t=$(date +%s)
@@ -137,7 +160,7 @@ run_bin() {
 	mirror=$(mktemp)
 	exec 3> >(exec tee -a "$log" "$mirror")
 	teepid=$!
-	(exec 3>&- && cd "$ROOT/$pkg" && GOTRACEBACK=crash exec setsid "$LOCAL/$b" "${args[@]}" ${run:+"-test.run=$run"}) </dev/null >&3 2>&1 &
+	(exec 3>&- && cd "$ROOT/${b%.test}" && GOTRACEBACK=crash exec env "${envs[@]}" setsid "$LOCAL/$b" "${args[@]}" ${run:+"-test.run=$run"} "${extra[@]}") </dev/null >&3 2>&1 &
 	pid=$!
 	hung=""
 	size=0 t0=$SECONDS t_out=$SECONDS
@@ -225,16 +248,20 @@ for ((i = 1; i <= COUNT; i++)); do
 	run_failed=0
 	run_bad=()
 	for b in "${bins[@]}"; do
-		log=$ROOT/$DIR/${b%.test}.log
-		[ "$COUNT" -gt 1 ] && log=$ROOT/$DIR/${b%.test}.run$i.log
-		run_bin "$b" "$log"
-		if [ "$bin_failed" = 1 ]; then
-			failed=$((failed + 1))
-			run_failed=1
-		fi
-		for x in $bin_bad; do
-			run_bad+=("$x")
-			fails_of[$x]=$((${fails_of[$x]:-0} + 1))
+		modes=("")
+		[ "${b%.test}" = "$variant_pkg" ] && modes=(split variant)
+		for m in "${modes[@]}"; do
+			log=$ROOT/$DIR/${b%.test}${m:+.$m}.log
+			[ "$COUNT" -gt 1 ] && log=$ROOT/$DIR/${b%.test}${m:+.$m}.run$i.log
+			run_bin "$b" "$log" "$m"
+			if [ "$bin_failed" = 1 ]; then
+				failed=$((failed + 1))
+				run_failed=1
+			fi
+			for x in $bin_bad; do
+				run_bad+=("$x")
+				fails_of[$x]=$((${fails_of[$x]:-0} + 1))
+			done
 		done
 	done
 	[ "$run_failed" = 1 ] && failed_runs=$((failed_runs + 1))
