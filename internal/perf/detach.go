@@ -672,12 +672,19 @@ func (r *runner) bwLoopArgs(withRecv bool) (bwArgs, bool) {
 		a.rqs, a.rcq, a.rwrs, a.rposted, a.rcnt, a.recvLen = q.rqs, q.rcq, r.rwrs, r.rposted, r.rcnt, r.recvLen
 	}
 	if p.Duration > 0 {
-		a.iters, a.duration, a.margin = 1<<62, int64(p.Duration), int64(p.Margin)
+		a.iters, a.duration, a.margin = durationIters(len(q.sqs)), int64(p.Duration), int64(p.Margin)
 	}
 	if gap, burst, err := p.swGap(r.size); err == nil && gap > 0 { // Validate checked the sizes
 		a.rlGap, a.rlBurst = int64(gap), burst
 	}
 	return a, q.detach
+}
+
+// durationIters is a duration run's message count per QP for n QPs:
+// the loops stop at the clock, never at the count, and their total
+// (iters * n) must not wrap to 0, as 1<<62 per QP did for four QPs.
+func durationIters(n int) uint64 {
+	return (1 << 62) / uint64(max(n, 1))
 }
 
 // bwQueues are the bandwidth loops' queues: detached ones if the mode

@@ -106,6 +106,11 @@ func TestSessionPairs(t *testing.T) {
 		tc{"send_lat_duration", Params{Verb: VerbSend, Test: TestLat, Duration: 800 * time.Millisecond, Margin: 250 * time.Millisecond}},
 		tc{"read_lat_duration", Params{Verb: VerbRead, Test: TestLat, Duration: 800 * time.Millisecond, Margin: 250 * time.Millisecond}},
 		tc{"write_bw_duration", Params{Verb: VerbWrite, Test: TestBW, Duration: 800 * time.Millisecond, Margin: 250 * time.Millisecond}},
+		// Four QPs: the loops' message total (per-QP count times QPs)
+		// once wrapped to 0 in duration mode, and they measured nothing.
+		// (Not send: the fake's receiver, a goroutine of this process,
+		// falls behind and the fake has no RNR retries to wait for it.)
+		tc{"write_bw_duration_q4", Params{Verb: VerbWrite, Test: TestBW, QPs: 4, Duration: 800 * time.Millisecond, Margin: 250 * time.Millisecond}},
 	)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -124,6 +129,13 @@ func TestSessionPairs(t *testing.T) {
 			}
 			p := c.p
 			p.Defaults()
+			if p.Test == TestBW {
+				for _, r := range cl.res.BW {
+					if r.Iters == 0 {
+						t.Fatalf("the client measured no message: %+v\n%s", cl.res.BW, cl.out.String())
+					}
+				}
+			}
 			switch {
 			case p.Test == TestBW && p.Verb != VerbSend && !p.Bidir:
 				// The server prints the client's numbers, as perftest.
