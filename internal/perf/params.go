@@ -332,8 +332,6 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("-n %d must be a multiple of -l %d", p.Iters, p.PostList)
 	case p.Inline < InlineDeviceDefault || p.Inline > 1024:
 		return fmt.Errorf("-I %d: inline size must be 0..1024", p.Inline)
-	case p.MTU != 0 && !validMTU(p.MTU):
-		return fmt.Errorf("-m %d: MTU must be 256, 512, 1024, 2048 or 4096", p.MTU)
 	case p.UserGID && (p.GIDIndex < 0 || p.GIDIndex > 255):
 		return fmt.Errorf("-x %d: GID index must be 0..255", p.GIDIndex)
 	case p.Duration < 0:

@@ -353,6 +353,16 @@ func (s *Session) prefix() error {
 		return &PeerError{Err: err}
 	}
 	mine := s.port.ActiveMTU
+	if s.P.MTU != 0 && !validMTU(s.P.MTU) {
+		// perftest's set_mtu warns and runs at the port's active MTU
+		// (printed as its enum ibv_mtu), as for no -m.
+		if s.P.Report.AsPerftest {
+			s.note(fmt.Sprintf(" Invalid MTU - %d \n Please choose mtu from {256,512,1024,2048,4096}\n Will run with the port active mtu - %d", s.P.MTU, bits.Len(uint(mine))-8))
+		} else {
+			s.note(fmt.Sprintf("rdmactl: perf: -m %d is no RDMA MTU (256, 512, 1024, 2048, 4096): running at %s/%d's active MTU, %d (as perftest)", s.P.MTU, s.P.Device, s.P.IBPort, mine))
+		}
+		s.P.MTU = 0
+	}
 	if s.P.Report.AsPerftest && s.P.MTU > mine && mine >= 256 {
 		// perftest's set_mtu (src/perftest_parameters.c), called as its
 		// MTU step begins (check_mtu, src/perftest_communication.c),

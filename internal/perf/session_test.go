@@ -673,6 +673,30 @@ func TestSessionMTUAboveActive(t *testing.T) {
 	}
 }
 
+// TestSessionInvalidMTU: -m with a size that is no RDMA MTU (a script's
+// Ethernet 1500) warns on stderr and runs at the port's active MTU, as
+// perftest's set_mtu; its three lines under perftest's name.
+func TestSessionInvalidMTU(t *testing.T) {
+	for _, perftest := range []bool{false, true} {
+		p := Params{Verb: VerbWrite, Test: TestBW, Iters: 50, MTU: 1500, Device: "fake0", IBPort: 1, Report: ReportOpts{AsPerftest: perftest}}
+		var notes bytes.Buffer
+		s, c, _ := runPairWith(t, p, p, 0, func(_, cs *Session) { cs.Notes = &notes })
+		if s.err != nil || c.err != nil {
+			t.Fatalf("server: %v client: %v", s.err, c.err)
+		}
+		want := "rdmactl: perf: -m 1500 is no RDMA MTU (256, 512, 1024, 2048, 4096): running at fake0/1's active MTU, 1024 (as perftest)\n"
+		if perftest {
+			want = " Invalid MTU - 1500 \n Please choose mtu from {256,512,1024,2048,4096}\n Will run with the port active mtu - 3\n"
+		}
+		if !strings.HasSuffix(notes.String(), want) {
+			t.Errorf("perftest %v: stderr %q, want it to end %q", perftest, notes.String(), want)
+		}
+		if c.res.Info.MTU != 1024 || !strings.Contains(c.out.String(), " Mtu             : 1024[B]\n") {
+			t.Errorf("perftest %v: MTU %d\n%s", perftest, c.res.Info.MTU, c.out.String())
+		}
+	}
+}
+
 // TestPerftestBufSize: the size perftest 6.06's 'allocated mmap buffer'
 // line names (131072 for write_bw's defaults, as the VM's perftest
 // printed).

@@ -108,7 +108,7 @@ func perfFlagSet(f *perfFlags, verb perf.Verb) *pflag.FlagSet {
 	fs.IntVarP(&f.inline, "inline_size", "I", -1, "max inline payload in bytes; -1: perftest's choice for the device (latency on ConnectX: 220 write, 236 send, 188 UD send; else 0)")
 	fs.IntVarP(&p.PostList, "post_list", "l", 1, "post this many WRs per post call")
 	fs.IntVarP(&p.CQMod, "cq-mod", "Q", 0, "signal every Nth WR (default 100; 1 above 8 KiB)")
-	fs.IntVarP(&p.MTU, "mtu", "m", 0, "path MTU 256..4096 (default: the port's; the smaller side wins)")
+	fs.IntVarP(&p.MTU, "mtu", "m", 0, "path MTU 256, 512, 1024, 2048 or 4096 (default: the port's; the smaller side wins; another value: the port's, with a warning, as perftest)")
 	fs.BoolVarP(&p.Bidir, "bidirectional", "b", false, "traffic both ways (bw): each side sends and receives, both print the sum")
 	fs.IntVarP(&p.OutReads, "outs", "o", 0, "RDMA READs in flight (default: device max)")
 	fs.BoolVar(&p.Gbits, "report_gbits", false, "report Gb/s instead of MiB/s")

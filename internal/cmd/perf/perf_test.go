@@ -47,7 +47,6 @@ func TestPerfUsageErrors(t *testing.T) {
 		{"perf", "write", "--lat", "-q", "2", "h"},
 		{"perf", "write", "a", "b"},
 		{"perf", "read", "--nosuch"},
-		{"perf", "send", "-m", "1000", "h"},
 	} {
 		_, stderr, code := runCmd(t, args...)
 		if code != cmdutil.ExitUsage || strings.Count(stderr, "\n") != 1 {
