@@ -11,6 +11,7 @@ import (
 
 	"github.com/rdmactl/rdmactl/internal/perf/rtloop"
 	"github.com/rdmactl/rdmactl/internal/verbs"
+	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
 // Verb is the RDMA operation under test.
@@ -80,6 +81,9 @@ type Params struct {
 	IBPort   int
 	GIDIndex int  // with UserGID; else perftest's scoring picks one
 	UserGID  bool // -x given
+	// ForceLink is --force-link: the link layer to run as, in place of
+	// the port's (0: the port's).
+	ForceLink vocab.LinkLayer
 	// IPv6 (--ipv6) makes the scoring prefer IPv6 GIDs over IPv4-mapped
 	// ones, as perftest's get_best_gid_index with user_param->ipv6.
 	IPv6 bool

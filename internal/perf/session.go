@@ -182,6 +182,9 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	if s.port, err = s.Dev.Port(); err != nil {
 		return nil, err
 	}
+	if err := s.forceLink(); err != nil {
+		return nil, err
+	}
 	if p.Report.AsPerftest {
 		if note := p.ResolveInlineAsPerftest(s.port); note != "" {
 			s.printf("%s", resultLine)
@@ -266,6 +269,25 @@ func (s *Session) teardown() {
 	if s.Dev != nil {
 		_ = s.Dev.Close()
 	}
+}
+
+// forceLink applies --force-link as perftest's set_link_layer
+// (src/perftest_parameters.c): the run takes the forced link layer as
+// the port's, so Ethernet means a GRH and a GID (on InfiniBand too,
+// where a GRH is allowed), IB none. A RoCE port cannot carry a QP
+// without a GRH (perftest's run fails at the QP's move to RTR): refused
+// before anything is set up.
+func (s *Session) forceLink() error {
+	f := s.P.ForceLink
+	if f == 0 || f == s.port.LinkLayer {
+		return nil
+	}
+	if s.port.LinkLayer == vocab.LinkLayerEthernet {
+		return fmt.Errorf("--force-link IB: %s/%d is Ethernet (RoCE), where every packet needs the GRH that InfiniBand addressing leaves out; run without --force-link: %w",
+			s.P.Device, s.P.IBPort, verbs.ErrUnsupported)
+	}
+	s.port.LinkLayer = f
+	return nil
 }
 
 // chooseGID decides the key-record form and GID as perftest: a GID iff

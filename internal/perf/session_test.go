@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/internal/verbs"
+	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
 // pair runs a server and a client Session over loopback TCP on one fake
@@ -714,6 +715,33 @@ func TestPerftestBufSize(t *testing.T) {
 	} {
 		if got := perftestBufSize(&c.p, 4096); got != c.want {
 			t.Errorf("%+v: %d, want %d", c.p, got, c.want)
+		}
+	}
+}
+
+// TestSessionForceLink: --force-link as perftest's set_link_layer. The
+// port's own link layer changes nothing; Ethernet on an InfiniBand port
+// runs with a GID (the header says Ethernet); IB on a RoCE port is
+// refused before anything is set up (exit 5).
+func TestSessionForceLink(t *testing.T) {
+	p := Params{Verb: VerbWrite, Test: TestBW, Iters: 50, Device: "fake0", IBPort: 1, ForceLink: vocab.LinkLayerEthernet}
+	s, c, _ := runPair(t, p, p)
+	if s.err != nil || c.err != nil {
+		t.Fatalf("Ethernet on Ethernet: server %v client %v", s.err, c.err)
+	}
+	_, c, _ = runPairWith(t, p, p, 0, func(ss, cs *Session) {
+		for _, x := range []*Session{ss, cs} {
+			x.Dev.(*fakeDevice).port.LinkLayer = vocab.LinkLayerInfiniBand
+		}
+	})
+	if c.err != nil || !strings.Contains(c.out.String(), " Link type       : Ethernet\n") || !strings.Contains(c.out.String(), " GID: ") {
+		t.Fatalf("Ethernet on InfiniBand: %v\n%s", c.err, c.out.String())
+	}
+	p.ForceLink = vocab.LinkLayerInfiniBand
+	s, c, _ = runPair(t, p, p)
+	for _, e := range []error{s.err, c.err} {
+		if !errors.Is(e, verbs.ErrUnsupported) || !strings.Contains(e.Error(), "--force-link IB: fake0/1 is Ethernet (RoCE)") {
+			t.Errorf("IB on RoCE: %v, want verbs.ErrUnsupported naming the port", e)
 		}
 	}
 }

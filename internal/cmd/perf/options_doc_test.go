@@ -64,7 +64,7 @@ var perfTests = []struct {
 var acceptedValues = map[string]string{
 	"ib-dev": "rxe0", "mtu": "1024", "size": "8", "tx-depth": "64", "connection": "RC", "inline_size": "0",
 	"atomic_type": "CMP_AND_SWAP", "tos": "32", "tclass": "32", "report-counters": "counters/port_xmit_data",
-	"rx-depth": "64", "pkey_index": "0", "port": "18516", "iters": "100", "post_list": "2", "output": "bandwidth", "rate_limit_type": "SW", "rate_units": "M", "numa_node": "0",
+	"rx-depth": "64", "pkey_index": "0", "port": "18516", "iters": "100", "post_list": "2", "output": "bandwidth", "rate_limit_type": "SW", "rate_units": "M", "numa_node": "0", "force-link": "Ethernet",
 	"mmap": "options_doc_test.go", "mmap-offset": "4096", // a regular file that exists
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/rdmactl/rdmactl/internal/perf/rtloop"
 	"github.com/rdmactl/rdmactl/internal/rdmacm"
 	"github.com/rdmactl/rdmactl/internal/verbs"
+	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
 // rdmactl perf send|write|read: perftest's ib_{send,write,read}_{bw,lat},
@@ -68,21 +69,23 @@ perftest's report layout, or JSON with -j.`,
 
 // perfFlags are one invocation's parsed options.
 type perfFlags struct {
-	p        perf.Params
-	lat      bool
-	size     string
-	conn     string
-	inline   int
-	duration int
-	interval int
-	loop     string
-	json     bool
-	pretty   bool
-	help     bool
-	fs       *pflag.FlagSet
-	ops      perfOpsFlags  // perf_ops.go: -A, --use-srq
-	rep      reportFlags   // reportflags.go
-	ev       perfEventOpts // perf_events.go
+	p      perf.Params
+	lat    bool
+	size   string
+	conn   string
+	inline int
+	// --force-link's text (perf.Params.ForceLink once parsed)
+	forceLink string
+	duration  int
+	interval  int
+	loop      string
+	json      bool
+	pretty    bool
+	help      bool
+	fs        *pflag.FlagSet
+	ops       perfOpsFlags  // perf_ops.go: -A, --use-srq
+	rep       reportFlags   // reportflags.go
+	ev        perfEventOpts // perf_events.go
 	// QoS/path options and thresholds (perf_qos.go).
 	qos qosFlags
 }
@@ -98,6 +101,7 @@ func perfFlagSet(f *perfFlags, verb perf.Verb) *pflag.FlagSet {
 	fs.IntVarP(&p.GIDIndex, "gid-index", "x", 0, "GID index (default: perftest's choice, the IPv4 RoCE v2 GID)")
 	fs.BoolVar(&p.IPv6, "ipv6", false, "without -x: choose an IPv6 GID rather than the IPv4 one, as perftest")
 	fs.BoolVar(&p.IPv6Addr, "ipv6-addr", false, "run the TCP exchange over IPv6 only (both sides), as perftest's")
+	fs.StringVar(&f.forceLink, "force-link", "", "run as if the port's link layer were IB or Ethernet, as perftest (Ethernet on InfiniBand: with a GRH; IB on RoCE: refused)")
 	fs.StringVarP(&f.size, "size", "s", "", "message size, with K/M suffix (default 65536 for bw, 2 for --lat)")
 	fs.BoolVarP(&p.AllSizes, "all", "a", false, "run all sizes from 2 to 8M")
 	fs.Uint64VarP(&p.Iters, "iters", "n", 0, "iterations (default 5000 for write bw, else 1000)")
@@ -169,6 +173,17 @@ func parsePerfArgs(verb perf.Verb, args []string) (*perfFlags, error) {
 		p.Test = perf.TestLat
 	}
 	p.UserGID = fs.Changed("gid-index")
+	if fs.Changed("force-link") {
+		// perftest's str_link_layer: the first 2 or 8 letters, any case.
+		switch l := strings.ToLower(f.forceLink); {
+		case strings.HasPrefix(l, "ib"):
+			p.ForceLink = vocab.LinkLayerInfiniBand
+		case strings.HasPrefix(l, "ethernet"):
+			p.ForceLink = vocab.LinkLayerEthernet
+		default:
+			return f, cmdutil.UsageErrorf("--force-link %q: IB or Ethernet (as perftest)", f.forceLink)
+		}
+	}
 	if err := transportRefusal(f.conn); err != nil {
 		return f, err
 	}

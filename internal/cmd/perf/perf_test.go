@@ -81,3 +81,19 @@ func TestPerfFlagRangesFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestPerfForceLinkFlag: --force-link takes what perftest's
+// str_link_layer takes (the first 2 or 8 letters of IB or Ethernet, any
+// case) and refuses the rest in one line, exit 2, before any device.
+func TestPerfForceLinkFlag(t *testing.T) {
+	for _, v := range []string{"IB", "ib", "IBoE", "Ethernet", "ETHERNET", "ethernet0"} {
+		f, err := parsePerfArgs(perf.VerbWrite, []string{"--force-link", v, "h"})
+		if err != nil || f.p.ForceLink == 0 {
+			t.Errorf("--force-link %s: %v", v, err)
+		}
+	}
+	_, stderr, code := runCmd(t, "perf", "write", "--force-link", "eth", "h")
+	if code != cmdutil.ExitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "--force-link") {
+		t.Errorf("--force-link eth: exit %d, stderr %q", code, stderr)
+	}
+}

@@ -66,7 +66,6 @@ var refusals = []refusal{
 	{"client", "P", false, cmdutil.ExitUsage, whyRawEth + " (here the side with a SERVER argument is the client)"},
 	{"mac_fwd", "v", false, cmdutil.ExitUsage, whyRawEth},
 	{"use_rss", "", false, cmdutil.ExitUsage, whyRawEth},
-	{"force-link", "", true, cmdutil.ExitUsage, "rdmactl perf takes the link layer the port reports; " + whyNotYet},
 	{"remote_mac", "", true, cmdutil.ExitUsage, whyRawEth},
 	{"local_mac", "", true, cmdutil.ExitUsage, whyRawEth},
 	{"remote_ip", "", true, cmdutil.ExitUsage, whyRawEth},
