@@ -302,7 +302,7 @@ func runLimited(t *testing.T, port int, common, climits []string) (int, string, 
 		}
 		return fmt.Sprintf("the run itself failed (server: %v; client: exit %d: %s)", r.serr, r.ccode, strings.TrimSpace(r.cstderr))
 	}
-	r := retryPair(t, port, 100, mk, pairOpts{delay: 500 * time.Millisecond}, again)
+	r := retryPair(t, port, 100, mk, pairOpts{}, again)
 	if why := again(r); why != "" {
 		t.Fatalf("%v: %s\n%s", climits, why, r.sout)
 	}

@@ -71,7 +71,7 @@ func TestVMPerfRDMACMOpsCLI(t *testing.T) {
 				}
 				return a
 			}
-			r := runPair(args(false), args(true), pairOpts{delay: 500 * time.Millisecond})
+			r := runPair(args(false), args(true), pairOpts{})
 			r.mustPass(t)
 			sout, cout := r.sout, r.cout
 			for who, out := range map[string]string{"server": sout, "client": cout} {
@@ -89,7 +89,7 @@ func TestVMPerfRDMACMOpsCLI(t *testing.T) {
 	// The header, as perftest's: SRQ on, events on.
 	t.Run("header", func(t *testing.T) {
 		a := []string{"perf", "send", "-R", "--use-srq", "-e", "-n", "100", "-p", "19710"}
-		r := runPair(a, append(a, perfServerIP), pairOpts{delay: 500 * time.Millisecond})
+		r := runPair(a, append(a, perfServerIP), pairOpts{})
 		r.mustPass(t)
 		sout := r.sout
 		if headerField(sout, "Data ex. method") != "rdma_cm" || !strings.Contains(sout, "Using SRQ      : ON") {

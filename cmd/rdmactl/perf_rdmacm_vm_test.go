@@ -41,7 +41,8 @@ func TestVMPerfRDMACM(t *testing.T) {
 			p := port
 			name := fmt.Sprintf("%s_%s%s/%s", tc.verb, tc.kind, strings.Join(tc.extra, ""), pr.name)
 			t.Run(name, func(t *testing.T) {
-				// perftest's comm connect does not retry: runPair's delay.
+				// perftest's comm connect does not retry: runPair starts the
+				// client once the server's CM id listens.
 				r := retryPair(t, p, 1000, func(port int) ([]string, []string) {
 					return cmArgs(tc.verb, tc.kind, tc.extra, pr.server, port, false), cmArgs(tc.verb, tc.kind, tc.extra, pr.client, port, true)
 				}, pairOpts{}, perftestClock)

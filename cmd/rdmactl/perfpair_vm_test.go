@@ -56,22 +56,15 @@ type pairOut struct {
 
 // pairOpts tunes runPair; the zero value is what most tests want.
 type pairOpts struct {
-	// delay before the client starts, for a server that uses the RDMA
-	// CM (-R), which has no TCP port to watch: perftest clients do not
-	// retry their connect (1.5 s if zero). Other clients start once the
-	// server listens on its TCP port (serverUp).
-	delay time.Duration
 	// timeout for the whole pair (120 s if zero).
 	timeout time.Duration
 }
 
-// runPair runs sargs as the server, then (after the delay) cargs as the
-// client, and waits for both. An rdmactl side's error is its exit code
-// and stderr ("rdmactl exit N: ..."), its output stdout then stderr.
+// runPair runs sargs as the server, then, once it listens (serverUp),
+// cargs as the client, and waits for both. An rdmactl side's error is
+// its exit code and stderr ("rdmactl exit N: ..."), its output stdout
+// then stderr.
 func runPair(sargs, cargs []string, o pairOpts) pairOut {
-	if o.delay == 0 {
-		o.delay = 1500 * time.Millisecond
-	}
 	if o.timeout == 0 {
 		o.timeout = 120 * time.Second
 	}
@@ -89,33 +82,45 @@ func runPair(sargs, cargs []string, o pairOpts) pairOut {
 		s := runSide(ctx, sargs, sole)
 		r.sout, r.serr = s.out, s.err
 	}()
-	serverUp(sargs, o.delay, srvDone)
+	serverUp(sargs, srvDone)
 	c := runSide(ctx, cargs, sole)
 	r.cout, r.cerr, r.ccode, r.cstdout, r.cstderr = c.out, c.err, c.code, c.stdout, c.stderr
 	wg.Wait()
 	return r
 }
 
-// serverUp returns once the server of sargs listens on its TCP port (-p,
-// --port; 18515 if not given), has ended, or 20 s have passed; for a
-// server that uses the RDMA CM (-R, --rdma_cm), after delay.
-func serverUp(sargs []string, delay time.Duration, done <-chan struct{}) {
-	port := 18515
+// serverUp returns once the server of sargs listens on its port (-p,
+// --port; 18515 if not given), has ended, or 20 s have passed: a TCP
+// port, or for a server that uses the RDMA CM (-R, --rdma_cm) an RDMA CM
+// id in state LISTEN ('rdma res show cm_id'). perftest's clients do not
+// retry their connect, and a server's start takes from a few hundred
+// milliseconds to seconds in a loaded TCG guest.
+func serverUp(sargs []string, done <-chan struct{}) {
+	port, cm := 18515, false
 	for i, a := range sargs {
 		switch {
 		case a == "-R" || a == "--rdma_cm":
-			select {
-			case <-time.After(delay):
-			case <-done:
-			}
-			return
+			cm = true
 		case (a == "-p" || a == "--port") && i+1 < len(sargs):
 			fmt.Sscan(sargs[i+1], &port)
 		case strings.HasPrefix(a, "--port="):
 			fmt.Sscan(strings.TrimPrefix(a, "--port="), &port)
 		}
 	}
-	awaitListen(port, 20*time.Second, done)
+	if !cm {
+		awaitListen(port, 20*time.Second, done)
+		return
+	}
+	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); {
+		if ok, err := vmcheck.CMListens(port); ok || err != nil {
+			return // an rdma that cannot answer: the client finds out
+		}
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-done:
+			return
+		}
+	}
 }
 
 // sideOut is how one side ended: out is its stdout, for a failed

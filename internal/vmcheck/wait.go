@@ -92,12 +92,22 @@ func TCPListening(port int) bool {
 // a client may connect (perftest's client does not retry).
 func CMListening(t testing.TB, port int) bool {
 	t.Helper()
+	ok, err := CMListens(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ok
+}
+
+// CMListens is CMListening for callers without a test (a pair's
+// goroutine): the error says why rdma could not answer.
+func CMListens(port int) (bool, error) {
 	out, err := exec.Command("rdma", "res", "show", "cm_id").CombinedOutput()
 	if err != nil {
-		t.Fatalf("rdma res show cm_id: %v: %s", err, out)
+		return false, fmt.Errorf("rdma res show cm_id: %v: %s", err, out)
 	}
 	re := regexp.MustCompile(`state LISTEN .*src-addr \S+:` + strconv.Itoa(port) + `\b`)
-	return re.Match(out)
+	return re.Match(out), nil
 }
 
 // UserQPsOn is how many QPs of user processes device dev has (RDMA
