@@ -250,7 +250,8 @@ func TestVMPerfOptsReport(t *testing.T) {
 			if c.vals[1] <= 0 || c.vals[1] > 5*1.15 || s.vals[1] != c.vals[1] {
 				t.Fatalf("BW average: server %v, client %v MiB/s; limited to 5", s.vals[1], c.vals[1])
 			}
-			for dev, side := range map[string]struct{ who, out string }{"rxe0": {pr.server, r.sout}, "rxe1": {pr.client, r.cout}} {
+			// (perftest's stdout and stderr are one; rdmactl's stderr apart.)
+			for dev, side := range map[string]struct{ who, out string }{"rxe0": {pr.server, r.sout + r.sstderr}, "rxe1": {pr.client, r.cout + r.cstderr}} {
 				want := "The QP failed to accept HW rate limit, providing SW rate limit"
 				if side.who == "r" {
 					want = "rdmactl: perf: --rate_limit: " + dev + "/1 is Ethernet (RoCE), where the QP's static rate (perftest's default HW limiter) does not apply"

@@ -49,9 +49,11 @@ func perfCmd(who, verb, kind string, rOnly []string, args ...string) []string {
 type pairOut struct {
 	sout, cout string
 	serr, cerr error
-	// An rdmactl client's exit code, stdout and stderr apart.
+	// An rdmactl client's exit code, stdout and stderr apart; an rdmactl
+	// server's stderr.
 	ccode            int
 	cstdout, cstderr string
+	sstderr          string
 }
 
 // pairOpts tunes runPair; the zero value is what most tests want.
@@ -80,7 +82,7 @@ func runPair(sargs, cargs []string, o pairOpts) pairOut {
 		defer wg.Done()
 		defer close(srvDone)
 		s := runSide(ctx, sargs, sole)
-		r.sout, r.serr = s.out, s.err
+		r.sout, r.serr, r.sstderr = s.out, s.err, s.stderr
 	}()
 	serverUp(sargs, srvDone)
 	c := runSide(ctx, cargs, sole)
