@@ -137,9 +137,16 @@ func openCaptured(root string) (*Source, error) {
 // stop is called, and then lets the signal end the process as it would
 // have (a bundle's unpacking takes long enough to be interrupted: up to
 // 256 MiB, and without this every ^C left an rdmactl-bundle-* behind).
+// A signal the process was started ignoring (nohup's SIGHUP, SIGINT in
+// a shell's background job) stays ignored: the unpacking goes on, as
+// the caller asked.
 func removeOnSignal(dir string) (stop func()) {
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP)
+	for _, s := range []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP} {
+		if !signal.Ignored(s) {
+			signal.Notify(sigs, s)
+		}
+	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
