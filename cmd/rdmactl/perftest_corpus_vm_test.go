@@ -169,6 +169,12 @@ func TestVMPerftestCorpus(t *testing.T) {
 			pairings = []int{namesBoth}
 		case full:
 			pairings = []int{0, 1, 2, 3}
+		case corpusBidirRead(l):
+			// On 6.12 only, whatever its half: see corpusBidirRead.
+			if kernelSeries61() {
+				t.Logf("%02d %s %s: on 6.12 only (rxe's bidirectional reads on 6.1)", i, l.tool, l.server)
+				continue
+			}
 		case i%2 != half || corpusHeavy(l):
 			continue
 		}
@@ -210,6 +216,18 @@ var corpusPerftestHangs = map[string]string{
 	"ib_send_lat -d mlx4_0 -i 1 -e": "perftest 6.06's send_lat -e hangs against itself " +
 		"(3 of 3 on 6.12: both sides killed at 25 s; and against rdmactl in either role, perftest's side), " +
 		"its single completion channel (perftest 2209cf8)",
+}
+
+// corpusBidirRead says whether l is a bidirectional RDMA read run
+// (ib_read_bw -b), which rxe on 6.1 fails now and then by itself: in the
+// 6.1 VM, NVIDIA's 'ib_read_bw -s 65536 -D 4 -F --report_gbit -b -q 4'
+// ended in a flush error (WR_FLUSH_ERR on one side, the other's report
+// exchange then failing) in 1 of 6 runs of perftest 6.06 against itself
+// and 1 of 4 with -q 1, and in 5 of 10 runs with rdmactl on one or both
+// sides; on 6.12, 20 of 20 of the same runs passed. CI's run takes such
+// a line on 6.12; RDMACTL_CORPUS=full runs it on both.
+func corpusBidirRead(l corpusLine) bool {
+	return l.tool == "ib_read_bw" && slices.Contains(strings.Fields(l.server), "-b")
 }
 
 // corpusHeavy says whether l moves hundreds of megabytes in the TCG
