@@ -103,14 +103,9 @@ mapfile -t pkgs < <(CGO_ENABLED=0 GOARCH=arm64 "$GO" list \
 [ ${#pkgs[@]} -gt 0 ] || { msg "no packages with tests"; exit 1; }
 
 if [ "$prepare" = 1 ]; then
-	# The Go build cache keeps the compiled packages; linking is redone.
-	failed=0
-	for line in "${pkgs[@]}"; do
-		read -r pkg _ <<<"$line"
-		CGO_ENABLED=0 GOARCH=arm64 "$GO" test -c -o /dev/null "$pkg" || failed=1
-	done
-	[ "$vet_failed" = 0 ] && [ "$failed" = 0 ] || { msg "prepare: vet or a build FAILED"; exit 1; }
-	msg "prepared: packages installed, vet ok, ${#pkgs[@]} test binaries compiled"
+	GOARCH=arm64 GO="$GO" scripts/compile-tests.sh "$@" || vet_failed=1
+	[ "$vet_failed" = 0 ] || { msg "prepare: vet or a build FAILED"; exit 1; }
+	msg "prepared: packages installed, vet ok, test binaries compiled"
 	exit 0
 fi
 

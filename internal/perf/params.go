@@ -190,6 +190,9 @@ type Params struct {
 	NUMANode   int
 }
 
+// portName names the run's port as rdmactl's commands take it: DEV/PORT.
+func (p *Params) portName() string { return fmt.Sprintf("%s/%d", p.Device, p.IBPort) }
+
 // Defaults fills unset fields as perftest does for this test.
 func (p *Params) Defaults() {
 	if p.Port == 0 {

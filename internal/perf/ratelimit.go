@@ -139,10 +139,10 @@ func (p *Params) validateHWRate() error {
 // limiter paces only perftest's run_iter_bw loops, so where it would
 // not (latency, atomics, bidirectional send) nothing is limited, as in
 // perftest. The note is for stderr.
-func (p *Params) hwOnEthernet(port string) (note string, err error) {
+func (p *Params) hwOnEthernet() (note string, err error) {
 	rl := &p.RateLimit
 	if rl.Explicit {
-		err := fmt.Errorf("--rate_limit_type HW: the QP's static rate applies on InfiniBand only, and %s is Ethernet (RoCE); give --rate_limit_type SW: %w", port, verbs.ErrUnsupported)
+		err := fmt.Errorf("--rate_limit_type HW: the QP's static rate applies on InfiniBand only, and %s is Ethernet (RoCE); give --rate_limit_type SW: %w", p.portName(), verbs.ErrUnsupported)
 		if p.Report.AsPerftest {
 			return "\x1b[31mThe QP failed to accept HW rate limit  \x1b[0m", err
 		}
@@ -155,7 +155,7 @@ func (p *Params) hwOnEthernet(port string) (note string, err error) {
 	if p.Report.AsPerftest {
 		return "\x1b[31mThe QP failed to accept HW rate limit, providing SW rate limit \x1b[0m", nil
 	}
-	return "rdmactl: perf: --rate_limit: " + port + " is Ethernet (RoCE), where the QP's static rate (perftest's default HW limiter) does not apply: limiting in software, as perftest (--rate_limit_type SW)", nil
+	return "rdmactl: perf: --rate_limit: " + p.portName() + " is Ethernet (RoCE), where the QP's static rate (perftest's default HW limiter) does not apply: limiting in software, as perftest (--rate_limit_type SW)", nil
 }
 
 // swGap is the software limiter's time from one burst's start to the

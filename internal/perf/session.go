@@ -283,8 +283,8 @@ func (s *Session) forceLink() error {
 		return nil
 	}
 	if s.port.LinkLayer == vocab.LinkLayerEthernet {
-		return fmt.Errorf("--force-link IB: %s/%d is Ethernet (RoCE), where every packet needs the GRH that InfiniBand addressing leaves out; run without --force-link: %w",
-			s.P.Device, s.P.IBPort, verbs.ErrUnsupported)
+		return fmt.Errorf("--force-link IB: %s is Ethernet (RoCE), where every packet needs the GRH that InfiniBand addressing leaves out; run without --force-link: %w",
+			s.P.portName(), verbs.ErrUnsupported)
 	}
 	s.port.LinkLayer = f
 	return nil
@@ -381,7 +381,7 @@ func (s *Session) prefix() error {
 		if s.P.Report.AsPerftest {
 			s.note(fmt.Sprintf(" Invalid MTU - %d \n Please choose mtu from {256,512,1024,2048,4096}\n Will run with the port active mtu - %d", s.P.MTU, bits.Len(uint(mine))-8))
 		} else {
-			s.note(fmt.Sprintf("rdmactl: perf: -m %d is no RDMA MTU (256, 512, 1024, 2048, 4096): running at %s/%d's active MTU, %d (as perftest)", s.P.MTU, s.P.Device, s.P.IBPort, mine))
+			s.note(fmt.Sprintf("rdmactl: perf: -m %d is no RDMA MTU (256, 512, 1024, 2048, 4096): running at %s's active MTU, %d (as perftest)", s.P.MTU, s.P.portName(), mine))
 		}
 		s.P.MTU = 0
 	}
@@ -539,7 +539,7 @@ func (s *Session) connectQPs() error {
 	var staticRate uint8
 	if rl := &s.P.RateLimit; rl.Type == RateLimitHW {
 		if s.port.LinkLayer == vocab.LinkLayerEthernet {
-			note, err := s.P.hwOnEthernet(fmt.Sprintf("%s/%d", s.P.Device, s.P.IBPort))
+			note, err := s.P.hwOnEthernet()
 			if note != "" {
 				s.note(note)
 			}
@@ -1208,7 +1208,7 @@ func (s *Session) measure(ctx context.Context, r *runner, loop func() error) (BW
 	}
 	// The error names the device and port, which matter when the fabric
 	// failed under the run (a port that went down, a device removed).
-	return res, r.loopErr(err, fmt.Sprintf("%s on %s/%d", s.result.Test, s.P.Device, s.P.IBPort))
+	return res, r.loopErr(err, s.result.Test+" on "+s.P.portName())
 }
 
 func (s *Session) bwResult(r *runner) BWResult {
