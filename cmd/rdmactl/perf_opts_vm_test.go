@@ -728,3 +728,58 @@ func TestVMPerfOptsReversed(t *testing.T) {
 		})
 	}
 }
+
+// TestVMPerfOptsWriteImm: --write_with_imm between two rdmactl sides in
+// bandwidth (one and two QPs, -n and -D) and latency: each write carries
+// immediate data, so the server completes a receive per message, and its
+// loop fails on any completion without immediate data; the title says
+// RDMA_Write_imm on both sides. A side without the option is named as
+// the difference; against perftest 6.06 (no such option) the rdmactl
+// side refuses in one line, exit 6.
+func TestVMPerfOptsWriteImm(t *testing.T) {
+	resUnchanged(t, false)
+	for i, c := range []struct {
+		kind  string
+		extra []string
+		title string
+	}{
+		{"bw", nil, "RDMA_Write_imm BW Test"},
+		{"bw", []string{"-q", "2", "-D", "3"}, "RDMA_Write_imm BW Test"},
+		{"bw", []string{"-b"}, "RDMA_Write_imm Bidirectional BW Test"},
+		{"lat", nil, "RDMA_Write_imm Latency Test"},
+	} {
+		t.Run(fmt.Sprintf("%s%s", c.kind, strings.Join(c.extra, "")), func(t *testing.T) {
+			s, cl, _ := perfPairArgs("write", c.kind, "RC", append([]string{"--write_with_imm"}, c.extra...), "r", "r", 23800+10*i)
+			r := runPair(s, cl, pairOpts{})
+			r.mustPass(t)
+			sr, cr := agreeingRows(t, r.sout, r.cout)
+			if cr.iters == 0 {
+				t.Fatalf("no iterations: server %+v client %+v", sr, cr)
+			}
+			for _, out := range []string{r.sout, r.cout} {
+				if !strings.Contains(out, c.title) {
+					t.Fatalf("title is not %q:\n%s", c.title, out)
+				}
+			}
+			if c.kind == "bw" && !strings.Contains(r.sout, " RX depth        : ") {
+				t.Fatalf("the server's header has no RX depth (it posts receives):\n%s", r.sout)
+			}
+		})
+	}
+	t.Run("one_side_only", func(t *testing.T) {
+		s, c, _ := perfPairArgs("write", "bw", "RC", nil, "r", "r", 23850)
+		r := runPair(s, insertBefore(c, perfServerIP, "--write_with_imm"), pairOpts{timeout: 60 * time.Second})
+		for _, err := range []error{r.serr, r.cerr} {
+			if err == nil || !strings.Contains(err.Error(), "rdmactl exit 6") || !strings.Contains(err.Error(), "write_imm (--write_with_imm) is") {
+				t.Fatalf("server: %v\nclient: %v\nwant both to exit 6 naming --write_with_imm", r.serr, r.cerr)
+			}
+		}
+	})
+	t.Run("perftest_server", func(t *testing.T) {
+		s, c, _ := perfPairArgs("write", "bw", "RC", nil, "p", "r", 23860)
+		r := runPair(s, insertBefore(c, perfServerIP, "--write_with_imm"), pairOpts{timeout: 60 * time.Second})
+		if r.ccode != 6 || strings.Count(r.cstderr, "\n") != 1 || !strings.Contains(r.cstderr, "--write_with_imm: the peer is perftest") {
+			t.Fatalf("rdmactl client with --write_with_imm against perftest: exit %d, stderr %q", r.ccode, r.cstderr)
+		}
+	})
+}

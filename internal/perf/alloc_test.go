@@ -175,6 +175,41 @@ func TestLoopsDoNotAllocate(t *testing.T) {
 			t.Fatalf("samples %d", g.r.nSamples)
 		}
 	})
+	t.Run("write_imm_bw_receiver", func(t *testing.T) {
+		g := newLoopRig(t, Params{Verb: VerbWrite, WriteImm: true, Test: TestBW, Iters: 1000, Size: 4096, Server: true}, false)
+		wr := []verbs.SendWR{{Opcode: verbs.OpRDMAWriteImm, SGE: verbs.SGE{Addr: g.their.Addr, Length: 4096, LKey: g.their.LKey},
+			RemoteAddr: g.mine.Addr, RKey: g.mine.RKey}}
+		requireNoAllocs(t, "runBWRecv", func() {
+			g.r.prepare(4096)
+			if err := g.r.postRecvs(1000); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 1000; i++ { // the peer's writes
+				_ = g.their.QPs[0].PostSend(wr)
+			}
+			if err := g.r.runBWRecv(); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if g.r.nDone != 1000 {
+			t.Fatalf("received %d", g.r.nDone)
+		}
+	})
+	t.Run("write_imm_lat", func(t *testing.T) {
+		g := newLoopRig(t, Params{Verb: VerbWrite, WriteImm: true, Test: TestLat, Iters: 500}, true)
+		requireNoAllocs(t, "runLatSend", func() {
+			g.r.prepare(2)
+			if err := g.r.postRecvs(500); err != nil {
+				t.Fatal(err)
+			}
+			if err := g.r.runLatSend(); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if g.r.nSamples != 498 {
+			t.Fatalf("samples %d", g.r.nSamples)
+		}
+	})
 	t.Run("send_lat", func(t *testing.T) {
 		g := newLoopRig(t, Params{Verb: VerbSend, Test: TestLat, Iters: 500}, true)
 		requireNoAllocs(t, "runLatSend", func() {

@@ -37,7 +37,7 @@ func (r *runner) latLoopArgs(withRecv bool) (a latArgs, detach bool) {
 	a = latArgs{sq: q.SendQueue, rq: q.RecvQueue, scq: r.res.SendCQ, rcq: r.res.RecvCQ,
 		wr: r.wrs[0][:1], wcs: r.wcs, iters: r.p.Iters, posted: r.posted,
 		stop: r.stop, prog: &r.progress, stall: int64(r.stall), yielder: yielder{yield: true}, ev: r.ev,
-		gap: int64(r.p.LatencyGap), wantImm: r.p.SendImm}
+		gap: int64(r.p.LatencyGap), wantImm: r.p.SendImm || r.p.WriteImm}
 	if withRecv {
 		a.rwr, a.recvLen, a.rposted, a.rdone = r.rwrs[0], r.recvLen, r.rposted[0], r.ccnt[0]
 	} else {
@@ -664,7 +664,7 @@ func (r *runner) bwLoopArgs(withRecv bool) (bwArgs, bool) {
 	a := bwArgs{sqs: q.sqs, scq: q.scq, wrs: r.wrs, wcs: r.wcs, scnt: r.scnt, ccnt: r.ccnt,
 		iters: p.Iters, pl: uint64(p.PostList), cqMod: uint64(p.CQMod), tx: uint64(p.TxDepth),
 		base: r.base, stop: r.stop, prog: &r.progress, stall: int64(r.stall),
-		evT: r.evT, evC: r.evC, yielder: yielder{yield: !q.detach}, ev: r.ev, wantImm: p.SendImm}
+		evT: r.evT, evC: r.evC, yielder: yielder{yield: !q.detach}, ev: r.ev, wantImm: p.SendImm || p.WriteImm}
 	if r.ev != nil {
 		r.ev.attached = !q.detach
 	}
@@ -716,7 +716,7 @@ func (r *runner) bwQueues() *bwQueues {
 		if d.sqs[i], ok = vq.DetachedSendQueue(); !ok {
 			return q
 		}
-		if r.p.Verb == VerbSend {
+		if r.p.recvComp() {
 			if d.rqs[i], ok = detachedRecvQueue(r.res.QPs[i]); !ok { // the QP's, or its SRQ's
 				return q
 			}
@@ -725,7 +725,7 @@ func (r *runner) bwQueues() *bwQueues {
 	if d.scq, ok = detachedCQ(r.res.SendCQ); !ok {
 		return q
 	}
-	if r.p.Verb == VerbSend { // only send receives
+	if r.p.recvComp() { // only send and write with immediate receive
 		if d.rcq, ok = detachedCQ(r.res.RecvCQ); !ok {
 			return q
 		}

@@ -217,6 +217,9 @@ func (r *runner) prepare(sz uint64) {
 				}
 			case VerbWrite:
 				wr.Opcode = verbs.OpRDMAWrite
+				if p.WriteImm {
+					wr.Opcode = verbs.OpRDMAWriteImm // immediate data 0, as perftest's zeroed WR
+				}
 			case VerbRead:
 				wr.Opcode = verbs.OpRDMARead
 			case VerbAtomic:
@@ -333,7 +336,7 @@ func (r *runner) checkWC(wc *verbs.WC) bool {
 // is bwDetached (detach.go), in every mode.
 func (r *runner) runBW() error {
 	var detach bool
-	r.bw, detach = r.bwLoopArgs(r.p.Bidir && r.p.Verb == VerbSend)
+	r.bw, detach = r.bwLoopArgs(r.p.Bidir && r.p.recvComp())
 	err := r.runBWLoop(&r.bw, false, detach)
 	if err == nil && r.p.Duration > 0 && !r.infinite {
 		r.drainSend() // duration mode stops mid-stream

@@ -109,8 +109,8 @@ func (p *Params) validateEvents() error {
 		return errors.New("--run_infinitely applies to bandwidth tests only (as perftest)")
 	case p.RunInfinitely && p.UseEvent:
 		return errors.New("--run_infinitely cannot be combined with -e (as perftest)")
-	case p.RunInfinitely && p.Bidir && p.Verb == VerbSend:
-		return errors.New("--run_infinitely does not support send with -b (as perftest)")
+	case p.RunInfinitely && p.Bidir && p.recvComp():
+		return errors.New("--run_infinitely does not support send or write with immediate with -b (as perftest)")
 	case p.RunInfinitely && p.AllSizes:
 		return errors.New("--run_infinitely and -a cannot be combined")
 	}

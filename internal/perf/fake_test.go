@@ -181,6 +181,12 @@ func (q *fakeQP) PostRecv(wrs []verbs.RecvWR) error {
 	return nil
 }
 
+// fakeWriteImm marks a delivery as a write with immediate data: its bytes
+// were written to the target already; the receive completes with their
+// length and copies nothing (IB spec: a write's immediate data consumes
+// a receive WQE, whose completion carries the write's length).
+const fakeWriteImm uint32 = 1 << 30
+
 // deliverLocked puts a received message into the next posted receive.
 func (q *fakeQP) deliverLocked(data []byte, flags uint32) bool {
 	if q.srq != nil {
@@ -202,8 +208,14 @@ func (q *fakeQP) deliverLocked(data []byte, flags uint32) bool {
 	if q.typ == verbs.QPTypeUD {
 		grh = udGRH
 	}
-	copy(q.mr.buf[off+grh:], data)
-	q.rcq.push(verbs.WC{WRID: rw.WRID, Opcode: verbs.WCRecv, ByteLen: uint32(len(data)) + uint32(grh), QPNum: q.qpn, Flags: flags})
+	op := verbs.WCRecv
+	if flags&fakeWriteImm != 0 {
+		flags &^= fakeWriteImm
+		op = verbs.WCRecvRDMAWithImm
+	} else {
+		copy(q.mr.buf[off+grh:], data)
+	}
+	q.rcq.push(verbs.WC{WRID: rw.WRID, Opcode: op, ByteLen: uint32(len(data)) + uint32(grh), QPNum: q.qpn, Flags: flags})
 	return true
 }
 
@@ -244,7 +256,7 @@ func (q *fakeQP) PostSend(wrs []verbs.SendWR) error {
 		var status verbs.WCStatus
 		var op verbs.WCOpcode
 		switch wr.Opcode {
-		case verbs.OpRDMAWrite:
+		case verbs.OpRDMAWrite, verbs.OpRDMAWriteImm:
 			op = verbs.WCRDMAWrite
 			mr := q.f.mrs[wr.RKey]
 			if mr == nil || wr.RemoteAddr < mr.addr || wr.RemoteAddr+uint64(len(src)) > mr.addr+uint64(len(mr.buf)) {
@@ -252,6 +264,15 @@ func (q *fakeQP) PostSend(wrs []verbs.SendWR) error {
 				break
 			}
 			copy(mr.buf[wr.RemoteAddr-mr.addr:], src)
+			if wr.Opcode == verbs.OpRDMAWriteImm {
+				switch peer := q.f.qps[q.remote.QPN]; {
+				case peer != nil && peer.echo:
+					q.deliverLocked(src, verbs.WCWithImm|fakeWriteImm) // its answer
+				case peer == nil || !peer.deliverLocked(src, verbs.WCWithImm|fakeWriteImm):
+					status = 13 // RNR retry exceeded
+				}
+				break
+			}
 			if peer := q.f.qps[q.remote.QPN]; peer != nil && peer.echo {
 				// The peer answers with the same bytes into our target area.
 				back := mr.buf[wr.RemoteAddr-mr.addr:][:len(src)]

@@ -30,8 +30,11 @@ func (s *Session) outJSONTestInfo() string {
 	var b strings.Builder
 	b.WriteString("test_info: {\n")
 	verb := map[Verb]string{VerbSend: "Send", VerbWrite: "RDMA_Write", VerbRead: "RDMA_Read", VerbAtomic: "Atomic"}[p.Verb]
-	if p.SendImm {
+	switch {
+	case p.SendImm:
 		verb = "Send_imm" // perftest 6.29's testsStr
+	case p.WriteImm:
+		verb = "RDMA_Write_imm"
 	}
 	b.WriteString("test: " + verb + "_")
 	if p.Verb == VerbAtomic {
@@ -75,7 +78,7 @@ func (s *Session) outJSONTestInfo() string {
 	if p.PostList > 1 {
 		fmt.Fprintf(&b, "Post_List: %d,\n", p.PostList)
 	}
-	if p.Verb == VerbSend && (p.passive() || p.Bidir) {
+	if p.recvComp() && (p.passive() || p.Bidir) {
 		fmt.Fprintf(&b, "RX_depth: %d,\n", p.RxDepth)
 	}
 	if p.Test == TestBW {

@@ -179,6 +179,10 @@ type Params struct {
 	// SendImm (--send_with_imm): send tests send with immediate data,
 	// and a receiver fails on a message without (perftest 6.29).
 	SendImm bool
+	// WriteImm (--write_with_imm): write tests write with immediate
+	// data, so each message also completes on the receiver's receive
+	// queue, whose loops are then send's (perftest 6.29's WRITE_IMM).
+	WriteImm bool
 	// IPv6Addr (--ipv6-addr) runs the TCP exchange over IPv6 only, as
 	// perftest's ai_family AF_INET6 (IPv4 or IPv6 otherwise).
 	IPv6Addr bool
@@ -222,7 +226,7 @@ func (p *Params) Defaults() {
 	if p.QPs == 0 {
 		p.QPs = 1
 	}
-	if p.WarmUp && (p.Test != TestBW || p.Verb == VerbSend) {
+	if p.WarmUp && (p.Test != TestBW || p.recvComp()) {
 		// perftest takes --perform_warm_up in every test and warms up
 		// only in write_bw, read_bw and atomic_bw (src/*_bw.c): scripts
 		// pass it to all eight.
@@ -236,7 +240,7 @@ func (p *Params) Defaults() {
 		}
 	}
 	if p.RxDepth == 0 {
-		if p.Verb == VerbSend {
+		if p.recvComp() {
 			p.RxDepth = 512
 		} else {
 			p.RxDepth = 1
@@ -387,6 +391,8 @@ func (p *Params) Validate() error {
 		return errors.New("-X needs -e: the vector is where completion events go (as perftest)")
 	case p.SendImm && p.Verb != VerbSend:
 		return errors.New("--send_with_imm applies to send tests only (as perftest)")
+	case p.WriteImm && p.Verb != VerbWrite:
+		return errors.New("--write_with_imm applies to write tests only (as perftest)")
 	case p.IPv6Addr && p.RDMACM:
 		return errors.New("--ipv6-addr: with -R the RDMA CM resolves the address given; give an IPv6 one")
 	case p.IPv6 && p.UserGID:
@@ -439,8 +445,14 @@ const paramRecordSize = 256
 // its memory for the last byte of a message and must see the bytes in
 // order (src/write_lat.c). A device without the feature ignores it.
 func (p *Params) relaxedOrdering() bool {
-	return !p.NoRelaxedOrdering && !(p.Verb == VerbWrite && p.Test == TestLat)
+	return !p.NoRelaxedOrdering && !(p.Verb == VerbWrite && p.Test == TestLat && !p.WriteImm)
 }
+
+// recvComp says whether each message completes on the receiver's receive
+// queue as well as the sender's: send, and write with immediate data
+// (perftest's has_recv_comp, src/perftest_parameters.h). Such receivers
+// post receives and run send's loops.
+func (p *Params) recvComp() bool { return p.Verb == VerbSend || p.WriteImm }
 
 // passive says whether this side is the one perftest calls the server
 // (its machine SERVER): the target of writes and reads, the receiver of
@@ -465,6 +477,9 @@ func (p *Params) symmetricText() string {
 	}
 	if p.Reversed {
 		t += " reversed=true" // only here: older peers have no --reversed
+	}
+	if p.WriteImm {
+		t += " write_imm=true" // only here: older peers have no --write_with_imm
 	}
 	return t + p.eventsSymmetricText()
 }
@@ -500,12 +515,27 @@ func checkPeerParams(p *Params, b []byte) error {
 	}
 	flag := map[string]string{"verb": "test verb", "test": "bw/--lat", "conn": "-c", "size": "-s", "all": "-a",
 		"iters": "-n", "duration_ms": "-D", "qps": "-q", "bidir": "-b", "post_list": "-l", "gbits": "--report_gbits", "atomic": "-A",
-		"run_infinitely": "--run_infinitely", "reversed": "--reversed"}
+		"run_infinitely": "--run_infinitely", "reversed": "--reversed", "write_imm": "--write_with_imm"}
+	// Fields sent only when set: absent means false, on either side.
+	optional := map[string]bool{"reversed": true, "write_imm": true}
+	mm := map[string]string{}
+	keys := []string{}
 	for _, f := range mine[1:] {
 		k, v, _ := strings.Cut(f, "=")
+		mm[k] = v
+		keys = append(keys, k)
+	}
+	for _, f := range theirs[1:] {
+		if k, _, _ := strings.Cut(f, "="); optional[k] && mm[k] == "" {
+			mm[k] = "false"
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range keys {
+		v := mm[k]
 		tv, ok := tm[k]
-		if !ok && k == "reversed" {
-			tv, ok = "false", true // a peer without --reversed
+		if !ok && optional[k] {
+			tv, ok = "false", true
 		}
 		if !ok {
 			return fmt.Errorf("peer's parameter record lacks %s; run the same rdmactl version on both sides", k)
@@ -555,14 +585,14 @@ func (p *Params) fitDepthsToIters() {
 	if p.Duration == 0 && !p.RunInfinitely {
 		iters := int(min(p.Iters, 1<<30))
 		p.TxDepth = min(p.TxDepth, iters)
-		if p.Verb == VerbSend {
+		if p.recvComp() {
 			p.RxDepth = min(p.RxDepth, iters)
 			if (p.Conn == UD || p.Conn == UC) && p.RxDepth == 512 {
 				p.RxDepth = min(iters, ucMaxRx)
 			}
 		}
 	}
-	if p.Verb == VerbSend && p.RxDepth%2 == 1 && !p.AllSizes && !p.RunInfinitely {
+	if p.recvComp() && p.RxDepth%2 == 1 && !p.AllSizes && !p.RunInfinitely {
 		p.RxDepth++
 	}
 }

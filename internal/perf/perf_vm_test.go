@@ -350,6 +350,30 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 			}
 		})
 	}
+	t.Run("write_imm_bw", func(t *testing.T) {
+		// --write_with_imm: writes whose immediate data the receiver
+		// completes in send's receive loop.
+		g := newVMRig(t, Params{Verb: VerbWrite, WriteImm: true, Test: TestBW, Iters: 200, Size: 512})
+		g.peerLoop(vmRuns, func() {}, g.pr.runBWRecv)
+		vmNoAllocs(t, "runBW(write_imm)+runBWRecv", func() {
+			g.pr.prepare(512)
+			if err := g.pr.postRecvs(200); err != nil {
+				t.Fatal(err)
+			}
+			g.start <- struct{}{}
+			g.r.prepare(512)
+			if err := g.r.runBW(); err != nil {
+				t.Fatal(g.r.loopErr(err, "runBW"))
+			}
+			<-g.finished
+		})
+		g.checkPeer(t, "runBWRecv")
+		checkDetachedBW(t, g.r, 200)
+		checkMode(t, "receiver", g.pr)
+		if g.pr.nDone != 200 {
+			t.Fatalf("receiver: received %d of 200", g.pr.nDone)
+		}
+	})
 	t.Run("send_bw_bidir", func(t *testing.T) {
 		// -b: each side's sender also receives the other's messages.
 		g := newVMRig(t, Params{Verb: VerbSend, Test: TestBW, Bidir: true, Iters: 200, Size: 512})

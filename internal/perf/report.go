@@ -46,8 +46,11 @@ func formatLatRow(size, iters uint64, s LatStats) string {
 // testTitle is the centred title line of ctx_print_test_info.
 func testTitle(p *Params) string {
 	verb := map[Verb]string{VerbSend: "Send", VerbWrite: "RDMA_Write", VerbRead: "RDMA_Read", VerbAtomic: "Atomic " + p.Atomic.String()}[p.Verb]
-	if p.SendImm {
+	switch {
+	case p.SendImm:
 		verb = "Send_imm" // perftest 6.29's testsStr
+	case p.WriteImm:
+		verb = "RDMA_Write_imm"
 	}
 	kind := "BW"
 	if p.Test == TestLat {
@@ -132,7 +135,7 @@ func writeHeader(w io.Writer, p *Params, in *Info) {
 	if p.PostList > 1 {
 		fmt.Fprintf(&b, " Post List       : %d\n", p.PostList)
 	}
-	if p.Verb == VerbSend && (p.passive() || p.Bidir) { // send_lat's server too (machine == SERVER || duplex)
+	if p.recvComp() && (p.passive() || p.Bidir) { // send_lat's server too (machine == SERVER || duplex)
 		fmt.Fprintf(&b, " RX depth        : %d\n", p.RxDepth)
 	}
 	if p.Test == TestBW {

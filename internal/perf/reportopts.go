@@ -75,8 +75,8 @@ func (p *Params) validateReport() error {
 		return errors.New("--report-both applies to bidirectional bandwidth runs (-b), as perftest")
 	case r.Both && (p.AllSizes || p.RunInfinitely):
 		return errors.New("--report-both: perftest reports both sides only in a run of one size (not -a, not --run_infinitely)")
-	case r.Both && p.Verb == VerbSend && p.Duration > 0:
-		return errors.New("--report-both: a send -D run exchanges no reports (as perftest); each side prints its own")
+	case r.Both && p.recvComp() && p.Duration > 0:
+		return errors.New("--report-both: a send or write-with-immediate -D run exchanges no reports (as perftest); each side prints its own")
 	case r.Both && r.Output != OutputFull:
 		return errors.New("--report-both prints report blocks; --output prints one figure")
 	case r.UserMargin && p.Duration == 0:

@@ -359,6 +359,12 @@ func (s *Session) prefix() error {
 	if c.peerVer, err = parseVersion(b); err != nil {
 		return &PeerError{Err: err}
 	}
+	if s.P.WriteImm && !c.peerVer.Rdmactl {
+		// perftest 6.06 has no write with immediate; 6.29 orders its
+		// exchange for it its own way (src/write_bw.c, write_lat.c),
+		// which rdmactl does not follow.
+		return &PeerError{Err: fmt.Errorf("--write_with_imm: the peer is perftest %s, and rdmactl runs write with immediate data against rdmactl only; run rdmactl on both sides", c.peerVer.Text)}
+	}
 	page := int32(os.Getpagesize())
 	if b, err = c.xchg("cycle buffer", encodeInt32(page), 4, false); err != nil {
 		return err
@@ -446,7 +452,7 @@ func (s *Session) setup() error {
 		}
 	}
 	recvWR := 1
-	if p.Verb == VerbSend {
+	if p.recvComp() {
 		recvWR = p.RxDepth
 	}
 	var err error
@@ -657,7 +663,7 @@ func (s *Session) printf(format string, a ...any) {
 func (s *Session) sequence(ctx context.Context) error {
 	p := s.P
 	switch {
-	case p.Test == TestBW && p.Verb != VerbSend:
+	case p.Test == TestBW && !p.recvComp():
 		return s.seqRDMABW(ctx)
 	case p.Test == TestBW:
 		return s.seqSendBW(ctx)
@@ -923,10 +929,12 @@ func (s *Session) seqLat(ctx context.Context) error {
 	for _, sz := range p.sizes(s.mtu) {
 		r.prepare(sz)
 		run := r.runLatWrite
-		switch p.Verb {
-		case VerbRead, VerbAtomic:
+		switch {
+		case p.Verb.isReadLike():
 			run = r.runLatRead // one at a time, post to post
-		case VerbSend:
+		case p.recvComp():
+			// With immediate data a write completes at the receiver
+			// too; perftest's run_iter_lat_write_imm is its send loop.
 			run = r.runLatSend
 			if err := r.postRecvs(p.Iters); err != nil {
 				return err

@@ -23,6 +23,8 @@ func addPerfOpsFlags(fs *pflag.FlagSet, f *perfFlags, verb perf.Verb) {
 	case perf.VerbSend:
 		fs.BoolVar(&f.p.UseSRQ, "use-srq", false, "receive through one shared receive queue (SRQ) for all QPs, as perftest's --use-srq")
 		fs.BoolVar(&f.p.SendImm, "send_with_imm", false, "send with immediate data, and as a receiver require it (perftest 6.29's SEND_IMM; give it on both sides)")
+	case perf.VerbWrite:
+		fs.BoolVar(&f.p.WriteImm, "write_with_imm", false, "write with immediate data, so the receiver posts receives and completes each message (perftest 6.29's WRITE_IMM; both sides, rdmactl peers only)")
 	}
 }
 

@@ -123,7 +123,6 @@ var refusals = []refusal{
 	{"use_ooo", "", false, cmdutil.ExitUnsupported, vendor("out-of-order data placement", "mlx5dv")},
 	{"congest_type", "", true, cmdutil.ExitUnsupported, vendor("a congestion-control choice", "HiSilicon hnsdv")},
 	{"bind_source_ip", "", true, cmdutil.ExitUsage, "use --bind (the server's listen address; with -R the client's source address)"},
-	{"write_with_imm", "", false, cmdutil.ExitUsage, "write-with-immediate: " + whyNotYet},
 	{"no_enhanced_reorder", "", false, cmdutil.ExitUnsupported, vendor("out-of-order receive WRs", "EFA efadv")},
 	{"unsolicited_write", "", false, cmdutil.ExitUnsupported, vendor("unsolicited write-with-immediate", "EFA efadv")},
 	{"connectionless", "", false, cmdutil.ExitUsage, "multicast: " + whyNotYet},
@@ -142,6 +141,7 @@ var otherTests = []refusal{
 	{"atomic_type", "A", true, cmdutil.ExitUsage, "applies to perf atomic only (as perftest)"},
 	{"use-srq", "", false, cmdutil.ExitUsage, "applies to perf send only (as perftest)"},
 	{"send_with_imm", "", false, cmdutil.ExitUsage, "applies to perf send only (as perftest)"},
+	{"write_with_imm", "", false, cmdutil.ExitUsage, "applies to perf write only (as perftest)"},
 }
 
 // addRefusedFlags registers refusals and otherTests not already in fs,
