@@ -783,3 +783,34 @@ func TestVMPerfOptsWriteImm(t *testing.T) {
 		}
 	})
 }
+
+// TestVMPerfOptsRecvPostList: an rdmactl receiver posting its receives
+// in lists (--recv_post_list, perftest 6.29's; 6.06 has no such option,
+// and a sender needs none) against perftest 6.06's sender, one-way and
+// -b, and two rdmactl sides with write with immediate data: the runs
+// pass, the rows agree and the receiver's header shows the list.
+func TestVMPerfOptsRecvPostList(t *testing.T) {
+	resUnchanged(t, false)
+	for i, c := range []struct {
+		verb, client string
+		extra, both  []string
+	}{
+		{"send", "p", nil, nil},
+		{"send", "p", []string{"-b"}, nil},
+		{"write", "r", nil, []string{"--write_with_imm"}},
+	} {
+		t.Run(fmt.Sprintf("%s_%s%s", c.verb, c.client, strings.Join(c.extra, "")), func(t *testing.T) {
+			s, cl, _ := perfPairArgs(c.verb, "bw", "RC", c.extra, "r", c.client, 23900+10*i)
+			if c.both != nil {
+				s = append(s, c.both...)
+				cl = insertBefore(cl, perfServerIP, c.both...)
+			}
+			r := runPair(append(s, "--recv_post_list", "4"), cl, pairOpts{}) // -n 100
+			r.mustPass(t)
+			agreeingRows(t, r.sout, r.cout)
+			if !strings.Contains(r.sout, " Recv Post List  : 4\n") {
+				t.Fatalf("server header:\n%s", r.sout)
+			}
+		})
+	}
+}

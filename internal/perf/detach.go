@@ -622,9 +622,10 @@ type bwArgs struct {
 	// run_iter_bi), re-posting each receive while the run needs more
 	rqs     []verbs.RecvQueue
 	rcq     verbs.CompletionQueue
-	rwrs    [][]verbs.RecvWR
+	rwrs    [][]verbs.RecvWR // per QP: the list re-posted at once
 	rposted []uint64
 	rcnt    []uint64
+	runused []uint64 // received and not yet re-posted
 	recvLen uint32
 	// duration mode (duration != 0, ns): messages count only between
 	// the margins, from the sender's start or the receiver's first
@@ -669,7 +670,7 @@ func (r *runner) bwLoopArgs(withRecv bool) (bwArgs, bool) {
 		r.ev.attached = !q.detach
 	}
 	if withRecv {
-		a.rqs, a.rcq, a.rwrs, a.rposted, a.rcnt, a.recvLen = q.rqs, q.rcq, r.rwrs, r.rposted, r.rcnt, r.recvLen
+		a.rqs, a.rcq, a.rwrs, a.rposted, a.rcnt, a.runused, a.recvLen = q.rqs, q.rcq, r.rwrs, r.rposted, r.rcnt, r.runused, r.recvLen
 	}
 	if p.Duration > 0 {
 		a.iters, a.duration, a.margin = durationIters(len(q.sqs)), int64(p.Duration), int64(p.Margin)
@@ -979,11 +980,15 @@ func bwRecvSome(a *bwArgs) (uint64, detachedEnd, error) {
 		}
 		a.rcnt[q]++
 		got++
-		if a.rposted[q] < a.iters {
+		// Re-post once a whole list is free, while the run needs it
+		// (perftest's run_iter_bw_server, unused_recv_for_qp).
+		a.runused[q]++
+		if k := uint64(len(a.rwrs[q])); a.runused[q] >= k && a.rposted[q]+k <= a.iters {
 			if err := a.rqs[q].PostRecv(a.rwrs[q]); err != nil {
 				return got, endPostErr, err
 			}
-			a.rposted[q]++
+			a.rposted[q] += k
+			a.runused[q] -= k
 		}
 	}
 	return got, endDone, nil

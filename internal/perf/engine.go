@@ -66,11 +66,12 @@ type runner struct {
 	infinite bool
 
 	wrs  [][]verbs.SendWR // per QP: one post list
-	rwrs [][]verbs.RecvWR // per QP: one receive
+	rwrs [][]verbs.RecvWR // per QP: one receive list (--recv_post_list long)
 	wcs  []verbs.WC
 
 	scnt, ccnt, rposted []uint64
 	rcnt                []uint64 // received per QP (send: the receiving side, -b)
+	runused             []uint64 // received per QP and not yet re-posted
 
 	// Iteration mode. Bandwidth: one (time, messages completed so far)
 	// event per poll that returned completions; the clock is read once
@@ -126,6 +127,7 @@ func newRunner(p *Params, res *Resources, remote []Dest, ahs []*verbs.AH, cycle 
 		wrs: make([][]verbs.SendWR, n), rwrs: make([][]verbs.RecvWR, n),
 		wcs:  make([]verbs.WC, cqePoll(p)),
 		scnt: make([]uint64, n), ccnt: make([]uint64, n), rposted: make([]uint64, n), rcnt: make([]uint64, n),
+		runused: make([]uint64, n),
 	}
 	if p.Duration > 0 && p.Test == TestLat {
 		r.hist = newHistogram()
@@ -148,7 +150,7 @@ func newRunner(p *Params, res *Resources, remote []Dest, ahs []*verbs.AH, cycle 
 	}
 	for i := range r.wrs {
 		r.wrs[i] = make([]verbs.SendWR, p.PostList)
-		r.rwrs[i] = make([]verbs.RecvWR, 1)
+		r.rwrs[i] = make([]verbs.RecvWR, p.recvList())
 	}
 	prefault(r.posted)
 	prefault(r.evT)
@@ -243,7 +245,9 @@ func (r *runner) prepare(sz uint64) {
 		if p.Conn == UD {
 			ln += udGRH
 		}
-		r.rwrs[i][0] = verbs.RecvWR{WRID: uint64(i), SGE: verbs.SGE{Addr: r.res.Addr + off, Length: uint32(ln), LKey: r.res.lkey(i)}}
+		for k := range r.rwrs[i] { // one place for all: perftest's receives share theirs too
+			r.rwrs[i][k] = verbs.RecvWR{WRID: uint64(i), SGE: verbs.SGE{Addr: r.res.Addr + off, Length: uint32(ln), LKey: r.res.lkey(i)}}
+		}
 	}
 	// One completion can stand for CQMod messages of every QP (with -a,
 	// 100 RDMA READs of 1 MiB and up, which rxe under TCG moves at
@@ -260,6 +264,7 @@ func (r *runner) prepare(sz uint64) {
 	clear(r.ccnt)
 	clear(r.rposted)
 	clear(r.rcnt)
+	clear(r.runused)
 	r.nDone, r.tStart, r.tEnd, r.nSamples, r.nEv = 0, 0, 0, 0, 0
 	r.progress.Store(0)
 	if r.hist != nil {
@@ -374,14 +379,16 @@ func (r *runner) drainSend() {
 // ---- bandwidth: the receiving side of send ----
 
 // postRecvs fills each QP's receive queue with up to RxDepth receives
-// (not more than the run needs).
+// (not more than the run needs), a receive list (--recv_post_list) at a
+// time.
 func (r *runner) postRecvs(limit uint64) error {
 	for q := range r.res.QPs {
-		for r.rposted[q] < r.p.rxPerQP() && r.rposted[q] < limit {
+		k := uint64(len(r.rwrs[q]))
+		for r.rposted[q]+k <= r.p.rxPerQP() && r.rposted[q]+k <= limit {
 			if err := r.res.QPs[q].PostRecv(r.rwrs[q]); err != nil {
 				return err
 			}
-			r.rposted[q]++
+			r.rposted[q] += k
 		}
 	}
 	return nil

@@ -26,6 +26,8 @@ type fakeFabric struct {
 	mrs     map[uint32]*fakeMR
 	live    int // objects not yet destroyed
 	posts   int // PostSend calls
+	// recvLists counts PostRecv calls by the number of WRs in them.
+	recvLists map[int]int
 	// lost: the link is gone; sends are taken and never complete, as on
 	// rxe once the netdev is down (neither success nor error).
 	lost bool
@@ -165,6 +167,9 @@ var errFakeFull = errors.New("fake queue full")
 func (q *fakeQP) PostRecv(wrs []verbs.RecvWR) error {
 	q.f.mu.Lock()
 	defer q.f.mu.Unlock()
+	if q.f.recvLists != nil {
+		q.f.recvLists[len(wrs)]++
+	}
 	for i := range wrs {
 		if q.rqN == len(q.rq) {
 			return errFakeFull

@@ -78,6 +78,9 @@ func (s *Session) outJSONTestInfo() string {
 	if p.PostList > 1 {
 		fmt.Fprintf(&b, "Post_List: %d,\n", p.PostList)
 	}
+	if p.RecvPostList > 1 { // perftest 6.29's, in 6.06's style
+		fmt.Fprintf(&b, "Recv_Post_List: %d,\n", p.RecvPostList)
+	}
 	if p.recvComp() && (p.passive() || p.Bidir) {
 		fmt.Fprintf(&b, "RX_depth: %d,\n", p.RxDepth)
 	}

@@ -179,6 +179,10 @@ type Params struct {
 	// SendImm (--send_with_imm): send tests send with immediate data,
 	// and a receiver fails on a message without (perftest 6.29).
 	SendImm bool
+	// RecvPostList (--recv_post_list) posts receives in lists of this
+	// many, each list once all its receives have completed (0 or 1:
+	// one at a time).
+	RecvPostList int
 	// WriteImm (--write_with_imm): write tests write with immediate
 	// data, so each message also completes on the receiver's receive
 	// queue, whose loops are then send's (perftest 6.29's WRITE_IMM).
@@ -393,6 +397,14 @@ func (p *Params) Validate() error {
 		return errors.New("--send_with_imm applies to send tests only (as perftest)")
 	case p.WriteImm && p.Verb != VerbWrite:
 		return errors.New("--write_with_imm applies to write tests only (as perftest)")
+	case p.RecvPostList < 0 || p.RecvPostList > 1<<16:
+		return fmt.Errorf("--recv_post_list %d: 1..65536 receives a post", p.RecvPostList)
+	case p.RecvPostList > 1 && p.Test != TestBW:
+		return errors.New("--recv_post_list: receive post lists are for bandwidth tests only (as perftest)")
+	case p.RecvPostList > 1 && p.Duration == 0 && !p.RunInfinitely && p.Iters%uint64(p.RecvPostList) != 0:
+		return fmt.Errorf("--recv_post_list %d: -n %d is not a multiple of it; the last list would never be posted (as perftest)", p.RecvPostList, p.Iters)
+	case p.RecvPostList > 1 && p.recvComp() && uint64(p.RecvPostList) > p.rxPerQP():
+		return fmt.Errorf("--recv_post_list %d is more than the %d receives a QP holds (-r); no list would fit", p.RecvPostList, p.rxPerQP())
 	case p.IPv6Addr && p.RDMACM:
 		return errors.New("--ipv6-addr: with -R the RDMA CM resolves the address given; give an IPv6 one")
 	case p.IPv6 && p.UserGID:
@@ -447,6 +459,9 @@ const paramRecordSize = 256
 func (p *Params) relaxedOrdering() bool {
 	return !p.NoRelaxedOrdering && !(p.Verb == VerbWrite && p.Test == TestLat && !p.WriteImm)
 }
+
+// recvList is the number of receives posted in one call.
+func (p *Params) recvList() int { return max(1, p.RecvPostList) }
 
 // recvComp says whether each message completes on the receiver's receive
 // queue as well as the sender's: send, and write with immediate data

@@ -135,6 +135,9 @@ func writeHeader(w io.Writer, p *Params, in *Info) {
 	if p.PostList > 1 {
 		fmt.Fprintf(&b, " Post List       : %d\n", p.PostList)
 	}
+	if p.RecvPostList > 1 { // perftest 6.29's ctx_print_test_info
+		fmt.Fprintf(&b, " Recv Post List  : %d\n", p.RecvPostList)
+	}
 	if p.recvComp() && (p.passive() || p.Bidir) { // send_lat's server too (machine == SERVER || duplex)
 		fmt.Fprintf(&b, " RX depth        : %d\n", p.RxDepth)
 	}

@@ -111,6 +111,7 @@ func perfFlagSet(f *perfFlags, verb perf.Verb) *pflag.FlagSet {
 	fs.IntVarP(&p.RxDepth, "rx-depth", "r", 0, "receive queue depth (default 512 for send, else 1)")
 	fs.IntVarP(&f.inline, "inline_size", "I", -1, "max inline payload in bytes; -1: perftest's choice for the device (latency on ConnectX: 220 write, 236 send, 188 UD send; else 0)")
 	fs.IntVarP(&p.PostList, "post_list", "l", 1, "post this many WRs per post call")
+	fs.IntVar(&p.RecvPostList, "recv_post_list", 1, "post receives this many per post call, a list once all of it completed (bandwidth tests; -n a multiple of it)")
 	fs.IntVarP(&p.CQMod, "cq-mod", "Q", 0, "signal every Nth WR (default 100; 1 above 8 KiB)")
 	fs.IntVarP(&p.MTU, "mtu", "m", 0, "path MTU 256, 512, 1024, 2048 or 4096 (default: the port's; the smaller side wins; another value: the port's, with a warning, as perftest)")
 	fs.BoolVarP(&p.Bidir, "bidirectional", "b", false, "traffic both ways (bw): each side sends and receives, both print the sum")

@@ -109,7 +109,6 @@ var refusals = []refusal{
 	{"reply_every", "", true, cmdutil.ExitUsage, whyRawEth},
 	{"vlan_en", "", false, cmdutil.ExitUsage, whyRawEth},
 	{"vlan_pcp", "", true, cmdutil.ExitUsage, whyRawEth},
-	{"recv_post_list", "", true, cmdutil.ExitUsage, whyNotYet},
 	{"aes_xts", "", false, cmdutil.ExitUnsupported, vendor("AES-XTS encryption", "mlx5dv crypto")},
 	{"encrypt_on_tx", "", false, cmdutil.ExitUnsupported, vendor("AES-XTS encryption", "mlx5dv crypto")},
 	{"sig_before", "", false, cmdutil.ExitUnsupported, vendor("AES-XTS encryption", "mlx5dv crypto")},
