@@ -814,3 +814,46 @@ func TestVMPerfOptsRecvPostList(t *testing.T) {
 		})
 	}
 }
+
+// TestVMPerfOptsPayload: --payload_file_path's words, little endian and
+// repeated, are the bytes on the wire: a 64-byte run of them is in every
+// RoCE v2 packet an rdmactl sender sends to perftest's receiver, and in
+// the read responses of an rdmactl read server to perftest's reader;
+// without the option no packet holds it.
+func TestVMPerfOptsPayload(t *testing.T) {
+	resUnchanged(t, false)
+	file := filepath.Join(t.TempDir(), "payload.txt")
+	if err := os.WriteFile(file, []byte("0x5aa5c33c,0x0ff0e11e\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := bytes.Repeat([]byte{0x3c, 0xc3, 0xa5, 0x5a, 0x1e, 0xe1, 0xf0, 0x0f}, 8)
+	for i, c := range []struct {
+		verb, server, client string
+		payloadOn            string // "r" side that gets the file, or ""
+	}{
+		{"send", "p", "r", "client"},
+		{"read", "r", "p", "server"},
+		{"send", "p", "r", ""},
+	} {
+		t.Run(fmt.Sprintf("%s_payload_on_%s", c.verb, c.payloadOn), func(t *testing.T) {
+			seen, matched, r := capturedPairMatching(t, 24000+10*i, want, func(port int) ([]string, []string) {
+				s, cl, _ := perfPairArgs(c.verb, "bw", "RC", []string{"-s", "64"}, c.server, c.client, port)
+				switch c.payloadOn {
+				case "client":
+					cl = insertBefore(cl, perfServerIP, "--payload_file_path", file)
+				case "server":
+					s = append(s, "--payload_file_path", file)
+				}
+				return s, cl
+			})
+			r.mustPass(t)
+			t.Logf("RoCE v2 packets by direction and TOS: %v; %d hold the payload", seen, matched)
+			switch {
+			case c.payloadOn == "" && matched != 0:
+				t.Fatalf("%d packets hold the payload without the option", matched)
+			case c.payloadOn != "" && matched < 100: // -n 100 messages of 64 bytes, one packet each
+				t.Fatalf("%d packets hold the payload, want one a message (100)", matched)
+			}
+		})
+	}
+}

@@ -35,7 +35,11 @@ type roceCapture struct {
 	fd   int
 	mu   sync.Mutex
 	seen map[string]map[byte]int // "10.77.0.2>10.77.0.1" -> tos -> packets
-	done chan struct{}
+	// want, if set, is looked for in each RoCE v2 frame: matched counts
+	// the frames that hold it.
+	want    []byte
+	matched int
+	done    chan struct{}
 	wg   sync.WaitGroup
 }
 
@@ -118,6 +122,9 @@ func (c *roceCapture) add(f []byte) {
 		c.seen[dir] = map[byte]int{}
 	}
 	c.seen[dir][ip[1]]++
+	if c.want != nil && bytes.Contains(f, c.want) {
+		c.matched++
+	}
 }
 
 func (c *roceCapture) stop() {
@@ -181,15 +188,27 @@ func qosArgs(who, verb, conn, dev string, port int, qos []string, client bool) [
 // vrxe0 counted for the last attempt.
 func capturedPair(t *testing.T, port int, mk func(port int) ([]string, []string)) (map[string]map[byte]int, pairOut) {
 	t.Helper()
+	seen, _, r := capturedPairMatching(t, port, nil, mk)
+	return seen, r
+}
+
+// capturedPairMatching is capturedPair that also counts the frames
+// holding want.
+func capturedPairMatching(t *testing.T, port int, want []byte, mk func(port int) ([]string, []string)) (map[string]map[byte]int, int, pairOut) {
+	t.Helper()
 	var capt *roceCapture
 	r := retryPair(t, port, 1, func(p int) ([]string, []string) {
 		if capt != nil {
 			capt.stop()
 		}
 		capt = captureRoCE(t, "vrxe0")
+		capt.mu.Lock()
+		capt.want = want
+		capt.mu.Unlock()
 		return mk(p)
 	}, pairOpts{}, orFailed(perftestClock))
-	return capt.snapshot(), r
+	seen := capt.snapshot()
+	return seen, capt.matched, r
 }
 
 // TestVMPerfQoSOnWire: each side's --tclass is the TOS byte of every

@@ -179,6 +179,9 @@ type Params struct {
 	// SendImm (--send_with_imm): send tests send with immediate data,
 	// and a receiver fails on a message without (perftest 6.29).
 	SendImm bool
+	// Payload (--payload_file_path, LoadPayload) is repeated through the
+	// buffer before the run (fillPayload); nil: the buffer as mapped.
+	Payload []byte
 	// RecvPostList (--recv_post_list) posts receives in lists of this
 	// many, each list once all its receives have completed (0 or 1:
 	// one at a time).
@@ -397,6 +400,12 @@ func (p *Params) Validate() error {
 		return errors.New("--send_with_imm applies to send tests only (as perftest)")
 	case p.WriteImm && p.Verb != VerbWrite:
 		return errors.New("--write_with_imm applies to write tests only (as perftest)")
+	case len(p.Payload) > 0 && p.MmapFile != "":
+		return errors.New("--payload_file_path with --mmap: the mapped file's pages are the payload, and rdmactl does not write into the file")
+	case len(p.Payload) > 0 && p.UseSRQ:
+		return errors.New("--payload_file_path with --use-srq: an rdmactl SRQ receiver checks its own byte pattern")
+	case len(p.Payload) > 0 && p.Verb == VerbAtomic:
+		return errors.New("--payload_file_path: atomics operate on 8-byte words whose results rdmactl checks from a zeroed target")
 	case p.RecvPostList < 0 || p.RecvPostList > 1<<16:
 		return fmt.Errorf("--recv_post_list %d: 1..65536 receives a post", p.RecvPostList)
 	case p.RecvPostList > 1 && p.Test != TestBW:

@@ -481,6 +481,7 @@ func (s *Session) setup() error {
 		s.printf("allocated mmap buffer of size %d at %#x\n", perftestBufSize(p, uint64(s.cycle)), s.res.Addr)
 	}
 	blk := blockSize(p, uint64(s.cycle))
+	p.fillPayload(s.res.Buf, blk)
 	gid := s.gid()
 	s.my = make([]Dest, p.QPs)
 	s.rem = make([]Dest, p.QPs)

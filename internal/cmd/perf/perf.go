@@ -76,6 +76,8 @@ type perfFlags struct {
 	inline int
 	// --force-link's text (perf.Params.ForceLink once parsed)
 	forceLink string
+	// --payload_file_path (perf.Params.Payload once read)
+	payloadFile string
 	duration  int
 	interval  int
 	loop      string
@@ -236,6 +238,11 @@ func parsePerfArgs(verb perf.Verb, args []string) (*perfFlags, error) {
 		return f, cmdutil.UsageErrorf("too many arguments %q: give at most the server's address", rest)
 	}
 	p.Defaults()
+	if f.payloadFile != "" {
+		if err := p.LoadPayload(f.payloadFile); err != nil {
+			return f, cmdutil.UsageErrorf("--payload_file_path: %v", err)
+		}
+	}
 	if err := p.Validate(); err != nil {
 		return f, cmdutil.UsageErrorf("%v", err)
 	}

@@ -79,7 +79,6 @@ var refusals = []refusal{
 	// perftest skips the version record but still checks the peer's
 	// (check_version_compatibility reads atof("") = 0 < 5.70) and exits.
 	{"dont_xchg_versions", "", false, cmdutil.ExitUsage, "perftest itself ends every run there (it skips the version record, then finds the peer's version below 5.70); rdmactl always exchanges versions"},
-	{"payload_file_path", "", true, cmdutil.ExitUsage, whyNotYet},
 	{"use_cuda", "", true, cmdutil.ExitUsage, accel("CUDA GPU memory")},
 	{"use_cuda_bus_id", "", true, cmdutil.ExitUsage, accel("CUDA GPU memory")},
 	{"use_cuda_dmabuf", "", false, cmdutil.ExitUsage, accel("CUDA GPU memory")},

@@ -56,6 +56,7 @@ func addReportFlags(fs *pflag.FlagSet, f *perfFlags) {
 	fs.BoolVar(&f.p.MRPerQP, "mr_per_qp", false, "register a memory region for each QP, as perftest (each QP's work requests and key record use its own keys)")
 	fs.BoolVar(&f.p.ODP, "odp", false, "register the memory with On-Demand Paging, as perftest; a device or kernel without ODP refuses it (exit 5)")
 	fs.BoolVar(&f.p.Reversed, "reversed", false, "swap the roles, as perftest: the side without SERVER sends (writes, reads, sends) and the one with it waits; give it on both sides")
+	fs.StringVar(&f.payloadFile, "payload_file_path", "", "fill the buffer with this payload, repeated: a text file of 32-bit words, 0xaabbccdd,0x11223344,... (stored little endian), as perftest 6.29")
 	fs.StringVar(&f.p.MmapFile, "mmap", "", "the buffer is this file's pages, mapped shared (a regular file large enough, e.g. in /dev/shm), as perftest")
 	fs.Int64Var(&f.p.MmapOffset, "mmap-offset", 0, "--mmap: map the file from this offset (a multiple of the page size)")
 	fs.BoolVar(&f.p.HugePages, "use_hugepages", false, "take the buffer from huge pages (reserved with sysctl vm.nr_hugepages; exit 5 without enough free), as perftest")
