@@ -857,3 +857,24 @@ func TestVMPerfOptsPayload(t *testing.T) {
 		})
 	}
 }
+
+// TestVMPerfOptsDLID: --dlid on RoCE, as perftest 6.06 takes it: the run
+// connects (the kernel routes a RoCE QP by GID and ignores the LID) and
+// the side that gives it prints the LID in its remote address lines;
+// perftest's own client with the option prints the same.
+func TestVMPerfOptsDLID(t *testing.T) {
+	resUnchanged(t, false)
+	for i, c := range []struct{ verb, conn, server, client string }{
+		{"write", "RC", "p", "r"}, {"send", "UD", "p", "r"}, {"write", "RC", "r", "p"},
+	} {
+		t.Run(fmt.Sprintf("%s_%s_client_%s", c.verb, c.conn, c.client), func(t *testing.T) {
+			s, cl, _ := perfPairArgs(c.verb, "bw", c.conn, nil, c.server, c.client, 24100+10*i)
+			r := runPair(s, insertBefore(cl, perfServerIP, "--dlid", "4660"), pairOpts{})
+			r.mustPass(t)
+			agreeingRows(t, r.sout, r.cout)
+			if !strings.Contains(r.cout, " remote address: LID 0x1234 ") || strings.Contains(r.sout, "LID 0x1234") {
+				t.Fatalf("want LID 0x1234 in the client's remote address lines only\n--- client\n%s\n--- server\n%s", r.cout, r.sout)
+			}
+		})
+	}
+}

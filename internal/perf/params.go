@@ -182,6 +182,12 @@ type Params struct {
 	// Payload (--payload_file_path, LoadPayload) is repeated through the
 	// buffer before the run (fillPayload); nil: the buffer as mapped.
 	Payload []byte
+	// DLID (--dlid), if not 0, is the peer's LID in place of the one it
+	// sent: the address its QPs connect to on InfiniBand, and the LID of
+	// the remote address lines, as perftest (ctx_modify_qp_to_rtr,
+	// ctx_print_pingpong_data). A RoCE port routes by GID: the kernel
+	// ignores a LID there, as it ignores perftest's.
+	DLID int
 	// RecvPostList (--recv_post_list) posts receives in lists of this
 	// many, each list once all its receives have completed (0 or 1:
 	// one at a time).
@@ -406,6 +412,8 @@ func (p *Params) Validate() error {
 		return errors.New("--payload_file_path with --use-srq: an rdmactl SRQ receiver checks its own byte pattern")
 	case len(p.Payload) > 0 && p.Verb == VerbAtomic:
 		return errors.New("--payload_file_path: atomics operate on 8-byte words whose results rdmactl checks from a zeroed target")
+	case p.DLID < 0 || p.DLID > 0xffff:
+		return fmt.Errorf("--dlid %d: a LID is 16 bits, 1..65535 (0: the peer's own)", p.DLID)
 	case p.RecvPostList < 0 || p.RecvPostList > 1<<16:
 		return fmt.Errorf("--recv_post_list %d: 1..65536 receives a post", p.RecvPostList)
 	case p.RecvPostList > 1 && p.Test != TestBW:

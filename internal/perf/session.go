@@ -517,6 +517,9 @@ func (s *Session) key(i int, long bool) error {
 	if err != nil {
 		return &PeerError{Err: err}
 	}
+	if s.P.DLID != 0 {
+		d.LID = uint16(s.P.DLID)
+	}
 	s.rem[i] = d
 	return nil
 }

@@ -34,6 +34,7 @@ func addQoSFlags(fs *pflag.FlagSet, f *perfFlags) {
 	fs.Uint8VarP(&q.Timeout, "qp-timeout", "u", 14, "RC retransmit timeout 0..31: 4.096 usec * 2^N (0: none)")
 	fs.Uint8Var(&q.RetryCnt, "retry_count", 7, "RC transport retries 0..7")
 	fs.IntVar(&q.PKeyIndex, "pkey_index", 0, "P_Key table index of the QPs")
+	fs.IntVar(&f.p.DLID, "dlid", 0, "connect to this destination LID instead of the one the peer sends (InfiniBand; a RoCE port routes by GID and ignores it), as perftest")
 	fs.VarP((*strtofValue)(&l.BW), "limit_bw", "w", "fail (exit 7) when the BW average is below this (the report's unit: MiB/s, or Gb/s with --report_gbits)")
 	fs.VarP((*strtofValue)(&l.MsgRate), "limit_msgrate", "y", "fail (exit 7) when the message rate is below this (Mpps)")
 	fs.Float64Var(&l.Lat, "limit_lat", 0, "--lat: fail (exit 7) when the median latency exceeds this (usec)")

@@ -102,7 +102,6 @@ var refusals = []refusal{
 	{"promiscuous", "", false, cmdutil.ExitUsage, whyRawEth},
 	{"sniffer", "", false, cmdutil.ExitUsage, whyRawEth},
 	{"raw_mcast", "", false, cmdutil.ExitUsage, whyRawEth},
-	{"dlid", "", true, cmdutil.ExitUsage, whyNotYet},
 	{"flows", "", true, cmdutil.ExitUsage, whyRawEth},
 	{"flows_burst", "", true, cmdutil.ExitUsage, whyRawEth},
 	{"reply_every", "", true, cmdutil.ExitUsage, whyRawEth},
