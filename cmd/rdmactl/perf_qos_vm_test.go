@@ -40,7 +40,7 @@ type roceCapture struct {
 	want    []byte
 	matched int
 	done    chan struct{}
-	wg   sync.WaitGroup
+	wg      sync.WaitGroup
 }
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }

@@ -78,16 +78,16 @@ type perfFlags struct {
 	forceLink string
 	// --payload_file_path (perf.Params.Payload once read)
 	payloadFile string
-	duration  int
-	interval  int
-	loop      string
-	json      bool
-	pretty    bool
-	help      bool
-	fs        *pflag.FlagSet
-	ops       perfOpsFlags  // perf_ops.go: -A, --use-srq
-	rep       reportFlags   // reportflags.go
-	ev        perfEventOpts // perf_events.go
+	duration    int
+	interval    int
+	loop        string
+	json        bool
+	pretty      bool
+	help        bool
+	fs          *pflag.FlagSet
+	ops         perfOpsFlags  // perf_ops.go: -A, --use-srq
+	rep         reportFlags   // reportflags.go
+	ev          perfEventOpts // perf_events.go
 	// QoS/path options and thresholds (perf_qos.go).
 	qos qosFlags
 }
