@@ -104,25 +104,38 @@ func TestLoopsDoNotAllocate(t *testing.T) {
 			t.Fatalf("sent %d, received %d", g.r.nDone, g.r.rcnt[0])
 		}
 	})
-	t.Run("send_bw_receiver", func(t *testing.T) {
-		g := newLoopRig(t, Params{Verb: VerbSend, Test: TestBW, Iters: 1000, Size: 4096, Server: true}, false)
-		wr := []verbs.SendWR{{Opcode: verbs.OpSend, SGE: verbs.SGE{Addr: g.their.Addr, Length: 4096, LKey: g.their.LKey}}}
-		requireNoAllocs(t, "runBWRecv", func() {
-			g.r.prepare(4096)
-			if err := g.r.postRecvs(1000); err != nil {
-				t.Fatal(err)
-			}
-			for i := 0; i < 1000; i++ { // the peer's messages
-				_ = g.their.QPs[0].PostSend(wr)
-			}
-			if err := g.r.runBWRecv(); err != nil {
-				t.Fatal(err)
+	// A receiver of sends, and of writes with immediate data (which
+	// complete its receives too): the same loop.
+	for _, c := range []struct {
+		name string
+		p    Params
+		op   verbs.Opcode
+	}{
+		{"send_bw_receiver", Params{Verb: VerbSend}, verbs.OpSend},
+		{"write_imm_bw_receiver", Params{Verb: VerbWrite, WriteImm: true}, verbs.OpRDMAWriteImm},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.p.Test, c.p.Iters, c.p.Size, c.p.Server = TestBW, 1000, 4096, true
+			g := newLoopRig(t, c.p, false)
+			wr := []verbs.SendWR{{Opcode: c.op, SGE: verbs.SGE{Addr: g.their.Addr, Length: 4096, LKey: g.their.LKey},
+				RemoteAddr: g.mine.Addr, RKey: g.mine.RKey}}
+			requireNoAllocs(t, "runBWRecv", func() {
+				g.r.prepare(4096)
+				if err := g.r.postRecvs(1000); err != nil {
+					t.Fatal(err)
+				}
+				for i := 0; i < 1000; i++ { // the peer's messages
+					_ = g.their.QPs[0].PostSend(wr)
+				}
+				if err := g.r.runBWRecv(); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if g.r.nDone != 1000 {
+				t.Fatalf("received %d", g.r.nDone)
 			}
 		})
-		if g.r.nDone != 1000 {
-			t.Fatalf("received %d", g.r.nDone)
-		}
-	})
+	}
 	t.Run("send_bw_srq_receiver", func(t *testing.T) {
 		// --use-srq: two QPs' receives in one shared queue (srq.go).
 		g := newLoopRig(t, Params{Verb: VerbSend, Test: TestBW, Iters: 500, Size: 4096, Server: true, UseSRQ: true, QPs: 2}, false)
@@ -175,56 +188,30 @@ func TestLoopsDoNotAllocate(t *testing.T) {
 			t.Fatalf("samples %d", g.r.nSamples)
 		}
 	})
-	t.Run("write_imm_bw_receiver", func(t *testing.T) {
-		g := newLoopRig(t, Params{Verb: VerbWrite, WriteImm: true, Test: TestBW, Iters: 1000, Size: 4096, Server: true}, false)
-		wr := []verbs.SendWR{{Opcode: verbs.OpRDMAWriteImm, SGE: verbs.SGE{Addr: g.their.Addr, Length: 4096, LKey: g.their.LKey},
-			RemoteAddr: g.mine.Addr, RKey: g.mine.RKey}}
-		requireNoAllocs(t, "runBWRecv", func() {
-			g.r.prepare(4096)
-			if err := g.r.postRecvs(1000); err != nil {
-				t.Fatal(err)
-			}
-			for i := 0; i < 1000; i++ { // the peer's writes
-				_ = g.their.QPs[0].PostSend(wr)
-			}
-			if err := g.r.runBWRecv(); err != nil {
-				t.Fatal(err)
-			}
-		})
-		if g.r.nDone != 1000 {
-			t.Fatalf("received %d", g.r.nDone)
-		}
-	})
-	t.Run("write_imm_lat", func(t *testing.T) {
-		g := newLoopRig(t, Params{Verb: VerbWrite, WriteImm: true, Test: TestLat, Iters: 500}, true)
-		requireNoAllocs(t, "runLatSend", func() {
-			g.r.prepare(2)
-			if err := g.r.postRecvs(500); err != nil {
-				t.Fatal(err)
-			}
-			if err := g.r.runLatSend(); err != nil {
-				t.Fatal(err)
+	for _, c := range []struct {
+		name string
+		p    Params
+	}{
+		{"send_lat", Params{Verb: VerbSend}},
+		{"write_imm_lat", Params{Verb: VerbWrite, WriteImm: true}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.p.Test, c.p.Iters = TestLat, 500
+			g := newLoopRig(t, c.p, true)
+			requireNoAllocs(t, "runLatSend", func() {
+				g.r.prepare(2)
+				if err := g.r.postRecvs(500); err != nil {
+					t.Fatal(err)
+				}
+				if err := g.r.runLatSend(); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if g.r.nSamples != 498 { // it starts: no first period, last message untimed
+				t.Fatalf("samples %d", g.r.nSamples)
 			}
 		})
-		if g.r.nSamples != 498 {
-			t.Fatalf("samples %d", g.r.nSamples)
-		}
-	})
-	t.Run("send_lat", func(t *testing.T) {
-		g := newLoopRig(t, Params{Verb: VerbSend, Test: TestLat, Iters: 500}, true)
-		requireNoAllocs(t, "runLatSend", func() {
-			g.r.prepare(2)
-			if err := g.r.postRecvs(500); err != nil {
-				t.Fatal(err)
-			}
-			if err := g.r.runLatSend(); err != nil {
-				t.Fatal(err)
-			}
-		})
-		if g.r.nSamples != 498 { // it starts: no first period, last message untimed
-			t.Fatalf("samples %d", g.r.nSamples)
-		}
-	})
+	}
 	t.Run("read_lat", func(t *testing.T) {
 		g := newLoopRig(t, Params{Verb: VerbRead, Test: TestLat, Iters: 500}, false)
 		requireNoAllocs(t, "runLatRead", func() {

@@ -326,11 +326,21 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 			}
 		})
 	}
-	for _, c := range []Transport{RC, UD} {
-		t.Run("send_bw_"+c.String(), func(t *testing.T) {
-			g := newVMRig(t, Params{Verb: VerbSend, Test: TestBW, Conn: c, Iters: 200, Size: 512})
+	// Receivers of sends (RC, UD) and of writes with immediate data,
+	// which complete their receives in the same loop.
+	for _, c := range []struct {
+		name string
+		p    Params
+	}{
+		{"send_bw_RC", Params{Verb: VerbSend, Conn: RC}},
+		{"send_bw_UD", Params{Verb: VerbSend, Conn: UD}},
+		{"write_imm_bw", Params{Verb: VerbWrite, WriteImm: true}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.p.Test, c.p.Iters, c.p.Size = TestBW, 200, 512
+			g := newVMRig(t, c.p)
 			g.peerLoop(vmRuns, func() {}, g.pr.runBWRecv)
-			vmNoAllocs(t, "runBW(send)+runBWRecv", func() {
+			vmNoAllocs(t, "runBW+runBWRecv", func() {
 				g.pr.prepare(512)
 				if err := g.pr.postRecvs(200); err != nil {
 					t.Fatal(err)
@@ -350,30 +360,6 @@ func TestVMLoopsDoNotAllocate(t *testing.T) {
 			}
 		})
 	}
-	t.Run("write_imm_bw", func(t *testing.T) {
-		// --write_with_imm: writes whose immediate data the receiver
-		// completes in send's receive loop.
-		g := newVMRig(t, Params{Verb: VerbWrite, WriteImm: true, Test: TestBW, Iters: 200, Size: 512})
-		g.peerLoop(vmRuns, func() {}, g.pr.runBWRecv)
-		vmNoAllocs(t, "runBW(write_imm)+runBWRecv", func() {
-			g.pr.prepare(512)
-			if err := g.pr.postRecvs(200); err != nil {
-				t.Fatal(err)
-			}
-			g.start <- struct{}{}
-			g.r.prepare(512)
-			if err := g.r.runBW(); err != nil {
-				t.Fatal(g.r.loopErr(err, "runBW"))
-			}
-			<-g.finished
-		})
-		g.checkPeer(t, "runBWRecv")
-		checkDetachedBW(t, g.r, 200)
-		checkMode(t, "receiver", g.pr)
-		if g.pr.nDone != 200 {
-			t.Fatalf("receiver: received %d of 200", g.pr.nDone)
-		}
-	})
 	t.Run("send_bw_bidir", func(t *testing.T) {
 		// -b: each side's sender also receives the other's messages.
 		g := newVMRig(t, Params{Verb: VerbSend, Test: TestBW, Bidir: true, Iters: 200, Size: 512})
