@@ -42,7 +42,7 @@ func ParsePayload(text []byte, limit uint64) ([]byte, error) {
 		out = append(out, b[:min(uint64(4), limit-uint64(len(out)))]...)
 	}
 	if len(out) == 0 {
-		return nil, errors.New("no words in it; want 0xaabbccdd,0x11223344,...")
+		return nil, errors.New("no words in it; want words such as 0xaabbccdd,0x11223344")
 	}
 	return out, nil
 }
