@@ -747,9 +747,11 @@ func TestVMPerfOptsWriteImm(t *testing.T) {
 		{"bw", []string{"-q", "2", "-D", "3"}, "RDMA_Write_imm BW Test"},
 		{"bw", []string{"-b"}, "RDMA_Write_imm Bidirectional BW Test"},
 		{"lat", nil, "RDMA_Write_imm Latency Test"},
+		{"lat", []string{"-e"}, "RDMA_Write_imm Latency Test"},
+		{"bw", []string{"-c", "UC"}, "RDMA_Write_imm BW Test"},
 	} {
 		t.Run(fmt.Sprintf("%s%s", c.kind, strings.Join(c.extra, "")), func(t *testing.T) {
-			s, cl, _ := perfPairArgs("write", c.kind, "RC", append([]string{"--write_with_imm"}, c.extra...), "r", "r", 23800+10*i)
+			s, cl, _ := perfPairArgs("write", c.kind, "RC", append([]string{"--write_with_imm"}, c.extra...), "r", "r", 24200+10*i)
 			r := runPair(s, cl, pairOpts{})
 			r.mustPass(t)
 			sr, cr := agreeingRows(t, r.sout, r.cout)
@@ -767,7 +769,7 @@ func TestVMPerfOptsWriteImm(t *testing.T) {
 		})
 	}
 	t.Run("one_side_only", func(t *testing.T) {
-		s, c, _ := perfPairArgs("write", "bw", "RC", nil, "r", "r", 23850)
+		s, c, _ := perfPairArgs("write", "bw", "RC", nil, "r", "r", 24270)
 		r := runPair(s, insertBefore(c, perfServerIP, "--write_with_imm"), pairOpts{timeout: 60 * time.Second})
 		for _, err := range []error{r.serr, r.cerr} {
 			if err == nil || !strings.Contains(err.Error(), "rdmactl exit 6") || !strings.Contains(err.Error(), "write_imm (--write_with_imm) is") {
@@ -776,7 +778,7 @@ func TestVMPerfOptsWriteImm(t *testing.T) {
 		}
 	})
 	t.Run("perftest_server", func(t *testing.T) {
-		s, c, _ := perfPairArgs("write", "bw", "RC", nil, "p", "r", 23860)
+		s, c, _ := perfPairArgs("write", "bw", "RC", nil, "p", "r", 24280)
 		r := runPair(s, insertBefore(c, perfServerIP, "--write_with_imm"), pairOpts{timeout: 60 * time.Second})
 		if r.ccode != 6 || strings.Count(r.cstderr, "\n") != 1 || !strings.Contains(r.cstderr, "--write_with_imm: the peer is perftest") {
 			t.Fatalf("rdmactl client with --write_with_imm against perftest: exit %d, stderr %q", r.ccode, r.cstderr)
@@ -800,7 +802,7 @@ func TestVMPerfOptsRecvPostList(t *testing.T) {
 		{"write", "r", nil, []string{"--write_with_imm"}},
 	} {
 		t.Run(fmt.Sprintf("%s_%s%s", c.verb, c.client, strings.Join(c.extra, "")), func(t *testing.T) {
-			s, cl, _ := perfPairArgs(c.verb, "bw", "RC", c.extra, "r", c.client, 23900+10*i)
+			s, cl, _ := perfPairArgs(c.verb, "bw", "RC", c.extra, "r", c.client, 24300+10*i)
 			if c.both != nil {
 				s = append(s, c.both...)
 				cl = insertBefore(cl, perfServerIP, c.both...)
@@ -836,7 +838,7 @@ func TestVMPerfOptsPayload(t *testing.T) {
 		{"send", "p", "r", ""},
 	} {
 		t.Run(fmt.Sprintf("%s_payload_on_%s", c.verb, c.payloadOn), func(t *testing.T) {
-			seen, matched, r := capturedPairMatching(t, 24000+10*i, want, func(port int) ([]string, []string) {
+			seen, matched, r := capturedPairMatching(t, 24400+10*i, want, func(port int) ([]string, []string) {
 				s, cl, _ := perfPairArgs(c.verb, "bw", "RC", []string{"-s", "64"}, c.server, c.client, port)
 				switch c.payloadOn {
 				case "client":
@@ -868,7 +870,7 @@ func TestVMPerfOptsDLID(t *testing.T) {
 		{"write", "RC", "p", "r"}, {"send", "UD", "p", "r"}, {"write", "RC", "r", "p"},
 	} {
 		t.Run(fmt.Sprintf("%s_%s_client_%s", c.verb, c.conn, c.client), func(t *testing.T) {
-			s, cl, _ := perfPairArgs(c.verb, "bw", c.conn, nil, c.server, c.client, 24100+10*i)
+			s, cl, _ := perfPairArgs(c.verb, "bw", c.conn, nil, c.server, c.client, 24500+10*i)
 			r := runPair(s, insertBefore(cl, perfServerIP, "--dlid", "4660"), pairOpts{})
 			r.mustPass(t)
 			agreeingRows(t, r.sout, r.cout)
