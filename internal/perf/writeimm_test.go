@@ -25,6 +25,7 @@ func TestSessionWriteImm(t *testing.T) {
 		{"bw_events", Params{Verb: VerbWrite, Test: TestBW, Iters: 200, UseEvent: true}, true, true, true},
 		{"lat_events", Params{Verb: VerbWrite, Test: TestLat, Iters: 100, UseEvent: true}, true, true, true},
 		{"bw_uc", Params{Verb: VerbWrite, Test: TestBW, Iters: 200, Conn: UC}, true, true, true},
+		{"bw_all_sizes", Params{Verb: VerbWrite, Test: TestBW, Iters: 20, AllSizes: true}, true, true, true},
 		{"client_only", Params{Verb: VerbWrite, Test: TestBW, Iters: 100}, false, true, false},
 		{"server_only", Params{Verb: VerbWrite, Test: TestLat, Iters: 100}, true, false, false},
 	} {
