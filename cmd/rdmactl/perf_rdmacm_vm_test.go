@@ -77,6 +77,53 @@ func TestVMPerfRDMACM(t *testing.T) {
 	}
 }
 
+// TestVMPerfCommCM: -z, perftest's --comm_rdma_cm: the exchange over an
+// RDMA CM connection (perftest's side has no TCP listener or connection to
+// fall back on), the QPs -d's own, connected from the exchanged keys (the
+// header says rdma_cm QPs OFF, Data ex. method rdma_cm), against perftest
+// 6.06 in both roles and between two rdmactl sides.
+func TestVMPerfCommCM(t *testing.T) {
+	resUnchanged(t, true)
+	pairs := []struct{ name, server, client string }{
+		{"rdmactl-rdmactl", "r", "r"}, {"rdmactl-client-perftest-server", "p", "r"}, {"perftest-client-rdmactl-server", "r", "p"}}
+	tests := []struct {
+		verb, kind string
+		extra      []string
+	}{{"write", "bw", nil}, {"read", "bw", nil}, {"send", "lat", nil}, {"send", "bw", []string{"-c", "UD"}}}
+	port := 19300
+	for _, tc := range tests {
+		for _, pr := range pairs {
+			port++
+			p := port
+			name := fmt.Sprintf("%s_%s%s/%s", tc.verb, tc.kind, strings.Join(tc.extra, ""), pr.name)
+			t.Run(name, func(t *testing.T) {
+				args := func(who, dev string, port int, client bool) []string {
+					a := append([]string{"-z", "-d", dev, "-n", "100", "-p", strconv.Itoa(port)}, tc.extra...)
+					if client {
+						a = append(a, perfServerIP)
+					}
+					return perfCmd(who, tc.verb, tc.kind, nil, a...)
+				}
+				r := retryPair(t, p, 1000, func(port int) ([]string, []string) {
+					return args(pr.server, "rxe0", port, false), args(pr.client, "rxe1", port, true)
+				}, pairOpts{}, perftestClock)
+				r.mustPass(t)
+				for who, out := range map[string]string{"server": r.sout, "client": r.cout} {
+					if headerField(out, "rdma_cm QPs") != "OFF" || headerField(out, "Data ex. method") != "rdma_cm" {
+						t.Fatalf("%s's header does not say rdma_cm QPs OFF, exchange rdma_cm:\n%s", who, out)
+					}
+				}
+				if len(tc.extra) > 0 { // UD: a receiver may count fewer than were sent
+					t.Logf("client %+v", parsePerfRows(t, "client", r.cout)[0])
+					return
+				}
+				s, c := agreeingRows(t, r.sout, r.cout)
+				t.Logf("server %+v client %+v", s, c)
+			})
+		}
+	}
+}
+
 // TestVMPerfRDMACMFailures: a client with nothing listening on the port
 // (refused) and one whose server address has no RDMA route fail with
 // exitPeer and one line, and leave no CM id, QP or context behind.

@@ -101,7 +101,7 @@ func serverUp(sargs []string, done <-chan struct{}) {
 	port, cm := 18515, false
 	for i, a := range sargs {
 		switch {
-		case a == "-R" || a == "--rdma_cm":
+		case a == "-R" || a == "--rdma_cm" || a == "-z" || a == "--comm_rdma_cm":
 			cm = true
 		case (a == "-p" || a == "--port") && i+1 < len(sargs):
 			fmt.Sscan(sargs[i+1], &port)

@@ -19,6 +19,10 @@ package perf
 //     moved them to RTS (INIT_QP_ATTR for each transition, as librdmacm's
 //     rdma_create_qp, rdma_accept and its CONNECT_RESPONSE handling do).
 //   - The device is the one the CM resolves the address to, not -d.
+//   - -z alone (perftest's use_rdma_cm without work_rdma_cm) is the first
+//     point only: the exchange over the comm QP, keys in the same 56-byte
+//     form, and -d's QPs connected from them as over TCP, on any
+//     transport (connectComm).
 //
 // Only RC: perftest refuses UC with -R, and its UD path (address handles
 // from CM events) is not implemented here.

@@ -23,12 +23,13 @@ type cmDevice interface {
 func (d *verbsDevice) manageByCM()          { d.cm = true }
 func (d *verbsDevice) cmQP(i int) *verbs.QP { return d.qps[i] }
 
-// connectCM replaces connect with -R: the comm connection, whose route
-// names the device the run uses (opened here; -d does not choose it).
-func (s *Session) connectCM(ctx context.Context) error {
+// connectComm replaces connect with -z (and is connectCM's first step
+// with -R): the comm connection through the RDMA CM, on the device its
+// route resolves to, which carries the exchange (cm.go).
+func (s *Session) connectComm(ctx context.Context) error {
 	p := s.P
 	if s.CMDevice == nil {
-		return errors.New("-R: no way to map an RDMA CM route to a device (Session.CMDevice)")
+		return errors.New("-R, -z: no way to map an RDMA CM route to a device (Session.CMDevice)")
 	}
 	var l *cmLink
 	var err error
@@ -46,6 +47,17 @@ func (s *Session) connectCM(ctx context.Context) error {
 	s.cm = l
 	s.conn = newConn(ctx, l, !p.Server, s.StepTimeout)
 	s.conn.noDone = true // ctx_close_connection writes no "done" over the CM
+	return nil
+}
+
+// connectCM replaces connect with -R: the comm connection, whose route
+// names the device the run uses (opened here; -d does not choose it).
+func (s *Session) connectCM(ctx context.Context) error {
+	p := s.P
+	if err := s.connectComm(ctx); err != nil {
+		return err
+	}
+	l := s.cm
 	if s.Dev != nil {
 		_ = s.Dev.Close()
 		s.Dev = nil

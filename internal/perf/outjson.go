@@ -100,6 +100,8 @@ func (s *Session) outJSONTestInfo() string {
 	cm, ex := "OFF", "Ethernet"
 	if p.RDMACM {
 		cm, ex = "ON", "rdma_cm"
+	} else if p.CommCM {
+		ex = "rdma_cm"
 	}
 	fmt.Fprintf(&b, "rdma_cm_QPs: %s,\n", cm)
 	fmt.Fprintf(&b, "Data_ex_method: %s,\n", ex)

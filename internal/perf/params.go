@@ -116,6 +116,10 @@ type Params struct {
 	// connection the RDMA CM sets up on Port, and the CM connects the QPs
 	// (cm.go). RC only.
 	RDMACM bool
+	// CommCM (-z, perftest's --comm_rdma_cm): the exchange runs over the
+	// RDMA CM as with -R, but the QPs are the device's own, connected
+	// from the exchanged keys as over TCP.
+	CommCM bool
 
 	// Events and counters (events.go, infinite.go,
 	// counters.go):
@@ -324,8 +328,8 @@ func (p *Params) Validate() error {
 		return errors.New("--use-srq applies to send tests only (as perftest)")
 	case p.UseSRQ && p.Conn == UD:
 		return errors.New("--use-srq: this data path has SRQ for RC and UC QPs only")
-	case p.Reversed && p.RDMACM:
-		return errors.New("--reversed with -R: perftest swaps the RDMA CM's roles too, so the side without an address would have to connect; run --reversed without -R")
+	case p.Reversed && p.cmExchange():
+		return errors.New("--reversed with -R or -z: perftest swaps the RDMA CM's roles too, so the side without an address would have to connect; run --reversed over TCP")
 	case p.MmapFile != "" && p.HugePages:
 		return errors.New("--mmap and --use_hugepages: the buffer is the file's pages or huge pages, not both")
 	case p.MmapFile == "" && p.MmapOffset != 0:
@@ -422,8 +426,8 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("--recv_post_list %d: -n %d is not a multiple of it; the last list would never be posted (as perftest)", p.RecvPostList, p.Iters)
 	case p.RecvPostList > 1 && p.recvComp() && uint64(p.RecvPostList) > p.rxPerQP():
 		return fmt.Errorf("--recv_post_list %d is more than the %d receives a QP holds (-r); no list would fit", p.RecvPostList, p.rxPerQP())
-	case p.IPv6Addr && p.RDMACM:
-		return errors.New("--ipv6-addr: with -R the RDMA CM resolves the address given; give an IPv6 one")
+	case p.IPv6Addr && p.cmExchange():
+		return errors.New("--ipv6-addr: with -R or -z the RDMA CM resolves the address given; give an IPv6 one")
 	case p.IPv6 && p.UserGID:
 		return errors.New("--ipv6 steers the automatic GID choice; -x names the GID itself")
 	case p.IPv6 && p.RDMACM:
@@ -476,6 +480,11 @@ const paramRecordSize = 256
 func (p *Params) relaxedOrdering() bool {
 	return !p.NoRelaxedOrdering && !(p.Verb == VerbWrite && p.Test == TestLat && !p.WriteImm)
 }
+
+// cmExchange says whether the exchange runs over an RDMA CM connection
+// (cm.go's comm link) instead of TCP: -R, and -z, as perftest's
+// use_rdma_cm.
+func (p *Params) cmExchange() bool { return p.RDMACM || p.CommCM }
 
 // recvList is the number of receives posted in one call.
 func (p *Params) recvList() int { return max(1, p.RecvPostList) }

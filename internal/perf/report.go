@@ -164,7 +164,11 @@ func writeHeader(w io.Writer, p *Params, in *Info) {
 		}
 	} else {
 		b.WriteString(" rdma_cm QPs\t : OFF\n")
-		b.WriteString(" Data ex. method : Ethernet\n")
+		if p.CommCM {
+			b.WriteString(" Data ex. method : rdma_cm\n")
+		} else {
+			b.WriteString(" Data ex. method : Ethernet\n")
+		}
 	}
 	b.WriteString(resultLine)
 	for i := range in.Local {

@@ -202,7 +202,13 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	if err := s.openCounters(); err != nil {
 		return nil, err
 	}
-	if !p.RDMACM {
+	switch {
+	case p.RDMACM: // connectCM above
+	case p.CommCM:
+		if err := s.connectComm(ctx); err != nil {
+			return nil, err
+		}
+	default:
 		if err := s.connect(ctx); err != nil {
 			return nil, err
 		}
@@ -506,7 +512,7 @@ func (s *Session) key(i int, long bool) error {
 		s.settle()
 	}
 	mine, size, parse := encodeKey(&s.my[i], s.withGID), keySize(s.withGID), func(b []byte) (Dest, error) { return parseKey(b, s.withGID) }
-	if s.P.RDMACM {
+	if s.P.cmExchange() {
 		mine, size, parse = encodeKeyCM(&s.my[i], s.gidIndex), keySizeCM, parseKeyCM
 	}
 	b, err := s.conn.xchg(what, mine, size, long)

@@ -362,7 +362,7 @@ func runPerf(ctx context.Context, a *cmdutil.App, p *perf.Params, autoNUMA bool)
 // route names the device).
 func runPerfSession(ctx context.Context, a *cmdutil.App, p *perf.Params, dev perf.Device) error {
 	s := &perf.Session{P: p, Dev: dev, SoleSession: a.SoleSession}
-	if p.RDMACM {
+	if p.RDMACM || p.CommCM {
 		s.CMDevice = cmRouteDevice
 	}
 	if p.CounterDeltas {
@@ -393,9 +393,10 @@ func runPerfSession(ctx context.Context, a *cmdutil.App, p *perf.Params, dev per
 	return err
 }
 
-// addRDMACMFlag registers perftest's -R/--rdma_cm.
+// addRDMACMFlag registers perftest's -R/--rdma_cm and -z/--comm_rdma_cm.
 func addRDMACMFlag(fs *pflag.FlagSet, p *perf.Params) {
 	fs.BoolVarP(&p.RDMACM, "rdma_cm", "R", false, "connect through the RDMA CM (/dev/infiniband/rdma_cm), as perftest's -R: the exchange and the QPs; the device is the one the address resolves to (RC only)")
+	fs.BoolVarP(&p.CommCM, "comm_rdma_cm", "z", false, "exchange through the RDMA CM as -R does, but connect -d's QPs from the exchanged keys, as perftest's -z")
 }
 
 // cmRouteDevice is the uverbs device of an RDMA CM route: the device

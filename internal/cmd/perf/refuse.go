@@ -49,7 +49,6 @@ func vendor(what, lib string) string {
 
 var refusals = []refusal{
 	{"mcg", "g", false, cmdutil.ExitUsage, "multicast: " + whyNotYet},
-	{"comm_rdma_cm", "z", false, cmdutil.ExitUsage, "rdma_cm for the exchange only: " + whyNotYet + " (-R connects the QPs through rdma_cm too)"},
 	{"hop_limit", "L", true, cmdutil.ExitUsage, whyRawEth + " (the GRH hop limit is 255, as perftest sets it)"},
 	{"MGID", "M", true, cmdutil.ExitUsage, "multicast: " + whyNotYet},
 	{"report-cycles", "C", false, cmdutil.ExitUsage, "rdmactl times with the kernel's clock in nanoseconds, not the CPU's cycle counter: it has no cycle counts to report (cycles made from nanoseconds would be invented)"},
