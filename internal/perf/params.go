@@ -522,6 +522,9 @@ func (p *Params) symmetricText() string {
 	if p.WriteImm {
 		t += " write_imm=true" // only here: older peers have no --write_with_imm
 	}
+	if len(p.Payload) > 0 {
+		t += " payload=file" // not compared: it tells an SRQ receiver what not to check
+	}
 	return t + p.eventsSymmetricText()
 }
 
@@ -563,6 +566,9 @@ func checkPeerParams(p *Params, b []byte) error {
 	keys := []string{}
 	for _, f := range mine[1:] {
 		k, v, _ := strings.Cut(f, "=")
+		if k == "payload" { // information for the peer, not a parameter to agree on
+			continue
+		}
 		mm[k] = v
 		keys = append(keys, k)
 	}

@@ -85,3 +85,20 @@ func FuzzParsePayload(f *testing.F) {
 		}
 	})
 }
+
+// A send with a payload keeps it (the SRQ check pattern is not written
+// over it), and an rdmactl SRQ receiver, told so by the parameter record,
+// checks nothing instead of failing on it.
+func TestSessionPayloadSRQReceiver(t *testing.T) {
+	for _, payload := range [][]byte{nil, {1, 2, 3, 4}} {
+		srv := Params{Verb: VerbSend, Test: TestBW, Iters: 50, UseSRQ: true}
+		cli := Params{Verb: VerbSend, Test: TestBW, Iters: 50, Payload: payload}
+		s, c, _ := runPair(t, srv, cli)
+		if s.err != nil || c.err != nil {
+			t.Fatalf("payload %v: server: %v client: %v", payload, s.err, c.err)
+		}
+		if got := s.res.SRQ.PayloadChecked; got != (payload == nil) {
+			t.Errorf("payload %v: the SRQ receiver checked the bytes: %v", payload, got)
+		}
+	}
+}

@@ -75,6 +75,9 @@ type Session struct {
 	stop     atomic.Bool
 	peerGone atomic.Bool
 	peerDone atomic.Bool // the peer ended its duration run (watchPeer)
+	// peerPayload: the rdmactl peer sends a --payload_file_path payload,
+	// not the pattern an SRQ receiver checks.
+	peerPayload bool
 	// portWatch reads the device's async events (portwatch.go); nil:
 	// the device cannot report them.
 	portWatch *portWatch
@@ -424,6 +427,7 @@ func (s *Session) prefix() error {
 		if err := checkPeerParams(s.P, b); err != nil {
 			return &PeerError{Err: err}
 		}
+		s.peerPayload = bytes.Contains(b, []byte(" payload="))
 	}
 	if s.P.Conn == UD && s.P.maxSize() > uint64(s.mtu) {
 		// A UD message fits one packet. After the MTU exchange perftest

@@ -35,8 +35,13 @@ func (p *Params) rxPerQP() uint64 {
 // srqPattern is byte k of every message an --use-srq sender sends.
 func srqPattern(k uint64) byte { return byte(k*131 + k>>8 + 17) }
 
-// fillSRQPattern writes the pattern into each QP's source area.
+// fillSRQPattern writes the pattern into each QP's source area, unless
+// the user's payload (--payload_file_path) is what is sent: the
+// parameter record then says so, and an SRQ receiver checks nothing.
 func (r *runner) fillSRQPattern() {
+	if len(r.p.Payload) > 0 {
+		return
+	}
 	for i := range r.res.QPs {
 		b := r.res.Buf[r.srcOff(i) : r.srcOff(i)+r.blk]
 		for k := range b {
@@ -67,7 +72,7 @@ func (s *Session) checkSRQ(r *runner) error {
 		c.Received[0] = r.ccnt[0] // the latency loop counts its receives there
 	}
 	s.result.SRQ = c
-	if s.conn == nil || !s.conn.peerVer.Rdmactl {
+	if s.conn == nil || !s.conn.peerVer.Rdmactl || s.peerPayload {
 		return nil
 	}
 	c.PayloadChecked = true
