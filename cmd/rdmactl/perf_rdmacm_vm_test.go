@@ -26,17 +26,23 @@ func cmArgs(verb, kind string, extra []string, who string, port int, client bool
 	return perfCmd(who, verb, kind, nil, a...)
 }
 
+// cmPairs are the pairings of the RDMA CM tests: rdmactl on both sides,
+// and against perftest in either role.
+var cmPairs = []struct{ name, server, client string }{
+	{"rdmactl-rdmactl", "r", "r"}, {"rdmactl-client-perftest-server", "p", "r"}, {"perftest-client-rdmactl-server", "r", "p"}}
+
+// cmTest is one test of the RDMA CM tests: verb, bw or lat, more options.
+type cmTest struct {
+	verb, kind string
+	extra      []string
+}
+
 func TestVMPerfRDMACM(t *testing.T) {
 	resUnchanged(t, true)
-	pairs := []struct{ name, server, client string }{
-		{"rdmactl-rdmactl", "r", "r"}, {"rdmactl-client-perftest-server", "p", "r"}, {"perftest-client-rdmactl-server", "r", "p"}}
-	tests := []struct {
-		verb, kind string
-		extra      []string
-	}{{"write", "bw", nil}, {"send", "bw", nil}, {"read", "bw", nil}, {"write", "lat", nil}, {"send", "lat", nil}, {"read", "lat", nil}, {"write", "bw", []string{"-q", "2"}}}
+	tests := []cmTest{{"write", "bw", nil}, {"send", "bw", nil}, {"read", "bw", nil}, {"write", "lat", nil}, {"send", "lat", nil}, {"read", "lat", nil}, {"write", "bw", []string{"-q", "2"}}}
 	port := 19100
 	for _, tc := range tests {
-		for _, pr := range pairs {
+		for _, pr := range cmPairs {
 			port++
 			p := port
 			name := fmt.Sprintf("%s_%s%s/%s", tc.verb, tc.kind, strings.Join(tc.extra, ""), pr.name)
@@ -84,15 +90,10 @@ func TestVMPerfRDMACM(t *testing.T) {
 // 6.06 in both roles and between two rdmactl sides.
 func TestVMPerfCommCM(t *testing.T) {
 	resUnchanged(t, true)
-	pairs := []struct{ name, server, client string }{
-		{"rdmactl-rdmactl", "r", "r"}, {"rdmactl-client-perftest-server", "p", "r"}, {"perftest-client-rdmactl-server", "r", "p"}}
-	tests := []struct {
-		verb, kind string
-		extra      []string
-	}{{"write", "bw", nil}, {"read", "bw", nil}, {"send", "lat", nil}, {"send", "bw", []string{"-c", "UD"}}}
+	tests := []cmTest{{"write", "bw", nil}, {"read", "bw", nil}, {"send", "lat", nil}, {"send", "bw", []string{"-c", "UD"}}}
 	port := 19300
 	for _, tc := range tests {
-		for _, pr := range pairs {
+		for _, pr := range cmPairs {
 			port++
 			p := port
 			name := fmt.Sprintf("%s_%s%s/%s", tc.verb, tc.kind, strings.Join(tc.extra, ""), pr.name)
