@@ -29,14 +29,7 @@ func (s *Session) outJSONTestInfo() string {
 	p, in := s.P, s.info()
 	var b strings.Builder
 	b.WriteString("test_info: {\n")
-	verb := map[Verb]string{VerbSend: "Send", VerbWrite: "RDMA_Write", VerbRead: "RDMA_Read", VerbAtomic: "Atomic"}[p.Verb]
-	switch {
-	case p.SendImm:
-		verb = "Send_imm" // perftest 6.29's testsStr
-	case p.WriteImm:
-		verb = "RDMA_Write_imm"
-	}
-	b.WriteString("test: " + verb + "_")
+	b.WriteString("test: " + p.testsStr() + "_")
 	if p.Verb == VerbAtomic {
 		b.WriteString(p.Atomic.String() + "_")
 	}
@@ -97,11 +90,9 @@ func (s *Session) outJSONTestInfo() string {
 	} else {
 		fmt.Fprintf(&b, "Max_inline_data: %d,\n", p.Inline)
 	}
-	cm, ex := "OFF", "Ethernet"
+	cm, ex := "OFF", p.exchangeMethod()
 	if p.RDMACM {
-		cm, ex = "ON", "rdma_cm"
-	} else if p.CommCM {
-		ex = "rdma_cm"
+		cm = "ON"
 	}
 	fmt.Fprintf(&b, "rdma_cm_QPs: %s,\n", cm)
 	fmt.Fprintf(&b, "Data_ex_method: %s,\n", ex)

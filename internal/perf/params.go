@@ -481,6 +481,15 @@ func (p *Params) relaxedOrdering() bool {
 	return !p.NoRelaxedOrdering && !(p.Verb == VerbWrite && p.Test == TestLat && !p.WriteImm)
 }
 
+// exchangeMethod is the header's "Data ex. method" (perftest's
+// exchange_state).
+func (p *Params) exchangeMethod() string {
+	if p.cmExchange() {
+		return "rdma_cm"
+	}
+	return "Ethernet"
+}
+
 // cmExchange says whether the exchange runs over an RDMA CM connection
 // (cm.go's comm link) instead of TCP: -R, and -z, as perftest's
 // use_rdma_cm.

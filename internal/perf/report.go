@@ -43,14 +43,23 @@ func formatLatRow(size, iters uint64, s LatStats) string {
 		size, iters, s.Min, s.Max, s.Typical, s.Avg, s.Stdev, s.P99, s.P999)
 }
 
-// testTitle is the centred title line of ctx_print_test_info.
-func testTitle(p *Params) string {
-	verb := map[Verb]string{VerbSend: "Send", VerbWrite: "RDMA_Write", VerbRead: "RDMA_Read", VerbAtomic: "Atomic " + p.Atomic.String()}[p.Verb]
+// testsStr is perftest's name of the test's verb (testsStr in
+// src/perftest_parameters.c; the _imm names are 6.29's).
+func (p *Params) testsStr() string {
 	switch {
 	case p.SendImm:
-		verb = "Send_imm" // perftest 6.29's testsStr
+		return "Send_imm"
 	case p.WriteImm:
-		verb = "RDMA_Write_imm"
+		return "RDMA_Write_imm"
+	}
+	return map[Verb]string{VerbSend: "Send", VerbWrite: "RDMA_Write", VerbRead: "RDMA_Read", VerbAtomic: "Atomic"}[p.Verb]
+}
+
+// testTitle is the centred title line of ctx_print_test_info.
+func testTitle(p *Params) string {
+	verb := p.testsStr()
+	if p.Verb == VerbAtomic {
+		verb += " " + p.Atomic.String()
 	}
 	kind := "BW"
 	if p.Test == TestLat {
@@ -164,11 +173,7 @@ func writeHeader(w io.Writer, p *Params, in *Info) {
 		}
 	} else {
 		b.WriteString(" rdma_cm QPs\t : OFF\n")
-		if p.CommCM {
-			b.WriteString(" Data ex. method : rdma_cm\n")
-		} else {
-			b.WriteString(" Data ex. method : Ethernet\n")
-		}
+		b.WriteString(" Data ex. method : " + p.exchangeMethod() + "\n")
 	}
 	b.WriteString(resultLine)
 	for i := range in.Local {
