@@ -19,3 +19,16 @@ func (a *App) OpenInventory(sysfsOK bool) (src *inventory.Source, close func(), 
 	}
 	return src, func() { src.Close() }, nil
 }
+
+// Inventory opens the inventory as OpenInventory does, reads what get
+// reads from it and closes it: the whole life of a read-only command's
+// source.
+func Inventory[T any](a *App, sysfsOK bool, get func(*inventory.Source) (T, error)) (T, error) {
+	src, closeSrc, err := a.OpenInventory(sysfsOK)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer closeSrc()
+	return get(src)
+}

@@ -218,11 +218,24 @@ func linkArg(cmd string, kw map[string]string, need, needPort bool) (string, uin
 	return dev, port, nil
 }
 
-// qpArgs is what statistic qp bind and unbind take.
+// linkKeywords parses the keywords of a read-only statistic command: an
+// optional "link DEV[/PORT]" and keys.
+func linkKeywords(cmd string, args []string, keys ...string) (kw map[string]string, dev string, port uint32, err error) {
+	if kw, err = cmdutil.Keywords(cmd, args, append([]string{"link"}, keys...)...); err != nil {
+		return nil, "", 0, err
+	}
+	dev, port, err = linkArg(cmd, kw, false, false)
+	return kw, dev, port, err
+}
+
+// qpArgs is what statistic qp bind and unbind take, and the writer open
+// on the port.
 type qpArgs struct {
 	dev        string
 	port       uint32
 	lqpn, cntn *uint32
+	c          *inventory.Config
+	index      uint32 // the device's
 }
 
 // parseQPArgs parses "link DEV/PORT" and the keywords need and other
@@ -256,6 +269,18 @@ func parseQPArgs(cmd string, args []string, need, other string) (qpArgs, error) 
 	return q, nil
 }
 
+// openQPArgs is parseQPArgs, then the writer opened on the port
+// (openPort); closeFn releases it.
+func openQPArgs(a *cmdutil.App, cmd string, args []string, need, other string) (q qpArgs, closeFn func(), err error) {
+	if q, err = parseQPArgs(cmd, args, need, other); err != nil {
+		return qpArgs{}, nil, err
+	}
+	if q.c, q.index, closeFn, err = openPort(a, q.dev, q.port); err != nil {
+		return qpArgs{}, nil, err
+	}
+	return q, closeFn, nil
+}
+
 func optU32Arg(cmd string, kw map[string]string, key string) (*uint32, error) {
 	v, ok := kw[key]
 	if !ok {
@@ -272,11 +297,7 @@ func runQPShow(a *cmdutil.App, args []string) error {
 	if len(args) > 0 && args[0] == "show" {
 		args = args[1:]
 	}
-	kw, err := cmdutil.Keywords("statistic qp show", args, "link", "lqpn", "pid", "cntn")
-	if err != nil {
-		return err
-	}
-	dev, port, err := linkArg("statistic qp show", kw, false, false)
+	kw, dev, port, err := linkKeywords("statistic qp show", args, "lqpn", "pid", "cntn")
 	if err != nil {
 		return err
 	}
@@ -290,12 +311,7 @@ func runQPShow(a *cmdutil.App, args []string) error {
 	if f.CntN, err = optU32Arg("statistic qp show", kw, "cntn"); err != nil {
 		return err
 	}
-	src, closeSrc, err := a.OpenInventory(false)
-	if err != nil {
-		return err
-	}
-	defer closeSrc()
-	qs, err := src.QPCounters(dev, port, f)
+	qs, err := cmdutil.Inventory(a, false, func(src *inventory.Source) ([]inventory.QPCounter, error) { return src.QPCounters(dev, port, f) })
 	if err != nil {
 		return err
 	}
@@ -335,20 +351,11 @@ func rdmaModeText(m inventory.QPCounterMode) string {
 }
 
 func runQPMode(a *cmdutil.App, args []string) error {
-	kw, err := cmdutil.Keywords("statistic qp mode", args, "link")
+	_, dev, port, err := linkKeywords("statistic qp mode", args)
 	if err != nil {
 		return err
 	}
-	dev, port, err := linkArg("statistic qp mode", kw, false, false)
-	if err != nil {
-		return err
-	}
-	src, closeSrc, err := a.OpenInventory(false)
-	if err != nil {
-		return err
-	}
-	defer closeSrc()
-	ms, err := src.QPCounterModes(dev, port)
+	ms, err := cmdutil.Inventory(a, false, func(src *inventory.Source) ([]inventory.QPCounterMode, error) { return src.QPCounterModes(dev, port) })
 	if err != nil {
 		return err
 	}
@@ -416,51 +423,44 @@ func runQPSet(a *cmdutil.App, args []string) error {
 	default:
 		return cmdutil.UsageErrorf("%s: auto needs off, or criteria (type, pid, type,pid) and on", cmd)
 	}
-	c, _, closeFn, err := a.OpenWrite()
+	c, index, closeFn, err := openPort(a, dev, port)
 	if err != nil {
 		return err
 	}
 	defer closeFn()
-	ref, err := portRef(c, dev, port)
-	if err != nil {
-		return err
-	}
 	what := fmt.Sprintf("%s link %s/%d", cmd, dev, port)
-	return cmdutil.WriteError(what, c.SetQPAutoMode(*ref.Index, port, mask, opt), map[syscall.Errno]cmdutil.Refusal{
+	return cmdutil.WriteError(what, c.SetQPAutoMode(index, port, mask, opt), map[syscall.Errno]cmdutil.Refusal{
 		syscall.EOPNOTSUPP: {Code: cmdutil.ExitUnsupported, Msg: fmt.Sprintf("%s/%d has no QP counters (EOPNOTSUPP)", dev, port)},
 		syscall.EBUSY:      {Code: cmdutil.ExitFailure, Msg: "QPs are bound to counters by hand (EBUSY): unbind them first (rdmactl statistic qp show)"},
 		syscall.EINVAL:     {Code: cmdutil.ExitFailure, Msg: "the kernel refused (EINVAL): the port is not in auto mode, or the criteria or optional-counters are not supported"},
 	})
 }
 
-// portRef resolves DEV/PORT to the device's index (exit 3 when either is
-// unknown).
-func portRef(c *inventory.Config, dev string, port uint32) (inventory.PortRef, error) {
+// openPort opens the writer and resolves DEV/PORT to the device's index
+// (exit 3 when either is unknown). closeFn releases the writer.
+func openPort(a *cmdutil.App, dev string, port uint32) (c *inventory.Config, index uint32, closeFn func(), err error) {
+	c, _, closeFn, err = a.OpenWrite()
+	if err != nil {
+		return nil, 0, nil, err
+	}
 	refs, err := c.Src.Targets(dev, port)
 	if err != nil {
-		return inventory.PortRef{}, err
+		closeFn()
+		return nil, 0, nil, err
 	}
-	return refs[0], nil
+	return c, *refs[0].Index, closeFn, nil
 }
 
 func runQPBind(a *cmdutil.App, args []string) error {
 	const cmd = "statistic qp bind"
-	qa, err := parseQPArgs(cmd, args, "lqpn", "cntn")
-	if err != nil {
-		return err
-	}
-	dev, port, lqpn, cntn := qa.dev, qa.port, qa.lqpn, qa.cntn
-	c, _, closeFn, err := a.OpenWrite()
+	qa, closeFn, err := openQPArgs(a, cmd, args, "lqpn", "cntn")
 	if err != nil {
 		return err
 	}
 	defer closeFn()
-	ref, err := portRef(c, dev, port)
-	if err != nil {
-		return err
-	}
+	c, index, dev, port, lqpn, cntn := qa.c, qa.index, qa.dev, qa.port, qa.lqpn, qa.cntn
 	what := fmt.Sprintf("%s link %s/%d lqpn %d", cmd, dev, port, *lqpn)
-	_, err = c.BindQP(*ref.Index, port, *lqpn, cntn)
+	_, err = c.BindQP(index, port, *lqpn, cntn)
 	return cmdutil.WriteError(what, err, map[syscall.Errno]cmdutil.Refusal{
 		syscall.ENOENT:     {Code: cmdutil.ExitNotFound, Msg: fmt.Sprintf("no QP %d on %s/%d that a counter can take, or no such counter (ENOENT)", *lqpn, dev, port)},
 		syscall.EOPNOTSUPP: {Code: cmdutil.ExitUnsupported, Msg: fmt.Sprintf("%s has no QP counters to bind to (EOPNOTSUPP)", dev)},
@@ -471,20 +471,12 @@ func runQPBind(a *cmdutil.App, args []string) error {
 
 func runQPUnbind(a *cmdutil.App, args []string) error {
 	const cmd = "statistic qp unbind"
-	qa, err := parseQPArgs(cmd, args, "cntn", "lqpn")
-	if err != nil {
-		return err
-	}
-	dev, port, lqpn, cntn := qa.dev, qa.port, qa.lqpn, qa.cntn
-	c, _, closeFn, err := a.OpenWrite()
+	qa, closeFn, err := openQPArgs(a, cmd, args, "cntn", "lqpn")
 	if err != nil {
 		return err
 	}
 	defer closeFn()
-	ref, err := portRef(c, dev, port)
-	if err != nil {
-		return err
-	}
+	c, index, dev, port, lqpn, cntn := qa.c, qa.index, qa.dev, qa.port, qa.lqpn, qa.cntn
 	what := fmt.Sprintf("%s link %s/%d cntn %d", cmd, dev, port, *cntn)
 	why := map[syscall.Errno]cmdutil.Refusal{
 		syscall.ENOENT:     {Code: cmdutil.ExitNotFound, Msg: fmt.Sprintf("no counter %d with that QP on %s/%d (ENOENT)", *cntn, dev, port)},
@@ -492,15 +484,15 @@ func runQPUnbind(a *cmdutil.App, args []string) error {
 		syscall.EINVAL:     {Code: cmdutil.ExitNotFound, Msg: fmt.Sprintf("the kernel refused (EINVAL): no counter %d bound by hand on %s/%d", *cntn, dev, port)},
 	}
 	if lqpn != nil {
-		return cmdutil.WriteError(what, c.UnbindQP(*ref.Index, port, *cntn, *lqpn), why)
+		return cmdutil.WriteError(what, c.UnbindQP(index, port, *cntn, *lqpn), why)
 	}
 	// Every QP of the counter, as rdma does: read the counter, unbind each.
-	q, err := c.QPCounterByID(*ref.Index, port, *cntn)
+	q, err := c.QPCounterByID(index, port, *cntn)
 	if err != nil {
 		return cmdutil.WriteError(what, err, why)
 	}
 	for _, n := range q.LQPNs {
-		if err := c.UnbindQP(*ref.Index, port, *cntn, n); err != nil {
+		if err := c.UnbindQP(index, port, *cntn, n); err != nil {
 			return cmdutil.WriteError(fmt.Sprintf("%s lqpn %d", what, n), err, why)
 		}
 	}
@@ -514,20 +506,13 @@ func runStatMode(a *cmdutil.App, args []string) error {
 	} else if len(args) > 0 && args[0] == "show" {
 		args = args[1:]
 	}
-	kw, err := cmdutil.Keywords("statistic mode", args, "link")
+	_, dev, port, err := linkKeywords("statistic mode", args)
 	if err != nil {
 		return err
 	}
-	dev, port, err := linkArg("statistic mode", kw, false, false)
-	if err != nil {
-		return err
-	}
-	src, closeSrc, err := a.OpenInventory(false)
-	if err != nil {
-		return err
-	}
-	defer closeSrc()
-	ocs, err := src.OptionalCounters(dev, port)
+	ocs, err := cmdutil.Inventory(a, false, func(src *inventory.Source) ([]inventory.OptionalCounters, error) {
+		return src.OptionalCounters(dev, port)
+	})
 	if err != nil {
 		return err
 	}
@@ -630,17 +615,13 @@ func runStatUnsetOpt(a *cmdutil.App, args []string) error {
 	if err != nil {
 		return err
 	}
-	c, _, closeFn, err := a.OpenWrite()
+	c, index, closeFn, err := openPort(a, dev, port)
 	if err != nil {
 		return err
 	}
 	defer closeFn()
-	ref, err := portRef(c, dev, port)
-	if err != nil {
-		return err
-	}
 	what := fmt.Sprintf("%s link %s/%d optional-counters", cmd, dev, port)
-	return cmdutil.WriteError(what, c.SetOptionalCounters(*ref.Index, port, nil), map[syscall.Errno]cmdutil.Refusal{
+	return cmdutil.WriteError(what, c.SetOptionalCounters(index, port, nil), map[syscall.Errno]cmdutil.Refusal{
 		syscall.EOPNOTSUPP: {Code: cmdutil.ExitUnsupported, Msg: fmt.Sprintf("%s/%d has no optional counters (EOPNOTSUPP)", dev, port)},
 	})
 }
@@ -654,12 +635,7 @@ func runStatMR(a *cmdutil.App, args []string) error {
 	if err != nil {
 		return err
 	}
-	src, closeSrc, err := a.OpenInventory(false)
-	if err != nil {
-		return err
-	}
-	defer closeSrc()
-	ms, err := src.MRStatistics(kw["dev"])
+	ms, err := cmdutil.Inventory(a, false, func(src *inventory.Source) ([]inventory.MRStat, error) { return src.MRStatistics(kw["dev"]) })
 	if err != nil {
 		return err
 	}
@@ -709,17 +685,29 @@ func keywordCompletion(values map[string]cobra.CompletionFunc, keys ...string) c
 	}
 }
 
+// completeLink completes the first three words, "link DEV/PORT word";
+// ok is false past them.
+func completeLink(cmd *cobra.Command, args []string, toComplete, word string) (c []cobra.Completion, d cobra.ShellCompDirective, ok bool) {
+	switch len(args) {
+	case 0:
+		return cmdutil.Prefixed(toComplete, "link"), cobra.ShellCompDirectiveNoFileComp, true
+	case 1:
+		c, d = complete.DevPorts(cmd, nil, toComplete)
+		return c, d, true
+	case 2:
+		return cmdutil.Prefixed(toComplete, word), cobra.ShellCompDirectiveNoFileComp, true
+	}
+	return nil, cobra.ShellCompDirectiveNoFileComp, false
+}
+
 // qpSetCompletion completes "link DEV/PORT auto CRITERIA on|off
 // [optional-counters on|off]".
 func qpSetCompletion(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if c, d, ok := completeLink(cmd, args, toComplete, "auto"); ok {
+		return c, d
+	}
 	nf := cobra.ShellCompDirectiveNoFileComp
 	switch len(args) {
-	case 0:
-		return cmdutil.Prefixed(toComplete, "link"), nf
-	case 1:
-		return complete.DevPorts(cmd, nil, toComplete)
-	case 2:
-		return cmdutil.Prefixed(toComplete, "auto"), nf
 	case 3:
 		return cmdutil.Prefixed(toComplete, "type", "pid", "type,pid", "off"), nf
 	case 4:
@@ -757,15 +745,11 @@ func statModeCompletion(cmd *cobra.Command, args []string, toComplete string) ([
 // NAME,NAME": counter names of that port, from sysfs hw_counters
 // (completion never uses netlink): the optional ones are among them.
 func optCountersCompletion(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if c, d, ok := completeLink(cmd, args, toComplete, "optional-counters"); ok {
+		return c, d
+	}
 	nf := cobra.ShellCompDirectiveNoFileComp
-	switch len(args) {
-	case 0:
-		return cmdutil.Prefixed(toComplete, "link"), nf
-	case 1:
-		return complete.DevPorts(cmd, nil, toComplete)
-	case 2:
-		return cmdutil.Prefixed(toComplete, "optional-counters"), nf
-	case 3:
+	if len(args) == 3 {
 		if cmd.Name() != "set" {
 			return nil, nf
 		}
