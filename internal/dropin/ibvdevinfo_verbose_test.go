@@ -19,13 +19,13 @@ import (
 // device answers cannot be captured offline, so they are typed in here;
 // what this checks is the layout, the decoding and the order.
 func rxeQuery(name string, guid [8]byte, ip string) inventory.DeviceQuery {
-	a := &verbs.DeviceAttr{
+	a := &verbs.DeviceAttr{DeviceCaps: verbs.DeviceCaps{
 		NodeGUID: guid, SysImageGUID: guid, MaxMRSize: 0xffffffffffffffff, PageSizeCap: 0xfffff000,
 		VendorID: 0xffffff, MaxQP: 1048560, MaxQPWR: 1048576, DeviceCapFlags: 0x01223c76,
 		MaxSGE: 32, MaxSGERd: 32, MaxCQ: 1048576, MaxCQE: 32767, MaxMR: 524287, MaxPD: 1048576,
 		MaxQPRdAtom: 128, MaxResRdAtom: 258048, MaxQPInitRdAtom: 128, AtomicCap: 1, MaxMW: 524287,
 		MaxMcastGrp: 8192, MaxMcastQPAttach: 56, MaxTotalMcastQPAttach: 458752, MaxAH: 32767,
-		MaxSRQ: 917503, MaxSRQWR: 1048576, MaxSRQSGE: 27, MaxPkeys: 64, LocalCAAckDelay: 15, PhysPortCnt: 1,
+		MaxSRQ: 917503, MaxSRQWR: 1048576, MaxSRQSGE: 27, MaxPkeys: 64, LocalCAAckDelay: 15, PhysPortCnt: 1},
 		Extended: true, DeviceCapFlagsEx: 0x1223c76,
 	}
 	p := &verbs.PortAttr{

@@ -31,9 +31,9 @@ func TestFlagNames(t *testing.T) {
 // ibv_devinfo_v.txt) in both forms.
 func TestDevQueryRender(t *testing.T) {
 	d := verbs.Device{Name: "rxe0", Uverbs: "uverbs0", DriverID: verbs.DriverRXE, Driver: "rxe", ABI: 2}
-	a := &verbs.DeviceAttr{NodeGUID: [8]byte{0xa8, 0x6c, 0x01, 0xff, 0xfe, 0xcc, 0x54, 0xed}, VendorID: 0xffffff,
+	a := &verbs.DeviceAttr{DeviceCaps: verbs.DeviceCaps{NodeGUID: [8]byte{0xa8, 0x6c, 0x01, 0xff, 0xfe, 0xcc, 0x54, 0xed}, VendorID: 0xffffff,
 		PhysPortCnt: 1, MaxMRSize: ^uint64(0), PageSizeCap: 0xfffff000, DeviceCapFlags: 0x01223c76,
-		AtomicCap: 1, DeviceCapFlagsEx: 0x1223c76, Extended: true, ResponseLength: 304}
+		AtomicCap: 1}, DeviceCapFlagsEx: 0x1223c76, Extended: true, ResponseLength: 304}
 	j := deviceJSON(d, 1, "", a)
 	p := portJSON(&verbs.PortAttr{Port: 1, State: 4, MaxMTU: 5, ActiveMTU: 3, GIDTblLen: 1024, PortCapFlags: 0x10000,
 		MaxMsgSz: 0x800000, PkeyTblLen: 1, MaxVLNum: 1, ActiveWidth: 1, ActiveSpeed: 8, PhysState: 5, LinkLayer: 2, Flags: 1})
@@ -72,7 +72,7 @@ func TestDevQueryRender(t *testing.T) {
 // packet_pacing_caps blocks.
 func TestDevQueryUnknownAndProviderCaps(t *testing.T) {
 	d := verbs.Device{Name: "mlx5_0", Uverbs: "uverbs0", DriverID: verbs.DriverMLX5, Driver: "mlx5", ABI: 1}
-	a := &verbs.DeviceAttr{PhysPortCnt: 1, DeviceCapFlags: 0x01223c76 | 1<<31, DeviceCapFlagsEx: 0x1C081223C76 | 1<<34,
+	a := &verbs.DeviceAttr{DeviceCaps: verbs.DeviceCaps{PhysPortCnt: 1, DeviceCapFlags: 0x01223c76 | 1<<31}, DeviceCapFlagsEx: 0x1C081223C76 | 1<<34,
 		ODPRCCaps: 1 | 1<<9, Extended: true, ResponseLength: 304, DriverResponseLength: 104,
 		TSOMaxTSO: 262144, TSOSupportedQPTs: 1<<8 | 1<<1, RSSSupportedQPTs: 1 << 8, RSSRxHashFunction: 1,
 		RSSRxHashFieldsMask: 0x800000FF, PacketPacingRateMin: 1, PacketPacingRateMax: 100000000, PacketPacingSupportedQPTs: 1<<8 | 1<<2}

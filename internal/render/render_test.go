@@ -52,7 +52,7 @@ func TestNewDevInfo(t *testing.T) {
 	q := inventory.DeviceQuery{
 		Device:   verbs.Device{Name: "mlx5_0", Uverbs: "uverbs0", DriverID: verbs.DriverMLX5, Driver: "mlx5", ABI: 1},
 		NodeType: 1, BoardID: "MT_0000000012",
-		Attr:           &verbs.DeviceAttr{PhysPortCnt: 2, FWVer: 16<<32 | 35<<16 | 2000},
+		Attr:           &verbs.DeviceAttr{DeviceCaps: verbs.DeviceCaps{PhysPortCnt: 2, FWVer: 16<<32 | 35<<16 | 2000}},
 		NumCompVectors: 8,
 		Ports: []inventory.PortQuery{
 			{Attr: &verbs.PortAttr{Port: 1, LinkLayer: 1, State: 4}, GIDs: []verbs.GIDEntry{{Port: 1, Index: 0, Type: vocab.GIDTypeRoCEv1, GID: [16]byte{0: 0xfe, 1: 0x80, 15: 1}}}},

@@ -147,50 +147,9 @@ type uvGetContextResp struct {
 
 type uvQueryDevice struct{ Response uint64 }
 
-// uvQueryDeviceResp is struct ib_uverbs_query_device_resp (176 B).
-type uvQueryDeviceResp struct {
-	FWVer                 uint64
-	NodeGUID              [8]byte // __be64
-	SysImageGUID          [8]byte // __be64
-	MaxMRSize             uint64
-	PageSizeCap           uint64
-	VendorID              uint32
-	VendorPartID          uint32
-	HWVer                 uint32
-	MaxQP                 uint32
-	MaxQPWR               uint32
-	DeviceCapFlags        uint32
-	MaxSGE                uint32
-	MaxSGERd              uint32
-	MaxCQ                 uint32
-	MaxCQE                uint32
-	MaxMR                 uint32
-	MaxPD                 uint32
-	MaxQPRdAtom           uint32
-	MaxEERdAtom           uint32
-	MaxResRdAtom          uint32
-	MaxQPInitRdAtom       uint32
-	MaxEEInitRdAtom       uint32
-	AtomicCap             uint32
-	MaxEE                 uint32
-	MaxRDD                uint32
-	MaxMW                 uint32
-	MaxRawIPv6QP          uint32
-	MaxRawEthyQP          uint32
-	MaxMcastGrp           uint32
-	MaxMcastQPAttach      uint32
-	MaxTotalMcastQPAttach uint32
-	MaxAH                 uint32
-	MaxFMR                uint32
-	MaxMapPerFMR          uint32
-	MaxSRQ                uint32
-	MaxSRQWR              uint32
-	MaxSRQSGE             uint32
-	MaxPkeys              uint16
-	LocalCAAckDelay       uint8
-	PhysPortCnt           uint8
-	Reserved              [4]uint8
-}
+// uvQueryDeviceResp is struct ib_uverbs_query_device_resp (176 B), which
+// DeviceAttr carries as the kernel wrote it.
+type uvQueryDeviceResp = DeviceCaps
 
 // uvExQueryDevice is struct ib_uverbs_ex_query_device (8 B).
 type uvExQueryDevice struct {

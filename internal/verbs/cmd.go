@@ -150,6 +150,27 @@ func (c *Context) rawWrite(cmd uint32, req, resp, udataIn, udataOut []byte) erro
 	if in/4 > 0xffff || out/4 > 0xffff {
 		return fmt.Errorf("verbs: internal: %s too large for write()", cmdName(cmd))
 	}
+	return c.writeScratch(cmd, in, out, resp, udataOut, func(buf, rbuf []byte) error {
+		hdr := uvCmdHdr{Command: cmd, InWords: uint16(in / 4), OutWords: uint16(out / 4)}
+		copy(buf, rawmem.Of(&hdr))
+		copy(buf[8:], req)
+		copy(buf[8+len(req):], udataIn)
+		if out > 0 {
+			if len(req) < 8 {
+				return fmt.Errorf("verbs: internal: %s has a response but no response field", cmdName(cmd))
+			}
+			*(*uint64)(unsafe.Pointer(&buf[8])) = rawmem.Addr(rbuf)
+		}
+		return nil
+	})
+}
+
+// writeScratch runs one write() command of in bytes with a response area
+// of out bytes, both in the context's scratch memory, under its lock:
+// fill writes the command into buf (given the response area rbuf); the
+// response is then copied to resp and udataOut. cmd names the command
+// in errors.
+func (c *Context) writeScratch(cmd uint32, in, out int, resp, udataOut []byte, fill func(buf, rbuf []byte) error) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.fd < 0 {
@@ -160,15 +181,8 @@ func (c *Context) rawWrite(cmd uint32, req, resp, udataIn, udataOut []byte) erro
 	}
 	buf := c.scr.alloc(in)
 	rbuf := c.scr.alloc(out)
-	hdr := uvCmdHdr{Command: cmd, InWords: uint16(in / 4), OutWords: uint16(out / 4)}
-	copy(buf, rawmem.Of(&hdr))
-	copy(buf[8:], req)
-	copy(buf[8+len(req):], udataIn)
-	if out > 0 {
-		if len(req) < 8 {
-			return fmt.Errorf("verbs: internal: %s has a response but no response field", cmdName(cmd))
-		}
-		*(*uint64)(unsafe.Pointer(&buf[8])) = rawmem.Addr(rbuf)
+	if err := fill(buf, rbuf); err != nil {
+		return err
 	}
 	if err := c.sysWrite(buf); err != nil {
 		return cmdError(c.dev.Name, cmdName(cmd), err)
@@ -194,38 +208,24 @@ func (c *Context) writeExCmd(cmd uint32, req, resp, udataIn, udataOut []byte) er
 // in_words/out_words counting the core structs only, in 8-byte words, and
 // the provider sizes in the ex header (uverbs_main.c ib_uverbs_write).
 func (c *Context) rawWriteEx(cmd uint32, req, resp, udataIn, udataOut []byte) error {
-	name := cmdName(cmd | cmdFlagExtended)
 	if (len(req)|len(resp)|len(udataIn)|len(udataOut))&7 != 0 {
-		return fmt.Errorf("verbs: internal: %s lengths not in 8-byte words", name)
+		return fmt.Errorf("verbs: internal: %s lengths not in 8-byte words", cmdName(cmd|cmdFlagExtended))
 	}
 	in := 24 + len(req) + len(udataIn)
 	out := len(resp) + len(udataOut)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.fd < 0 {
-		return ErrClosed
-	}
-	if err := c.scr.reserve(pad8(in) + pad8(out)); err != nil {
-		return err
-	}
-	buf := c.scr.alloc(in)
-	rbuf := c.scr.alloc(out)
-	hdr := uvCmdHdr{Command: cmdFlagExtended | cmd, InWords: uint16(len(req) / 8), OutWords: uint16(len(resp) / 8)}
-	ex := uvExCmdHdr{
-		Response:         rawmem.Addr(rbuf),
-		ProviderInWords:  uint16(len(udataIn) / 8),
-		ProviderOutWords: uint16(len(udataOut) / 8),
-	}
-	copy(buf, rawmem.Of(&hdr))
-	copy(buf[8:], rawmem.Of(&ex))
-	copy(buf[24:], req)
-	copy(buf[24+len(req):], udataIn)
-	if err := c.sysWrite(buf); err != nil {
-		return cmdError(c.dev.Name, name, err)
-	}
-	copy(resp, rbuf)
-	copy(udataOut, rbuf[len(resp):])
-	return nil
+	return c.writeScratch(cmd|cmdFlagExtended, in, out, resp, udataOut, func(buf, rbuf []byte) error {
+		hdr := uvCmdHdr{Command: cmdFlagExtended | cmd, InWords: uint16(len(req) / 8), OutWords: uint16(len(resp) / 8)}
+		ex := uvExCmdHdr{
+			Response:         rawmem.Addr(rbuf),
+			ProviderInWords:  uint16(len(udataIn) / 8),
+			ProviderOutWords: uint16(len(udataOut) / 8),
+		}
+		copy(buf, rawmem.Of(&hdr))
+		copy(buf[8:], rawmem.Of(&ex))
+		copy(buf[24:], req)
+		copy(buf[24+len(req):], udataIn)
+		return nil
+	})
 }
 
 // sysWrite is one write() of a whole command; the kernel accepts all of it

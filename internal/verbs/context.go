@@ -266,7 +266,7 @@ func (c *Context) getContext() error {
 	if p != nil {
 		pc, err := p.OpenContext(c.fd, out)
 		if err != nil {
-			return fmt.Errorf("%s: %s provider: %w", c.dev.Name, p.Name(), err)
+			return fmt.Errorf("%s: %s provider: %w", c.dev.Name, p.Info().Name, err)
 		}
 		c.prov = pc
 	}

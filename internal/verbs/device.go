@@ -126,15 +126,15 @@ func (ps Providers) NewDevice(ibdev, node string, abi, major, minor, driverID ui
 func (ps Providers) guessDriverID(root, ibdev string) uint32 {
 	if l, err := os.Readlink(filepath.Join(root, "class", "infiniband", ibdev, "device", "driver")); err == nil {
 		for _, p := range ps {
-			if m := p.KernelModule(); m != "" && filepath.Base(l) == m {
-				return p.ID()
+			if m := p.Info().KernelModule; m != "" && filepath.Base(l) == m {
+				return p.Info().ID
 			}
 		}
 		return 0
 	}
 	for _, p := range ps {
-		if strings.HasPrefix(ibdev, p.NamePrefix()) {
-			return p.ID()
+		if strings.HasPrefix(ibdev, p.Info().NamePrefix) {
+			return p.Info().ID
 		}
 	}
 	return 0
@@ -151,7 +151,7 @@ func driverName(id uint32, ibdev string) string {
 	return "unknown (" + ibdev + ")"
 }
 
-// CheckProviderABI applies the provider's uverbs ABI range (Provider.ABI, as
+// CheckProviderABI applies the provider's uverbs ABI range (ProviderInfo, as
 // rdma-core's per-provider ranges). Other drivers are only queried, so any
 // ABI goes.
 func (d Device) CheckProviderABI() error {
@@ -159,11 +159,12 @@ func (d Device) CheckProviderABI() error {
 	if p == nil {
 		return nil
 	}
-	if lo, hi := p.ABI(); d.ABI < lo || d.ABI > hi {
+	if i := p.Info(); d.ABI < i.MinABI || d.ABI > i.MaxABI {
 		var known []string
 		for _, q := range d.providers {
-			lo, hi := q.ABI()
-			r := fmt.Sprintf("%s %d", q.Name(), lo)
+			i := q.Info()
+			lo, hi := i.MinABI, i.MaxABI
+			r := fmt.Sprintf("%s %d", i.Name, lo)
 			if hi != lo {
 				r += fmt.Sprintf("..%d", hi)
 			}

@@ -1,5 +1,7 @@
 package verbs
 
+import "fmt"
+
 // A provider is the user-space half of an RDMA driver, as in rdma-core's
 // providers/: the driver-specific data ("udata") it adds to uverbs commands,
 // and the data path over the queues it maps from the kernel (rxe) or builds
@@ -136,23 +138,9 @@ type AHCreator interface {
 // NLDEV reports (RDMA_DRIVER_*). Everything the core does
 // differently per driver asks it, as rdma-core's verbs_device_ops.
 type Provider interface {
-	// ID is the driver id NLDEV reports for the provider's devices
-	// (enum rdma_driver_id: DriverRXE, DriverMLX5).
-	ID() uint32
-	// Name is the provider's Name, "rxe" or "mlx5".
-	Name() string
-	// ABI is the range of the driver's uverbs ABI versions the provider
-	// speaks (rdma-core's match_min_abi_version, match_max_abi_version).
-	ABI() (min, max uint32)
-	// KernelModule is the driver module behind the device's parent device
-	// (mlx5_core), "" for a software device, which has no parent;
-	// namePrefix is the name such a device gets ("rxe"). They name the
-	// driver when netlink does not (guessDriverID).
-	KernelModule() string
-	NamePrefix() string
-	// FWVersion formats the firmware version from its three 16-bit
-	// fields, as the provider's libibverbs does.
-	FWVersion(major, minor, sub uint64) string
+	// Info is what the core knows of the provider before it opens a
+	// device.
+	Info() ProviderInfo
 	// AllocPD runs ALLOC_PD with the provider's udata and returns the
 	// handle and the PD number the driver reports (0 if none).
 	AllocPD(exec ExecFunc) (handle, pdn uint32, err error)
@@ -196,6 +184,33 @@ const (
 	DriverRXE  uint32 = 14
 )
 
+// ProviderInfo describes a provider as rdma-core's verbs_device_ops and
+// hca_table do: which devices are its and which ABI it speaks.
+type ProviderInfo struct {
+	// ID is the driver id NLDEV reports for the provider's devices
+	// (enum rdma_driver_id: DriverRXE, DriverMLX5); Name is "rxe" or
+	// "mlx5".
+	ID   uint32
+	Name string
+	// MinABI..MaxABI is the range of the driver's uverbs ABI versions
+	// the provider speaks (match_min_abi_version, match_max_abi_version).
+	MinABI, MaxABI uint32
+	// KernelModule is the driver module behind the device's parent
+	// device (mlx5_core), "" for a software device, which has no parent;
+	// NamePrefix is the name such a device gets ("rxe"). They name the
+	// driver when netlink does not (guessDriverID).
+	KernelModule, NamePrefix string
+	// FWSubminorDigits is the width the provider's libibverbs pads the
+	// firmware version's third field to (0: none).
+	FWSubminorDigits int
+}
+
+// FWVersion formats the firmware version from its three 16-bit fields,
+// as the provider's libibverbs does.
+func (i ProviderInfo) FWVersion(major, minor, sub uint64) string {
+	return fmt.Sprintf("%d.%d.%0*d", major, minor, i.FWSubminorDigits, sub)
+}
+
 // Providers is the set of providers a program has, in the order messages
 // name them: as rdma-core's static builds name theirs
 // (ibv_static_providers), a program lists them (internal/verbs/provider),
@@ -205,7 +220,7 @@ type Providers []Provider
 // byID is the provider of driver id, or nil.
 func (ps Providers) byID(id uint32) Provider {
 	for _, p := range ps {
-		if p.ID() == id {
+		if p.Info().ID == id {
 			return p
 		}
 	}

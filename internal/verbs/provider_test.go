@@ -10,23 +10,21 @@ import (
 	"github.com/rdmactl/rdmactl/internal/sysfs"
 )
 
-// fakeProvider answers the facts device discovery asks (Provider's ID,
-// KernelModule and NamePrefix); its other methods are never called.
+// fakeProvider answers the facts device discovery asks (ProviderInfo's
+// ID, KernelModule and NamePrefix); its other methods are never called.
 type fakeProvider struct {
 	Provider
-	id             uint32
-	module, prefix string
+	info ProviderInfo
 }
 
-func (p fakeProvider) ID() uint32           { return p.id }
-func (p fakeProvider) KernelModule() string { return p.module }
-func (p fakeProvider) NamePrefix() string   { return p.prefix }
+func (p fakeProvider) Info() ProviderInfo { return p.info }
 
 // TestGuessDriverID: without netlink the driver is the provider whose
 // kernel module drives the device's parent, else whose name prefix the
 // device's name has.
 func TestGuessDriverID(t *testing.T) {
-	ps := Providers{fakeProvider{id: DriverMLX5, module: "mlx5_core", prefix: "mlx5_"}, fakeProvider{id: DriverRXE, prefix: "rxe"}}
+	ps := Providers{fakeProvider{info: ProviderInfo{ID: DriverMLX5, KernelModule: "mlx5_core", NamePrefix: "mlx5_"}},
+		fakeProvider{info: ProviderInfo{ID: DriverRXE, NamePrefix: "rxe"}}}
 	root := t.TempDir()
 	ib := filepath.Join(root, "class", "infiniband")
 	for name, module := range map[string]string{"mlx5_0": "mlx5_core", "mlx4_0": "mlx4_core", "rxe_odd": ""} {
@@ -58,7 +56,8 @@ func TestGuessDriverID(t *testing.T) {
 // from the name: rxe has no parent device), sorted by name; a node whose
 // dev is unreadable is left out.
 func TestDevicesIn(t *testing.T) {
-	ps := Providers{fakeProvider{id: DriverMLX5, module: "mlx5_core", prefix: "mlx5_"}, fakeProvider{id: DriverRXE, prefix: "rxe"}}
+	ps := Providers{fakeProvider{info: ProviderInfo{ID: DriverMLX5, KernelModule: "mlx5_core", NamePrefix: "mlx5_"}},
+		fakeProvider{info: ProviderInfo{ID: DriverRXE, NamePrefix: "rxe"}}}
 	root := t.TempDir()
 	if err := os.CopyFS(root, os.DirFS("../sysfs/testdata/rxe")); err != nil {
 		t.Fatal(err)

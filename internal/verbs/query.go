@@ -15,13 +15,13 @@ import (
 	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
-// DeviceAttr is what QUERY_DEVICE and EX QUERY_DEVICE report
-// (ib_uverbs_ex_query_device_resp). Fields past the legacy 176 bytes are
-// valid only when Extended is true and ResponseLength covers them.
-type DeviceAttr struct {
+// DeviceCaps is the legacy QUERY_DEVICE answer, struct
+// ib_uverbs_query_device_resp (include/uapi/rdma/ib_user_verbs.h, 176
+// B), as the kernel wrote it; EX QUERY_DEVICE's answer begins with it.
+type DeviceCaps struct {
 	FWVer                 uint64
-	NodeGUID              [8]byte // network order (vocab.GUIDFromBytes)
-	SysImageGUID          [8]byte
+	NodeGUID              [8]byte // __be64 (vocab.GUIDFromBytes)
+	SysImageGUID          [8]byte // __be64
 	MaxMRSize             uint64
 	PageSizeCap           uint64
 	VendorID              uint32
@@ -59,6 +59,14 @@ type DeviceAttr struct {
 	MaxPkeys              uint16
 	LocalCAAckDelay       uint8
 	PhysPortCnt           uint8
+	Reserved              [4]uint8
+}
+
+// DeviceAttr is what QUERY_DEVICE and EX QUERY_DEVICE report
+// (ib_uverbs_ex_query_device_resp). Fields past the legacy 176 bytes are
+// valid only when Extended is true and ResponseLength covers them.
+type DeviceAttr struct {
+	DeviceCaps
 
 	// Extended is true when EX QUERY_DEVICE answered; ResponseLength is
 	// how many bytes of the 304-byte response the kernel filled.
@@ -112,7 +120,7 @@ type DeviceAttr struct {
 func (a *DeviceAttr) FWVerString(d Device) string {
 	major, minor, sub := (a.FWVer>>32)&0xffff, (a.FWVer>>16)&0xffff, a.FWVer&0xffff
 	if p := d.Provider; p != nil {
-		return p.FWVersion(major, minor, sub)
+		return p.Info().FWVersion(major, minor, sub)
 	}
 	return fmt.Sprintf("%d.%d.%d", major, minor, sub)
 }
@@ -150,21 +158,7 @@ func (c *Context) QueryDevice() (*DeviceAttr, error) {
 }
 
 func deviceAttrFrom(r *uvQueryDeviceResp) *DeviceAttr {
-	return &DeviceAttr{
-		FWVer: r.FWVer, NodeGUID: r.NodeGUID, SysImageGUID: r.SysImageGUID,
-		MaxMRSize: r.MaxMRSize, PageSizeCap: r.PageSizeCap,
-		VendorID: r.VendorID, VendorPartID: r.VendorPartID, HWVer: r.HWVer,
-		MaxQP: r.MaxQP, MaxQPWR: r.MaxQPWR, DeviceCapFlags: r.DeviceCapFlags,
-		MaxSGE: r.MaxSGE, MaxSGERd: r.MaxSGERd, MaxCQ: r.MaxCQ, MaxCQE: r.MaxCQE,
-		MaxMR: r.MaxMR, MaxPD: r.MaxPD, MaxQPRdAtom: r.MaxQPRdAtom, MaxEERdAtom: r.MaxEERdAtom,
-		MaxResRdAtom: r.MaxResRdAtom, MaxQPInitRdAtom: r.MaxQPInitRdAtom, MaxEEInitRdAtom: r.MaxEEInitRdAtom,
-		AtomicCap: r.AtomicCap, MaxEE: r.MaxEE, MaxRDD: r.MaxRDD, MaxMW: r.MaxMW,
-		MaxRawIPv6QP: r.MaxRawIPv6QP, MaxRawEthyQP: r.MaxRawEthyQP,
-		MaxMcastGrp: r.MaxMcastGrp, MaxMcastQPAttach: r.MaxMcastQPAttach, MaxTotalMcastQPAttach: r.MaxTotalMcastQPAttach,
-		MaxAH: r.MaxAH, MaxFMR: r.MaxFMR, MaxMapPerFMR: r.MaxMapPerFMR,
-		MaxSRQ: r.MaxSRQ, MaxSRQWR: r.MaxSRQWR, MaxSRQSGE: r.MaxSRQSGE,
-		MaxPkeys: r.MaxPkeys, LocalCAAckDelay: r.LocalCAAckDelay, PhysPortCnt: r.PhysPortCnt,
-	}
+	return &DeviceAttr{DeviceCaps: *r}
 }
 
 // covers reports whether a response of n bytes reaches the end of the

@@ -38,7 +38,7 @@ func TestProviderFacts(t *testing.T) {
 		}
 	}
 
-	a := &verbs.DeviceAttr{FWVer: 16<<32 | 35<<16 | 2000}
+	a := &verbs.DeviceAttr{DeviceCaps: verbs.DeviceCaps{FWVer: 16<<32 | 35<<16 | 2000}}
 	for id, want := range map[uint32]string{verbs.DriverMLX5: "16.35.2000", verbs.DriverRXE: "16.35.2000", 0: "16.35.2000"} {
 		if got := a.FWVerString(dev("x", id, 1)); got != want {
 			t.Errorf("driver %d: fw %q, want %q", id, got, want)
@@ -72,8 +72,8 @@ func TestProviderFacts(t *testing.T) {
 		p              verbs.Provider
 		module, prefix string
 	}{{rxe.Provider{}, "", "rxe"}, {mlx5.Provider{}, "mlx5_core", "mlx5_"}} {
-		if m, p := c.p.KernelModule(), c.p.NamePrefix(); m != c.module || p != c.prefix {
-			t.Errorf("%s: module %q prefix %q, want %q %q", c.p.Name(), m, p, c.module, c.prefix)
+		if i := c.p.Info(); i.KernelModule != c.module || i.NamePrefix != c.prefix {
+			t.Errorf("%s: module %q prefix %q, want %q %q", i.Name, i.KernelModule, i.NamePrefix, c.module, c.prefix)
 		}
 	}
 }

@@ -43,8 +43,6 @@ import (
 // Provider is the mlx5 provider (internal/verbs.Provider).
 type Provider struct{}
 
-func (Provider) ID() uint32 { return verbs.DriverMLX5 }
-
 // The optional parts of the provider contract mlx5 has: the core finds
 // them by type assertion, so a renamed method would turn them off
 // silently; these make it a build error.
@@ -55,19 +53,13 @@ var (
 	_ verbs.CQArmer          = (*mlx5CQ)(nil)
 )
 
-func (Provider) Name() string { return "mlx5" }
-
-// ABI exactly 1: providers/mlx5/mlx5-ABI.h (MLX5_UVERBS_MIN_ABI_VERSION,
-// MLX5_UVERBS_MAX_ABI_VERSION).
-func (Provider) ABI() (uint32, uint32) { return 1, 1 }
-
-func (Provider) KernelModule() string { return "mlx5_core" }
-func (Provider) NamePrefix() string   { return "mlx5_" }
-
-// mlx5's libibverbs prints a four-digit subminor (providers/mlx5/verbs.c,
-// mlx5_query_device_ex).
-func (Provider) FWVersion(major, minor, sub uint64) string {
-	return fmt.Sprintf("%d.%d.%04d", major, minor, sub)
+// Info: ABI exactly 1, providers/mlx5/mlx5-ABI.h
+// (MLX5_UVERBS_MIN_ABI_VERSION, MLX5_UVERBS_MAX_ABI_VERSION); a
+// four-digit firmware subminor, providers/mlx5/verbs.c
+// (mlx5_query_device_ex).
+func (Provider) Info() verbs.ProviderInfo {
+	return verbs.ProviderInfo{ID: verbs.DriverMLX5, Name: "mlx5", MinABI: 1, MaxABI: 1,
+		KernelModule: "mlx5_core", NamePrefix: "mlx5_", FWSubminorDigits: 4}
 }
 
 // ALLOC_PD's response udata is struct mlx5_ib_alloc_pd_resp { __u32 pdn; }.

@@ -33,8 +33,8 @@ func TestMLX5DevXChecks(t *testing.T) {
 // TestMLX5Layout), and its DEVX request differs only in the flag.
 func TestMLX5ProviderSelected(t *testing.T) {
 	p := Provider{}
-	if p.ID() != verbs.DriverMLX5 || p.Name() != "mlx5" {
-		t.Fatalf("provider %d %q, want %d mlx5", p.ID(), p.Name(), verbs.DriverMLX5)
+	if i := p.Info(); i.ID != verbs.DriverMLX5 || i.Name != "mlx5" {
+		t.Fatalf("provider %d %q, want %d mlx5", i.ID, i.Name, verbs.DriverMLX5)
 	}
 	a, _ := p.ContextUData()
 	b, _ := mlx5DevXContextUData()

@@ -27,8 +27,6 @@ import (
 // Provider is the rxe provider (internal/verbs.Provider).
 type Provider struct{}
 
-func (Provider) ID() uint32 { return verbs.DriverRXE }
-
 // The optional parts of the provider contract rxe has: the core finds
 // them by type assertion, so a renamed method would turn them off
 // silently; these make it a build error.
@@ -41,18 +39,11 @@ var (
 	_ verbs.IndexWatcher    = (*rxeCQ)(nil)
 )
 
-func (Provider) Name() string { return "rxe" }
-
-// ABI 1..2: providers/rxe/rxe.c's verbs_device_ops.
-func (Provider) ABI() (uint32, uint32) { return 1, 2 }
-
-// A software device: no parent; rdma link add names it rxeN
-// (providers/rxe/rxe.c matches rxe the same way, hca_table).
-func (Provider) KernelModule() string { return "" }
-func (Provider) NamePrefix() string   { return "rxe" }
-
-func (Provider) FWVersion(major, minor, sub uint64) string {
-	return fmt.Sprintf("%d.%d.%d", major, minor, sub)
+// Info: ABI 1..2, providers/rxe/rxe.c's verbs_device_ops. A software
+// device has no parent; rdma link add names it rxeN (providers/rxe/rxe.c
+// matches rxe the same way, hca_table).
+func (Provider) Info() verbs.ProviderInfo {
+	return verbs.ProviderInfo{ID: verbs.DriverRXE, Name: "rxe", MinABI: 1, MaxABI: 2, NamePrefix: "rxe"}
 }
 
 // rxe's ALLOC_PD has no udata.
