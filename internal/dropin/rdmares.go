@@ -426,6 +426,21 @@ func (r *rd) printLink(idx uint32, name string, port *uint32) {
 
 // printDriverTable is print_driver_table (rdma -dd): "drv_KEY VALUE"
 // pairs, a new indented line every 80 characters or so under -p.
+// beginObject opens a resource's object (JSON) or line and prints its
+// device, as each of rdma's res_*_line (rdma/res-*.c) begins.
+func (r *rd) beginObject(idx uint32, name string) {
+	r.p.openObject()
+	r.printDev(idx, name)
+}
+
+// endObject prints what each of rdma's res_*_line ends with: the comm,
+// the driver's attributes and the end of the object.
+func (r *rd) endObject(comm string, ok bool, h nldev.ResHead, driver []nldev.DriverAttr) {
+	r.printComm(comm, ok, h)
+	r.printDriverTable(driver)
+	r.newline()
+}
+
 func (r *rd) printDriverTable(attrs []nldev.DriverAttr) {
 	if !r.driverDetails || attrs == nil {
 		return
@@ -552,9 +567,7 @@ var resQP = &resKind{
 			}
 			r.resPrintU32("pdn", q.PDN)
 			r.resPrintU32("pid", q.PID)
-			r.printComm(comm, ok, q.ResHead)
-			r.printDriverTable(q.Driver)
-			r.newline()
+			r.endObject(comm, ok, q.ResHead, q.Driver)
 		}
 		return 0
 	},
@@ -583,8 +596,7 @@ var resCQ = &resKind{
 				r.isFiltered("ctxn", val32(c.CtxN), c.CtxN != nil) {
 				continue
 			}
-			r.p.openObject()
-			r.printDev(c.DevIndex, c.DevName)
+			r.beginObject(c.DevIndex, c.DevName)
 			r.resPrintU32("cqn", c.CQN)
 			r.resPrintU32("cqe", c.CQE)
 			r.resPrintU64("users", *c.Users, true)
@@ -596,9 +608,7 @@ var resCQ = &resKind{
 			}
 			r.resPrintU32("ctxn", c.CtxN)
 			r.resPrintU32("pid", c.PID)
-			r.printComm(comm, ok, c.ResHead)
-			r.printDriverTable(c.Driver)
-			r.newline()
+			r.endObject(comm, ok, c.ResHead, c.Driver)
 		}
 		return 0
 	},
@@ -637,8 +647,7 @@ var resMR = &resKind{
 				r.isFiltered("pdn", val32(m.PDN), m.PDN != nil) {
 				continue
 			}
-			r.p.openObject()
-			r.printDev(m.DevIndex, m.DevName)
+			r.beginObject(m.DevIndex, m.DevName)
 			r.resPrintU32("mrn", m.MRN)
 			r.printKey("rkey", uint64(val32(m.RKey)), m.RKey != nil)
 			r.printKey("lkey", uint64(val32(m.LKey)), m.LKey != nil)
@@ -648,9 +657,7 @@ var resMR = &resKind{
 			r.resPrintU64("mrlen", *m.Len, true)
 			r.resPrintU32("pdn", m.PDN)
 			r.resPrintU32("pid", m.PID)
-			r.printComm(comm, ok, m.ResHead)
-			r.printDriverTable(m.Driver)
-			r.newline()
+			r.endObject(comm, ok, m.ResHead, m.Driver)
 		}
 		return 0
 	},
@@ -677,17 +684,14 @@ var resPD = &resKind{
 				r.isFiltered("pdn", val32(pd.PDN), pd.PDN != nil) {
 				continue
 			}
-			r.p.openObject()
-			r.printDev(pd.DevIndex, pd.DevName)
+			r.beginObject(pd.DevIndex, pd.DevName)
 			r.resPrintU32("pdn", pd.PDN)
 			r.printKey("local_dma_lkey", uint64(val32(pd.LocalDMALKey)), pd.LocalDMALKey != nil)
 			r.resPrintU64("users", *pd.Users, true)
 			r.printKey("unsafe_global_rkey", uint64(val32(pd.UnsafeGlobalRKey)), pd.UnsafeGlobalRKey != nil)
 			r.resPrintU32("ctxn", pd.CtxN)
 			r.resPrintU32("pid", pd.PID)
-			r.printComm(comm, ok, pd.ResHead)
-			r.printDriverTable(pd.Driver)
-			r.newline()
+			r.endObject(comm, ok, pd.ResHead, pd.Driver)
 		}
 		return 0
 	},
@@ -709,13 +713,10 @@ var resCtx = &resKind{
 			if r.pidFiltered(c.ResHead) || r.isFiltered("ctxn", *c.CtxN, true) {
 				continue
 			}
-			r.p.openObject()
-			r.printDev(c.DevIndex, c.DevName)
+			r.beginObject(c.DevIndex, c.DevName)
 			r.resPrintU32("ctxn", c.CtxN)
 			r.resPrintU32("pid", c.PID)
-			r.printComm(comm, ok, c.ResHead)
-			r.printDriverTable(c.Driver)
-			r.newline()
+			r.endObject(comm, ok, c.ResHead, c.Driver)
 		}
 		return 0
 	},
@@ -836,8 +837,7 @@ var resSRQ = &resKind{
 			if !show {
 				continue
 			}
-			r.p.openObject()
-			r.printDev(s.DevIndex, s.DevName)
+			r.beginObject(s.DevIndex, s.DevName)
 			r.resPrintU32("srqn", s.SRQN)
 			r.p.str(printAny, "type", "type %s ", nameIn(srqTypes, val8(s.Type)))
 			if len(qps) > 0 {
@@ -855,9 +855,7 @@ var resSRQ = &resKind{
 			r.resPrintU32("pdn", s.PDN)
 			r.resPrintU32("cqn", s.CQN)
 			r.resPrintU32("pid", s.PID)
-			r.printComm(comm, ok, s.ResHead)
-			r.printDriverTable(s.Driver)
-			r.newline()
+			r.endObject(comm, ok, s.ResHead, s.Driver)
 		}
 		return 0
 	},
