@@ -25,16 +25,7 @@ var ErrNeedsLive = errors.New("needs the live kernel (RDMA netlink): a captured 
 // ResNL is the part of the NLDEV client resources need; *nldev.Client has
 // it. It is asked of the Source's NL by type assertion, so that the
 // smaller NL interface still describes what the other models need.
-type ResNL interface {
-	ResourceSummary() ([]nldev.Summary, error)
-	QPsOf(devs []nldev.Device) ([]nldev.QP, error)
-	CQsOf(devs []nldev.Device) ([]nldev.CQ, error)
-	MRsOf(devs []nldev.Device) ([]nldev.MR, error)
-	PDsOf(devs []nldev.Device) ([]nldev.PD, error)
-	CMIDsOf(devs []nldev.Device) ([]nldev.CMID, error)
-	ContextsOf(devs []nldev.Device) ([]nldev.Ctx, error)
-	SRQsOf(devs []nldev.Device) ([]nldev.SRQ, error)
-}
+type ResNL = nldev.ResourceReader
 
 // Owner is who holds a resource: a process (PID, and Comm from
 // /proc/PID/comm, "" once the process is gone) or a kernel module (Kernel,

@@ -276,6 +276,22 @@ func (c *Client) SRQs() ([]SRQ, error) {
 // The ...Of variants dump the resources of devs only (one RES_*_GET dump
 // per device), for callers that already made the device dump.
 
+// ResourceReader is the part of *Client that lists resources: the
+// summary and each object of devs. Readers that take a fake in tests
+// (inventory, the rdma drop-in) ask for it.
+type ResourceReader interface {
+	ResourceSummary() ([]Summary, error)
+	QPsOf(devs []Device) ([]QP, error)
+	CQsOf(devs []Device) ([]CQ, error)
+	MRsOf(devs []Device) ([]MR, error)
+	PDsOf(devs []Device) ([]PD, error)
+	CMIDsOf(devs []Device) ([]CMID, error)
+	ContextsOf(devs []Device) ([]Ctx, error)
+	SRQsOf(devs []Device) ([]SRQ, error)
+}
+
+var _ ResourceReader = (*Client)(nil)
+
 // QPsOf lists the QPs of devs.
 func (c *Client) QPsOf(devs []Device) ([]QP, error) {
 	var out []QP
