@@ -589,21 +589,5 @@ func (q *rxeQP) PostRecv(wrs []verbs.RecvWR) error {
 	if rq == nil {
 		return verbs.ErrNoRQ
 	}
-	prod := rq.loadProd()
-	cons := rq.loadCons()
-	if prod|cons|q.rqErr.Poison() > rq.mask { // as in rxeCQ.Poll
-		return rq.indexFault(&q.rqErr, q.qpn, prod, cons)
-	}
-	if uint64(len(wrs)) > uint64(rq.free(prod, cons)) {
-		if uint64(len(wrs)) > uint64(rq.capacity()) {
-			return verbs.ErrBatchTooLarge
-		}
-		return verbs.ErrQueueFull
-	}
-	for i := range wrs {
-		encodeRxeRecvWQE(rq.slot(prod), &wrs[i])
-		prod = rq.next(prod)
-	}
-	rq.storeProd(prod)
-	return nil
+	return rq.postRecv(wrs, &q.rqErr, q.qpn)
 }

@@ -106,6 +106,35 @@ func (r *rxeRing) indexFault(e *verbs.QueueError, qpn, prod, cons uint32) error 
 	return e.Record(verbs.FaultConsumerIndex, qpn, uint64(cons), uint64(r.mask))
 }
 
+// postRecv writes all of wrs into r, a receive ring (an RQ or an SRQ),
+// and publishes the producer index once; no syscall. Both indices are
+// checked first, as rxeCQ.Poll does: a corrupt index is a *QueueError in
+// e (qpn names the QP, 0 for an SRQ), never an access outside the
+// mapping. All or nothing.
+//
+// Part of the detached data path (detached.go): nosplit.
+//
+//go:nosplit
+func (r *rxeRing) postRecv(wrs []verbs.RecvWR, e *verbs.QueueError, qpn uint32) error {
+	prod := r.loadProd()
+	cons := r.loadCons()
+	if prod|cons|e.Poison() > r.mask {
+		return r.indexFault(e, qpn, prod, cons)
+	}
+	if uint64(len(wrs)) > uint64(r.free(prod, cons)) {
+		if uint64(len(wrs)) > uint64(r.capacity()) {
+			return verbs.ErrBatchTooLarge
+		}
+		return verbs.ErrQueueFull
+	}
+	for i := range wrs {
+		encodeRxeRecvWQE(r.slot(prod), &wrs[i])
+		prod = r.next(prod)
+	}
+	r.storeProd(prod)
+	return nil
+}
+
 // slotPtr is the address of slot i (i is masked by the caller).
 //
 // Part of the detached data path (detached.go): nosplit.

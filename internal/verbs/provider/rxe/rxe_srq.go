@@ -56,22 +56,5 @@ func (s *rxeSRQ) PostRecv(wrs []verbs.RecvWR) error {
 	if len(wrs) == 0 {
 		return nil
 	}
-	r := s.ring
-	prod := r.loadProd()
-	cons := r.loadCons()
-	if prod|cons|s.err.Poison() > r.mask {
-		return r.indexFault(&s.err, 0, prod, cons)
-	}
-	if uint64(len(wrs)) > uint64(r.free(prod, cons)) {
-		if uint64(len(wrs)) > uint64(r.capacity()) {
-			return verbs.ErrBatchTooLarge
-		}
-		return verbs.ErrQueueFull
-	}
-	for i := range wrs {
-		encodeRxeRecvWQE(r.slot(prod), &wrs[i])
-		prod = r.next(prod)
-	}
-	r.storeProd(prod)
-	return nil
+	return s.ring.postRecv(wrs, &s.err, 0)
 }
