@@ -27,9 +27,9 @@ import (
 // Provider is the rxe provider (internal/verbs.Provider).
 type Provider struct{}
 
-// The optional parts of the provider contract rxe has: the core finds
-// them by type assertion, so a renamed method would turn them off
-// silently; these make it a build error.
+// rxe has SRQs, user-space AHs and queues a detached loop may drive; the
+// core looks for each by type assertion, where a renamed method would
+// silently turn it off: these lines make that a build error.
 var (
 	_ verbs.SRQCreator      = (*rxeContext)(nil)
 	_ verbs.AHCreator       = (*rxeContext)(nil)
