@@ -142,6 +142,16 @@ func (l *live) bundle(info *BundleInfo) *NLDump {
 	return d
 }
 
+// nlDevicesNamed is the device called name in the NLDEV device dump
+// (every device for ""), or a *NotFoundError.
+func (l *live) nlDevicesNamed(name string) ([]nldev.Device, error) {
+	all, err := l.nlDevices()
+	if err != nil {
+		return nil, err
+	}
+	return selectDevs(all, name)
+}
+
 // nlDevices is the NLDEV device dump, made once.
 func (l *live) nlDevices() ([]nldev.Device, error) {
 	if !l.devsOK {
@@ -282,11 +292,7 @@ func (l *live) cachePorts(devs []nldev.Device, ports [][]nldev.Port, got []bool)
 
 // targets is Targets from the device dump and the port dumps.
 func (l *live) targets(dev string, port uint32) ([]PortRef, error) {
-	all, err := l.nlDevices()
-	if err != nil {
-		return nil, err
-	}
-	devs, err := selectDevs(all, dev)
+	devs, err := l.nlDevicesNamed(dev)
 	if err != nil {
 		return nil, err
 	}
@@ -456,11 +462,7 @@ func (l *live) keepChardev(idx uint32, ch *nldev.Chardev) {
 
 // devices is Devices from the device dump, GET_CHARDEV and sysfs.
 func (l *live) devices(name string, o DeviceOptions) ([]Device, error) {
-	all, err := l.nlDevices()
-	if err != nil {
-		return nil, err
-	}
-	devs, err := selectDevs(all, name)
+	devs, err := l.nlDevicesNamed(name)
 	if err != nil {
 		return nil, err
 	}

@@ -264,11 +264,7 @@ type portKey struct {
 // answers number otherwise, a netdev the ioctl did not find) Targets,
 // livePort and queryPorts ask the plain way, with their errors.
 func (l *live) prefetchPorts(dev string, port uint32, o PortOptions) {
-	all, err := l.nlDevices()
-	if err != nil {
-		return
-	}
-	devs, err := selectDevs(all, dev)
+	devs, err := l.nlDevicesNamed(dev)
 	if err != nil {
 		return
 	}

@@ -119,11 +119,7 @@ func (s *Source) resDevs(f ResFilter) (*live, ResNL, []nldev.Device, error) {
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	all, err := l.nlDevices()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	devs, err := selectDevs(all, f.Dev)
+	devs, err := l.nlDevicesNamed(f.Dev)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -273,11 +273,7 @@ func (s *Source) MRStatistics(dev string) ([]MRStat, error) {
 	if err != nil {
 		return nil, err
 	}
-	all, err := l.nlDevices()
-	if err != nil {
-		return nil, err
-	}
-	devs, err := selectDevs(all, dev)
+	devs, err := l.nlDevicesNamed(dev)
 	if err != nil {
 		return nil, err
 	}
