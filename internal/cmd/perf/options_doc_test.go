@@ -193,7 +193,7 @@ func TestPerftestOptionsDoc(t *testing.T) {
 func TestPerftestOptionsProvedBy(t *testing.T) {
 	rows, _ := readOptionsDoc(t)
 	var src strings.Builder
-	for _, dir := range []string{".", "../../perf", "../../verbs", "../../../cmd/rdmactl"} {
+	for _, dir := range []string{".", "../../perf", "../../verbs", "../../placement", "../../../cmd/rdmactl"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
 		if err != nil || len(files) == 0 {
 			t.Fatalf("%s: %v", dir, err)

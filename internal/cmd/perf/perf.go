@@ -16,6 +16,7 @@ import (
 	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/rdmactl/rdmactl/internal/perf"
 	"github.com/rdmactl/rdmactl/internal/perf/rtloop"
+	"github.com/rdmactl/rdmactl/internal/placement"
 	"github.com/rdmactl/rdmactl/internal/rdmacm"
 	"github.com/rdmactl/rdmactl/internal/verbs"
 	"github.com/rdmactl/rdmactl/internal/vocab"
@@ -292,7 +293,7 @@ func newPerfVerbCmd(a *cmdutil.App, verb perf.Verb) *cobra.Command {
 			}
 			autoNUMA := !pf.rep.noNUMA && pf.rep.pinSet == nil && !pf.fs.Changed("numa_node")
 			if pf.fs.Changed("numa_node") {
-				if _, err := placeOnNode(sysNUMA, pf.rep.numaNode, true); err != nil {
+				if _, err := placeOnNode(placement.System, pf.rep.numaNode, true); err != nil {
 					return err
 				}
 				pf.p.OnNUMANode, pf.p.NUMANode = true, pf.rep.numaNode
@@ -325,7 +326,7 @@ Flags (perftest's letters; here -d is the device and -p the TCP port):
 }
 
 // runPerf runs p's benchmark; autoNUMA places it on the device's NUMA
-// node (numa.go) once the device is known.
+// node (placement.go) once the device is known.
 func runPerf(ctx context.Context, a *cmdutil.App, p *perf.Params, autoNUMA bool) error {
 	if p.RDMACM {
 		return runPerfSession(ctx, a, p, nil)
@@ -344,9 +345,9 @@ func runPerf(ctx context.Context, a *cmdutil.App, p *perf.Params, autoNUMA bool)
 			return err
 		}
 	}
-	if autoNUMA && !sysNUMA.affinityLimited() {
-		if node := sysNUMA.deviceNode(vd.Name); node >= 0 {
-			if bound, _ := placeOnNode(sysNUMA, node, false); bound {
+	if autoNUMA && !placement.System.AffinityLimited() {
+		if node := placement.System.DeviceNode(vd.Name); node >= 0 {
+			if bound, _ := placeOnNode(placement.System, node, false); bound {
 				p.OnNUMANode, p.NUMANode = true, node
 			}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/perf"
+	"github.com/rdmactl/rdmactl/internal/placement"
 )
 
 // perftest's report and run-shape options with perftest's letters
@@ -92,14 +93,14 @@ func applyReportFlags(f *perfFlags) error {
 		return err
 	}
 	if f.fs.Changed("pin_cores") {
-		set, err := parseCPUList(f.rep.pinCores, numCPUsConf())
+		set, err := placement.ParseCPUList(f.rep.pinCores, placement.NumCPUsConf())
 		if err != nil {
 			return cmdutil.UsageErrorf("--pin_cores %s: %v", f.rep.pinCores, err)
 		}
 		f.rep.pinSet = &set
 	}
 	if f.fs.Changed("numa_node") {
-		if err := checkNUMANode(sysNUMA, f.rep.numaNode, f.rep.pinSet != nil); err != nil {
+		if err := checkNUMANode(placement.System, f.rep.numaNode, f.rep.pinSet != nil); err != nil {
 			return err
 		}
 	}
