@@ -195,6 +195,19 @@ func mlx5Mem(n int) ([]byte, error) {
 	return m, nil
 }
 
+// mlx5QueueMem maps a queue buffer of n bytes and its 8-byte doorbell
+// record (mlx5Mem each), or neither.
+func mlx5QueueMem(n int) (buf, dbr []byte, err error) {
+	if buf, err = mlx5Mem(n); err != nil {
+		return nil, nil, err
+	}
+	if dbr, err = mlx5Mem(8); err != nil {
+		_ = mlx5Free(buf)
+		return nil, nil, err
+	}
+	return buf, dbr, nil
+}
+
 func mlx5Free(m []byte) error {
 	if m == nil {
 		return nil
@@ -267,13 +280,8 @@ func (c *mlx5Context) CreateCQ(req *verbs.CQRequest, exec verbs.ExecFunc) (verbs
 // mlx5NewCQ maps a CQ buffer of ncqe entries, every CQE marked invalid
 // with owner 0, and a zeroed doorbell record.
 func mlx5NewCQ(ncqe uint32) (*mlx5CQ, error) {
-	buf, err := mlx5Mem(int(ncqe) * mlx5CQESize)
+	buf, dbr, err := mlx5QueueMem(int(ncqe) * mlx5CQESize)
 	if err != nil {
-		return nil, err
-	}
-	dbr, err := mlx5Mem(8)
-	if err != nil {
-		_ = mlx5Free(buf)
 		return nil, err
 	}
 	cq := &mlx5CQ{buf: buf[: int(ncqe)*mlx5CQESize : len(buf)], dbr: dbr, ncqe: ncqe, err: verbs.QueueError{Queue: "mlx5 CQ"}}
@@ -592,13 +600,8 @@ func (c *mlx5Context) CreateQP(req *verbs.QPRequest, exec verbs.ExecFunc) (verbs
 func mlx5NewQP(l mlx5QPLayout) (*mlx5QP, error) {
 	rqBytes := l.rqCnt << l.rqShift
 	sqBytes := l.sqCnt * mlx5WQEBB
-	buf, err := mlx5Mem(int(max(rqBytes+sqBytes, 1)))
+	buf, dbr, err := mlx5QueueMem(int(max(rqBytes+sqBytes, 1)))
 	if err != nil {
-		return nil, err
-	}
-	dbr, err := mlx5Mem(8)
-	if err != nil {
-		_ = mlx5Free(buf)
 		return nil, err
 	}
 	q := &mlx5QP{

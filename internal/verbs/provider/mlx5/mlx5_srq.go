@@ -96,13 +96,8 @@ func mlx5NewSRQ(maxWR uint32, dev string) (*mlx5SRQ, error) {
 	if n > 1<<15 {
 		return nil, fmt.Errorf("mlx5: SRQ of %d receives is larger than this data path's 32767", maxWR)
 	}
-	buf, err := mlx5Mem(int(n * mlx5SRQStride))
+	buf, dbr, err := mlx5QueueMem(int(n * mlx5SRQStride))
 	if err != nil {
-		return nil, err
-	}
-	dbr, err := mlx5Mem(8)
-	if err != nil {
-		_ = mlx5Free(buf)
 		return nil, err
 	}
 	s := &mlx5SRQ{buf: buf, dbr: dbr, max: n, tail: n - 1, wqe: make([]mlx5SRQWQE, n),
