@@ -424,8 +424,6 @@ func (r *rd) printLink(idx uint32, name string, port *uint32) {
 	}
 }
 
-// printDriverTable is print_driver_table (rdma -dd): "drv_KEY VALUE"
-// pairs, a new indented line every 80 characters or so under -p.
 // beginObject opens a resource's object (JSON) or line and prints its
 // device, as each of rdma's res_*_line (rdma/res-*.c) begins.
 func (r *rd) beginObject(idx uint32, name string) {
@@ -441,6 +439,8 @@ func (r *rd) endObject(comm string, ok bool, h nldev.ResHead, driver []nldev.Dri
 	r.newline()
 }
 
+// printDriverTable is print_driver_table (rdma -dd): "drv_KEY VALUE"
+// pairs, a new indented line every 80 characters or so under -p.
 func (r *rd) printDriverTable(attrs []nldev.DriverAttr) {
 	if !r.driverDetails || attrs == nil {
 		return

@@ -273,9 +273,6 @@ func (c *Client) SRQs() ([]SRQ, error) {
 	return out, err
 }
 
-// The ...Of variants dump the resources of devs only (one RES_*_GET dump
-// per device), for callers that already made the device dump.
-
 // ResourceReader is the part of *Client that lists resources: the
 // summary and each object of devs. Readers that take a fake in tests
 // (inventory, the rdma drop-in) ask for it.
@@ -291,6 +288,9 @@ type ResourceReader interface {
 }
 
 var _ ResourceReader = (*Client)(nil)
+
+// The ...Of variants dump the resources of devs only (one RES_*_GET dump
+// per device), for callers that already made the device dump.
 
 // QPsOf lists the QPs of devs.
 func (c *Client) QPsOf(devs []Device) ([]QP, error) {
