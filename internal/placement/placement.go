@@ -6,7 +6,6 @@
 package placement
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -32,22 +31,31 @@ func (h Host) MaxNode() (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("this kernel shows no NUMA nodes (%w)", err)
 	}
-	hi := -1
-	for _, part := range strings.Split(strings.TrimSpace(string(b)), ",") {
-		_, last, _ := strings.Cut(part, "-")
-		if last == "" {
-			last = part
-		}
-		n, err := strconv.Atoi(last)
-		if err != nil || n < 0 {
-			return 0, fmt.Errorf("devices/system/node/possible: malformed %q", b)
-		}
-		hi = max(hi, n)
-	}
-	if hi < 0 {
-		return 0, errors.New("devices/system/node/possible is empty")
+	hi, ok := listMax(string(b))
+	if !ok {
+		return 0, fmt.Errorf("devices/system/node/possible: malformed %q", b)
 	}
 	return hi, nil
+}
+
+// listMax is the highest number of a kernel CPU or node list ("0",
+// "0-3", "0,2-3": devices/system/*/possible); ok is false when any part
+// is not N or N-M.
+func listMax(s string) (hi int, ok bool) {
+	hi = -1
+	for _, part := range strings.Split(strings.TrimSpace(s), ",") {
+		lo, last, isRange := strings.Cut(part, "-")
+		if !isRange {
+			last = lo
+		}
+		a, err1 := strconv.Atoi(lo)
+		b, err2 := strconv.Atoi(last)
+		if err1 != nil || err2 != nil || a < 0 || b < 0 {
+			return 0, false
+		}
+		hi = max(hi, b)
+	}
+	return hi, true
 }
 
 // NodeCPUs is node's CPUs (devices/system/node/nodeN/cpulist); an error
@@ -168,27 +176,17 @@ func PinProcess(set unix.CPUSet) error {
 }
 
 // NumCPUsConf is the CPUs the system has (configured, online or not):
-// the entries of /sys/devices/system/cpu/possible, else runtime.NumCPU.
-func NumCPUsConf() int {
-	b, err := os.ReadFile("/sys/devices/system/cpu/possible")
+// the entries of devices/system/cpu/possible, else runtime.NumCPU.
+func (h Host) NumCPUsConf() int {
+	b, err := sysfs.ReadBounded(filepath.Join(h.Root, "devices", "system", "cpu", "possible"))
 	if err != nil {
 		return runtime.NumCPU()
 	}
-	n := 0
-	for _, part := range strings.Split(strings.TrimSpace(string(b)), ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err1 := strconv.Atoi(lo)
-		b := a
-		var err2 error
-		if isRange {
-			b, err2 = strconv.Atoi(hi)
-		}
-		if err1 != nil || err2 != nil {
-			return runtime.NumCPU()
-		}
-		n = max(n, b+1)
+	hi, ok := listMax(string(b))
+	if !ok {
+		return runtime.NumCPU()
 	}
-	return n
+	return hi + 1
 }
 
 // CPUSetBits is how many CPUs a unix.CPUSet holds (glibc's CPU_SETSIZE).

@@ -134,3 +134,28 @@ func TestPinProcess(t *testing.T) {
 		}
 	}
 }
+
+// TestListMax: the kernel's CPU and node lists, and what is not one.
+func TestListMax(t *testing.T) {
+	for s, want := range map[string]int{"0": 0, "0-3\n": 3, "0,2-3": 3, "4-7,0-1": 7} {
+		if got, ok := listMax(s); !ok || got != want {
+			t.Errorf("listMax(%q) = %d %v, want %d", s, got, ok, want)
+		}
+	}
+	for _, s := range []string{"", "x", "3-", "-1", "0,,1", "a-3"} {
+		if _, ok := listMax(s); ok {
+			t.Errorf("listMax(%q): ok", s)
+		}
+	}
+	root := t.TempDir()
+	p := filepath.Join(root, "devices/system/cpu/possible")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("0-5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n := (Host{Root: root}).NumCPUsConf(); n != 6 {
+		t.Errorf("NumCPUsConf with possible 0-5: %d, want 6", n)
+	}
+}

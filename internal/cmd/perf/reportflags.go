@@ -93,7 +93,7 @@ func applyReportFlags(f *perfFlags) error {
 		return err
 	}
 	if f.fs.Changed("pin_cores") {
-		set, err := placement.ParseCPUList(f.rep.pinCores, placement.NumCPUsConf())
+		set, err := placement.ParseCPUList(f.rep.pinCores, placement.System.NumCPUsConf())
 		if err != nil {
 			return cmdutil.UsageErrorf("--pin_cores %s: %v", f.rep.pinCores, err)
 		}
