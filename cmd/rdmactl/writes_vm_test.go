@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
+	"github.com/rdmactl/rdmactl/internal/render"
 )
 
 // The writes, in the VM: each one the kernel performs on rxe is read back
@@ -205,7 +206,7 @@ func TestVMDevAdaptiveModeration(t *testing.T) {
 		t.Fatal("rdma -d dev show rxe0 has no adaptive-moderation on this kernel")
 	}
 	t.Cleanup(func() {
-		quiet(t, "rdma", "dev", "set", "rxe0", "adaptive-moderation", cmdutil.OnOffText(ptr(orig == true)))
+		quiet(t, "rdma", "dev", "set", "rxe0", "adaptive-moderation", render.OnOff(ptr(orig == true)))
 	})
 	for _, v := range []string{"on", "off", "on"} {
 		wantOK(t, "dev", "set", "rxe0", "adaptive-moderation", v)
@@ -262,11 +263,11 @@ func TestVMPrivilegedQKey(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		if ourSystem(t)["privileged_qkey"] != orig {
-			runBin(t, nil, "system", "set", "privileged-qkey", cmdutil.OnOffText(&orig))
+			runBin(t, nil, "system", "set", "privileged-qkey", render.OnOff(&orig))
 		}
 	})
 	for _, v := range []bool{!orig, orig} {
-		wantOK(t, "system", "set", "privileged-qkey", cmdutil.OnOffText(&v))
+		wantOK(t, "system", "set", "privileged-qkey", render.OnOff(&v))
 		if got := ourSystem(t)["privileged_qkey"]; got != v {
 			t.Fatalf("after privileged-qkey %v: SYS_GET says %v", v, got)
 		}
@@ -460,9 +461,9 @@ func TestVMWriteRequestsMatchRdma(t *testing.T) {
 	// NLM_F_REQUEST|NLM_F_ACK and one u8 attribute 96 (PRIVILEGED_QKEY_MODE).
 	s := ourSystem(t)
 	if orig, has := s["privileged_qkey"].(bool); has {
-		t.Cleanup(func() { runBin(t, nil, "system", "set", "privileged-qkey", cmdutil.OnOffText(&orig)) })
+		t.Cleanup(func() { runBin(t, nil, "system", "set", "privileged-qkey", render.OnOff(&orig)) })
 		for _, v := range []bool{true, false} {
-			ours, code, errs := traced(t, bin, "system", "set", "privileged-qkey", cmdutil.OnOffText(&v))
+			ours, code, errs := traced(t, bin, "system", "set", "privileged-qkey", render.OnOff(&v))
 			want := []nlRequest{{"0x1407", "NLM_F_REQUEST|NLM_F_ACK", []byte{5, 0, 96, 0, map[bool]byte{true: 1, false: 0}[v], 0, 0, 0}}}
 			if code != 0 || errs != "" || fmt.Sprint(ours) != fmt.Sprint(want) {
 				t.Errorf("privileged-qkey %v: exit %d %q, request %v, want %v", v, code, errs, ours, want)

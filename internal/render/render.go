@@ -157,6 +157,17 @@ func needsEscape(c []byte, i int) bool {
 	return x < 0x20 || x == 0x7f || x == 0xc2 && i+1 < len(c) && c[i+1] >= 0x80 && c[i+1] <= 0x9f
 }
 
+// OnOff is rdma's on|off for a setting, "" when it is unknown (nil).
+func OnOff(b *bool) string {
+	switch {
+	case b == nil:
+		return ""
+	case *b:
+		return "on"
+	}
+	return "off"
+}
+
 // Opt is *p as a table cell: nil, which prints as the table's empty mark,
 // when p is nil (a field the kernel did not report).
 func Opt[T any](p *T) any {

@@ -30,6 +30,6 @@ type cqJSON struct {
 
 func cqRow(q inventory.CQ) Row {
 	r := cqJSON{Head: head(q.ResHead), CQN: q.CQN, CQE: q.CQE, Users: q.Users, PollCtx: q.PollCtxName(), DIM: q.DIM, CtxN: q.CtxN, ownerJSON: owner(q.Owner)}
-	return Row{JSON: r, Driver: q.Driver, Cells: []any{q.DevName, render.Opt(r.CQN), render.Opt(r.CQE), render.Opt(r.Users), r.PollCtx, onOff(r.DIM),
+	return Row{JSON: r, Driver: q.Driver, Cells: []any{q.DevName, render.Opt(r.CQN), render.Opt(r.CQE), render.Opt(r.Users), r.PollCtx, render.OnOff(r.DIM),
 		render.Opt(r.CtxN), render.Opt(r.PID), commText(q.Owner)}}
 }

@@ -55,13 +55,3 @@ func hex64(p *uint64) any {
 	}
 	return fmt.Sprintf("0x%x", *p)
 }
-
-func onOff(b *bool) string {
-	if b == nil {
-		return ""
-	}
-	if *b {
-		return "on"
-	}
-	return "off"
-}

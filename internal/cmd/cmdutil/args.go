@@ -65,14 +65,3 @@ func Prefixed(prefix string, cands ...string) []cobra.Completion {
 	}
 	return out
 }
-
-// OnOffText is rdma's on|off for a setting, "" when it is unknown.
-func OnOffText(b *bool) string {
-	switch {
-	case b == nil:
-		return ""
-	case *b:
-		return "on"
-	}
-	return "off"
-}

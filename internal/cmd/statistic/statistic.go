@@ -345,7 +345,7 @@ func rdmaModeText(m inventory.QPCounterMode) string {
 	}
 	s := "qp auto " + strings.Join(m.Auto, ",") + " on"
 	if m.OptionalCounters != nil {
-		s += " optional-counters " + cmdutil.OnOffText(m.OptionalCounters)
+		s += " optional-counters " + render.OnOff(m.OptionalCounters)
 	}
 	return s
 }
@@ -369,7 +369,7 @@ func runQPMode(a *cmdutil.App, args []string) error {
 	}
 	tb := render.NewTable(a.Stdout, "LINK", "MODE", "AUTO", "OPTIONAL_COUNTERS")
 	for _, r := range rows {
-		tb.Row(fmt.Sprintf("%s/%d", r.Ifname, r.Port), r.CounterMode, strings.Join(r.Auto, ","), cmdutil.OnOffText(r.OptionalCounters))
+		tb.Row(fmt.Sprintf("%s/%d", r.Ifname, r.Port), r.CounterMode, strings.Join(r.Auto, ","), render.OnOff(r.OptionalCounters))
 	}
 	return tb.Flush()
 }

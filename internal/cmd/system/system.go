@@ -105,7 +105,7 @@ func runSystemShow(a *cmdutil.App) error {
 		return a.PrintJSON(j)
 	}
 	tb := render.NewTable(a.Stdout, "NETNS", "PRIVILEGED_QKEY", "COPY_ON_FORK")
-	tb.Row(j.Netns, cmdutil.OnOffText(j.PrivilegedQKey), cmdutil.OnOffText(j.CopyOnFork))
+	tb.Row(j.Netns, render.OnOff(j.PrivilegedQKey), render.OnOff(j.CopyOnFork))
 	return tb.Flush()
 }
 
