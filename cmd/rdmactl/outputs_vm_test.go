@@ -37,6 +37,9 @@ func TestVMOutputsUnchanged(t *testing.T) {
 	}
 	allow := outputsAllowed(t)
 	holdResources(t)
+	// A port in auto mode, so that statistic's mode views show one.
+	sh(t, "rdma", "statistic", "qp", "set", "link", "rxe0/1", "auto", "type", "on")
+	t.Cleanup(func() { quiet(t, "rdma", "statistic", "qp", "set", "link", "rxe0/1", "auto", "off") })
 
 	compare := func(t *testing.T, prefix []string, lines []outputLine) {
 		t.Helper()
@@ -111,6 +114,11 @@ func outputLines(dev, last, netdev string) []outputLine {
 		{"res", "qp", "--link", dev + "/9"},
 		{"statistic"}, {"statistic", "show"}, {"statistic", "show", "link", port}, {"statistic", "mode"},
 		{"statistic", "mode", "supported"}, {"statistic", "qp", "mode"}, {"statistic", "mr"},
+		{"statistic", "qp", "show", "link", port, "lqpn", "1"}, {"statistic", "qp", "show", "cntn", "1", "pid", "1"},
+		{"statistic", "qp", "show", "lqpn", "x"}, {"statistic", "qp", "show", "link", dev + "/9"},
+		{"statistic", "qp", "mode", "link", port}, {"statistic", "mode", "link", port},
+		{"statistic", "mode", "supported", "link", port}, {"statistic", "mr", "dev", dev, "mrn", "1"},
+		{"statistic", "mr", "dev", "nosuch"}, {"statistic", "mr", "lqpn", "1"},
 		{"system"}, {"system", "show"}, {"system", "show", "netns"},
 	}
 	for _, o := range []string{"qp", "cq", "mr", "pd", "cm_id", "ctx", "srq"} {

@@ -2,13 +2,14 @@ package statistic
 
 import (
 	"fmt"
-	"github.com/rdmactl/rdmactl/internal/complete"
-	"github.com/rdmactl/rdmactl/internal/render"
 	"strings"
 	"syscall"
 
 	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
+	"github.com/rdmactl/rdmactl/internal/complete"
 	"github.com/rdmactl/rdmactl/internal/inventory"
+	"github.com/rdmactl/rdmactl/internal/render"
+	"github.com/rdmactl/rdmactl/internal/statobj"
 	"github.com/spf13/cobra"
 )
 
@@ -16,70 +17,6 @@ import (
 // statistics, as "rdma statistic qp|mode|set|unset|mr" (a port's own
 // counters, "rdma statistic show", are 'rdmactl counters'). Arguments are
 // rdma's "KEYWORD VALUE" pairs.
-
-type statValueJSON struct {
-	Name  string `json:"name"`
-	Value uint64 `json:"value"`
-}
-
-func statValues(vs []inventory.StatValue) []statValueJSON {
-	out := []statValueJSON{}
-	for _, v := range vs {
-		out = append(out, statValueJSON{v.Name, v.Value})
-	}
-	return out
-}
-
-func statValuesText(vs []inventory.StatValue) string {
-	var b []string
-	for _, v := range vs {
-		b = append(b, fmt.Sprintf("%s=%d", v.Name, v.Value))
-	}
-	return strings.Join(b, " ")
-}
-
-// qpCounterJSON is one QP counter of `statistic qp show`: rdma's keys
-// (ifindex, ifname, port, cntn, qp-type as qp_type, pid, comm, lqpn); the
-// counters, which rdma spreads as keys of their own, are a list here.
-type qpCounterJSON struct {
-	Ifindex  uint32          `json:"ifindex"`
-	Ifname   string          `json:"ifname"`
-	Port     uint32          `json:"port"`
-	CntN     uint32          `json:"cntn"`
-	QPType   string          `json:"qp_type,omitempty"`
-	PID      *uint32         `json:"pid,omitempty"`
-	Comm     string          `json:"comm,omitempty"`
-	LQPN     []uint32        `json:"lqpn"`
-	Counters []statValueJSON `json:"counters"`
-}
-
-// qpModeJSON is one port of `statistic qp mode`. mode is rdma's text ("qp
-// auto type on optional-counters off", "qp auto off"); counter_mode,
-// auto and optional_counters are the same facts as values.
-type qpModeJSON struct {
-	Ifindex          uint32   `json:"ifindex"`
-	Ifname           string   `json:"ifname"`
-	Port             uint32   `json:"port"`
-	Mode             string   `json:"mode"`
-	CounterMode      string   `json:"counter_mode"`
-	Auto             []string `json:"auto,omitempty"`
-	OptionalCounters *bool    `json:"optional_counters,omitempty"`
-}
-
-// optCountersJSON is one port of `statistic mode [supported]`.
-type optCountersJSON struct {
-	Ifname    string   `json:"ifname"`
-	Port      uint32   `json:"port"`
-	Enabled   []string `json:"optional_counters,omitempty"`
-	Supported []string `json:"supported_optional_counters,omitempty"`
-}
-
-type mrStatJSON struct {
-	Ifindex  uint32          `json:"ifindex"`
-	Ifname   string          `json:"ifname"`
-	MRN      *uint32         `json:"mrn,omitempty"`
-	Counters []statValueJSON `json:"counters"`
-}
 
 func NewCmd(a *cmdutil.App) *cobra.Command {
 	c := &cobra.Command{
@@ -113,15 +50,17 @@ lqpn N (counters with QP N), pid N and cntn N select, as rdma's filters.`,
   rdmactl -j statistic qp show link mlx5_0/1 lqpn 178`,
 		Args:              cobra.ArbitraryArgs,
 		RunE:              func(c *cobra.Command, args []string) error { return runQPShow(a, args) },
-		ValidArgsFunction: keywordCompletion(map[string]cobra.CompletionFunc{"link": complete.DevPorts}, "link", "lqpn", "pid", "cntn"),
+		ValidArgsFunction: objectCompletion(statobj.QPCounters),
 	}))
 	qp.AddCommand(cmdutil.Needs(cmdutil.NeedNetlink, &cobra.Command{
-		Use:               "mode [link DEV[/PORT]]",
-		Short:             "Show each port's QP counter mode: none, auto (by type, pid) or manual",
-		Example:           "  rdmactl statistic qp mode\n  rdmactl statistic qp mode link rxe0/1",
-		Args:              cobra.ArbitraryArgs,
-		RunE:              func(c *cobra.Command, args []string) error { return runQPMode(a, args) },
-		ValidArgsFunction: keywordCompletion(map[string]cobra.CompletionFunc{"link": complete.DevPorts}, "link"),
+		Use:     "mode [link DEV[/PORT]]",
+		Short:   "Show each port's QP counter mode: none, auto (by type, pid) or manual",
+		Example: "  rdmactl statistic qp mode\n  rdmactl statistic qp mode link rxe0/1",
+		Args:    cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return runShow(a, "statistic qp mode", statobj.QPModes, args)
+		},
+		ValidArgsFunction: objectCompletion(statobj.QPModes),
 	}))
 	qp.AddCommand(cmdutil.Needs(cmdutil.NeedNetAdmin, &cobra.Command{
 		Use:   "set link DEV/PORT auto type|pid|type,pid on|off [optional-counters on|off]",
@@ -193,8 +132,8 @@ counters exit 5. Prints nothing on success.`,
 		Short:             "Show each memory region's driver counters (none on rxe)",
 		Example:           "  rdmactl statistic mr\n  rdmactl -j statistic mr dev mlx5_0",
 		Args:              cobra.ArbitraryArgs,
-		RunE:              func(c *cobra.Command, args []string) error { return runStatMR(a, args) },
-		ValidArgsFunction: keywordCompletion(map[string]cobra.CompletionFunc{"dev": complete.Devices}, "dev", "mrn"),
+		RunE:              func(c *cobra.Command, args []string) error { return runShow(a, "statistic mr", statobj.MRs, args) },
+		ValidArgsFunction: objectCompletion(statobj.MRs),
 	}))
 	return c
 }
@@ -218,14 +157,67 @@ func linkArg(cmd string, kw map[string]string, need, needPort bool) (string, uin
 	return dev, port, nil
 }
 
-// linkKeywords parses the keywords of a read-only statistic command: an
-// optional "link DEV[/PORT]" and keys.
-func linkKeywords(cmd string, args []string, keys ...string) (kw map[string]string, dev string, port uint32, err error) {
-	if kw, err = cmdutil.Keywords(cmd, args, append([]string{"link"}, keys...)...); err != nil {
-		return nil, "", 0, err
+// runShow prints the statistic objects o that args select by o's
+// keywords (its device, then its number filters); cmd names the command
+// in errors.
+func runShow(a *cmdutil.App, cmd string, o *statobj.Object, args []string) error {
+	kw, err := cmdutil.Keywords(cmd, args, append([]string{o.DevKey}, o.Filters...)...)
+	if err != nil {
+		return err
 	}
-	dev, port, err = linkArg(cmd, kw, false, false)
-	return kw, dev, port, err
+	var q statobj.Query
+	if o.DevKey == "link" {
+		if q.Dev, q.Port, err = linkArg(cmd, kw, false, false); err != nil {
+			return err
+		}
+	} else {
+		q.Dev = kw[o.DevKey]
+	}
+	for _, k := range o.Filters {
+		n, err := optU32Arg(cmd, kw, k)
+		if err != nil {
+			return err
+		}
+		if n != nil {
+			if q.Num == nil {
+				q.Num = map[string]uint32{}
+			}
+			q.Num[k] = *n
+		}
+	}
+	rows, err := cmdutil.Inventory(a, false, func(src *inventory.Source) ([]statobj.Row, error) { return o.Rows(src, q) })
+	if err != nil {
+		return err
+	}
+	js := make([]any, 0, len(rows))
+	tb := render.NewTable(a.Stdout, o.Columns...)
+	for _, r := range rows {
+		js = append(js, r.JSON)
+		tb.Row(r.Cells...)
+	}
+	if a.Opts.JSON {
+		return a.PrintJSON(js)
+	}
+	return tb.Flush()
+}
+
+// runQPShow is "statistic qp [show] ...".
+func runQPShow(a *cmdutil.App, args []string) error {
+	if len(args) > 0 && args[0] == "show" {
+		args = args[1:]
+	}
+	return runShow(a, "statistic qp show", statobj.QPCounters, args)
+}
+
+// runStatMode is "statistic mode [show|supported] ...".
+func runStatMode(a *cmdutil.App, args []string) error {
+	if len(args) > 0 && args[0] == "supported" {
+		return runShow(a, "statistic mode", statobj.SupportedOptionalCounters, args[1:])
+	}
+	if len(args) > 0 && args[0] == "show" {
+		args = args[1:]
+	}
+	return runShow(a, "statistic mode", statobj.OptionalCounters, args)
 }
 
 // qpArgs is what statistic qp bind and unbind take, and the writer open
@@ -291,87 +283,6 @@ func optU32Arg(cmd string, kw map[string]string, key string) (*uint32, error) {
 		return nil, err
 	}
 	return &n, nil
-}
-
-func runQPShow(a *cmdutil.App, args []string) error {
-	if len(args) > 0 && args[0] == "show" {
-		args = args[1:]
-	}
-	kw, dev, port, err := linkKeywords("statistic qp show", args, "lqpn", "pid", "cntn")
-	if err != nil {
-		return err
-	}
-	var f inventory.QPCounterFilter
-	if f.LQPN, err = optU32Arg("statistic qp show", kw, "lqpn"); err != nil {
-		return err
-	}
-	if f.PID, err = optU32Arg("statistic qp show", kw, "pid"); err != nil {
-		return err
-	}
-	if f.CntN, err = optU32Arg("statistic qp show", kw, "cntn"); err != nil {
-		return err
-	}
-	qs, err := cmdutil.Inventory(a, false, func(src *inventory.Source) ([]inventory.QPCounter, error) { return src.QPCounters(dev, port, f) })
-	if err != nil {
-		return err
-	}
-	rows := []qpCounterJSON{}
-	for _, q := range qs {
-		lq := q.LQPNs
-		if lq == nil {
-			lq = []uint32{}
-		}
-		rows = append(rows, qpCounterJSON{Ifindex: q.DevIndex, Ifname: q.Dev, Port: q.Port, CntN: q.ID, QPType: q.QPType,
-			PID: q.PID, Comm: q.Comm, LQPN: lq, Counters: statValues(q.Counters)})
-	}
-	if a.Opts.JSON {
-		return a.PrintJSON(rows)
-	}
-	tb := render.NewTable(a.Stdout, "LINK", "CNTN", "QP_TYPE", "PID", "COMM", "LQPN", "COUNTERS")
-	for i, r := range rows {
-		var l []string
-		for _, n := range r.LQPN {
-			l = append(l, fmt.Sprint(n))
-		}
-		tb.Row(fmt.Sprintf("%s/%d", r.Ifname, r.Port), r.CntN, r.QPType, render.Opt(r.PID), r.Comm, strings.Join(l, ","), statValuesText(qs[i].Counters))
-	}
-	return tb.Flush()
-}
-
-// rdmaModeText is rdma's "mode" string of a port's QP counter mode.
-func rdmaModeText(m inventory.QPCounterMode) string {
-	if m.Mode != "auto" || len(m.Auto) == 0 {
-		return "qp auto off"
-	}
-	s := "qp auto " + strings.Join(m.Auto, ",") + " on"
-	if m.OptionalCounters != nil {
-		s += " optional-counters " + render.OnOff(m.OptionalCounters)
-	}
-	return s
-}
-
-func runQPMode(a *cmdutil.App, args []string) error {
-	_, dev, port, err := linkKeywords("statistic qp mode", args)
-	if err != nil {
-		return err
-	}
-	ms, err := cmdutil.Inventory(a, false, func(src *inventory.Source) ([]inventory.QPCounterMode, error) { return src.QPCounterModes(dev, port) })
-	if err != nil {
-		return err
-	}
-	rows := []qpModeJSON{}
-	for _, m := range ms {
-		rows = append(rows, qpModeJSON{Ifindex: m.DevIndex, Ifname: m.Dev, Port: m.Port, Mode: rdmaModeText(m),
-			CounterMode: m.Mode, Auto: m.Auto, OptionalCounters: m.OptionalCounters})
-	}
-	if a.Opts.JSON {
-		return a.PrintJSON(rows)
-	}
-	tb := render.NewTable(a.Stdout, "LINK", "MODE", "AUTO", "OPTIONAL_COUNTERS")
-	for _, r := range rows {
-		tb.Row(fmt.Sprintf("%s/%d", r.Ifname, r.Port), r.CounterMode, strings.Join(r.Auto, ","), render.OnOff(r.OptionalCounters))
-	}
-	return tb.Flush()
 }
 
 func runQPSet(a *cmdutil.App, args []string) error {
@@ -499,49 +410,6 @@ func runQPUnbind(a *cmdutil.App, args []string) error {
 	return nil
 }
 
-func runStatMode(a *cmdutil.App, args []string) error {
-	supported := false
-	if len(args) > 0 && args[0] == "supported" {
-		supported, args = true, args[1:]
-	} else if len(args) > 0 && args[0] == "show" {
-		args = args[1:]
-	}
-	_, dev, port, err := linkKeywords("statistic mode", args)
-	if err != nil {
-		return err
-	}
-	ocs, err := cmdutil.Inventory(a, false, func(src *inventory.Source) ([]inventory.OptionalCounters, error) {
-		return src.OptionalCounters(dev, port)
-	})
-	if err != nil {
-		return err
-	}
-	rows := []optCountersJSON{}
-	for _, o := range ocs {
-		r := optCountersJSON{Ifname: o.Dev, Port: o.Port}
-		if supported {
-			r.Supported = o.Supported
-		} else {
-			r.Enabled = o.Enabled
-		}
-		if len(r.Supported)+len(r.Enabled) > 0 { // as rdma: ports without any are left out
-			rows = append(rows, r)
-		}
-	}
-	if a.Opts.JSON {
-		return a.PrintJSON(rows)
-	}
-	h := "OPTIONAL_COUNTERS"
-	if supported {
-		h = "SUPPORTED_OPTIONAL_COUNTERS"
-	}
-	tb := render.NewTable(a.Stdout, "LINK", h)
-	for _, r := range rows {
-		tb.Row(fmt.Sprintf("%s/%d", r.Ifname, r.Port), strings.Join(append(r.Supported, r.Enabled...), ","))
-	}
-	return tb.Flush()
-}
-
 // optCounterArgs parses "link DEV/PORT optional-counters [LIST]".
 func optCounterArgs(cmd string, args []string, needList bool) (string, uint32, []string, error) {
 	if len(args) == 3 && !needList && args[0] == "link" && args[2] == "optional-counters" {
@@ -626,40 +494,6 @@ func runStatUnsetOpt(a *cmdutil.App, args []string) error {
 	})
 }
 
-func runStatMR(a *cmdutil.App, args []string) error {
-	kw, err := cmdutil.Keywords("statistic mr", args, "dev", "mrn")
-	if err != nil {
-		return err
-	}
-	mrn, err := optU32Arg("statistic mr", kw, "mrn")
-	if err != nil {
-		return err
-	}
-	ms, err := cmdutil.Inventory(a, false, func(src *inventory.Source) ([]inventory.MRStat, error) { return src.MRStatistics(kw["dev"]) })
-	if err != nil {
-		return err
-	}
-	rows := []mrStatJSON{}
-	for _, m := range ms {
-		if mrn != nil && (m.MRN == nil || *m.MRN != *mrn) {
-			continue
-		}
-		rows = append(rows, mrStatJSON{Ifindex: m.DevIndex, Ifname: m.Dev, MRN: m.MRN, Counters: statValues(m.Counters)})
-	}
-	if a.Opts.JSON {
-		return a.PrintJSON(rows)
-	}
-	tb := render.NewTable(a.Stdout, "DEV", "MRN", "COUNTERS")
-	for _, r := range rows {
-		var vs []string
-		for _, v := range r.Counters {
-			vs = append(vs, fmt.Sprintf("%s=%d", v.Name, v.Value))
-		}
-		tb.Row(r.Ifname, render.Opt(r.MRN), strings.Join(vs, " "))
-	}
-	return tb.Flush()
-}
-
 // keywordCompletion completes rdma's "KEY VALUE" arguments: a key not yet
 // given, or the value of the key just typed (values[key], nothing for
 // numbers).
@@ -683,6 +517,13 @@ func keywordCompletion(values map[string]cobra.CompletionFunc, keys ...string) c
 		}
 		return cmdutil.Prefixed(toComplete, left...), cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// objectCompletion completes o's keywords: its device's (link DEV/PORT or
+// dev DEV), then its number filters.
+func objectCompletion(o *statobj.Object) cobra.CompletionFunc {
+	devs := map[string]cobra.CompletionFunc{"link": complete.DevPorts, "dev": complete.Devices}
+	return keywordCompletion(map[string]cobra.CompletionFunc{o.DevKey: devs[o.DevKey]}, append([]string{o.DevKey}, o.Filters...)...)
 }
 
 // completeLink completes the first three words, "link DEV/PORT word";
