@@ -28,11 +28,11 @@ func rxeQuery(name string, guid [8]byte, ip string) inventory.DeviceQuery {
 		MaxSRQ: 917503, MaxSRQWR: 1048576, MaxSRQSGE: 27, MaxPkeys: 64, LocalCAAckDelay: 15, PhysPortCnt: 1},
 		Extended: true, DeviceCapFlagsEx: 0x1223c76,
 	}
-	p := &verbs.PortAttr{
-		Port: 1, State: vocab.PortActive, MaxMTU: 5, ActiveMTU: 3, GIDTblLen: 1024, PortCapFlags: 0x00010000,
+	p := &verbs.PortAttr{Port: 1, PortCaps: verbs.PortCaps{
+		State: vocab.PortActive, MaxMTU: 5, ActiveMTU: 3, GIDTblLen: 1024, PortCapFlags: 0x00010000,
 		MaxMsgSz: 0x800000, PkeyTblLen: 1, MaxVLNum: 1, ActiveWidth: 1, ActiveSpeed: 8, PhysState: 5,
 		LinkLayer: vocab.LinkLayerEthernet,
-	}
+	}}
 	gid := func(i uint32, s string) verbs.GIDEntry {
 		return verbs.GIDEntry{Port: 1, Index: i, GID: netip.MustParseAddr(s).As16(), Type: vocab.GIDTypeRoCEv2}
 	}

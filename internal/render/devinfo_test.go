@@ -35,8 +35,8 @@ func TestDevQueryRender(t *testing.T) {
 		PhysPortCnt: 1, MaxMRSize: ^uint64(0), PageSizeCap: 0xfffff000, DeviceCapFlags: 0x01223c76,
 		AtomicCap: 1}, DeviceCapFlagsEx: 0x1223c76, Extended: true, ResponseLength: 304}
 	j := deviceJSON(d, 1, "", a)
-	p := portJSON(&verbs.PortAttr{Port: 1, State: 4, MaxMTU: 5, ActiveMTU: 3, GIDTblLen: 1024, PortCapFlags: 0x10000,
-		MaxMsgSz: 0x800000, PkeyTblLen: 1, MaxVLNum: 1, ActiveWidth: 1, ActiveSpeed: 8, PhysState: 5, LinkLayer: 2, Flags: 1})
+	p := portJSON(&verbs.PortAttr{Port: 1, PortCaps: verbs.PortCaps{State: 4, MaxMTU: 5, ActiveMTU: 3, GIDTblLen: 1024, PortCapFlags: 0x10000,
+		MaxMsgSz: 0x800000, PkeyTblLen: 1, MaxVLNum: 1, ActiveWidth: 1, ActiveSpeed: 8, PhysState: 5, LinkLayer: 2, Flags: 1}})
 	p.GIDs = []DevInfoGID{{Index: 1, GID: "::ffff:10.77.0.1", Type: "RoCE v2", NetdevIfindex: 4}}
 	j.Ports = []DevInfoPort{p}
 	var b bytes.Buffer

@@ -55,8 +55,8 @@ func TestNewDevInfo(t *testing.T) {
 		Attr:           &verbs.DeviceAttr{DeviceCaps: verbs.DeviceCaps{PhysPortCnt: 2, FWVer: 16<<32 | 35<<16 | 2000}},
 		NumCompVectors: 8,
 		Ports: []inventory.PortQuery{
-			{Attr: &verbs.PortAttr{Port: 1, LinkLayer: 1, State: 4}, GIDs: []verbs.GIDEntry{{Port: 1, Index: 0, Type: vocab.GIDTypeRoCEv1, GID: [16]byte{0: 0xfe, 1: 0x80, 15: 1}}}},
-			{Attr: &verbs.PortAttr{Port: 2, LinkLayer: 2, State: 1}},
+			{Attr: &verbs.PortAttr{Port: 1, PortCaps: verbs.PortCaps{LinkLayer: 1, State: 4}}, GIDs: []verbs.GIDEntry{{Port: 1, Index: 0, Type: vocab.GIDTypeRoCEv1, GID: [16]byte{0: 0xfe, 1: 0x80, 15: 1}}}},
+			{Attr: &verbs.PortAttr{Port: 2, PortCaps: verbs.PortCaps{LinkLayer: 2, State: 1}}},
 		},
 	}
 	d := NewDevInfo(&q)

@@ -215,31 +215,9 @@ type uvQueryPort struct {
 	Reserved [7]uint8
 }
 
-// uvQueryPortResp is struct ib_uverbs_query_port_resp (40 B).
-type uvQueryPortResp struct {
-	PortCapFlags  uint32
-	MaxMsgSz      uint32
-	BadPkeyCntr   uint32
-	QkeyViolCntr  uint32
-	GIDTblLen     uint32
-	PkeyTblLen    uint16
-	LID           uint16
-	SMLID         uint16
-	State         uint8
-	MaxMTU        uint8
-	ActiveMTU     uint8
-	LMC           uint8
-	MaxVLNum      uint8
-	SMSL          uint8
-	SubnetTimeout uint8
-	InitTypeReply uint8
-	ActiveWidth   uint8
-	ActiveSpeed   uint8
-	PhysState     uint8
-	LinkLayer     uint8
-	Flags         uint8
-	Reserved      uint8
-}
+// uvQueryPortResp is struct ib_uverbs_query_port_resp (40 B), which
+// PortAttr embeds.
+type uvQueryPortResp = PortCaps
 
 // uvQueryPortRespEx is struct ib_uverbs_query_port_resp_ex (48 B), the
 // answer of the ioctl QUERY_PORT. The 6.1 headers declare reserved[6] after

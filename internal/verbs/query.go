@@ -213,21 +213,21 @@ func (a *DeviceAttr) fillEx(r *uvExQueryDeviceResp) {
 	}
 }
 
-// PortAttr is what QUERY_PORT reports (ib_uverbs_query_port_resp_ex).
-type PortAttr struct {
-	Port          uint8
-	State         vocab.PortState
-	MaxMTU        vocab.MTU
-	ActiveMTU     vocab.MTU
-	GIDTblLen     uint32
+// PortCaps is the legacy QUERY_PORT answer, struct
+// ib_uverbs_query_port_resp (include/uapi/rdma/ib_user_verbs.h, 40 B), as
+// the kernel wrote it, its enums typed; the ioctl's answer begins with it.
+type PortCaps struct {
 	PortCapFlags  uint32
-	PortCapFlags2 uint16
 	MaxMsgSz      uint32
 	BadPkeyCntr   uint32
 	QkeyViolCntr  uint32
+	GIDTblLen     uint32
 	PkeyTblLen    uint16
 	LID           uint16
 	SMLID         uint16
+	State         vocab.PortState
+	MaxMTU        vocab.MTU
+	ActiveMTU     vocab.MTU
 	LMC           uint8
 	MaxVLNum      uint8
 	SMSL          uint8
@@ -235,6 +235,17 @@ type PortAttr struct {
 	InitTypeReply uint8
 	ActiveWidth   uint8
 	ActiveSpeed   uint8
+	PhysState     vocab.PhysState
+	LinkLayer     vocab.LinkLayer
+	Flags         uint8 // bit 0: GRH required
+	Reserved      uint8
+}
+
+// PortAttr is what QUERY_PORT reports (ib_uverbs_query_port_resp_ex).
+type PortAttr struct {
+	Port uint8
+	PortCaps
+	PortCapFlags2 uint16
 	// ActiveSpeedEx is the 32-bit speed of the ioctl answer (6.12 fills
 	// it; 6.1's answer has reserved bytes there). It is 0 when the kernel
 	// gave only the legacy answer, which has no such field: write()
@@ -242,9 +253,6 @@ type PortAttr struct {
 	// in rdma-core's ibv_query_port, which leaves active_speed_ex 0 on its
 	// write() fallback.
 	ActiveSpeedEx uint32
-	PhysState     vocab.PhysState
-	LinkLayer     vocab.LinkLayer
-	Flags         uint8 // bit 0: GRH required
 }
 
 // Rate is the port's rate from its active speed (ActiveSpeedEx where the
@@ -294,16 +302,7 @@ func (c *Context) QueryPort(port uint8) (*PortAttr, error) {
 			return nil, err
 		}
 	}
-	r := &ex.LegacyResp
-	return &PortAttr{
-		Port: port, State: vocab.PortState(r.State), MaxMTU: vocab.MTU(r.MaxMTU), ActiveMTU: vocab.MTU(r.ActiveMTU),
-		GIDTblLen: r.GIDTblLen, PortCapFlags: r.PortCapFlags, PortCapFlags2: ex.PortCapFlags2,
-		MaxMsgSz: r.MaxMsgSz, BadPkeyCntr: r.BadPkeyCntr, QkeyViolCntr: r.QkeyViolCntr,
-		PkeyTblLen: r.PkeyTblLen, LID: r.LID, SMLID: r.SMLID, LMC: r.LMC, MaxVLNum: r.MaxVLNum,
-		SMSL: r.SMSL, SubnetTimeout: r.SubnetTimeout, InitTypeReply: r.InitTypeReply,
-		ActiveWidth: r.ActiveWidth, ActiveSpeed: r.ActiveSpeed, ActiveSpeedEx: ex.ActiveSpeedEx,
-		PhysState: vocab.PhysState(r.PhysState), LinkLayer: vocab.LinkLayer(r.LinkLayer), Flags: r.Flags,
-	}, nil
+	return &PortAttr{Port: port, PortCaps: ex.LegacyResp, PortCapFlags2: ex.PortCapFlags2, ActiveSpeedEx: ex.ActiveSpeedEx}, nil
 }
 
 // portError turns EINVAL for a port beyond phys_port_cnt into a
