@@ -35,6 +35,8 @@ const (
 	cmdModifyQP       uint32 = 26
 	cmdDestroyQP      uint32 = 27
 	cmdPostSend       uint32 = 28
+	cmdAttachMcast    uint32 = 30
+	cmdDetachMcast    uint32 = 31
 
 	// cmdFlagExtended marks an "ex" command (IB_USER_VERBS_CMD_FLAG_EXTENDED).
 	cmdFlagExtended uint32 = 0x80000000

@@ -45,8 +45,9 @@ type QP struct {
 	prov   ProviderQP
 	send   SendQueue // = prov, kept as the interface PostSend calls through
 	recv   RecvQueue
-	srq    *SRQ   // QPAttr.SRQ
-	key    uint64 // Context child registration
+	srq    *SRQ         // QPAttr.SRQ
+	key    uint64       // Context child registration
+	mcast  []mcastGroup // attached multicast groups (AttachMcast)
 }
 
 // Provider is the provider's queue pair behind qp (nil once closed), for
@@ -281,6 +282,9 @@ var errRecvInReset = errors.New("verbs: receives cannot be posted while the QP i
 func (qp *QP) Close() error {
 	if qp.prov == nil {
 		return nil
+	}
+	if err := qp.detachAll(); err != nil {
+		return err
 	}
 	if err := qp.ctx.destroyQP(qp.handle); err != nil {
 		return err

@@ -31,7 +31,10 @@ func TestQPLayoutAgainstC(t *testing.T) {
 		"ib_uverbs_create_ah":       reflect.TypeFor[abiCreateAH](),
 		"ib_uverbs_create_ah_resp":  reflect.TypeFor[abiCreateAHResp](),
 		"ib_uverbs_destroy_ah":      reflect.TypeFor[abiDestroyAH](),
-		"ib_uverbs_wc":              reflect.TypeFor[WC](),
+		// mcast.go
+		"ib_uverbs_attach_mcast": reflect.TypeFor[abiMcast](),
+		"ib_uverbs_detach_mcast": reflect.TypeFor[abiMcast](),
+		"ib_uverbs_wc":           reflect.TypeFor[WC](),
 		// srq.go
 		"ib_uverbs_create_srq":               reflect.TypeFor[abiCreateSRQ](),
 		"ib_uverbs_create_srq_resp":          reflect.TypeFor[abiCreateSRQResp](),

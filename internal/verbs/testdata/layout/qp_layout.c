@@ -75,6 +75,10 @@ int main(void)
 	F(ib_uverbs_create_ah, pd_handle); F(ib_uverbs_create_ah, reserved); F(ib_uverbs_create_ah, attr);
 	S(ib_uverbs_create_ah_resp); F(ib_uverbs_create_ah_resp, ah_handle);
 	S(ib_uverbs_destroy_ah); F(ib_uverbs_destroy_ah, ah_handle);
+	S(ib_uverbs_attach_mcast); F(ib_uverbs_attach_mcast, gid); F(ib_uverbs_attach_mcast, qp_handle);
+	F(ib_uverbs_attach_mcast, mlid); F(ib_uverbs_attach_mcast, reserved);
+	S(ib_uverbs_detach_mcast); F(ib_uverbs_detach_mcast, gid); F(ib_uverbs_detach_mcast, qp_handle);
+	F(ib_uverbs_detach_mcast, mlid); F(ib_uverbs_detach_mcast, reserved);
 	S(ib_uverbs_wc);
 
 	S(ib_uverbs_create_srq); F(ib_uverbs_create_srq, response); F(ib_uverbs_create_srq, user_handle);
