@@ -331,6 +331,15 @@ func (d *verbsDevice) Close() error {
 	return errors.Join(errs...)
 }
 
+// AttachMcast attaches QP i to the multicast group gid (McastDevice);
+// destroying the QP (Close) detaches it.
+func (d *verbsDevice) AttachMcast(i int, gid [16]byte, mlid uint16) error {
+	if i < 0 || i >= len(d.qps) {
+		return errors.New("perf: no such QP")
+	}
+	return d.qps[i].AttachMcast(gid, mlid)
+}
+
 // QueryQP is QP i's attributes as the kernel reports them (QUERY_QP).
 func (d *verbsDevice) QueryQP(i int) (QPReport, error) {
 	if i < 0 || i >= len(d.qps) {

@@ -81,6 +81,11 @@ type Params struct {
 	IBPort   int
 	GIDIndex int  // with UserGID; else perftest's scoring picks one
 	UserGID  bool // -x given
+	// Mcast is -g: a multicast run (mcast.go); MGID is -M's group, with
+	// UserMGID.
+	Mcast    bool
+	MGID     [16]byte
+	UserMGID bool
 	// ForceLink is --force-link: the link layer to run as, in place of
 	// the port's (0: the port's).
 	ForceLink vocab.LinkLayer
@@ -378,6 +383,9 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("-R works with -c RC only (perftest refuses UC; UD over RDMA CM is not implemented)")
 	case p.Unsorted && p.Duration > 0:
 		return errors.New("-U needs iteration mode (-n): -D keeps a histogram, not each sample")
+	}
+	if err := p.validateMcast(); err != nil {
+		return err
 	}
 	if err := p.validateReport(); err != nil {
 		return err

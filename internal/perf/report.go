@@ -72,7 +72,11 @@ func testTitle(p *Params) string {
 	if p.PostList > 1 {
 		t += "Post List "
 	}
-	return "                    " + t + kind + " Test\n"
+	t += kind + " "
+	if p.Mcast {
+		t += "Multicast "
+	}
+	return "                    " + t + "Test\n"
 }
 
 // Info is what the header block shows about the run.
@@ -96,7 +100,10 @@ type Info struct {
 	// 0 for the others).
 	OutReads int `json:"outstanding_reads"`
 	// RDMACM says the run was connected by the RDMA CM (-R).
-	RDMACM  bool   `json:"rdma_cm,omitempty"`
+	RDMACM bool `json:"rdma_cm,omitempty"`
+	// MGID is a multicast run's group (-g), the one this side receives
+	// from or sends to, as an IPv6 address.
+	MGID    string `json:"mgid,omitempty"`
 	Local   []Dest `json:"-"`
 	Remote  []Dest `json:"-"`
 	WithGID bool   `json:"-"`
@@ -110,6 +117,9 @@ func writeHeader(w io.Writer, p *Params, in *Info) {
 	if p.UseEvent {
 		// ctx_print_test_info's events line (eq_num: -X, 0 without it).
 		fmt.Fprintf(&b, " Test with events. Using %s_comp%d\n", in.Device, p.CompVector)
+	}
+	if p.Mcast {
+		b.WriteString(" MultiCast runs on UD!\n")
 	}
 	fmt.Fprintf(&b, " Dual-port       : OFF\t\tDevice         : %s\n", in.Device)
 	fmt.Fprintf(&b, " Number of qps   : %d\t\tTransport type : IB\n", p.QPs)
@@ -198,8 +208,11 @@ func writeAddr(b *strings.Builder, side string, p *Params, d *Dest, withGID bool
 	}
 	b.WriteString("\n")
 	if withGID {
-		g := d.GID
-		fmt.Fprintf(b, " GID: %02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d\n",
+		g, label := d.GID, "GID"
+		if mgidLabel(p, side) {
+			label = "MGID"
+		}
+		fmt.Fprintf(b, " %s: %02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d\n", label,
 			g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15])
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -188,6 +189,9 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	if err := s.forceLink(); err != nil {
 		return nil, err
 	}
+	if err := s.checkMcastLink(); err != nil {
+		return nil, err
+	}
 	if p.Report.AsPerftest {
 		if note := p.ResolveInlineAsPerftest(s.port); note != "" {
 			s.printf("%s", resultLine)
@@ -223,6 +227,9 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	if err := s.setup(); err != nil {
+		return nil, err
+	}
+	if err := s.joinMcast(); err != nil {
 		return nil, err
 	}
 	if p.RDMACM {
@@ -663,6 +670,13 @@ func (s *Session) info() *Info {
 		RDMACM: s.P.RDMACM}
 	if len(s.my) > 0 && s.P.Verb.isReadLike() {
 		in.OutReads = int(s.my[0].OutReads)
+	}
+	if s.P.Mcast && len(s.my) > 0 {
+		g := s.my[0].GID // the group this side joined
+		if !s.P.Server && s.P.Test != TestLat {
+			g = s.rem[0].GID // the server's group, which this side sends to
+		}
+		in.MGID = netip.AddrFrom16(g).String()
 	}
 	return in
 }

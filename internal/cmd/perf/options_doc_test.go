@@ -66,7 +66,7 @@ var acceptedValues = map[string]string{
 	"atomic_type": "CMP_AND_SWAP", "tos": "32", "tclass": "32", "report-counters": "counters/port_xmit_data",
 	"rx-depth": "64", "pkey_index": "0", "port": "18516", "iters": "100", "post_list": "2", "output": "bandwidth", "rate_limit_type": "SW", "rate_units": "M", "numa_node": "0", "force-link": "Ethernet",
 	"mmap": "options_doc_test.go", "mmap-offset": "4096", // a regular file that exists
-	"payload_file_path": "testdata/payload.txt", "recv_post_list": "2",
+	"payload_file_path": "testdata/payload.txt", "recv_post_list": "2", "MGID": "ff02::1",
 }
 
 // acceptedWith are the other options an accepted option needs.

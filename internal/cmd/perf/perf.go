@@ -383,6 +383,9 @@ func runPerfSession(ctx context.Context, a *cmdutil.App, p *perf.Params, dev per
 	if ue := (*rdmacm.UnsupportedError)(nil); errors.As(err, &ue) {
 		err = cmdutil.WithCode(cmdutil.ExitUnsupported, err) // no rdma_cm device: modprobe rdma_ucm
 	}
+	if re := (*perf.RefusedError)(nil); errors.As(err, &re) {
+		err = cmdutil.WithCode(cmdutil.ExitUsage, err) // what rdmactl perf does not do on this port
+	}
 	if a.Opts.JSON && res != nil {
 		if jerr := a.PrintJSON(res); jerr != nil && err == nil {
 			err = jerr

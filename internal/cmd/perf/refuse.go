@@ -48,9 +48,7 @@ func vendor(what, lib string) string {
 }
 
 var refusals = []refusal{
-	{"mcg", "g", false, cmdutil.ExitUsage, "multicast: " + whyNotYet},
 	{"hop_limit", "L", true, cmdutil.ExitUsage, whyRawEth + " (the GRH hop limit is 255, as perftest sets it)"},
-	{"MGID", "M", true, cmdutil.ExitUsage, "multicast: " + whyNotYet},
 	{"report-cycles", "C", false, cmdutil.ExitUsage, "rdmactl times with the kernel's clock in nanoseconds, not the CPU's cycle counter: it has no cycle counts to report (cycles made from nanoseconds would be invented)"},
 	{"dualport", "O", false, cmdutil.ExitUsage, "dual-port runs: " + whyNotYet},
 	{"source_mac", "B", true, cmdutil.ExitUsage, whyRawEth},
@@ -137,6 +135,8 @@ var otherTests = []refusal{
 	{"atomic_type", "A", true, cmdutil.ExitUsage, "applies to perf atomic only (as perftest)"},
 	{"use-srq", "", false, cmdutil.ExitUsage, "applies to perf send only (as perftest)"},
 	{"send_with_imm", "", false, cmdutil.ExitUsage, "applies to perf send only (as perftest)"},
+	{"mcg", "g", false, cmdutil.ExitUsage, "multicast: applies to perf send only (as perftest)"},
+	{"MGID", "M", true, cmdutil.ExitUsage, "multicast: applies to perf send only (as perftest)"},
 	{"write_with_imm", "", false, cmdutil.ExitUsage, "applies to perf write only (as perftest)"},
 }
 

@@ -1,0 +1,50 @@
+//go:build vmtest
+
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestVMPerfMcast: -g runs send bw and lat through a multicast group
+// against perftest in both roles, and rdmactl against itself: both sides
+// report a row of the same size and count, and rdmactl's side prints
+// perftest's multicast title and labels the group's record MGID. The
+// group is ff02::1 on the link-local GID (-x 0): rxe delivers a RoCE
+// multicast packet only to a group the netdev has joined, and every
+// IPv6 interface has joined the all-nodes group (perftest against itself
+// with its default ff01:0:0:2:c985:: or a global ff0e::1 on 6.12, and
+// with the IPv4-mapped 239.1.1.1 on -x 1 on 6.1 and 6.12, sends without
+// the server receiving). QPs leave the group when destroyed: rdma res is
+// as it was.
+func TestVMPerfMcast(t *testing.T) {
+	resUnchanged(t, false)
+	mc := []string{"-g", "-x", "0", "-M", "255:2:0:0:0:0:0:0:0:0:0:0:0:0:0:1"}
+	port := 23900
+	for _, kind := range []string{"bw", "lat"} {
+		for _, pair := range [][2]string{{"r", "p"}, {"p", "r"}, {"r", "r"}} {
+			t.Run(kind+"_"+pair[0]+pair[1], func(t *testing.T) {
+				port += 10
+				s, c, o := perfPairArgs("send", kind, "RC", mc, pair[0], pair[1], port)
+				r := runPair(s, c, o)
+				r.mustPass(t)
+				agreeingRows(t, r.sout, r.cout)
+				title := map[string]string{"bw": "Send BW Multicast Test\n", "lat": "Send Latency Multicast Test\n"}[kind]
+				for i, out := range []string{r.sout, r.cout} {
+					if pair[i] != "r" {
+						continue
+					}
+					// The server's own record names the group; so does
+					// the client's record of the server.
+					side := map[int]string{0: " local address: ", 1: " remote address: "}[i]
+					rec := out[strings.Index(out, side):]
+					if !strings.Contains(out, title+" MultiCast runs on UD!\n") || !strings.Contains(rec, "QPN 0xffffff") ||
+						!strings.Contains(rec, "\n MGID: 255:02:00:00:00:00:00:00:00:00:00:00:00:00:00:01\n") {
+						t.Errorf("rdmactl %s:\n%s", map[int]string{0: "server", 1: "client"}[i], out)
+					}
+				}
+			})
+		}
+	}
+}
