@@ -13,11 +13,11 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// rdmactl statistic: QP counters and their modes, optional counters, MR
-// statistics, as "rdma statistic qp|mode|set|unset|mr" (a port's own
-// counters, "rdma statistic show", are 'rdmactl counters'). Arguments are
-// rdma's "KEYWORD VALUE" pairs.
-
+// NewCmd is rdmactl statistic: QP counters and their modes, optional
+// counters, MR statistics, as "rdma statistic qp|mode|set|unset|mr" (a
+// port's own counters, "rdma statistic show", are 'rdmactl counters').
+// Arguments are rdma's "KEYWORD VALUE" pairs; the read-only views are
+// internal/statobj's objects.
 func NewCmd(a *cmdutil.App) *cobra.Command {
 	c := &cobra.Command{
 		Use:     "statistic",
