@@ -3,8 +3,12 @@
 package main
 
 import (
+	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestVMPerfMcast: -g runs send bw and lat through a multicast group
@@ -17,7 +21,7 @@ import (
 // with its default ff01:0:0:2:c985:: or a global ff0e::1 on 6.12, and
 // with the IPv4-mapped 239.1.1.1 on -x 1 on 6.1 and 6.12, sends without
 // the server receiving). QPs leave the group when destroyed: rdma res is
-// as it was.
+// as it was. --connectionless is the last subtest.
 func TestVMPerfMcast(t *testing.T) {
 	resUnchanged(t, false)
 	mc := []string{"-g", "-x", "0", "-M", "255:2:0:0:0:0:0:0:0:0:0:0:0:0:0:1"}
@@ -47,4 +51,44 @@ func TestVMPerfMcast(t *testing.T) {
 			})
 		}
 	}
+	// --connectionless: an rdmactl listener on rxe0, beside perftest's
+	// pair (server on rxe0, client on rxe1), receives the client's sends
+	// to the group with no exchange of its own, reports each -D period,
+	// and ends on Ctrl-C.
+	t.Run("connectionless", func(t *testing.T) {
+		// Its header comes once its QP has joined the group. The pair
+		// runs on its clock (-D): UD has no flow control, and with two
+		// receivers on rxe0 perftest's server can miss messages, which
+		// in iteration mode it waits for until killed.
+		out := &lineSignal{want: "#bytes", seen: make(chan struct{})}
+		l := startSideTo(t, rdmactlBin(t), "rdmactl listener",
+			append([]string{"perf", "send", "-d", "rxe0", "--connectionless", "--run_infinitely", "-D", "2"}, mc...), out)
+		select {
+		case <-out.seen:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("the listener did not start: %s %s", out.String(), l.stderr.String())
+		}
+		s, c, o := perfPairArgs("send", "bw", "RC", append(mc, "-D", "2"), "p", "p", port+100)
+		runPair(s, c, o).mustPass(t)
+		time.Sleep(3 * time.Second) // the period the traffic began in ends
+		_ = l.cmd.Process.Signal(os.Interrupt)
+		err := l.cmd.Wait()
+		got := out.String()
+		if code := exitCode(err); code != 130 || !strings.Contains(got, " User stopped traffic") {
+			t.Fatalf("listener after Ctrl-C: exit %d, want 130 and perftest's line:\n%s\n%s", code, got, l.stderr.String())
+		}
+		if !strings.Contains(got, "Send BW Multicast Test\n MultiCast runs on UD!\n") || !strings.Contains(got, "QPN 0xffffff") ||
+			!strings.Contains(got, "\n MGID: 255:02:") || strings.Contains(got, "remote address") || strings.Contains(got, "Waiting for client") {
+			t.Errorf("listener's header:\n%s", got)
+		}
+		received := false
+		for _, m := range regexp.MustCompile(`(?m)^ *(\d+)[ \t]+(\d+)[ \t]+[\d.]+[ \t]+([\d.]+)[ \t]+[\d.]+`).FindAllStringSubmatch(got, -1) {
+			if n, _ := strconv.Atoi(m[2]); n > 0 && m[3] != "0.00" {
+				received = true
+			}
+		}
+		if !received {
+			t.Errorf("no period with messages received:\n%s", got)
+		}
+	})
 }

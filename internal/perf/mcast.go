@@ -1,9 +1,11 @@
 package perf
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 
@@ -87,9 +89,12 @@ func (p *Params) mgid() [16]byte {
 	return g
 }
 
-// validateMcast is perftest's checks of -g (src/perftest_parameters.c).
+// validateMcast is perftest's checks of -g and --connectionless
+// (src/perftest_parameters.c).
 func (p *Params) validateMcast() error {
 	switch {
+	case p.Connectionless && (!p.Server || !p.Mcast || p.Test != TestBW || p.Conn != UD || !p.RunInfinitely):
+		return errors.New("--connectionless: a receiver of a multicast send bandwidth run, so without a server address, with -g and --run_infinitely (as perftest 6.29)")
 	case !p.Mcast:
 		return nil
 	case p.Verb != VerbSend:
@@ -147,4 +152,43 @@ func (s *Session) checkMcastLink() error {
 // (src/perftest_communication.c): the server's own, the client's peer's.
 func mgidLabel(p *Params, side string) bool {
 	return p.Mcast && (side == "local") == p.Server
+}
+
+// Connectionless is perftest 6.29's --connectionless server
+// (src/send_bw.c): it joins the group and receives what any sender sends
+// to it, with no exchange, so no peer: its MTU and buffer are its own,
+// its header has no remote address, and it reports each
+// --run_infinitely period until Ctrl-C. Senders are multicast runs of
+// their own (a -g client and its server) on the same group.
+
+// listenOnly sets what the exchange would have: the cycle buffer and
+// the MTU are this side's own.
+func (s *Session) listenOnly() {
+	s.cycle = int32(os.Getpagesize())
+	s.mtu = s.port.ActiveMTU
+	if s.P.MTU != 0 && validMTU(s.P.MTU) && s.P.MTU < s.mtu {
+		s.mtu = s.P.MTU
+	}
+	if !validMTU(s.mtu) {
+		s.mtu = 1024
+	}
+}
+
+// seqListen is the --connectionless receiver's run: its UD QP goes to
+// RTS with no peer (a UD QP's RTR and RTS name none) and no address
+// handle, as it never sends.
+func (s *Session) seqListen(ctx context.Context) error {
+	for i := range s.my {
+		if err := s.Dev.Connect(i, ConnectConfig{MTU: s.mtu, GIDIndex: s.gidIndex, Local: s.my[i], QKey: udQKey}); err != nil {
+			return err
+		}
+	}
+	s.result.Info = *s.info()
+	s.header()
+	r := s.newRunner()
+	r.prepare(s.P.Size)
+	if err := r.postRecvs(1 << 62); err != nil {
+		return err
+	}
+	return s.runInfinitely(ctx, r, r.runBWRecv)
 }

@@ -75,6 +75,28 @@ func TestMcastParamsAndHeader(t *testing.T) {
 	if err := base().validateMcast(); err != nil {
 		t.Error(err)
 	}
+	// --connectionless: perftest 6.29's receiver, server side of a
+	// multicast send bandwidth run with --run_infinitely.
+	cl := func() *Params {
+		p := base()
+		p.Connectionless, p.Server, p.RunInfinitely = true, true, true
+		return p
+	}
+	if err := cl().validateMcast(); err != nil {
+		t.Errorf("--connectionless: %v", err)
+	}
+	for _, set := range []func(*Params){
+		func(p *Params) { p.Server = false },
+		func(p *Params) { p.Mcast = false },
+		func(p *Params) { p.RunInfinitely = false },
+		func(p *Params) { p.Test = TestLat },
+	} {
+		p := cl()
+		set(p)
+		if err := p.validateMcast(); err == nil || !strings.Contains(err.Error(), "--connectionless") {
+			t.Errorf("%+v: %v", p, err)
+		}
+	}
 	g := [16]byte{0xff, 2, 15: 1}
 	local := []Dest{{QPN: mcastQPN, PSN: 0x618e94, GID: g}}
 	remote := []Dest{{QPN: 0x11, PSN: 0x2dab3b, GID: [16]byte{0xfe, 0x80, 15: 1}}}
@@ -90,6 +112,12 @@ func TestMcastParamsAndHeader(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("server header lacks %q:\n%s", want, b.String())
 		}
+	}
+	// A connectionless listener has no peer: no remote address.
+	b.Reset()
+	writeHeader(&b, p, &Info{Device: "rxe0", Local: local, WithGID: true})
+	if strings.Contains(b.String(), "remote address") || !strings.Contains(b.String(), " MGID: 255:02:") {
+		t.Errorf("listener header:\n%s", b.String())
 	}
 	p.Server, p.Test = false, TestLat
 	b.Reset()

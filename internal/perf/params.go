@@ -86,6 +86,9 @@ type Params struct {
 	Mcast    bool
 	MGID     [16]byte
 	UserMGID bool
+	// Connectionless (--connectionless, perftest 6.29) is a multicast
+	// receiver with no exchange and no peer (mcast.go).
+	Connectionless bool
 	// ForceLink is --force-link: the link layer to run as, in place of
 	// the port's (0: the port's).
 	ForceLink vocab.LinkLayer

@@ -157,6 +157,10 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	if s.Stall == 0 {
 		s.Stall = 10 * time.Second
 	}
+	if p.Connectionless {
+		// A listener waits for senders as long as it runs, as perftest's.
+		s.Stall = 100 * 365 * 24 * time.Hour
+	}
 	role := "client"
 	if p.passive() {
 		role = "server"
@@ -211,6 +215,7 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	}
 	switch {
 	case p.RDMACM: // connectCM above
+	case p.Connectionless: // no peer (mcast.go)
 	case p.CommCM:
 		if err := s.connectComm(ctx); err != nil {
 			return nil, err
@@ -223,7 +228,13 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	stopWatch := context.AfterFunc(ctx, func() { s.stop.Store(true) })
 	defer stopWatch()
 
-	if err := s.prefix(); err != nil {
+	if p.Connectionless {
+		s.listenOnly()
+		err = s.fitUD()
+	} else {
+		err = s.prefix()
+	}
+	if err != nil {
 		return nil, err
 	}
 	if err := s.setup(); err != nil {
@@ -436,6 +447,11 @@ func (s *Session) prefix() error {
 		}
 		s.peerPayload = bytes.Contains(b, []byte(" payload="))
 	}
+	return s.fitUD()
+}
+
+// fitUD makes a UD run's message size fit one packet of the path MTU.
+func (s *Session) fitUD() error {
 	if s.P.Conn == UD && s.P.maxSize() > uint64(s.mtu) {
 		// A UD message fits one packet. After the MTU exchange perftest
 		// refuses a larger -s, and makes its default size (or -a's
@@ -665,9 +681,14 @@ func (s *Session) closeConn() error {
 
 func (s *Session) info() *Info {
 	in := &Info{Device: s.P.Device, Port: s.P.IBPort, LinkType: s.port.LinkLayer.String(), GIDIndex: s.gidIndex, MTU: s.mtu,
-		Peer: s.conn.RemoteAddr(), PeerVer: s.conn.peerVer.Text, Local: s.my, Remote: s.rem, WithGID: s.withGID,
+		Local: s.my, Remote: s.rem, WithGID: s.withGID,
 		TxDepth: s.P.TxDepth, RxDepth: s.P.RxDepth, CQMod: s.P.CQMod, PostList: s.P.PostList, Inline: s.P.Inline,
 		RDMACM: s.P.RDMACM}
+	if s.conn != nil {
+		in.Peer, in.PeerVer = s.conn.RemoteAddr(), s.conn.peerVer.Text
+	} else {
+		in.Remote = nil // --connectionless: no peer
+	}
 	if len(s.my) > 0 && s.P.Verb.isReadLike() {
 		in.OutReads = int(s.my[0].OutReads)
 	}
@@ -691,6 +712,8 @@ func (s *Session) printf(format string, a ...any) {
 func (s *Session) sequence(ctx context.Context) error {
 	p := s.P
 	switch {
+	case p.Connectionless:
+		return s.seqListen(ctx)
 	case p.Test == TestBW && !p.recvComp():
 		return s.seqRDMABW(ctx)
 	case p.Test == TestBW:
@@ -1273,6 +1296,9 @@ func (s *Session) bwResult(r *runner) BWResult {
 func (s *Session) watchPeer() func() {
 	if s.cm != nil {
 		return s.watchPeerCM()
+	}
+	if s.conn == nil {
+		return func() {} // --connectionless
 	}
 	tc, ok := s.conn.c.(*net.TCPConn)
 	if !ok {

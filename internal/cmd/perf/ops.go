@@ -26,6 +26,7 @@ func addPerfOpsFlags(fs *pflag.FlagSet, f *perfFlags, verb perf.Verb) {
 		fs.BoolVar(&f.p.SendImm, "send_with_imm", false, "send with immediate data, and as a receiver require it (perftest 6.29's SEND_IMM; give it on both sides)")
 		fs.BoolVarP(&f.p.Mcast, "mcg", "g", false, "multicast (RoCE, UD, one QP): the server's QP joins a group and the client sends to it; with --lat both join, as perftest. Without -x: GID index 0, as perftest")
 		fs.StringVarP(&f.ops.mgid, "MGID", "M", "", "with -g: the group's GID, as perftest's 16 colon-separated bytes or an IPv6 address (default ff01:0:0:2:c985::, the client's own one higher; on rxe only groups the netdev has joined reach the receiver, such as ff02::1 with -x 0)")
+		fs.BoolVar(&f.p.Connectionless, "connectionless", false, "with -g and --run_infinitely, no server address: receive the group's traffic with no exchange and no peer, reporting each period until Ctrl-C (perftest 6.29's)")
 	case perf.VerbWrite:
 		fs.BoolVar(&f.p.WriteImm, "write_with_imm", false, "write with immediate data, so the receiver posts receives and completes each message (perftest 6.29's WRITE_IMM; both sides, rdmactl peers only)")
 	}

@@ -70,7 +70,10 @@ var acceptedValues = map[string]string{
 }
 
 // acceptedWith are the other options an accepted option needs.
-var acceptedWith = map[string][]string{"report-both": {"-b"}, "out_json_file": {"--out_json"}, "cpu_util": {"-D", "3"}, "margin": {"-D", "3"}, "latency_gap": {"--lat"}, "vector": {"-e"}, "rate_limit": {"--rate_limit_type", "SW"}, "rate_limit_type": {"--rate_limit", "1"}, "burst_size": {"--rate_limit", "1", "--rate_limit_type", "SW"}, "rate_units": {"--rate_limit", "1000", "--rate_limit_type", "SW"}, "mmap-offset": {"--mmap", "options_doc_test.go"}}
+var acceptedWith = map[string][]string{"report-both": {"-b"}, "connectionless": {"-g", "--run_infinitely"}, "out_json_file": {"--out_json"}, "cpu_util": {"-D", "3"}, "margin": {"-D", "3"}, "latency_gap": {"--lat"}, "vector": {"-e"}, "rate_limit": {"--rate_limit_type", "SW"}, "rate_limit_type": {"--rate_limit", "1"}, "burst_size": {"--rate_limit", "1", "--rate_limit_type", "SW"}, "rate_units": {"--rate_limit", "1000", "--rate_limit_type", "SW"}, "mmap-offset": {"--mmap", "options_doc_test.go"}}
+
+// acceptedAsServer are the accepted options that a server only takes.
+var acceptedAsServer = map[string]bool{"connectionless": true}
 
 func optionArgs(lat bool, flag string, arg bool, value string, host bool) []string {
 	var a []string
@@ -129,7 +132,7 @@ func TestPerftestOptionsDoc(t *testing.T) {
 					if (fl.NoOptDefVal == "") != r.arg {
 						t.Errorf("%s: takes a value: rdmactl %v, perftest %v", form, fl.NoOptDefVal == "", r.arg)
 					}
-					_, err := parsePerfArgs(pt.verb, append(slices.Clone(acceptedWith[r.long]), optionArgs(pt.lat, form, r.arg, val, true)...))
+					_, err := parsePerfArgs(pt.verb, append(slices.Clone(acceptedWith[r.long]), optionArgs(pt.lat, form, r.arg, val, !acceptedAsServer[r.long])...))
 					if err == nil {
 						ok = true
 						break

@@ -119,7 +119,6 @@ var refusals = []refusal{
 	{"bind_source_ip", "", true, cmdutil.ExitUsage, "use --bind (the server's listen address; with -R the client's source address)"},
 	{"no_enhanced_reorder", "", false, cmdutil.ExitUnsupported, vendor("out-of-order receive WRs", "EFA efadv")},
 	{"unsolicited_write", "", false, cmdutil.ExitUnsupported, vendor("unsolicited write-with-immediate", "EFA efadv")},
-	{"connectionless", "", false, cmdutil.ExitUsage, "multicast: " + whyNotYet},
 	{"tph_mem", "", true, cmdutil.ExitUsage, "PCIe TPH hints: " + whyNotYet},
 	{"cpu_id", "", true, cmdutil.ExitUsage, "PCIe TPH hints: " + whyNotYet},
 	{"ph", "", true, cmdutil.ExitUsage, "PCIe TPH hints: " + whyNotYet},
@@ -137,6 +136,7 @@ var otherTests = []refusal{
 	{"send_with_imm", "", false, cmdutil.ExitUsage, "applies to perf send only (as perftest)"},
 	{"mcg", "g", false, cmdutil.ExitUsage, "multicast: applies to perf send only (as perftest)"},
 	{"MGID", "M", true, cmdutil.ExitUsage, "multicast: applies to perf send only (as perftest)"},
+	{"connectionless", "", false, cmdutil.ExitUsage, "multicast: applies to perf send only (as perftest)"},
 	{"write_with_imm", "", false, cmdutil.ExitUsage, "applies to perf write only (as perftest)"},
 }
 
