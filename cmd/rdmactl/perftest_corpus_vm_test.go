@@ -143,10 +143,11 @@ var corpusRefused = []struct{ src, tool, args, says string }{
 // RDMACTL_CORPUS=full runs every line in the four pairings (name as
 // server, perftest client; perftest server, name as client; 'rdmactl
 // perf' as server; as client): 193 pairs (the 49 lines, one of them with
-// rdmactl on both sides only), 15 minutes in the TCG guest on 6.12. CI's run (without it) keeps to its time: each line once, on
-// one of the two kernel series, in one pairing, the pairings rotating so
-// that each kernel runs all four; and not the heavy lines (corpusHeavy),
-// which take 10-40 s each here.
+// rdmactl on both sides only), 15 minutes in the TCG guest on 6.12.
+// CI's run (without it) keeps to its time: each line once, on one of the
+// two kernel series, in one pairing, the pairings rotating so that each
+// kernel runs all four; and not the heavy lines (corpusHeavy), which take
+// 10-40 s each here.
 func TestVMPerftestCorpus(t *testing.T) {
 	if len(perftestCorpus) < 40 {
 		t.Fatalf("%d lines, want at least 40", len(perftestCorpus))
