@@ -77,6 +77,12 @@ func checkMGID(s string, g [16]byte) error {
 	return nil
 }
 
+// joinsGroup says whether this side's QPs join a multicast group: where
+// it receives multicast, the server and both sides of a latency run.
+func (p *Params) joinsGroup() bool {
+	return p.Mcast && (p.Server || p.Test == TestLat)
+}
+
 // mgid is the group this side attaches to.
 func (p *Params) mgid() [16]byte {
 	if p.UserMGID {
@@ -116,11 +122,10 @@ func (p *Params) validateMcast() error {
 }
 
 // joinMcast attaches this side's QPs to its group and makes its records
-// name the group, where this side receives multicast: the server, and
-// both sides of a latency run.
+// name the group, where it joins one (joinsGroup).
 func (s *Session) joinMcast() error {
 	p := s.P
-	if !p.Mcast || (!p.Server && p.Test != TestLat) {
+	if !p.joinsGroup() {
 		return nil
 	}
 	md, ok := s.Dev.(McastDevice)
@@ -165,13 +170,7 @@ func mgidLabel(p *Params, side string) bool {
 // the MTU are this side's own.
 func (s *Session) listenOnly() {
 	s.cycle = int32(os.Getpagesize())
-	s.mtu = s.port.ActiveMTU
-	if s.P.MTU != 0 && validMTU(s.P.MTU) && s.P.MTU < s.mtu {
-		s.mtu = s.P.MTU
-	}
-	if !validMTU(s.mtu) {
-		s.mtu = 1024
-	}
+	s.mtu = s.ownMTU()
 }
 
 // seqListen is the --connectionless receiver's run: its UD QP goes to

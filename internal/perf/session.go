@@ -407,6 +407,31 @@ func (s *Session) prefix() error {
 	if _, err := parseSysValue("cache line size", b, 8, 4096); err != nil {
 		return &PeerError{Err: err}
 	}
+	mine := s.ownMTU()
+	if b, err = c.xchg("MTU", encodeMTU(mine), mtuSize, false); err != nil {
+		return err
+	}
+	theirs, err := parseMTU(b)
+	if err != nil {
+		return &PeerError{Err: err}
+	}
+	s.mtu = min(mine, theirs)
+	if c.peerVer.Rdmactl {
+		if b, err = c.xchg("parameters", encodeParams(s.P), paramRecordSize, false); err != nil {
+			return err
+		}
+		if err := checkPeerParams(s.P, b); err != nil {
+			return &PeerError{Err: err}
+		}
+		s.peerPayload = bytes.Contains(b, []byte(" payload="))
+	}
+	return s.fitUD()
+}
+
+// ownMTU is this side's MTU before the exchange: the port's active MTU,
+// or -m if smaller, with perftest's set_mtu warnings (an -m that is no
+// RDMA MTU runs at the port's).
+func (s *Session) ownMTU() int {
 	mine := s.port.ActiveMTU
 	if s.P.MTU != 0 && !validMTU(s.P.MTU) {
 		// perftest's set_mtu warns and runs at the port's active MTU
@@ -430,24 +455,7 @@ func (s *Session) prefix() error {
 	if !validMTU(mine) {
 		mine = 1024
 	}
-	if b, err = c.xchg("MTU", encodeMTU(mine), mtuSize, false); err != nil {
-		return err
-	}
-	theirs, err := parseMTU(b)
-	if err != nil {
-		return &PeerError{Err: err}
-	}
-	s.mtu = min(mine, theirs)
-	if c.peerVer.Rdmactl {
-		if b, err = c.xchg("parameters", encodeParams(s.P), paramRecordSize, false); err != nil {
-			return err
-		}
-		if err := checkPeerParams(s.P, b); err != nil {
-			return &PeerError{Err: err}
-		}
-		s.peerPayload = bytes.Contains(b, []byte(" payload="))
-	}
-	return s.fitUD()
+	return mine
 }
 
 // fitUD makes a UD run's message size fit one packet of the path MTU.
@@ -694,7 +702,7 @@ func (s *Session) info() *Info {
 	}
 	if s.P.Mcast && len(s.my) > 0 {
 		g := s.my[0].GID // the group this side joined
-		if !s.P.Server && s.P.Test != TestLat {
+		if !s.P.joinsGroup() {
 			g = s.rem[0].GID // the server's group, which this side sends to
 		}
 		in.MGID = netip.AddrFrom16(g).String()
