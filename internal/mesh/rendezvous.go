@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sort"
 	"sync"
 	"time"
@@ -318,6 +319,9 @@ func Join(ctx context.Context, addr string, h Hello, deadline time.Time) (*Roste
 	h.Proto = ProtoVersion
 	var d net.Dialer
 	var c net.Conn
+	// why is the first refusal seen (connection refused, no route): the
+	// attempt the deadline cuts short only says "i/o timeout".
+	var why error
 	for {
 		dctx, cancel := context.WithDeadline(ctx, deadline)
 		var err error
@@ -329,8 +333,14 @@ func Join(ctx context.Context, addr string, h Hello, deadline time.Time) (*Roste
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
+		if why == nil && !errors.Is(err, context.DeadlineExceeded) && !os.IsTimeout(err) {
+			why = err
+		}
 		if time.Now().After(deadline) {
-			return nil, nil, fmt.Errorf("coordinator %s: %w (is rank 0 running, and --coordinator right?)", addr, err)
+			if why == nil {
+				why = err
+			}
+			return nil, nil, fmt.Errorf("coordinator %s: %w (is rank 0 running, and --coordinator right?)", addr, why)
 		}
 		select {
 		case <-ctx.Done():
