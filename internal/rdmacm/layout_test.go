@@ -1,13 +1,8 @@
 package rdmacm
 
 import (
-	"bufio"
-	"bytes"
 	"os"
-	"os/exec"
 	"reflect"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/rdmactl/rdmactl/internal/testexec"
@@ -42,84 +37,12 @@ var layoutTypes = map[string]reflect.Type{
 	"ib_uverbs_qp_attr":         reflect.TypeFor[uverbsQPAttr](),
 }
 
-// TestLayout compiles testdata/layout.c against /usr/include/rdma and
-// compares every size and offset it prints with the Go structs, and checks
-// that every Go field has a C counterpart.
+// TestLayout compiles testdata/layout.c with gcc (testexec.BuildC) against the
+// UAPI headers in /usr/include/rdma and compares every size and offset it
+// prints with the Go structs, and every Go field with a C one.
 func TestLayout(t *testing.T) {
 	if _, err := os.Stat("/usr/include/rdma/rdma_user_cm.h"); err != nil {
 		t.Fatalf("the UAPI headers are needed (Debian: linux-libc-dev): %v", err)
 	}
-	out, err := oracle(t, "testdata/layout.c").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := map[string]bool{}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		var name, key string
-		var want uint64
-		switch len(f) {
-		case 3:
-			name, key = f[0], "size"
-			want, _ = strconv.ParseUint(f[2], 10, 64)
-		case 2:
-			var ok bool
-			if name, key, ok = strings.Cut(f[0], "."); !ok {
-				t.Fatalf("bad line %q", sc.Text())
-			}
-			want, _ = strconv.ParseUint(f[1], 10, 64)
-		default:
-			t.Fatalf("bad line %q", sc.Text())
-		}
-		typ, ok := layoutTypes[name]
-		if !ok {
-			t.Errorf("layout.c prints %s, which layoutTypes lacks", name)
-			continue
-		}
-		seen[name] = true
-		if key == "size" {
-			if got := uint64(typ.Size()); got != want {
-				t.Errorf("sizeof(%s) = %d, Go %s is %d", name, want, typ.Name(), got)
-			}
-			continue
-		}
-		sf, ok := fieldByNorm(typ, key)
-		if !ok {
-			t.Errorf("%s.%s has no Go field in %s", name, key, typ.Name())
-			continue
-		}
-		seen[name+"."+sf.Name] = true
-		if uint64(sf.Offset) != want {
-			t.Errorf("offsetof(%s, %s) = %d, Go %s.%s is at %d", name, key, want, typ.Name(), sf.Name, sf.Offset)
-		}
-	}
-	for name, typ := range layoutTypes {
-		if !seen[name] {
-			t.Errorf("layout.c does not print %s", name)
-			continue
-		}
-		for i := 0; i < typ.NumField(); i++ {
-			if k := name + "." + typ.Field(i).Name; !seen[k] {
-				t.Errorf("Go field %s.%s is not checked against C", typ.Name(), typ.Field(i).Name)
-			}
-		}
-	}
-}
-
-func fieldByNorm(typ reflect.Type, cname string) (reflect.StructField, bool) {
-	norm := func(s string) string { return strings.ToLower(strings.ReplaceAll(s, "_", "")) }
-	for i := 0; i < typ.NumField(); i++ {
-		if norm(typ.Field(i).Name) == norm(cname) {
-			return typ.Field(i), true
-		}
-	}
-	return reflect.StructField{}, false
-}
-
-// oracle builds a C program with $CC and returns the command that runs
-// it (package testexec).
-func oracle(t *testing.T, src string) *exec.Cmd {
-	t.Helper()
-	return testexec.Command(testexec.BuildC(t, src, "-Wall", "-Werror"))
+	testexec.CheckStructs(t, "testdata/layout.c", layoutTypes, nil)
 }

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -125,4 +126,83 @@ func LayoutFacts(t testing.TB, src string) []LayoutFact {
 		facts = append(facts, LayoutFact{Name: f[0], Off: off, Size: size, IsField: strings.Contains(f[0], ".")})
 	}
 	return facts
+}
+
+// CheckStructs builds and runs the C program src, which prints
+// "<struct> size <n>" and "<struct>.<field> <offset>" lines, and compares
+// each with the Go mirror that types names for the C struct (fields
+// matched by name without underscores or case: max_qp_rd_atom is
+// MaxQPRdAtom). Every struct of types must be printed and every Go field
+// checked, except the "<struct>.<GoField>" keys of goOnly (fields newer
+// headers have; the struct's size still covers them).
+func CheckStructs(t testing.TB, src string, types map[string]reflect.Type, goOnly map[string]bool) {
+	t.Helper()
+	out, err := Command(BuildC(t, src, "-Wall", "-Werror")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{} // structs, and "<struct>.<GoField>"
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(l)
+		var name, key string
+		var want uint64
+		switch len(f) {
+		case 3: // "<struct> size <n>"
+			name, key = f[0], "size"
+			want, err = strconv.ParseUint(f[2], 10, 64)
+		case 2: // "<struct>.<field> <offset>"
+			var ok bool
+			if name, key, ok = strings.Cut(f[0], "."); !ok {
+				t.Fatalf("%s: bad line %q", src, l)
+			}
+			want, err = strconv.ParseUint(f[1], 10, 64)
+		default:
+			t.Fatalf("%s: bad line %q", src, l)
+		}
+		if err != nil {
+			t.Fatalf("%s: bad line %q", src, l)
+		}
+		typ, ok := types[name]
+		if !ok {
+			t.Errorf("%s prints struct %s, which the test does not map to Go", src, name)
+			continue
+		}
+		seen[name] = true
+		if key == "size" {
+			if got := uint64(typ.Size()); got != want {
+				t.Errorf("sizeof(%s) = %d, Go %s is %d", name, want, typ.Name(), got)
+			}
+			continue
+		}
+		sf, ok := fieldByCName(typ, key)
+		if !ok {
+			t.Errorf("%s.%s has no Go field in %s", name, key, typ.Name())
+			continue
+		}
+		seen[name+"."+sf.Name] = true
+		if uint64(sf.Offset) != want {
+			t.Errorf("offsetof(%s, %s) = %d, Go %s.%s is at %d", name, key, want, typ.Name(), sf.Name, sf.Offset)
+		}
+	}
+	for name, typ := range types {
+		if !seen[name] {
+			t.Errorf("%s does not print %s (Go %s)", src, name, typ.Name())
+			continue
+		}
+		for i := 0; i < typ.NumField(); i++ {
+			if k := name + "." + typ.Field(i).Name; !seen[k] && !goOnly[k] {
+				t.Errorf("Go field %s.%s is not checked against C %s", typ.Name(), typ.Field(i).Name, name)
+			}
+		}
+	}
+}
+
+func fieldByCName(typ reflect.Type, cname string) (reflect.StructField, bool) {
+	norm := func(s string) string { return strings.ToLower(strings.ReplaceAll(s, "_", "")) }
+	for i := 0; i < typ.NumField(); i++ {
+		if norm(typ.Field(i).Name) == norm(cname) {
+			return typ.Field(i), true
+		}
+	}
+	return reflect.StructField{}, false
 }

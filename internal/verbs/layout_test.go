@@ -1,12 +1,8 @@
 package verbs
 
 import (
-	"bufio"
-	"bytes"
 	"os"
 	"reflect"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/rdmactl/rdmactl/internal/testexec"
@@ -49,84 +45,12 @@ var goOnly = map[string]bool{
 	"ib_uverbs_query_port_resp_ex.ActiveSpeedEx": true,
 }
 
-// norm makes C and Go field names comparable: max_qp_rd_atom and
-// MaxQPRdAtom both become maxqprdatom.
-func norm(s string) string { return strings.ToLower(strings.ReplaceAll(s, "_", "")) }
-
-// TestLayout compiles testdata/layout/layout.c with gcc (testexec.BuildC)
-// against the UAPI headers in /usr/include/rdma and compares every size
-// and offset it prints with the Go structs, and every Go field with a C
-// one.
+// TestLayout compiles testdata/layout/layout.c with gcc (testexec.BuildC) against the
+// UAPI headers in /usr/include/rdma and compares every size and offset it
+// prints with the Go structs, and every Go field with a C one.
 func TestLayout(t *testing.T) {
 	if _, err := os.Stat("/usr/include/rdma/ib_user_verbs.h"); err != nil {
 		t.Fatalf("the UAPI headers are needed (Debian: linux-libc-dev): %v", err)
 	}
-	out, err := testexec.Command(testexec.BuildC(t, "testdata/layout/layout.c", "-Wall", "-Werror")).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	seenStruct := map[string]bool{}
-	seenField := map[string]bool{}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		var name, key string
-		var want uint64
-		switch len(f) {
-		case 3: // "<struct> size <n>"
-			name, key = f[0], "size"
-			want, _ = strconv.ParseUint(f[2], 10, 64)
-		case 2: // "<struct>.<field> <off>"
-			var ok bool
-			name, key, ok = strings.Cut(f[0], ".")
-			if !ok {
-				t.Fatalf("bad line %q", sc.Text())
-			}
-			want, _ = strconv.ParseUint(f[1], 10, 64)
-		default:
-			t.Fatalf("bad line %q", sc.Text())
-		}
-		typ, ok := layoutTypes[name]
-		if !ok {
-			t.Errorf("layout.c prints struct %s, which layoutTypes lacks", name)
-			continue
-		}
-		seenStruct[name] = true
-		if key == "size" {
-			if got := uint64(typ.Size()); got != want {
-				t.Errorf("sizeof(%s) = %d, Go %s is %d", name, want, typ.Name(), got)
-			}
-			continue
-		}
-		sf, ok := fieldByNorm(typ, key)
-		if !ok {
-			t.Errorf("%s.%s has no Go field in %s", name, key, typ.Name())
-			continue
-		}
-		seenField[name+"."+sf.Name] = true
-		if uint64(sf.Offset) != want {
-			t.Errorf("offsetof(%s, %s) = %d, Go %s.%s is at %d", name, key, want, typ.Name(), sf.Name, sf.Offset)
-		}
-	}
-	for name, typ := range layoutTypes {
-		if !seenStruct[name] {
-			t.Errorf("layout.c does not print %s (Go %s)", name, typ.Name())
-			continue
-		}
-		for i := 0; i < typ.NumField(); i++ {
-			k := name + "." + typ.Field(i).Name
-			if !seenField[k] && !goOnly[k] {
-				t.Errorf("Go field %s.%s is not checked against C %s", typ.Name(), typ.Field(i).Name, name)
-			}
-		}
-	}
-}
-
-func fieldByNorm(typ reflect.Type, cname string) (reflect.StructField, bool) {
-	for i := 0; i < typ.NumField(); i++ {
-		if norm(typ.Field(i).Name) == norm(cname) {
-			return typ.Field(i), true
-		}
-	}
-	return reflect.StructField{}, false
+	testexec.CheckStructs(t, "testdata/layout/layout.c", layoutTypes, goOnly)
 }
