@@ -41,7 +41,6 @@ import (
 
 	"github.com/rdmactl/rdmactl/internal/rdmacm"
 	"github.com/rdmactl/rdmactl/internal/verbs"
-	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
 // keySizeCM is sizeof(struct pingpong_dest) in perftest 6.06 on LP64.
@@ -206,7 +205,7 @@ func cmModify(id *rdmacm.ID, qp *verbs.QP, state uint8, rd int) (rdmacm.QPAttr, 
 	if err != nil {
 		return a, err
 	}
-	m, mask := modifyFromCM(a)
+	m, mask := a.ModifyAttr, a.Mask&legacyMask
 	if rd >= 0 {
 		switch state {
 		case rdmacm.StateRTR:
@@ -225,18 +224,6 @@ func cmModify(id *rdmacm.ID, qp *verbs.QP, state uint8, rd int) (rdmacm.QPAttr, 
 // takes: bits up to IB_QP_DEST_QPN. The CM may set higher ones meant for
 // the kernel's own RoCE code (librdmacm masks 21-23 off on InfiniBand).
 const legacyMask = 1<<21 - 1
-
-// modifyFromCM turns INIT_QP_ATTR's answer into our MODIFY_QP attributes.
-func modifyFromCM(a rdmacm.QPAttr) (verbs.ModifyAttr, verbs.QPAttrMask) {
-	m := verbs.ModifyAttr{State: verbs.QPState(a.State), PathMTU: vocab.MTU(a.PathMTU), QKey: a.QKey,
-		RQPSN: a.RQPSN, SQPSN: a.SQPSN, DestQPN: a.DestQPN, Access: verbs.Access(a.Access),
-		PKeyIndex: a.PKeyIndex, Port: a.Port, MaxRdAtomic: a.MaxRdAtomic, MaxDestRdAtomic: a.MaxDestRdAtomic,
-		MinRNRTimer: a.MinRNRTimer, Timeout: a.Timeout, RetryCnt: a.RetryCnt, RNRRetry: a.RNRRetry,
-		Dest: verbs.AHAttr{Port: a.AH.Port, IsGlobal: a.AH.IsGlobal, DGID: a.AH.DGID, SGIDIndex: a.AH.SGIDIndex,
-			HopLimit: a.AH.HopLimit, TrafficClass: a.AH.TrafficClass, FlowLabel: a.AH.FlowLabel, DLID: a.AH.DLID,
-			SL: a.AH.SL, SrcPathBits: a.AH.SrcPathBits, StaticRate: a.AH.StaticRate}}
-	return m, verbs.QPAttrMask(a.Mask & legacyMask)
-}
 
 // cmConn is what a data or comm QP's connection parameters carry
 // (perftest's conn_param in rdma_cm_route_handler and

@@ -130,7 +130,7 @@ func (s *Session) connectDataCM(ctx context.Context) error {
 			return fmt.Errorf("QP %d over RDMA CM: %w", i, err)
 		}
 		s.my[i].PSN = rts.SQPSN & 0xffffff
-		s.gidIndex = int(rtr.AH.SGIDIndex)
+		s.gidIndex = int(rtr.Dest.SGIDIndex)
 		s.my[i].GID = s.gid()
 	}
 	return s.cmSync("the sync after the RDMA CM connection")

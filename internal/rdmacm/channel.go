@@ -14,6 +14,9 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmactl/rdmactl/internal/verbs"
+	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
 // DevicePath is the UCMA character device (module rdma_ucm).
@@ -476,40 +479,12 @@ var ErrTimeout = errors.New("rdma_cm: no event before the deadline")
 
 // QPAttr is what INIT_QP_ATTR says a QP needs for a transition: the
 // attribute mask (enum ib_qp_attr_mask bits) and the attributes it
-// selects, as struct ib_uverbs_qp_attr has them.
+// selects, in verbs' MODIFY_QP terms (librdmacm's rdma_init_qp_attr fills
+// an ibv_qp_attr and a mask the same way). Mask may hold bits above
+// verbs' legacy MODIFY_QP range, meant for the kernel's own RoCE code.
 type QPAttr struct {
-	Mask            uint32
-	State           uint8
-	PathMTU         uint8
-	QKey            uint32
-	RQPSN           uint32
-	SQPSN           uint32
-	DestQPN         uint32
-	Access          uint32
-	PKeyIndex       uint16
-	Port            uint8
-	MaxRdAtomic     uint8
-	MaxDestRdAtomic uint8
-	MinRNRTimer     uint8
-	Timeout         uint8
-	RetryCnt        uint8
-	RNRRetry        uint8
-	AH              AHAttr
-}
-
-// AHAttr is the address vector of a QPAttr (struct ib_uverbs_ah_attr).
-type AHAttr struct {
-	DGID         [16]byte
-	FlowLabel    uint32
-	SGIDIndex    uint8
-	HopLimit     uint8
-	TrafficClass uint8
-	DLID         uint16
-	SL           uint8
-	SrcPathBits  uint8
-	StaticRate   uint8
-	IsGlobal     bool
-	Port         uint8
+	verbs.ModifyAttr
+	Mask verbs.QPAttrMask
 }
 
 // QP states for InitQPAttr (enum ib_qp_state).
@@ -532,13 +507,14 @@ func (id *ID) InitQPAttr(state uint8) (QPAttr, error) {
 
 func decodeQPAttr(r *uverbsQPAttr) QPAttr {
 	a := r.AHAttr
-	return QPAttr{Mask: r.QPAttrMask, State: uint8(r.QPState), PathMTU: uint8(r.PathMTU), QKey: r.QKey,
-		RQPSN: r.RQPSN, SQPSN: r.SQPSN, DestQPN: r.DestQPNum, Access: r.QPAccessFlags, PKeyIndex: r.PKeyIndex,
-		Port: r.PortNum, MaxRdAtomic: r.MaxRdAtomic, MaxDestRdAtomic: r.MaxDestRdAtomic, MinRNRTimer: r.MinRNRTimer,
-		Timeout: r.Timeout, RetryCnt: r.RetryCnt, RNRRetry: r.RNRRetry,
-		AH: AHAttr{DGID: a.GRH.DGID, FlowLabel: a.GRH.FlowLabel, SGIDIndex: a.GRH.SGIDIndex, HopLimit: a.GRH.HopLimit,
-			TrafficClass: a.GRH.TrafficClass, DLID: a.DLID, SL: a.SL, SrcPathBits: a.SrcPathBits,
-			StaticRate: a.StaticRate, IsGlobal: a.IsGlobal != 0, Port: a.PortNum}}
+	return QPAttr{Mask: verbs.QPAttrMask(r.QPAttrMask), ModifyAttr: verbs.ModifyAttr{State: verbs.QPState(r.QPState),
+		CurState: verbs.QPState(r.CurQPState), PathMTU: vocab.MTU(r.PathMTU), QKey: r.QKey,
+		RQPSN: r.RQPSN, SQPSN: r.SQPSN, DestQPN: r.DestQPNum, Access: verbs.Access(r.QPAccessFlags),
+		PKeyIndex: r.PKeyIndex, Port: r.PortNum, MaxRdAtomic: r.MaxRdAtomic, MaxDestRdAtomic: r.MaxDestRdAtomic,
+		MinRNRTimer: r.MinRNRTimer, Timeout: r.Timeout, RetryCnt: r.RetryCnt, RNRRetry: r.RNRRetry,
+		Dest: verbs.AHAttr{DGID: a.GRH.DGID, FlowLabel: a.GRH.FlowLabel, SGIDIndex: a.GRH.SGIDIndex,
+			HopLimit: a.GRH.HopLimit, TrafficClass: a.GRH.TrafficClass, DLID: a.DLID, SL: a.SL,
+			SrcPathBits: a.SrcPathBits, StaticRate: a.StaticRate, IsGlobal: a.IsGlobal != 0, Port: a.PortNum}}}
 }
 
 // Option levels and names of SET_OPTION (rdma_user_cm.h).

@@ -61,27 +61,13 @@ var (
 	_ [unsafe.Sizeof(abiQueryQPResp{}) - 128]struct{}
 )
 
-// QueriedQP is the kernel's view of a QP (the fields of ibv_qp_attr that
-// QUERY_QP fills). Dest is the primary path; its GRH fields are
-// meaningful when Dest.IsGlobal.
+// QueriedQP is the kernel's view of a QP: the fields of ibv_qp_attr
+// that QUERY_QP fills, the MODIFY_QP attributes plus the queues' sizes.
+// Dest is the primary path; its GRH fields are meaningful when
+// Dest.IsGlobal.
 type QueriedQP struct {
-	State           QPState
-	PathMTU         vocab.MTU
-	QKey            uint32
-	RQPSN           uint32
-	SQPSN           uint32
-	DestQPN         uint32
-	Access          Access
-	PKeyIndex       uint16
-	Port            uint8
-	MaxRdAtomic     uint8
-	MaxDestRdAtomic uint8
-	MinRNRTimer     uint8
-	Timeout         uint8
-	RetryCnt        uint8
-	RNRRetry        uint8
-	Dest            AHAttr
-	Caps            QPCaps
+	ModifyAttr
+	Caps QPCaps
 }
 
 // allQPAttrs asks for every attribute (ib_uverbs_query_qp's attr_mask is
@@ -103,14 +89,14 @@ func (qp *QP) Query() (*QueriedQP, error) {
 
 func (r *abiQueryQPResp) decode() *QueriedQP {
 	d := &r.Dest
-	return &QueriedQP{
-		State: QPState(r.QPState), PathMTU: vocab.MTU(r.PathMTU), QKey: r.QKey, RQPSN: r.RQPSN, SQPSN: r.SQPSN,
+	return &QueriedQP{ModifyAttr: ModifyAttr{
+		State: QPState(r.QPState), CurState: QPState(r.CurQPState), PathMTU: vocab.MTU(r.PathMTU), QKey: r.QKey, RQPSN: r.RQPSN, SQPSN: r.SQPSN,
 		DestQPN: r.DestQPNum, Access: Access(r.QPAccessFlags), PKeyIndex: r.PKeyIndex, Port: r.PortNum,
 		MaxRdAtomic: r.MaxRdAtomic, MaxDestRdAtomic: r.MaxDestRdAtomic, MinRNRTimer: r.MinRNRTimer,
 		Timeout: r.Timeout, RetryCnt: r.RetryCnt, RNRRetry: r.RNRRetry,
 		Dest: AHAttr{Port: d.PortNum, IsGlobal: d.IsGlobal != 0, DGID: d.DGID, SGIDIndex: d.SGIDIndex,
 			HopLimit: d.HopLimit, TrafficClass: d.TrafficClass, FlowLabel: d.FlowLabel, DLID: d.DLID,
-			SL: d.SL, SrcPathBits: d.SrcPathBits, StaticRate: d.StaticRate},
+			SL: d.SL, SrcPathBits: d.SrcPathBits, StaticRate: d.StaticRate}},
 		Caps: QPCaps{MaxSendWR: r.MaxSendWR, MaxRecvWR: r.MaxRecvWR, MaxSendSGE: r.MaxSendSGE,
 			MaxRecvSGE: r.MaxRecvSGE, MaxInlineData: r.MaxInlineData},
 	}
