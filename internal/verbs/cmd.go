@@ -528,6 +528,8 @@ func methodName(obj, method uint16) string {
 		return "MR_DESTROY"
 	case obj == objAsyncEvent && method == methAsyncAlloc:
 		return "ASYNC_EVENT_ALLOC"
+	case obj == objDMAH && method == methDMAHAlloc:
+		return "DMAH_ALLOC"
 	}
 	return fmt.Sprintf("ioctl(object %d, method %d)", obj, method)
 }

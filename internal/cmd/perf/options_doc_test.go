@@ -67,10 +67,12 @@ var acceptedValues = map[string]string{
 	"rx-depth": "64", "pkey_index": "0", "port": "18516", "iters": "100", "post_list": "2", "output": "bandwidth", "rate_limit_type": "SW", "rate_units": "M", "numa_node": "0", "force-link": "Ethernet",
 	"mmap": "options_doc_test.go", "mmap-offset": "4096", // a regular file that exists
 	"payload_file_path": "testdata/payload.txt", "recv_post_list": "2", "MGID": "ff02::1",
+	"tph_mem": "pm", "cpu_id": "0", "ph": "0",
 }
 
 // acceptedWith are the other options an accepted option needs.
-var acceptedWith = map[string][]string{"report-both": {"-b"}, "connectionless": {"-g", "--run_infinitely"}, "out_json_file": {"--out_json"}, "cpu_util": {"-D", "3"}, "margin": {"-D", "3"}, "latency_gap": {"--lat"}, "vector": {"-e"}, "rate_limit": {"--rate_limit_type", "SW"}, "rate_limit_type": {"--rate_limit", "1"}, "burst_size": {"--rate_limit", "1", "--rate_limit_type", "SW"}, "rate_units": {"--rate_limit", "1000", "--rate_limit_type", "SW"}, "mmap-offset": {"--mmap", "options_doc_test.go"}}
+var acceptedWith = map[string][]string{"report-both": {"-b"}, "connectionless": {"-g", "--run_infinitely"}, "out_json_file": {"--out_json"}, "cpu_util": {"-D", "3"}, "margin": {"-D", "3"}, "latency_gap": {"--lat"}, "vector": {"-e"}, "rate_limit": {"--rate_limit_type", "SW"}, "rate_limit_type": {"--rate_limit", "1"}, "burst_size": {"--rate_limit", "1", "--rate_limit_type", "SW"}, "rate_units": {"--rate_limit", "1000", "--rate_limit_type", "SW"}, "mmap-offset": {"--mmap", "options_doc_test.go"},
+	"report-per-port": {"-O", "-D", "3"}, "tph_mem": {"--cpu_id", "0", "--ph", "0"}, "cpu_id": {"--tph_mem", "pm", "--ph", "0"}}
 
 // acceptedAsServer are the accepted options that a server only takes.
 var acceptedAsServer = map[string]bool{"connectionless": true}
@@ -110,6 +112,17 @@ func TestPerftestOptionsDoc(t *testing.T) {
 		forms := []string{"--" + r.long}
 		if r.short != "" {
 			forms = append(forms, "-"+r.short)
+		}
+		if strings.HasPrefix(r.status, "on the device") {
+			// Parsed, and left for the device check (needs.go).
+			for _, form := range forms {
+				args := append(slices.Clone(acceptedWith[r.long]), optionArgs(false, form, r.arg, acceptedValues[r.long], true)...)
+				f, err := parsePerfArgs(perf.VerbWrite, args)
+				if err != nil || !f.needs.Any() {
+					t.Errorf("%v: %v, needs %+v; want it parsed and left for the device", args, err, f.needs)
+				}
+			}
+			continue
 		}
 		if strings.HasPrefix(r.status, "yes") {
 			yes++
@@ -232,7 +245,7 @@ func TestPerftestRefusalOrder(t *testing.T) {
 		want string
 	}{
 		{[]string{"--use_cuda", "0", "-O", "h"}, "--use_cuda: "},
-		{[]string{"-O", "--use_cuda=0", "h"}, "-O/--dualport: "},
+		{[]string{"-C", "--use_cuda=0", "h"}, "-C/--report-cycles: "},
 		{[]string{"--aes_xts", "-n", "zz", "h"}, "--aes_xts: "},
 		{[]string{"-s", "4K", "--source_ip", "1.2.3.4", "h"}, "--source_ip: "},
 	} {
@@ -257,7 +270,6 @@ func TestTransportRefusals(t *testing.T) {
 		code int
 		want string
 	}{
-		{"XRC", cmdutil.ExitUsage, "-c XRC: XRC transport: not implemented"},
 		{"DC", cmdutil.ExitUnsupported, "-c DC: the DC transport needs the mlx5dv extension"},
 		{"SRD", cmdutil.ExitUnsupported, "-c SRD: the SRD transport needs the efadv extension"},
 		{"RawEth", cmdutil.ExitUsage, "-c RawEth: a raw Ethernet option"},
@@ -267,5 +279,52 @@ func TestTransportRefusals(t *testing.T) {
 		if code != c.code || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.want) {
 			t.Errorf("-c %s: exit %d %q, want %d and %q", c.conn, code, stderr, c.code, c.want)
 		}
+	}
+}
+
+// TestDeviceNeedFlags: -c XRC, -O, --report-per-port and the TPH options
+// are parsed with perftest's checks and left for the device; what
+// perftest refuses while parsing is refused here too, exit 2, in one
+// line.
+func TestDeviceNeedFlags(t *testing.T) {
+	for _, c := range []struct {
+		args  []string
+		needs perf.DeviceNeeds
+		want  string // the refusal, "" when parsed
+	}{
+		{[]string{"-c", "XRC", "h"}, perf.DeviceNeeds{XRC: true}, ""},
+		{[]string{"-c", "xrc"}, perf.DeviceNeeds{XRC: true}, ""},
+		{[]string{"-c", "XRC", "-R", "h"}, perf.DeviceNeeds{}, "-c XRC: XRC does not support RDMA_CM"},
+		{[]string{"-O", "h"}, perf.DeviceNeeds{DualPort: true}, ""},
+		{[]string{"--dualport", "-D", "2", "--report-per-port"}, perf.DeviceNeeds{DualPort: true}, ""},
+		{[]string{"-O", "--lat", "h"}, perf.DeviceNeeds{}, "dual-port mode only supports bandwidth tests"},
+		{[]string{"-O", "-R", "h"}, perf.DeviceNeeds{}, "-O with -R: rdmactl perf does not run it"},
+		{[]string{"--report-per-port", "-O", "h"}, perf.DeviceNeeds{}, "--report-per-port: works only with -D and -O"},
+		{[]string{"--report-per-port", "-D", "2", "h"}, perf.DeviceNeeds{}, "--report-per-port: works only with -D and -O"},
+		{[]string{"--ph", "2", "h"}, perf.DeviceNeeds{TPH: true}, ""},
+		{[]string{"--tph_mem", "VOLATILE", "--cpu_id", "3", "--ph", "0", "h"}, perf.DeviceNeeds{TPH: true}, ""},
+		{[]string{"--tph_mem", "nv", "--cpu_id", "3", "--ph", "0", "h"}, perf.DeviceNeeds{}, `--tph_mem "nv": volatile (vm) or persistent (pm)`},
+		{[]string{"--tph_mem", "pm", "--ph", "0", "h"}, perf.DeviceNeeds{}, "--tph_mem: needs --cpu_id"},
+		{[]string{"--cpu_id", "1", "--ph", "0", "h"}, perf.DeviceNeeds{}, "--cpu_id: needs --tph_mem"},
+		{[]string{"--tph_mem", "pm", "--cpu_id", "1", "h"}, perf.DeviceNeeds{}, "need --ph"},
+		{[]string{"--ph", "4", "h"}, perf.DeviceNeeds{}, "--ph 4: a processing hint from 0 to 3"},
+		{[]string{"--cpu_id", "-2", "--tph_mem", "pm", "--ph", "1", "h"}, perf.DeviceNeeds{}, "--cpu_id -2: a CPU number"},
+		{[]string{"--ph", "1", "-R", "h"}, perf.DeviceNeeds{}, "--ph with -R"},
+	} {
+		f, err := parsePerfArgs(perf.VerbWrite, c.args)
+		if c.want == "" {
+			if err != nil || f.needs != c.needs {
+				t.Errorf("%q: %v, needs %+v; want %+v", c.args, err, f.needs, c.needs)
+			}
+			continue
+		}
+		code, msg := cmdutil.ExitStatus(err)
+		if code != cmdutil.ExitUsage || !strings.Contains(msg, c.want) || strings.Contains(msg, "\n") {
+			t.Errorf("%q: exit %d %q, want exit 2 and %q", c.args, code, msg, c.want)
+		}
+	}
+	// -O in a test without bandwidth mode is refused in every verb.
+	if _, err := parsePerfArgs(perf.VerbSend, []string{"-O", "-g", "h"}); err == nil || !strings.Contains(err.Error(), "not supported with multicast") {
+		t.Errorf("-O -g: %v", err)
 	}
 }

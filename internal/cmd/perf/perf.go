@@ -91,6 +91,9 @@ type perfFlags struct {
 	ev          perfEventOpts // perf_events.go
 	// QoS/path options and thresholds (perf_qos.go).
 	qos qosFlags
+	// Options refused once the device is known (needs.go).
+	dn    deviceNeedFlags
+	needs perf.DeviceNeeds
 }
 
 func perfFlagSet(f *perfFlags, verb perf.Verb) *pflag.FlagSet {
@@ -136,6 +139,7 @@ func perfFlagSet(f *perfFlags, verb perf.Verb) *pflag.FlagSet {
 	addReportFlags(fs, f)
 	fs.BoolVarP(&f.help, "help", "h", false, "show this help")
 	addPerfOpsFlags(fs, f, verb)
+	addDeviceNeedFlags(fs, f)
 	addRefusedFlags(fs)
 	fs.SetNormalizeFunc(perftestAliases)
 	f.fs = fs
@@ -191,7 +195,11 @@ func parsePerfArgs(verb perf.Verb, args []string) (*perfFlags, error) {
 	if err := transportRefusal(f.conn); err != nil {
 		return f, err
 	}
-	if p.Conn, err = perf.ParseTransport(f.conn); err != nil {
+	conn := f.conn
+	if strings.EqualFold(conn, "XRC") {
+		conn = "RC" // refused once the device is known (needs.go)
+	}
+	if p.Conn, err = perf.ParseTransport(conn); err != nil {
 		return f, cmdutil.UsageErrorf("-c: %v", err)
 	}
 	if f.size != "" {
@@ -227,6 +235,9 @@ func parsePerfArgs(verb perf.Verb, args []string) (*perfFlags, error) {
 		return f, err
 	}
 	if err := applyReportFlags(f); err != nil {
+		return f, err
+	}
+	if err := parseDeviceNeeds(f); err != nil {
 		return f, err
 	}
 	rest := fs.Args()
@@ -308,7 +319,7 @@ func newPerfVerbCmd(a *cmdutil.App, verb perf.Verb) *cobra.Command {
 			if pf.pretty {
 				a.Opts.Pretty = true
 			}
-			return runPerf(cmdutil.Watching(c), a, &pf.p, autoNUMA)
+			return runPerf(cmdutil.Watching(c), a, &pf.p, pf.needs, autoNUMA)
 		},
 	}
 	a.LazyLong(c, func() string {
@@ -317,7 +328,8 @@ connect to it and run. Either side may be perftest's ib_%[1]s_bw/_lat.
 
 perftest's options that rdmactl does not implement are refused in one line
 saying why: exit 2, or 5 for a vendor extension rdmactl's driver path lacks
-(docs/perftest-options.md lists them all).
+or, for -c XRC, -O and the TPH options, asked of the device first, for what
+the device or kernel lacks (docs/perftest-options.md lists them all).
 
 Flags (perftest's letters; here -d is the device and -p the TCP port):
 %[2]s`, name, perfFlagSet(&perfFlags{}, verb).FlagUsages())
@@ -326,8 +338,9 @@ Flags (perftest's letters; here -d is the device and -p the TCP port):
 }
 
 // runPerf runs p's benchmark; autoNUMA places it on the device's NUMA
-// node (placement.go) once the device is known.
-func runPerf(ctx context.Context, a *cmdutil.App, p *perf.Params, autoNUMA bool) error {
+// node (placement.go) once the device is known. Options the device must
+// be asked about (needs) are refused there, before anything else.
+func runPerf(ctx context.Context, a *cmdutil.App, p *perf.Params, needs perf.DeviceNeeds, autoNUMA bool) error {
 	if p.RDMACM {
 		return runPerfSession(ctx, a, p, nil)
 	}
@@ -344,6 +357,9 @@ func runPerf(ctx context.Context, a *cmdutil.App, p *perf.Params, autoNUMA bool)
 		if vd, err = inventory.LiveVerbsDevice(p.Device); err != nil {
 			return err
 		}
+	}
+	if needs.Any() {
+		return checkDeviceNeeds(vd, needs)
 	}
 	if autoNUMA && !placement.System.AffinityLimited() {
 		if node := placement.System.DeviceNode(vd.Name); node >= 0 {

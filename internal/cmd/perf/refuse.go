@@ -50,7 +50,6 @@ func vendor(what, lib string) string {
 var refusals = []refusal{
 	{"hop_limit", "L", true, cmdutil.ExitUsage, whyRawEth + " (the GRH hop limit is 255, as perftest sets it)"},
 	{"report-cycles", "C", false, cmdutil.ExitUsage, "rdmactl times with the kernel's clock in nanoseconds, not the CPU's cycle counter: it has no cycle counts to report (cycles made from nanoseconds would be invented)"},
-	{"dualport", "O", false, cmdutil.ExitUsage, "dual-port runs: " + whyNotYet},
 	{"source_mac", "B", true, cmdutil.ExitUsage, whyRawEth},
 	{"dest_mac", "E", true, cmdutil.ExitUsage, whyRawEth},
 	{"dest_ip", "J", true, cmdutil.ExitUsage, whyRawEth},
@@ -94,7 +93,6 @@ var refusals = []refusal{
 	{"use_ib_dm_dmabuf", "", true, cmdutil.ExitUnsupported, vendor("on-device memory exported as DMA-BUF", "mlx5dv device memory")},
 	{"gpu_touch", "", true, cmdutil.ExitUsage, accel("GPU touch")},
 	{"raw_ipv6", "", false, cmdutil.ExitUsage, whyRawEth},
-	{"report-per-port", "", false, cmdutil.ExitUsage, "dual-port runs: " + whyNotYet},
 	{"use_old_post_send", "", false, cmdutil.ExitUsage, "libibverbs' legacy post call: rdmactl perf does not use libibverbs and has one post path"},
 	{"promiscuous", "", false, cmdutil.ExitUsage, whyRawEth},
 	{"sniffer", "", false, cmdutil.ExitUsage, whyRawEth},
@@ -119,9 +117,6 @@ var refusals = []refusal{
 	{"bind_source_ip", "", true, cmdutil.ExitUsage, "use --bind (the server's listen address; with -R the client's source address)"},
 	{"no_enhanced_reorder", "", false, cmdutil.ExitUnsupported, vendor("out-of-order receive WRs", "EFA efadv")},
 	{"unsolicited_write", "", false, cmdutil.ExitUnsupported, vendor("unsolicited write-with-immediate", "EFA efadv")},
-	{"tph_mem", "", true, cmdutil.ExitUsage, "PCIe TPH hints: " + whyNotYet},
-	{"cpu_id", "", true, cmdutil.ExitUsage, "PCIe TPH hints: " + whyNotYet},
-	{"ph", "", true, cmdutil.ExitUsage, "PCIe TPH hints: " + whyNotYet},
 	{"sig_offload", "", false, cmdutil.ExitUnsupported, vendor("T10-DIF signature offload", "mlx5dv signature")},
 	{"data_validation", "", false, cmdutil.ExitUsage, whyNotYet},
 	{"data_validation_debug", "", false, cmdutil.ExitUsage, whyNotYet},
@@ -223,11 +218,9 @@ func optionName(long, short string) string {
 
 // transportRefusal is the refusal of a -c transport perftest has and
 // rdmactl perf does not (perftest's connStr[]: RC, UC, UD, RawEth, XRC,
-// DC, SRD), or nil.
+// DC, SRD), or nil. XRC is refused once the device is known (needs.go).
 func transportRefusal(conn string) error {
 	switch strings.ToUpper(conn) {
-	case "XRC":
-		return cmdutil.UsageErrorf("-c XRC: XRC transport: %s", whyNotYet)
 	case "DC":
 		return cmdutil.WithCode(cmdutil.ExitUnsupported, fmt.Errorf("-c DC: %s", vendor("the DC transport", "mlx5dv")))
 	case "SRD":
