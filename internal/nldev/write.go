@@ -112,9 +112,15 @@ func (c *Client) DelLink(dev uint32) error {
 
 // Rename renames a device (EEXIST when the name is taken).
 func (c *Client) Rename(dev uint32, name string) error {
+	return c.setDev(dev, func(e *encoder) { e.str(attrDevName, name) })
+}
+
+// setDev sends RDMA_NLDEV_CMD_SET for device dev with the attributes add
+// puts after its index.
+func (c *Client) setDev(dev uint32, add func(e *encoder)) error {
 	var e encoder
 	e.u32(attrDevIndex, dev)
-	e.str(attrDevName, name)
+	add(&e)
 	_, err := c.doAck(cmdSet, e.b)
 	return err
 }
@@ -123,21 +129,13 @@ func (c *Client) Rename(dev uint32, name string) error {
 // kernel refuses (EOPNOTSUPP) in shared netns mode and for drivers that
 // cannot disassociate user contexts (rxe, siw).
 func (c *Client) SetNetns(dev uint32, nsFD int) error {
-	var e encoder
-	e.u32(attrDevIndex, dev)
-	e.u32(attrNetNSFD, uint32(nsFD))
-	_, err := c.doAck(cmdSet, e.b)
-	return err
+	return c.setDev(dev, func(e *encoder) { e.u32(attrNetNSFD, uint32(nsFD)) })
 }
 
 // SetDIM turns adaptive interrupt moderation of the device's kernel CQs
 // on or off.
 func (c *Client) SetDIM(dev uint32, on bool) error {
-	var e encoder
-	e.u32(attrDevIndex, dev)
-	e.u8(attrDevDIM, b2u8(on))
-	_, err := c.doAck(cmdSet, e.b)
-	return err
+	return c.setDev(dev, func(e *encoder) { e.u8(attrDevDIM, b2u8(on)) })
 }
 
 // SetNetnsMode sets the subsystem's netns mode: shared (devices visible
