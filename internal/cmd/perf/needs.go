@@ -16,8 +16,8 @@ import (
 // --report-per-port, and the TPH hints --tph_mem, --cpu_id and --ph. They
 // are parsed and checked as perftest checks them (src/perftest_parameters.c),
 // then refused once the device is known: exit 5 where it or the kernel
-// lacks what the option needs (rxe has no XRC and one port; no Debian
-// kernel has DMA handles), else exit 2.
+// lacks what the option needs (rxe has no XRC and one port; Debian 12's
+// kernels have no DMA handles), else exit 2.
 
 // deviceNeedFlags are those options as given.
 type deviceNeedFlags struct {
