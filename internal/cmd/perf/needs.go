@@ -38,15 +38,12 @@ func addDeviceNeedFlags(fs *pflag.FlagSet, f *perfFlags) {
 }
 
 // parseDeviceNeeds checks the options as perftest's parser does and
-// records what the device must be asked (f.needs). Call it once -c, -D,
-// --lat and -g are parsed.
+// records what the device must be asked (f.needs; -c XRC is recorded
+// where -c is parsed). Call it once -c, -D, --lat and -g are parsed.
 func parseDeviceNeeds(f *perfFlags) error {
 	d, p := &f.dn, &f.p
-	if strings.EqualFold(f.conn, "XRC") {
-		if p.RDMACM {
-			return cmdutil.UsageErrorf("-c XRC: XRC does not support RDMA_CM (as perftest)")
-		}
-		f.needs.XRC = true
+	if f.needs.XRC && p.RDMACM {
+		return cmdutil.UsageErrorf("-c XRC: XRC does not support RDMA_CM (as perftest)")
 	}
 	if d.dualport {
 		// perftest: "Dual-port mode only supports BW tests." and
@@ -62,20 +59,20 @@ func parseDeviceNeeds(f *perfFlags) error {
 	if d.reportPerPort && (f.duration == 0 || !d.dualport) {
 		return cmdutil.UsageErrorf("--report-per-port: works only with -D and -O (as perftest)")
 	}
-	if f.fs.Changed("tph_mem") {
+	tph, cpu, ph := f.fs.Changed("tph_mem"), f.fs.Changed("cpu_id"), f.fs.Changed("ph")
+	if tph {
 		switch strings.ToLower(d.tphMem) {
 		case "volatile", "vm", "persistent", "pm":
 		default:
 			return cmdutil.UsageErrorf("--tph_mem %q: volatile (vm) or persistent (pm) (as perftest)", d.tphMem)
 		}
 	}
-	if f.fs.Changed("cpu_id") && d.cpuID < 0 {
+	if cpu && d.cpuID < 0 {
 		return cmdutil.UsageErrorf("--cpu_id %d: a CPU number, 0 or more", d.cpuID)
 	}
-	if f.fs.Changed("ph") && (d.ph < 0 || d.ph > 3) {
+	if ph && (d.ph < 0 || d.ph > 3) {
 		return cmdutil.UsageErrorf("--ph %d: a processing hint from 0 to 3 (as perftest)", d.ph)
 	}
-	tph, cpu, ph := f.fs.Changed("tph_mem"), f.fs.Changed("cpu_id"), f.fs.Changed("ph")
 	switch {
 	case tph && !cpu:
 		return cmdutil.UsageErrorf("--tph_mem: needs --cpu_id (as perftest)")

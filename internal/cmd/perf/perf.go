@@ -197,7 +197,8 @@ func parsePerfArgs(verb perf.Verb, args []string) (*perfFlags, error) {
 	}
 	conn := f.conn
 	if strings.EqualFold(conn, "XRC") {
-		conn = "RC" // refused once the device is known (needs.go)
+		// Refused once the device is known (needs.go).
+		f.needs.XRC, conn = true, "RC"
 	}
 	if p.Conn, err = perf.ParseTransport(conn); err != nil {
 		return f, cmdutil.UsageErrorf("-c: %v", err)
