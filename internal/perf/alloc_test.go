@@ -29,6 +29,14 @@ func newLoopRig(t testing.TB, p Params, peerEcho bool) *loopRig {
 		qt = verbs.QPTypeUD
 	}
 	cfg := SetupConfig{BufSize: int(bufSize(&p, 4096)), Type: qt, NumQPs: p.QPs, SendWR: p.TxDepth, RecvWR: p.RxDepth, CQE: 4096, Atomic: p.Verb == VerbAtomic, SRQ: p.srqSide()}
+	var dv dvLayout
+	if p.DataValidation {
+		var err error
+		if dv, err = newDVLayout(&p); err != nil {
+			t.Fatal(err)
+		}
+		cfg.BufSize, cfg.SendWR, cfg.Atomic = int(dv.total), 3*p.TxDepth, true
+	}
 	var err error
 	if g.mine, err = g.me.Setup(cfg); err != nil {
 		t.Fatal(err)
@@ -38,6 +46,10 @@ func newLoopRig(t testing.TB, p Params, peerEcho bool) *loopRig {
 	}
 	blk := blockSize(&p, 4096)
 	dest := func(res *Resources, i int) Dest {
+		if p.DataValidation {
+			dv.fill(res.Buf)
+			return Dest{QPN: res.QPs[i].QPN, RKey: res.RKey, VAddr: res.Addr + dv.targetOff(i), TailMarkers: res.Addr + dv.markers}
+		}
 		return Dest{QPN: res.QPs[i].QPN, RKey: res.RKey, VAddr: res.Addr + uint64(p.QPs+i)*blk}
 	}
 	remote := make([]Dest, p.QPs)
@@ -48,6 +60,9 @@ func newLoopRig(t testing.TB, p Params, peerEcho bool) *loopRig {
 	}
 	ahs := []*verbs.AH{{}}
 	g.r = newRunner(&p, g.mine, remote, ahs, 4096, &g.stop)
+	if p.DataValidation {
+		g.r.dv = newDVLoop(dv, g.mine.Addr, remote)
+	}
 	return g
 }
 
@@ -84,6 +99,22 @@ func TestLoopsDoNotAllocate(t *testing.T) {
 				}
 			})
 			if g.r.nDone != 1000 {
+				t.Fatalf("completed %d", g.r.nDone)
+			}
+		})
+	}
+	// --data_validation's sender: each post addresses the next slot and
+	// chains a fetch-and-add at a chunk's end (validation.go).
+	for _, v := range []Verb{VerbWrite, VerbRead} {
+		t.Run(v.String()+"_bw_data_validation", func(t *testing.T) {
+			g := newLoopRig(t, Params{Verb: v, Test: TestBW, Iters: 1000, Size: 4096, TxDepth: 32, QPs: 2, CQMod: 16, DataValidation: true}, false)
+			requireNoAllocs(t, "runBW --data_validation", func() {
+				g.r.prepare(4096)
+				if err := g.r.runBW(); err != nil {
+					t.Fatal(g.r.loopErr(err, "runBW --data_validation"))
+				}
+			})
+			if g.r.nDone != 2000 {
 				t.Fatalf("completed %d", g.r.nDone)
 			}
 		})

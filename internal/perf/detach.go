@@ -648,6 +648,8 @@ type bwArgs struct {
 	rlSending       bool
 	// wantImm: --send_with_imm, every receive must carry immediate data
 	wantImm bool
+	// dv: --data_validation's posts (validation.go); nil: wrs as they are
+	dv *dvLoop
 	yielder
 }
 
@@ -665,7 +667,7 @@ func (r *runner) bwLoopArgs(withRecv bool) (bwArgs, bool) {
 	a := bwArgs{sqs: q.sqs, scq: q.scq, wrs: r.wrs, wcs: r.wcs, scnt: r.scnt, ccnt: r.ccnt,
 		iters: p.Iters, pl: uint64(p.PostList), cqMod: uint64(p.CQMod), tx: uint64(p.TxDepth),
 		base: r.base, stop: r.stop, prog: &r.progress, stall: int64(r.stall),
-		evT: r.evT, evC: r.evC, yielder: yielder{yield: !q.detach}, ev: r.ev, wantImm: p.SendImm || p.WriteImm}
+		evT: r.evT, evC: r.evC, yielder: yielder{yield: !q.detach}, ev: r.ev, wantImm: p.SendImm || p.WriteImm, dv: r.dv}
 	if r.ev != nil {
 		r.ev.attached = !q.detach
 	}
@@ -817,7 +819,13 @@ func bwDetached(a *bwArgs) (detachedEnd, error) {
 				if totS == 0 {
 					a.tStart = rtloop.Now() - a.base
 				}
-				if err := a.sqs[q].PostSend(wrs); err != nil {
+				var err error
+				if a.dv != nil {
+					err = a.dv.post(a.sqs[q], q)
+				} else {
+					err = a.sqs[q].PostSend(wrs)
+				}
+				if err != nil {
 					a.done = a.count(totC, cntStart, totR, rStart)
 					return endPostErr, err
 				}

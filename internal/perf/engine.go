@@ -64,6 +64,8 @@ type runner struct {
 	// infinite: --run_infinitely, the duration loop runs again and
 	// again; runBW leaves the send queue full between periods.
 	infinite bool
+	// dv is --data_validation's sender (validation.go); nil: none.
+	dv *dvLoop
 
 	wrs  [][]verbs.SendWR // per QP: one post list
 	rwrs [][]verbs.RecvWR // per QP: one receive list (--recv_post_list long)
@@ -248,6 +250,9 @@ func (r *runner) prepare(sz uint64) {
 		for k := range r.rwrs[i] { // one place for all: perftest's receives share theirs too
 			r.rwrs[i][k] = verbs.RecvWR{WRID: uint64(i), SGE: verbs.SGE{Addr: r.res.Addr + off, Length: uint32(ln), LKey: r.res.lkey(i)}}
 		}
+	}
+	if r.dv != nil {
+		r.dv.prepare(r)
 	}
 	// One completion can stand for CQMod messages of every QP (with -a,
 	// 100 RDMA READs of 1 MiB and up, which rxe under TCG moves at

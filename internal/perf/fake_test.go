@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -31,6 +32,10 @@ type fakeFabric struct {
 	// lost: the link is gone; sends are taken and never complete, as on
 	// rxe once the netdev is down (neither success nor error).
 	lost bool
+	// corrupt, if set, sees the target bytes of each RDMA write after the
+	// copy, numbered from 0 (a fabric that damages data).
+	corrupt func(n int, dst []byte)
+	writes  int
 }
 
 // postCount is how many PostSend calls the fabric has seen.
@@ -269,6 +274,10 @@ func (q *fakeQP) PostSend(wrs []verbs.SendWR) error {
 				break
 			}
 			copy(mr.buf[wr.RemoteAddr-mr.addr:], src)
+			if q.f.corrupt != nil {
+				q.f.corrupt(q.f.writes, mr.buf[wr.RemoteAddr-mr.addr:][:len(src)])
+			}
+			q.f.writes++
 			if wr.Opcode == verbs.OpRDMAWriteImm {
 				switch peer := q.f.qps[q.remote.QPN]; {
 				case peer != nil && peer.echo:
@@ -306,15 +315,20 @@ func (q *fakeQP) PostSend(wrs []verbs.SendWR) error {
 				status = 10
 				break
 			}
-			w := mr.buf[wr.RemoteAddr-mr.addr:][:8]
-			old := binary.LittleEndian.Uint64(w)
-			switch {
-			case wr.Opcode == verbs.OpAtomicFetchAdd:
-				binary.LittleEndian.PutUint64(w, old+wr.CompareAdd)
-			case old == wr.CompareAdd:
-				binary.LittleEndian.PutUint64(w, wr.Swap)
+			// Atomically, as the host sees a NIC's atomic: a validator
+			// (--data_validation) reads the word while the fabric runs.
+			w := (*uint64)(unsafe.Pointer(&mr.buf[wr.RemoteAddr-mr.addr]))
+			var old uint64
+			if wr.Opcode == verbs.OpAtomicFetchAdd {
+				old = atomic.AddUint64(w, wr.CompareAdd) - wr.CompareAdd
+			} else if old = atomic.LoadUint64(w); old == wr.CompareAdd {
+				atomic.StoreUint64(w, wr.Swap)
 			}
-			binary.LittleEndian.PutUint64(src, old)
+			if uintptr(unsafe.Pointer(&src[0]))%8 == 0 {
+				atomic.StoreUint64((*uint64)(unsafe.Pointer(&src[0])), old)
+			} else {
+				binary.LittleEndian.PutUint64(src, old)
+			}
 		case verbs.OpSend, verbs.OpSendImm:
 			op = verbs.WCSend
 			var flags uint32

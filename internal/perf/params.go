@@ -217,6 +217,11 @@ type Params struct {
 	// command's NUMA placement: --numa_node, or the device's node).
 	OnNUMANode bool
 	NUMANode   int
+	// DataValidation (--data_validation, SYMMETRIC) checks every byte
+	// written or read while the run goes on (validation.go);
+	// DataValidationDebug (--data_validation_debug) prints its figures.
+	DataValidation      bool
+	DataValidationDebug bool
 }
 
 // portName names the run's port as rdmactl's commands take it: DEV/PORT.
@@ -396,6 +401,9 @@ func (p *Params) Validate() error {
 	if err := p.validateWarmUp(); err != nil {
 		return err
 	}
+	if err := p.validateDataValidation(); err != nil {
+		return err
+	}
 	if err := p.validateCPUUtil(); err != nil {
 		return err
 	}
@@ -542,6 +550,9 @@ func (p *Params) symmetricText() string {
 	if p.WriteImm {
 		t += " write_imm=true" // only here: older peers have no --write_with_imm
 	}
+	if p.DataValidation {
+		t += " data_validation=true" // only here: older peers have no --data_validation
+	}
 	if len(p.Payload) > 0 {
 		t += " payload=file" // not compared: it tells an SRQ receiver what not to check
 	}
@@ -579,9 +590,10 @@ func checkPeerParams(p *Params, b []byte) error {
 	}
 	flag := map[string]string{"verb": "test verb", "test": "bw/--lat", "conn": "-c", "size": "-s", "all": "-a",
 		"iters": "-n", "duration_ms": "-D", "qps": "-q", "bidir": "-b", "post_list": "-l", "gbits": "--report_gbits", "atomic": "-A",
-		"run_infinitely": "--run_infinitely", "reversed": "--reversed", "write_imm": "--write_with_imm"}
+		"run_infinitely": "--run_infinitely", "reversed": "--reversed", "write_imm": "--write_with_imm",
+		"data_validation": "--data_validation"}
 	// Fields sent only when set: absent means false, on either side.
-	optional := map[string]bool{"reversed": true, "write_imm": true}
+	optional := map[string]bool{"reversed": true, "write_imm": true, "data_validation": true}
 	mm := map[string]string{}
 	keys := []string{}
 	for _, f := range mine[1:] {

@@ -237,6 +237,9 @@ type Result struct {
 	// (srq.go).
 	Atomic *AtomicCheck `json:"atomic,omitempty"`
 	SRQ    *SRQCheck    `json:"srq,omitempty"`
+	// Validation is --data_validation's verdict on the side that checks
+	// (validation.go).
+	Validation *ValidationResult `json:"validation,omitempty"`
 	// Loop is how this side's measurement loops ran: "detached" (off
 	// the Go scheduler) or "plain" (attached, on a locked thread); see
 	// package rtloop and perf --loop. Absent when this side ran no loop

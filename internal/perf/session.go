@@ -84,7 +84,11 @@ type Session struct {
 	portWatch *portWatch
 	result    Result
 	cm        *cmLink // -R: the comm connection and the data QPs' ids
-	cmNote    string  // -R: why -d was not used
+	// dv is --data_validation's buffer layout, val the validators of a
+	// side that checks (validation.go); nil otherwise.
+	dv     *dvLayout
+	val    *validation
+	cmNote string // -R: why -d was not used
 	// outJSONErr is the first failure to write --out_json's file.
 	outJSONErr error
 	// cpuStat reads /proc/stat's user and idle ticks for --cpu_util
@@ -148,7 +152,7 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 		// parallelism and run when the loop yields. Set here, not around
 		// each loop: GOMAXPROCS stops the world, which after the start
 		// barrier delayed a receiver's first poll by milliseconds.
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1 + p.validators()))
 		// And the runtime's monitor thread stops preempting the loop
 		// (detached mode only). Best effort: without it, the tail is
 		// longer, and nothing else changes.
@@ -288,6 +292,8 @@ func (s *Session) teardown() {
 	// First: the loop thread's copy of the file table holds the
 	// connection and the device open.
 	s.thr.Stop()
+	// Then the validators, which read the memory Close unmaps.
+	s.val.halt()
 	s.stopPortWatch()
 	s.cfiles.close()
 	if s.conn != nil {
@@ -392,6 +398,10 @@ func (s *Session) prefix() error {
 		// which rdmactl does not follow.
 		return &PeerError{Err: fmt.Errorf("--write_with_imm: the peer is perftest %s, and rdmactl runs write with immediate data against rdmactl only; run rdmactl on both sides", c.peerVer.Text)}
 	}
+	if s.P.DataValidation && !c.peerVer.Rdmactl && c.peerVer.Number < 6.29 {
+		// Its key record would lack the tail markers' address.
+		return &PeerError{Err: fmt.Errorf("--data_validation: the peer is perftest %s, which has no --data_validation (perftest 6.29 has); run rdmactl or perftest 6.29 on the other side", c.peerVer.Text)}
+	}
 	page := int32(os.Getpagesize())
 	if b, err = c.xchg("cycle buffer", encodeInt32(page), 4, false); err != nil {
 		return err
@@ -484,9 +494,24 @@ func (s *Session) fitUD() error {
 func (s *Session) setup() error {
 	p := s.P
 	size := bufSize(p, uint64(s.cycle))
+	sendWR, cqe := p.TxDepth, max(p.TxDepth, p.RxDepth)*p.QPs
+	var dv *dvLayout
+	if p.DataValidation {
+		// perftest's layout, and room for the fetch-and-adds between
+		// the writes (tx_buffer_depth, src/perftest_resources.c).
+		l, err := newDVLayout(p)
+		if err != nil {
+			return err
+		}
+		dv, size = &l, l.total
+		sendWR, cqe = 3*p.TxDepth, max(3*p.TxDepth, p.RxDepth)*p.QPs
+		if p.DataValidationDebug {
+			s.printf("%s", dvDebugParams(dv, p.TxDepth))
+		}
+	}
 	qt := map[Transport]verbs.QPType{RC: verbs.QPTypeRC, UC: verbs.QPTypeUC, UD: verbs.QPTypeUD}[p.Conn]
 	outReads := 1
-	if p.Verb.isReadLike() {
+	if p.Verb.isReadLike() || p.DataValidation { // perftest's ctx_set_out_reads
 		outReads = max(1, s.port.MaxOutRead)
 		if p.OutReads > 0 && p.OutReads < outReads {
 			outReads = p.OutReads
@@ -498,9 +523,9 @@ func (s *Session) setup() error {
 	}
 	var err error
 	s.res, err = s.Dev.Setup(SetupConfig{
-		BufSize: int(size), Type: qt, NumQPs: p.QPs, SendWR: p.TxDepth, RecvWR: recvWR,
-		CQE: max(p.TxDepth, p.RxDepth) * p.QPs, Inline: p.Inline, OutReads: outReads,
-		Atomic: p.Verb == VerbAtomic, SRQ: p.srqSide(),
+		BufSize: int(size), Type: qt, NumQPs: p.QPs, SendWR: sendWR, RecvWR: recvWR,
+		CQE: cqe, Inline: p.Inline, OutReads: outReads,
+		Atomic: p.Verb == VerbAtomic || p.DataValidation, SRQ: p.srqSide(),
 		Events:          p.UseEvent,
 		CompVector:      p.CompVector,
 		HugePages:       p.HugePages,
@@ -529,6 +554,19 @@ func (s *Session) setup() error {
 	for i := range s.my {
 		s.my[i] = Dest{LID: s.port.LID, OutReads: uint16(outReads), QPN: s.res.QPs[i].QPN, PSN: rand.Uint32() & 0xffffff,
 			RKey: s.res.rkey(i), VAddr: s.res.Addr + uint64(p.QPs+i)*blk, GID: gid}
+		if dv != nil {
+			s.my[i].VAddr, s.my[i].TailMarkers = s.res.Addr+dv.targetOff(i), s.res.Addr+dv.markers
+		}
+	}
+	if dv != nil {
+		s.dv = dv
+		dv.fill(s.res.Buf)
+		if p.DataValidationDebug {
+			s.printf("%s", dvDebugBuffer(dv))
+		}
+		if p.validates() {
+			s.val = newValidation(*dv, s.res.Buf, runtime.NumCPU())
+		}
 	}
 	return nil
 }
@@ -546,7 +584,8 @@ func (s *Session) key(i int, long bool) error {
 		what = "the start handshake"
 		s.settle()
 	}
-	mine, size, parse := encodeKey(&s.my[i], s.withGID), keySize(s.withGID), func(b []byte) (Dest, error) { return parseKey(b, s.withGID) }
+	form := keyForm{gid: s.withGID, dv: s.P.DataValidation}
+	mine, size, parse := encodeKey(&s.my[i], form), keySize(form), func(b []byte) (Dest, error) { return parseKey(b, form) }
 	if s.P.cmExchange() {
 		mine, size, parse = encodeKeyCM(&s.my[i], s.gidIndex), keySizeCM, parseKeyCM
 	}
@@ -649,6 +688,9 @@ func (s *Session) bwReport(mine BWResult, use bool) (BWReport, error) {
 func (s *Session) newRunner() *runner {
 	r := newRunner(s.P, s.res, s.rem, s.ahs, uint64(s.cycle), &s.stop)
 	r.stall, r.stallBase = s.Stall, s.Stall
+	if s.dv != nil {
+		r.dv = newDVLoop(*s.dv, s.res.Addr, s.rem)
+	}
 	if s.SoleSession && rtloop.Selected() == rtloop.Detached {
 		// Only then: the thread's table holds every file open when it
 		// starts, which a second session's peer would wait on to close.
@@ -782,6 +824,7 @@ func (s *Session) seqRDMABW(ctx context.Context) error {
 		if p.RunInfinitely {
 			return s.waitInfiniteEnd()
 		}
+		s.val.start()
 		if err := s.key(0, true); err != nil {
 			return err
 		}
@@ -799,12 +842,16 @@ func (s *Session) seqRDMABW(ctx context.Context) error {
 		s.result.Source = "peer"
 		s.addBW(BWResult{Size: rep.Size, Iters: rep.Iters, BWPeak: rep.BWPeak, BWAvg: rep.BWAvg, MsgRate: rep.MsgRate})
 		s.printf("%s", resultLine)
-		return s.closeThenCheckAtomic(nil, false, true)
+		if err := s.closeThenCheckAtomic(nil, false, true); err != nil {
+			return err
+		}
+		return s.validationReport()
 	}
 	r := s.newRunner()
 	if err := s.peekAtomic(false); err != nil {
 		return err
 	}
+	s.val.start()
 	if p.Bidir && !p.AllSizes {
 		if err := s.key(0, false); err != nil {
 			return err
@@ -848,6 +895,9 @@ func (s *Session) seqRDMABW(ctx context.Context) error {
 		return err
 	}
 	s.printf("%s", resultLine)
+	if err := s.validationReport(); err != nil {
+		return err
+	}
 	if !p.Bidir {
 		if err := s.key(0, true); err != nil {
 			return err

@@ -386,7 +386,7 @@ func TestClientAgainstScriptedPerftestWriteBWServer(t *testing.T) {
 			if err != nil {
 				return fmt.Errorf("K%d: %v", i, err)
 			}
-			if _, err := parseKey(b, true); err != nil {
+			if _, err := parseKey(b, keyForm{gid: true}); err != nil {
 				return fmt.Errorf("K%d: %v", i, err)
 			}
 			if _, err := c.Write([]byte(key)); err != nil {

@@ -24,8 +24,12 @@ const (
 	versionSize = 16  // MAX_VERSION: ASCII, NUL padded
 	keySizeLID  = 59  // KEY_MSG_SIZE: "%04x:%04x:%06x:%06x:%08x:%016llx:%08x" + NUL
 	keySizeGID  = 108 // KEY_MSG_SIZE_GID: the same with 16 GID bytes and a trailing ':'
-	mtuSize     = 2   // enum ibv_mtu as one ASCII digit + NUL (peers >= 5.31)
-	doneSize    = 5   // "done\0", written by ctx_close_connection after the last key round
+	// With --data_validation (perftest 6.29's KEY_MSG_SIZE_DV and
+	// KEY_MSG_SIZE_GID_DV) the records carry the tail markers' address,
+	// "%016llx:", after vaddr.
+	keySizeDV = 17
+	mtuSize   = 2 // enum ibv_mtu as one ASCII digit + NUL (peers >= 5.31)
+	doneSize  = 5 // "done\0", written by ctx_close_connection after the last key round
 )
 
 // OurVersion is what we claim in the version record. perftest peers >= 6.28
@@ -143,32 +147,43 @@ type Dest struct {
 	VAddr    uint64 // remote target area of this QP
 	GID      [16]byte
 	SRQN     uint32
+	// TailMarkers is the address of the tail markers of a
+	// --data_validation run (validation.go); only its records carry it.
+	TailMarkers uint64
 }
 
-// encodeKey builds the key record: the GID form iff withGID (perftest: the
-// writer's own gid_index != -1; both sides must agree on the form).
-func encodeKey(d *Dest, withGID bool) []byte {
-	var s string
-	if withGID {
-		g := d.GID
-		s = fmt.Sprintf("%04x:%04x:%06x:%06x:%08x:%016x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%08x:",
-			d.LID, d.OutReads, d.QPN&0xffffff, d.PSN&0xffffff, d.RKey, d.VAddr,
-			g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15], d.SRQN)
-		b := make([]byte, keySizeGID)
-		copy(b, s)
-		return b
+// keyForm is which key record both sides exchange: the GID form iff the
+// writer's own gid_index != -1 (both sides must agree), with the tail
+// markers' address iff --data_validation.
+type keyForm struct{ gid, dv bool }
+
+// encodeKey builds the key record of form f.
+func encodeKey(d *Dest, f keyForm) []byte {
+	s := fmt.Sprintf("%04x:%04x:%06x:%06x:%08x:%016x:", d.LID, d.OutReads, d.QPN&0xffffff, d.PSN&0xffffff, d.RKey, d.VAddr)
+	if f.dv {
+		s += fmt.Sprintf("%016x:", d.TailMarkers)
 	}
-	s = fmt.Sprintf("%04x:%04x:%06x:%06x:%08x:%016x:%08x", d.LID, d.OutReads, d.QPN&0xffffff, d.PSN&0xffffff, d.RKey, d.VAddr, d.SRQN)
-	b := make([]byte, keySizeLID)
+	if f.gid {
+		g := d.GID
+		s += fmt.Sprintf("%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%08x:",
+			g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15], d.SRQN)
+	} else {
+		s += fmt.Sprintf("%08x", d.SRQN)
+	}
+	b := make([]byte, keySize(f))
 	copy(b, s)
 	return b
 }
 
-func keySize(withGID bool) int {
-	if withGID {
-		return keySizeGID
+func keySize(f keyForm) int {
+	n := keySizeLID
+	if f.gid {
+		n = keySizeGID
 	}
-	return keySizeLID
+	if f.dv {
+		n += keySizeDV
+	}
+	return n
 }
 
 // keyField widths, in record order (GID bytes are handled separately).
@@ -179,9 +194,10 @@ var keyWidths = [...]int{4, 4, 6, 6, 8, 16}
 // followed by the terminating NUL. perftest's own reader (sscanf/strtol) is
 // laxer; being strict costs nothing since every perftest writes exactly
 // this format.
-func parseKey(b []byte, withGID bool) (Dest, error) {
+func parseKey(b []byte, f keyForm) (Dest, error) {
 	var d Dest
-	want := keySize(withGID)
+	withGID := f.gid
+	want := keySize(f)
 	if len(b) != want {
 		return d, fmt.Errorf("key record is %d bytes, want %d", len(b), want)
 	}
@@ -232,6 +248,16 @@ func parseKey(b []byte, withGID bool) (Dest, error) {
 		}
 	}
 	d.LID, d.OutReads, d.QPN, d.PSN, d.RKey, d.VAddr = uint16(vals[0]), uint16(vals[1]), uint32(vals[2]), uint32(vals[3]), uint32(vals[4]), vals[5]
+	if f.dv {
+		v, err := field("tail_markers_vaddr", 16)
+		if err != nil {
+			return d, err
+		}
+		if err := colon("tail_markers_vaddr"); err != nil {
+			return d, err
+		}
+		d.TailMarkers = v
+	}
 	if withGID {
 		for i := 0; i < 16; i++ {
 			v, err := field("gid", 2)

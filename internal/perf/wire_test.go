@@ -78,11 +78,11 @@ func TestKeyRecordFromFixtures(t *testing.T) {
 			if d.OutReads == 0 {
 				d.OutReads = 1
 			}
-			b := encodeKey(&d, true)
+			b := encodeKey(&d, keyForm{gid: true})
 			if len(b) != 108 || string(b) != cKeyGID(d) {
 				t.Fatalf("%s: encoded %q\nwant        %q", f, b, cKeyGID(d))
 			}
-			got, err := parseKey(b, true)
+			got, err := parseKey(b, keyForm{gid: true})
 			if err != nil || got != d {
 				t.Fatalf("%s: parse %+v, %v; want %+v", f, got, err, d)
 			}
@@ -92,29 +92,62 @@ func TestKeyRecordFromFixtures(t *testing.T) {
 
 func TestKeyRecordLIDForm(t *testing.T) {
 	d := Dest{LID: 1, OutReads: 2, QPN: 3, PSN: 4, RKey: 5, VAddr: 6, SRQN: 7}
-	b := encodeKey(&d, false)
+	b := encodeKey(&d, keyForm{gid: false})
 	if string(b) != "0001:0002:000003:000004:00000005:0000000000000006:00000007\x00" {
 		t.Fatalf("got %q", b)
 	}
-	got, err := parseKey(b, false)
+	got, err := parseKey(b, keyForm{gid: false})
 	if err != nil || got != d {
 		t.Fatalf("got %+v %v", got, err)
 	}
 }
 
+// TestKeyRecordDV checks --data_validation's records against perftest
+// 6.29's KEY_PRINT_FMT_DV and KEY_PRINT_FMT_GID_DV
+// (src/perftest_communication.h): the tail markers' address after vaddr.
+func TestKeyRecordDV(t *testing.T) {
+	d := Dest{LID: 1, OutReads: 2, QPN: 3, PSN: 4, RKey: 5, VAddr: 6, TailMarkers: 0x7f0000000040, SRQN: 7}
+	for _, c := range []struct {
+		form keyForm
+		want string
+	}{
+		{keyForm{dv: true}, "0001:0002:000003:000004:00000005:0000000000000006:00007f0000000040:00000007\x00"},
+		{keyForm{gid: true, dv: true}, "0001:0002:000003:000004:00000005:0000000000000006:00007f0000000040:" +
+			"00:00:00:00:00:00:00:00:00:00:ff:ff:0a:00:00:02:00000007:\x00"},
+	} {
+		if c.form.gid {
+			d.GID = [16]byte{10: 0xff, 11: 0xff, 12: 10, 15: 2}
+		}
+		b := encodeKey(&d, c.form)
+		if string(b) != c.want || len(b) != keySize(c.form) {
+			t.Fatalf("%+v: got %q (%d bytes)\nwant %q", c.form, b, len(b), c.want)
+		}
+		got, err := parseKey(b, c.form)
+		if err != nil || got != d {
+			t.Fatalf("%+v: parse %+v, %v", c.form, got, err)
+		}
+		if _, err := parseKey(b, keyForm{gid: c.form.gid}); err == nil {
+			t.Errorf("%+v: a record with tail markers parsed as one without", c.form)
+		}
+	}
+	if keySize(keyForm{dv: true}) != 76 || keySize(keyForm{gid: true, dv: true}) != 125 {
+		t.Errorf("sizes %d, %d; want perftest's KEY_MSG_SIZE_DV 76 and KEY_MSG_SIZE_GID_DV 125", keySize(keyForm{dv: true}), keySize(keyForm{gid: true, dv: true}))
+	}
+}
+
 func TestKeyRecordRejects(t *testing.T) {
-	good := string(encodeKey(&Dest{QPN: 0x11, PSN: 1, RKey: 2, VAddr: 3, GID: [16]byte{10: 0xff, 11: 0xff, 12: 10}}, true))
+	good := string(encodeKey(&Dest{QPN: 0x11, PSN: 1, RKey: 2, VAddr: 3, GID: [16]byte{10: 0xff, 11: 0xff, 12: 10}}, keyForm{gid: true}))
 	cases := map[string]string{
 		"short":        good[:107],
 		"no NUL":       good[:107] + "x",
 		"non-hex":      "zz" + good[2:],
 		"missing ':'":  good[:4] + ";" + good[5:],
 		"qpn 0":        strings.Replace(good, "000011", "000000", 1),
-		"LID for GID":  string(encodeKey(&Dest{QPN: 1}, false)) + strings.Repeat("\x00", 49),
+		"LID for GID":  string(encodeKey(&Dest{QPN: 1}, keyForm{gid: false})) + strings.Repeat("\x00", 49),
 		"junk at tail": good[:106] + "1\x00",
 	}
 	for name, rec := range cases {
-		if _, err := parseKey([]byte(rec), true); err == nil {
+		if _, err := parseKey([]byte(rec), keyForm{gid: true}); err == nil {
 			t.Errorf("%s: accepted %q", name, rec)
 		}
 	}
@@ -234,19 +267,22 @@ func TestParseSize(t *testing.T) {
 // without panicking, and what it accepts must re-encode to the same bytes.
 
 func FuzzParseKey(f *testing.F) {
-	f.Add(encodeKey(&Dest{QPN: 0x11, PSN: 0xd9fca7, RKey: 0x2d2, VAddr: 0x55dcddc04000, OutReads: 1, GID: [16]byte{10: 0xff, 11: 0xff, 12: 10, 13: 77, 15: 2}}, true), true)
-	f.Add(encodeKey(&Dest{LID: 1, QPN: 3}, false), false)
-	f.Add([]byte(strings.Repeat(":", 108)), true)
-	f.Fuzz(func(t *testing.T, b []byte, gid bool) {
-		d, err := parseKey(b, gid)
+	f.Add(encodeKey(&Dest{QPN: 0x11, PSN: 0xd9fca7, RKey: 0x2d2, VAddr: 0x55dcddc04000, OutReads: 1, GID: [16]byte{10: 0xff, 11: 0xff, 12: 10, 13: 77, 15: 2}}, keyForm{gid: true}), true, false)
+	f.Add(encodeKey(&Dest{LID: 1, QPN: 3}, keyForm{gid: false}), false, false)
+	f.Add([]byte(strings.Repeat(":", 108)), true, false)
+	f.Add(encodeKey(&Dest{QPN: 0x11, PSN: 7, RKey: 0x2d2, VAddr: 0x7f0000001000, TailMarkers: 0x7f0000030040, GID: [16]byte{10: 0xff, 11: 0xff, 12: 10}}, keyForm{gid: true, dv: true}), true, true)
+	f.Add(encodeKey(&Dest{LID: 1, QPN: 3, TailMarkers: 0x40}, keyForm{dv: true}), false, true)
+	f.Fuzz(func(t *testing.T, b []byte, gid, dv bool) {
+		form := keyForm{gid: gid, dv: dv}
+		d, err := parseKey(b, form)
 		if err != nil {
 			return
 		}
 		if d.QPN > 0xffffff || d.PSN > 0xffffff {
 			t.Fatalf("field out of range: %+v", d)
 		}
-		if !strings.EqualFold(string(encodeKey(&d, gid)), string(b)) {
-			t.Fatalf("accepted %q, re-encodes as %q", b, encodeKey(&d, gid))
+		if !strings.EqualFold(string(encodeKey(&d, form)), string(b)) {
+			t.Fatalf("accepted %q, re-encodes as %q", b, encodeKey(&d, form))
 		}
 	})
 }

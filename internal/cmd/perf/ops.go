@@ -30,6 +30,10 @@ func addPerfOpsFlags(fs *pflag.FlagSet, f *perfFlags, verb perf.Verb) {
 	case perf.VerbWrite:
 		fs.BoolVar(&f.p.WriteImm, "write_with_imm", false, "write with immediate data, so the receiver posts receives and completes each message (perftest 6.29's WRITE_IMM; both sides, rdmactl peers only)")
 	}
+	if verb == perf.VerbWrite || verb == perf.VerbRead {
+		fs.BoolVar(&f.p.DataValidation, "data_validation", false, "bandwidth over RC: the side that receives the data (write: the server; read: the client; -b: both) checks every byte while the run goes on, and prints VALIDATION: PASSED or fails with exit 6 (perftest 6.29's; both sides)")
+		fs.BoolVar(&f.p.DataValidationDebug, "data_validation_debug", false, "with --data_validation: print the ring's layout and the validators' figures (perftest 6.29's)")
+	}
 }
 
 // parsePerfOpsFlags moves them into f.p.

@@ -31,7 +31,6 @@ type refusal struct {
 // The reasons, by kind.
 const (
 	whyRawEth = "a raw Ethernet option (perftest's raw_ethernet_* tests); rdmactl perf has no raw Ethernet test"
-	whyNotYet = "not implemented in rdmactl perf yet"
 )
 
 // accel is the reason for an accelerator-memory option: rdmactl is one
@@ -118,8 +117,6 @@ var refusals = []refusal{
 	{"no_enhanced_reorder", "", false, cmdutil.ExitUnsupported, vendor("out-of-order receive WRs", "EFA efadv")},
 	{"unsolicited_write", "", false, cmdutil.ExitUnsupported, vendor("unsolicited write-with-immediate", "EFA efadv")},
 	{"sig_offload", "", false, cmdutil.ExitUnsupported, vendor("T10-DIF signature offload", "mlx5dv signature")},
-	{"data_validation", "", false, cmdutil.ExitUsage, whyNotYet},
-	{"data_validation_debug", "", false, cmdutil.ExitUsage, whyNotYet},
 }
 
 // otherTests are perftest options rdmactl accepts for some of its tests
@@ -133,6 +130,8 @@ var otherTests = []refusal{
 	{"MGID", "M", true, cmdutil.ExitUsage, "multicast: applies to perf send only (as perftest)"},
 	{"connectionless", "", false, cmdutil.ExitUsage, "multicast: applies to perf send only (as perftest)"},
 	{"write_with_imm", "", false, cmdutil.ExitUsage, "applies to perf write only (as perftest)"},
+	{"data_validation", "", false, cmdutil.ExitUsage, "applies to perf write and perf read only (as perftest)"},
+	{"data_validation_debug", "", false, cmdutil.ExitUsage, "applies to perf write and perf read only (as perftest)"},
 }
 
 // addRefusedFlags registers refusals and otherTests not already in fs,
