@@ -506,7 +506,7 @@ func (s *Session) setup() error {
 		dv, size = &l, l.total
 		sendWR, cqe = 3*p.TxDepth, max(3*p.TxDepth, p.RxDepth)*p.QPs
 		if p.DataValidationDebug {
-			s.printf("%s", dvDebugParams(dv, p.TxDepth))
+			s.printPlain(dvDebugParams(dv, p.TxDepth))
 		}
 	}
 	qt := map[Transport]verbs.QPType{RC: verbs.QPTypeRC, UC: verbs.QPTypeUC, UD: verbs.QPTypeUD}[p.Conn]
@@ -562,7 +562,7 @@ func (s *Session) setup() error {
 		s.dv = dv
 		dv.fill(s.res.Buf)
 		if p.DataValidationDebug {
-			s.printf("%s", dvDebugBuffer(dv))
+			s.printPlain(dvDebugBuffer(dv))
 		}
 		if p.validates() {
 			s.val = newValidation(*dv, s.res.Buf, runtime.NumCPU())
@@ -755,6 +755,19 @@ func (s *Session) info() *Info {
 func (s *Session) printf(format string, a ...any) {
 	if s.Out != nil {
 		fmt.Fprintf(s.Out, format, a...)
+	}
+}
+
+// printPlain prints text that perftest prints whatever --output says
+// (plain printf, not gated by FULL_VERBOSITY): to the report, or beside
+// --output's figure; in JSON mode nowhere.
+func (s *Session) printPlain(text string) {
+	w := s.Out
+	if w == nil {
+		w = s.fig
+	}
+	if w != nil {
+		fmt.Fprint(w, text)
 	}
 }
 

@@ -685,7 +685,7 @@ func (s *Session) validationReport() error {
 	r := s.val.finish()
 	s.result.Validation = r
 	out, errLine := dvReport(r, dvRole(s.P), s.P.DataValidationDebug)
-	s.printf("%s", out)
+	s.printPlain(out)
 	if errLine != "" && s.P.Report.AsPerftest {
 		s.note(strings.TrimSuffix(errLine, "\n"))
 	}

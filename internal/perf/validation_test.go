@@ -218,12 +218,17 @@ func TestSessionDataValidation(t *testing.T) {
 		// last, so nothing writes the damage over.
 		{"write_corrupt", VerbWrite, false, true, true, true, false, most - 1, "1 error(s) in the data received, the first in QP 0 chunk 1 at byte 17", ""},
 		{"client_only", VerbWrite, false, false, true, false, false, -1, "data_validation", "data_validation"},
+		{"output", VerbWrite, false, true, true, true, false, -1, "", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			srv, cli := base, base
 			srv.Verb, cli.Verb = c.verb, c.verb
 			srv.Bidir, cli.Bidir = c.bidir, c.bidir
 			srv.DataValidation, cli.DataValidation = c.srvDV, c.cliDV
+			if c.name == "output" {
+				// perftest prints the line whatever --output says.
+				srv.Report.Output = OutputBW
+			}
 			var hook func(s, cl *Session)
 			if c.corruptWrite >= 0 {
 				hook = func(s, cl *Session) {
@@ -266,7 +271,11 @@ func TestSessionDataValidation(t *testing.T) {
 				if c.bidir {
 					role = side.role
 				}
-				if want := "VALIDATION: PASSED" + role + " - "; !strings.Contains(side.o.out.String(), resultLine+want) {
+				if want := "VALIDATION: PASSED" + role + " - "; c.name == "output" {
+					if lines := strings.Split(strings.TrimSpace(side.o.out.String()), "\n"); len(lines) != 2 || !strings.HasPrefix(lines[1], want) {
+						t.Fatalf("--output: want the figure, then %q:\n%s", want, side.o.out.String())
+					}
+				} else if !strings.Contains(side.o.out.String(), resultLine+want) {
 					t.Fatalf("%s: no %q after the results:\n%s", side.name, want, side.o.out.String())
 				}
 			}
