@@ -551,7 +551,10 @@ func (p *Params) symmetricText() string {
 		t += " write_imm=true" // only here: older peers have no --write_with_imm
 	}
 	if p.DataValidation {
-		t += " data_validation=true" // only here: older peers have no --data_validation
+		// Only here: older peers have no --data_validation. The ring's
+		// geometry comes from -t, which must then agree (perftest's
+		// help: "tx_depth must be same on both sides").
+		t += fmt.Sprintf(" data_validation=true dv_tx_depth=%d", p.TxDepth)
 	}
 	if len(p.Payload) > 0 {
 		t += " payload=file" // not compared: it tells an SRQ receiver what not to check
@@ -591,9 +594,9 @@ func checkPeerParams(p *Params, b []byte) error {
 	flag := map[string]string{"verb": "test verb", "test": "bw/--lat", "conn": "-c", "size": "-s", "all": "-a",
 		"iters": "-n", "duration_ms": "-D", "qps": "-q", "bidir": "-b", "post_list": "-l", "gbits": "--report_gbits", "atomic": "-A",
 		"run_infinitely": "--run_infinitely", "reversed": "--reversed", "write_imm": "--write_with_imm",
-		"data_validation": "--data_validation"}
+		"data_validation": "--data_validation", "dv_tx_depth": "-t, which sizes --data_validation's ring"}
 	// Fields sent only when set: absent means false, on either side.
-	optional := map[string]bool{"reversed": true, "write_imm": true, "data_validation": true}
+	optional := map[string]bool{"reversed": true, "write_imm": true, "data_validation": true, "dv_tx_depth": true}
 	mm := map[string]string{}
 	keys := []string{}
 	for _, f := range mine[1:] {

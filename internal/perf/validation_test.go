@@ -219,12 +219,16 @@ func TestSessionDataValidation(t *testing.T) {
 		{"write_corrupt", VerbWrite, false, true, true, true, false, most - 1, "1 error(s) in the data received, the first in QP 0 chunk 1 at byte 17", ""},
 		{"client_only", VerbWrite, false, false, true, false, false, -1, "data_validation", "data_validation"},
 		{"output", VerbWrite, false, true, true, true, false, -1, "", ""},
+		{"tx_depths_differ", VerbWrite, false, true, true, false, false, -1, "dv_tx_depth (-t, which sizes --data_validation's ring) is", "dv_tx_depth (-t"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			srv, cli := base, base
 			srv.Verb, cli.Verb = c.verb, c.verb
 			srv.Bidir, cli.Bidir = c.bidir, c.bidir
 			srv.DataValidation, cli.DataValidation = c.srvDV, c.cliDV
+			if c.name == "tx_depths_differ" {
+				cli.TxDepth = 64
+			}
 			if c.name == "output" {
 				// perftest prints the line whatever --output says.
 				srv.Report.Output = OutputBW
