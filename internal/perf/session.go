@@ -891,7 +891,10 @@ func (s *Session) seqRDMABW(ctx context.Context) error {
 			return err
 		}
 		if p.Bidir {
-			if p.AllSizes {
+			if p.AllSizes || p.DataValidation {
+				// -a: perftest's round between sizes. --data_validation:
+				// perftest 6.29's "sync before stopping validation"
+				// (src/write_bw.c, read_bw.c), here one round as well.
 				if err := s.key(0, true); err != nil {
 					return err
 				}
