@@ -34,6 +34,8 @@ func TestVMPerfDataValidation(t *testing.T) {
 		{"write", []string{"-b"}, true, true},
 		{"read", []string{"-q", "2", "--data_validation_debug"}, false, true},
 		{"write", []string{"-D", "4"}, true, false},
+		{"write", []string{"-R"}, true, false},
+		{"read", []string{"-z"}, false, true},
 	} {
 		t.Run(fmt.Sprintf("%s%s", c.verb, strings.Join(c.extra, "")), func(t *testing.T) {
 			extra := append([]string{"--data_validation", "-s", "4096", "-t", "64", "-u", slowQPTimeout}, c.extra...)

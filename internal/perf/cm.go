@@ -43,14 +43,27 @@ import (
 	"github.com/rdmactl/rdmactl/internal/verbs"
 )
 
-// keySizeCM is sizeof(struct pingpong_dest) in perftest 6.06 on LP64.
-const keySizeCM = 56
+// keySizeCM is sizeof(struct pingpong_dest) in perftest 6.06 on LP64;
+// keySizeCMTail in perftest 6.29, which added tail_markers_vaddr after
+// vaddr (src/perftest_resources.h) and sends it in every -R record.
+const (
+	keySizeCM     = 56
+	keySizeCMTail = 64
+)
+
+// cmKeySize is the record's size with or without tail_markers_vaddr.
+func cmKeySize(tail bool) int {
+	if tail {
+		return keySizeCMTail
+	}
+	return keySizeCM
+}
 
 // encodeKeyCM is rdma_write_keys' record: lid, out_reads, qpn, psn, rkey
-// (int32 BE), 4 bytes of padding, vaddr (u64 BE), the GID, srqn and
-// gid_index (int32 BE).
-func encodeKeyCM(d *Dest, gidIndex int) []byte {
-	b := make([]byte, keySizeCM)
+// (int32 BE), 4 bytes of padding, vaddr (u64 BE), with tail the tail
+// markers' address (u64 BE), then the GID, srqn and gid_index (int32 BE).
+func encodeKeyCM(d *Dest, gidIndex int, tail bool) []byte {
+	b := make([]byte, cmKeySize(tail))
 	be := binary.BigEndian
 	be.PutUint32(b[0:], uint32(d.LID))
 	be.PutUint32(b[4:], uint32(d.OutReads))
@@ -58,17 +71,23 @@ func encodeKeyCM(d *Dest, gidIndex int) []byte {
 	be.PutUint32(b[12:], d.PSN)
 	be.PutUint32(b[16:], d.RKey)
 	be.PutUint64(b[24:], d.VAddr)
-	copy(b[32:48], d.GID[:])
-	be.PutUint32(b[48:], d.SRQN)
-	be.PutUint32(b[52:], uint32(int32(gidIndex)))
+	g := 32
+	if tail {
+		be.PutUint64(b[32:], d.TailMarkers)
+		g = 40
+	}
+	copy(b[g:g+16], d.GID[:])
+	be.PutUint32(b[g+16:], d.SRQN)
+	be.PutUint32(b[g+20:], uint32(int32(gidIndex)))
 	return b
 }
 
 // parseKeyCM decodes the fields rdma_read_keys uses (it ignores srqn and
-// gid_index, and so do we), validating their ranges.
+// gid_index, and so do we), validating their ranges; a 64-byte record
+// has perftest 6.29's tail markers.
 func parseKeyCM(b []byte) (Dest, error) {
-	if len(b) != keySizeCM {
-		return Dest{}, fmt.Errorf("key record is %d bytes, want %d", len(b), keySizeCM)
+	if len(b) != keySizeCM && len(b) != keySizeCMTail {
+		return Dest{}, fmt.Errorf("key record is %d bytes, want %d (perftest 6.06) or %d (6.29)", len(b), keySizeCM, keySizeCMTail)
 	}
 	be := binary.BigEndian
 	lid, outs, qpn, psn := be.Uint32(b[0:]), be.Uint32(b[4:]), be.Uint32(b[8:]), be.Uint32(b[12:])
@@ -81,8 +100,25 @@ func parseKeyCM(b []byte) (Dest, error) {
 		return Dest{}, fmt.Errorf("key record: QPN %#x or PSN %#x exceeds 24 bits", qpn, psn)
 	}
 	d := Dest{LID: uint16(lid), OutReads: uint16(outs), QPN: qpn, PSN: psn, RKey: be.Uint32(b[16:]), VAddr: be.Uint64(b[24:])}
-	copy(d.GID[:], b[32:48])
+	g := 32
+	if len(b) == keySizeCMTail {
+		d.TailMarkers = be.Uint64(b[32:])
+		g = 40
+	}
+	copy(d.GID[:], b[g:g+16])
 	return d, nil
+}
+
+// cmTailKey says whether this run's -R records are perftest 6.29's, with
+// the tail markers: always against perftest 6.29 and later, and with
+// --data_validation, which needs them (and whose peer is rdmactl or
+// perftest 6.29, Session.prefix).
+func (s *Session) cmTailKey() bool {
+	if s.P.DataValidation {
+		return true
+	}
+	v := s.conn.peerVer
+	return !v.Rdmactl && v.Number >= 6.29
 }
 
 // cmTimeout bounds each address and route resolution (perftest: 2000 ms).

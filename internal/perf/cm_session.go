@@ -83,7 +83,8 @@ func (s *Session) connectCM(ctx context.Context) error {
 // (create_rdma_cm_connection's ctx_hand_shake with a zeroed record).
 func (s *Session) cmSync(what string) error {
 	var zero Dest
-	_, err := s.conn.xchg(what, encodeKeyCM(&zero, 0), keySizeCM, false)
+	tail := s.cmTailKey()
+	_, err := s.conn.xchg(what, encodeKeyCM(&zero, 0, tail), cmKeySize(tail), false)
 	return err
 }
 
@@ -139,11 +140,13 @@ func (s *Session) connectDataCM(ctx context.Context) error {
 // dataConnCM is the data QPs' connection parameters. READ and the
 // atomics need responder resources on the target and an initiator depth
 // on the poster: both are the depth -o (or the device) gave, as perftest
-// sets them for READ || ATOMIC; other tests 0. The srq flag is set where
-// this side's QPs receive through an SRQ.
+// sets them for READ || ATOMIC, and since 6.29 for --data_validation,
+// whose chunks end with an atomic (src/perftest_communication.c); other
+// tests 0. The srq flag is set where this side's QPs receive through an
+// SRQ.
 func dataConnCM(p *Params, outReads uint16) cmConn {
 	c := cmConn{retry: p.QoS.cm().Retry, srq: p.srqSide()}
-	if p.Verb.isReadLike() {
+	if p.Verb.isReadLike() || p.DataValidation {
 		c.rd = uint8(min(int(outReads), 255))
 	}
 	return c

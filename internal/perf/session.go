@@ -587,7 +587,8 @@ func (s *Session) key(i int, long bool) error {
 	form := keyForm{gid: s.withGID, dv: s.P.DataValidation}
 	mine, size, parse := encodeKey(&s.my[i], form), keySize(form), func(b []byte) (Dest, error) { return parseKey(b, form) }
 	if s.P.cmExchange() {
-		mine, size, parse = encodeKeyCM(&s.my[i], s.gidIndex), keySizeCM, parseKeyCM
+		tail := s.cmTailKey()
+		mine, size, parse = encodeKeyCM(&s.my[i], s.gidIndex, tail), cmKeySize(tail), parseKeyCM
 	}
 	b, err := s.conn.xchg(what, mine, size, long)
 	if err != nil {

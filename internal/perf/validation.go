@@ -83,8 +83,6 @@ func (p *Params) validateDataValidation() error {
 		return errors.New("--data_validation with -a: one message size a run (as perftest)")
 	case p.TxDepth < 32:
 		return fmt.Errorf("--data_validation needs a TX depth of at least 32, not %d: raise -t (or -n, which caps it; as perftest)", p.TxDepth)
-	case p.cmExchange():
-		return errors.New("--data_validation with -R or -z: perftest 6.29's RDMA CM key record differs from 6.06's, which rdmactl speaks; run the exchange over TCP")
 	case p.MmapFile != "":
 		return errors.New("--data_validation with --mmap: the check writes its patterns into the buffer, and rdmactl does not write into the mapped file")
 	}
