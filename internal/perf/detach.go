@@ -100,7 +100,11 @@ func (r *runner) runLatLoop(a *latArgs, verb Verb, detach bool) error {
 	case VerbWrite:
 		a.first = r.isSrv
 	case VerbSend:
-		a.first = !r.isSrv
+		// send_lat: the client; write with immediate data, which runs
+		// send's loop: the server, as perftest 6.29's
+		// run_iter_lat_write_imm (src/perftest_resources.c: the server
+		// does not wait for a receive before its first post).
+		a.first = !r.isSrv != r.p.WriteImm
 	}
 	switch {
 	case detach && r.thr != nil:

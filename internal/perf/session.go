@@ -392,11 +392,9 @@ func (s *Session) prefix() error {
 	if c.peerVer, err = parseVersion(b); err != nil {
 		return &PeerError{Err: err}
 	}
-	if s.P.WriteImm && !c.peerVer.Rdmactl {
-		// perftest 6.06 has no write with immediate; 6.29 orders its
-		// exchange for it its own way (src/write_bw.c, write_lat.c),
-		// which rdmactl does not follow.
-		return &PeerError{Err: fmt.Errorf("--write_with_imm: the peer is perftest %s, and rdmactl runs write with immediate data against rdmactl only; run rdmactl on both sides", c.peerVer.Text)}
+	if s.P.WriteImm && !c.peerVer.Rdmactl && c.peerVer.Number < 6.29 {
+		// Write with immediate data came in perftest 6.29.
+		return &PeerError{Err: fmt.Errorf("--write_with_imm: the peer is perftest %s, which has no --write_with_imm (perftest 6.29 has); run rdmactl or perftest 6.29 on the other side", c.peerVer.Text)}
 	}
 	if s.P.DataValidation && !c.peerVer.Rdmactl && c.peerVer.Number < 6.29 {
 		// Its key record would lack the tail markers' address.
