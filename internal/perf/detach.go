@@ -266,7 +266,7 @@ type latArgs struct {
 
 	iters  uint64
 	verb   Verb
-	first  bool    // write server, send client: posts first (runLatLoop)
+	first  bool    // write server, send client, write-imm server: posts first (runLatLoop)
 	posted []int64 // samples out (iteration mode)
 	// duration mode (tStop != 0): samples go to hist while the clock
 	// (rtloop.Now) is in [tSample, tSampleEnd), the margins; the loop ends
@@ -306,12 +306,12 @@ type latArgs struct {
 // peer's message (waitPeer: the polled byte for write, a receive for
 // send), except the first side's first, then posts its own and times
 // post to post. The side that posts first (a.first: the write server,
-// the send client) does not time its first period, which holds the
-// peer's start, and in iteration mode waits for the peer's last message
-// without timing it, so it takes iters-2 samples and the other side
-// iters-1. It
-// returns how it ended, the samples taken into a.posted and, for
-// endPostErr/endPollErr, the provider's (preallocated) error.
+// the send client, the write-with-immediate server) does not time its
+// first period, which holds the peer's start, and in iteration mode
+// waits for the peer's last message without timing it, so it takes
+// iters-2 samples and the other side iters-1. It returns how it ended,
+// the samples taken into a.posted and, for endPostErr/endPollErr, the
+// provider's (preallocated) error.
 //
 //go:nosplit
 func pingPongDetached(a *latArgs) (end detachedEnd, ns int, err error) {
