@@ -505,8 +505,10 @@ func TestVMPerfOptsIPv6Addr(t *testing.T) {
 // line naming --odp: what the kernel lacks.
 func TestVMPerfOptsODP(t *testing.T) {
 	resUnchanged(t, false)
-	s, c, _ := perfPairArgs("write", "bw", "RC", nil, "p", "r", 23500)
-	r := runPair(s, insertBefore(c, perfServerIP, "--odp"), pairOpts{timeout: 60 * time.Second})
+	r := retryPair(t, 23500, 1000, func(port int) ([]string, []string) {
+		s, c, _ := perfPairArgs("write", "bw", "RC", nil, "p", "r", port)
+		return s, insertBefore(c, perfServerIP, "--odp")
+	}, pairOpts{timeout: 60 * time.Second}, perftestClock)
 	switch {
 	case r.ccode == 0:
 		agreeingRows(t, r.sout, r.cout)
@@ -524,14 +526,16 @@ func TestVMPerfOptsODP(t *testing.T) {
 // with it against perftest's plain sends fails in one line, exit 6.
 func TestVMPerfOptsSendImm(t *testing.T) {
 	resUnchanged(t, false)
-	s, c, _ := perfPairArgs("send", "bw", "RC", nil, "p", "r", 23600)
-	r := runPair(s, insertBefore(c, perfServerIP, "--send_with_imm"), pairOpts{})
+	r := retryPair(t, 23600, 1000, func(port int) ([]string, []string) {
+		s, c, _ := perfPairArgs("send", "bw", "RC", nil, "p", "r", port)
+		return s, insertBefore(c, perfServerIP, "--send_with_imm")
+	}, pairOpts{}, perftestClock)
 	r.mustPass(t)
 	agreeingRows(t, r.sout, r.cout)
 	if !strings.Contains(r.cout, "Send_imm BW Test") {
 		t.Fatalf("client title:\n%s", r.cout)
 	}
-	s, c, _ = perfPairArgs("send", "bw", "RC", nil, "r", "p", 23610)
+	s, c, _ := perfPairArgs("send", "bw", "RC", nil, "r", "p", 23610)
 	r = runPair(append(s, "--send_with_imm"), c, pairOpts{timeout: 60 * time.Second})
 	if r.serr == nil || !strings.Contains(r.serr.Error(), "rdmactl exit 6") || !strings.Contains(r.serr.Error(), "without immediate data") {
 		t.Fatalf("rdmactl receiver with --send_with_imm against plain sends: %v", r.serr)
@@ -823,12 +827,14 @@ func TestVMPerfOptsRecvPostList(t *testing.T) {
 		{"write", "r", nil, []string{"--write_with_imm"}},
 	} {
 		t.Run(fmt.Sprintf("%s_%s%s", c.verb, c.client, strings.Join(c.extra, "")), func(t *testing.T) {
-			s, cl, _ := perfPairArgs(c.verb, "bw", "RC", c.extra, "r", c.client, 24300+10*i)
-			if c.both != nil {
-				s = append(s, c.both...)
-				cl = insertBefore(cl, perfServerIP, c.both...)
-			}
-			r := runPair(append(s, "--recv_post_list", "4"), cl, pairOpts{}) // -n 100
+			r := retryPair(t, 24300+10*i, 1000, func(port int) ([]string, []string) {
+				s, cl, _ := perfPairArgs(c.verb, "bw", "RC", c.extra, "r", c.client, port)
+				if c.both != nil {
+					s = append(s, c.both...)
+					cl = insertBefore(cl, perfServerIP, c.both...)
+				}
+				return append(s, "--recv_post_list", "4"), cl // -n 100
+			}, pairOpts{}, perftestClock)
 			r.mustPass(t)
 			agreeingRows(t, r.sout, r.cout)
 			if !strings.Contains(r.sout, " Recv Post List  : 4\n") {
@@ -891,8 +897,10 @@ func TestVMPerfOptsDLID(t *testing.T) {
 		{"write", "RC", "p", "r"}, {"send", "UD", "p", "r"}, {"write", "RC", "r", "p"},
 	} {
 		t.Run(fmt.Sprintf("%s_%s_client_%s", c.verb, c.conn, c.client), func(t *testing.T) {
-			s, cl, _ := perfPairArgs(c.verb, "bw", c.conn, nil, c.server, c.client, 24500+10*i)
-			r := runPair(s, insertBefore(cl, perfServerIP, "--dlid", "4660"), pairOpts{})
+			r := retryPair(t, 24500+10*i, 1000, func(port int) ([]string, []string) {
+				s, cl, _ := perfPairArgs(c.verb, "bw", c.conn, nil, c.server, c.client, port)
+				return s, insertBefore(cl, perfServerIP, "--dlid", "4660")
+			}, pairOpts{}, perftestClock)
 			r.mustPass(t)
 			agreeingRows(t, r.sout, r.cout)
 			if !strings.Contains(r.cout, " remote address: LID 0x1234 ") || strings.Contains(r.sout, "LID 0x1234") {
