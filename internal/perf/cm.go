@@ -118,8 +118,12 @@ func (s *Session) cmTailKey() bool {
 		return true
 	}
 	v := s.conn.peerVer
-	return !v.Rdmactl && v.Number >= 6.29
+	return !v.Rdmactl && v.Number >= perftest629
 }
+
+// perftest629 is the exchange version of perftest 6.29, the first with
+// --data_validation, --write_with_imm and the 64-byte -R key record.
+const perftest629 = 6.29
 
 // cmTimeout bounds each address and route resolution (perftest: 2000 ms).
 const cmTimeout = 2 * time.Second

@@ -392,13 +392,15 @@ func (s *Session) prefix() error {
 	if c.peerVer, err = parseVersion(b); err != nil {
 		return &PeerError{Err: err}
 	}
-	if s.P.WriteImm && !c.peerVer.Rdmactl && c.peerVer.Number < 6.29 {
-		// Write with immediate data came in perftest 6.29.
-		return &PeerError{Err: fmt.Errorf("--write_with_imm: the peer is perftest %s, which has no --write_with_imm (perftest 6.29 has); run rdmactl or perftest 6.29 on the other side", c.peerVer.Text)}
-	}
-	if s.P.DataValidation && !c.peerVer.Rdmactl && c.peerVer.Number < 6.29 {
-		// Its key record would lack the tail markers' address.
-		return &PeerError{Err: fmt.Errorf("--data_validation: the peer is perftest %s, which has no --data_validation (perftest 6.29 has); run rdmactl or perftest 6.29 on the other side", c.peerVer.Text)}
+	// perftest 6.29's options, which an older perftest does not have
+	// (--data_validation: its key record would lack the tail markers).
+	for _, o := range [...]struct {
+		on   bool
+		flag string
+	}{{s.P.WriteImm, "--write_with_imm"}, {s.P.DataValidation, "--data_validation"}} {
+		if o.on && !c.peerVer.Rdmactl && c.peerVer.Number < perftest629 {
+			return &PeerError{Err: fmt.Errorf("%s: the peer is perftest %s, which has no %s (perftest 6.29 has); run rdmactl or perftest 6.29 on the other side", o.flag, c.peerVer.Text, o.flag)}
+		}
 	}
 	page := int32(os.Getpagesize())
 	if b, err = c.xchg("cycle buffer", encodeInt32(page), 4, false); err != nil {
