@@ -15,12 +15,12 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Run runs args against a root holding cmds and returns what it printed
-// and its exit code.
-func Run(t testing.TB, cmds []func(*cmdutil.App) *cobra.Command, args ...string) (stdout, stderr string, code int) {
+// Run runs args against a root holding the one command cmd makes (a
+// package's NewCmd) and returns what it printed and its exit code.
+func Run(t testing.TB, cmd func(*cmdutil.App) *cobra.Command, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var o, e strings.Builder
-	code = root.Run(&cmdutil.App{Stdout: &o, Stderr: &e, Ctx: context.Background()}, cmds, args)
+	code = root.Run(&cmdutil.App{Stdout: &o, Stderr: &e, Ctx: context.Background()}, []func(*cmdutil.App) *cobra.Command{cmd}, args)
 	return o.String(), e.String(), code
 }
 

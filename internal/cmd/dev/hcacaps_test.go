@@ -5,13 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdtest"
 	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/inventory"
 	"github.com/spf13/cobra"
 )
 
 func TestHCACapsSysfsRoot(t *testing.T) {
-	_, stderr, code := runCmd(t, "--sysfs-root", "/tmp", "dev", "hca-caps", "mlx5_0")
+	_, stderr, code := cmdtest.Run(t, NewCmd, "--sysfs-root", "/tmp", "dev", "hca-caps", "mlx5_0")
 	if code != cmdutil.ExitUnsupported || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("code %d stderr %q", code, stderr)
 	}

@@ -43,7 +43,7 @@ func TestNetnsCompletion(t *testing.T) {
 	netnsRunDir = dir
 	t.Cleanup(func() { netnsRunDir = old })
 	os.WriteFile(filepath.Join(dir, "blue"), nil, 0o644)
-	out, _, code := cmdtest.Run(t, []func(*cmdutil.App) *cobra.Command{NewCmd},
+	out, _, code := cmdtest.Run(t, NewCmd,
 		cobra.ShellCompRequestCmd, "--sysfs-root", cmdtest.RxeTree(), "dev", "set", "rxe0", "netns", "")
 	if code != 0 || !strings.HasPrefix(out, "blue\n") {
 		t.Errorf("completes %q (exit %d), want blue", out, code)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdtest"
 	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/cmd/root"
 	"github.com/rdmactl/rdmactl/internal/dropin"
@@ -44,7 +45,7 @@ func TestAsPerftest(t *testing.T) {
 		t.Errorf("ib_read_lat -p 70000: %q %q exit %d", o, e, code)
 	}
 	// rdmactl's own -V is unchanged.
-	o, _, code = runCmd(t, "perf", "write", "-V")
+	o, _, code = cmdtest.Run(t, NewCmd, "perf", "write", "-V")
 	if o != "Version: "+perf.OurVersion+"\n" || code != 0 {
 		t.Errorf("rdmactl perf write -V: %q exit %d", o, code)
 	}

@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdtest"
 	"strings"
 	"testing"
 	"time"
@@ -38,7 +39,7 @@ func TestPerfEventFlags(t *testing.T) {
 		{"perf", "send", "-e", "-X", "2049"},
 		{"perf", "send", "-e", "-X", "-1"},
 	} {
-		_, stderr, code := runCmd(t, args...)
+		_, stderr, code := cmdtest.Run(t, NewCmd, args...)
 		if code != cmdutil.ExitUsage || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%v: exit %d, stderr %q; want %d and one line", args, code, stderr, cmdutil.ExitUsage)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdtest"
 	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 )
 
@@ -19,7 +20,7 @@ func TestMeshDryRun(t *testing.T) {
 	if err := os.WriteFile(hosts, []byte("# two racks\nh0\nh1 slots=2\nh2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, stderr, code := runCmd(t, "-j", "perf", "mesh", "write", "--hosts", hosts, "--rank", "2", "--devices", "mlx5_0,mlx5_1",
+	out, stderr, code := cmdtest.Run(t, NewCmd, "-j", "perf", "mesh", "write", "--hosts", hosts, "--rank", "2", "--devices", "mlx5_0,mlx5_1",
 		"--device-per-rank", "--dry-run")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -83,7 +84,7 @@ func TestMeshBadInput(t *testing.T) {
 		{[]string{"perf", "mesh", "write", "--hosts", hosts, "--rank", "1", "--devices", "x", "--coordinator", closedPort(t), "--join-timeout", "1s"},
 			cmdutil.ExitPeer, "perf mesh: coordinator 127.0.0.1:"},
 	} {
-		_, stderr, code := runCmd(t, c.args...)
+		_, stderr, code := cmdtest.Run(t, NewCmd, c.args...)
 		if c.want == "" {
 			if code != 0 {
 				t.Errorf("%q: exit %d %s", c.args, code, stderr)

@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdtest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -181,7 +182,7 @@ func TestPerftestOptionsDoc(t *testing.T) {
 			}
 			// The whole command: nothing on stdout, one line on stderr.
 			args := append([]string{"perf", "write"}, optionArgs(false, form, r.arg, "x", true)...)
-			out, stderr, code := runCmd(t, args...)
+			out, stderr, code := cmdtest.Run(t, NewCmd, args...)
 			if code != want || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "--"+r.long) {
 				t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, stderr)
 			}
@@ -275,7 +276,7 @@ func TestTransportRefusals(t *testing.T) {
 		{"RawEth", cmdutil.ExitUsage, "-c RawEth: a raw Ethernet option"},
 		{"QQ", cmdutil.ExitUsage, `unknown connection type "QQ"`},
 	} {
-		_, stderr, code := runCmd(t, "perf", "send", "-c", c.conn, "10.77.0.1")
+		_, stderr, code := cmdtest.Run(t, NewCmd, "perf", "send", "-c", c.conn, "10.77.0.1")
 		if code != c.code || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.want) {
 			t.Errorf("-c %s: exit %d %q, want %d and %q", c.conn, code, stderr, c.code, c.want)
 		}

@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdtest"
 	"strings"
 	"testing"
 
@@ -28,11 +29,11 @@ func TestPerfFlagsShadowGlobalShorthands(t *testing.T) {
 	}
 	// The whole command tree builds (no shorthand panic) and the global
 	// flags still work elsewhere.
-	_, stderr, code := runCmd(t, "-d", "-p", "perf", "write", "--help")
+	_, stderr, code := cmdtest.Run(t, NewCmd, "-d", "-p", "perf", "write", "--help")
 	if code != 0 {
 		t.Fatalf("code %d: %s", code, stderr)
 	}
-	stdout, _, code := runCmd(t, "perf", "read", "--help")
+	stdout, _, code := cmdtest.Run(t, NewCmd, "perf", "read", "--help")
 	if code != 0 || !strings.Contains(stdout, "-d, --ib-dev") || !strings.Contains(stdout, "-p, --port") {
 		t.Fatalf("code %d:\n%s", code, stdout)
 	}
@@ -48,7 +49,7 @@ func TestPerfUsageErrors(t *testing.T) {
 		{"perf", "write", "a", "b"},
 		{"perf", "read", "--nosuch"},
 	} {
-		_, stderr, code := runCmd(t, args...)
+		_, stderr, code := cmdtest.Run(t, NewCmd, args...)
 		if code != cmdutil.ExitUsage || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%q: code %d stderr %q", args, code, stderr)
 		}
@@ -56,7 +57,7 @@ func TestPerfUsageErrors(t *testing.T) {
 }
 
 func TestPerfUnknownDevice(t *testing.T) {
-	_, stderr, code := runCmd(t, "perf", "write", "-d", "nosuchdev0", "127.0.0.1")
+	_, stderr, code := cmdtest.Run(t, NewCmd, "perf", "write", "-d", "nosuchdev0", "127.0.0.1")
 	if code == 0 || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "rdmactl: ") {
 		t.Fatalf("code %d stderr %q", code, stderr)
 	}
@@ -74,7 +75,7 @@ func TestPerfFlagRangesFirst(t *testing.T) {
 	for _, test := range [][]string{{"write"}, {"write", "--lat"}, {"read"}, {"read", "--lat"}, {"send"}, {"send", "--lat"}, {"atomic"}, {"atomic", "--lat"}} {
 		for _, b := range bad {
 			args := append(append([]string{"perf"}, test...), b...)
-			out, stderr, code := runCmd(t, args...)
+			out, stderr, code := cmdtest.Run(t, NewCmd, args...)
 			if code != cmdutil.ExitUsage || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, b[0]) {
 				t.Errorf("%v: exit %d, stderr %q; want exit %d and one line naming %s", args, code, stderr, cmdutil.ExitUsage, b[0])
 			}
@@ -92,7 +93,7 @@ func TestPerfForceLinkFlag(t *testing.T) {
 			t.Errorf("--force-link %s: %v", v, err)
 		}
 	}
-	_, stderr, code := runCmd(t, "perf", "write", "--force-link", "eth", "h")
+	_, stderr, code := cmdtest.Run(t, NewCmd, "perf", "write", "--force-link", "eth", "h")
 	if code != cmdutil.ExitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "--force-link") {
 		t.Errorf("--force-link eth: exit %d, stderr %q", code, stderr)
 	}

@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdtest"
 	"slices"
 	"strings"
 	"testing"
@@ -65,7 +66,7 @@ func TestPerfQoSUsageErrors(t *testing.T) {
 	} {
 		args := append([]string{"perf", "write"}, c.args...)
 		args = append(args, "10.77.0.1")
-		_, stderr, code := runCmd(t, args...)
+		_, stderr, code := cmdtest.Run(t, NewCmd, args...)
 		if code != cmdutil.ExitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%q: code %d stderr %q (want %q)", c.args, code, stderr, c.want)
 		}
@@ -73,7 +74,7 @@ func TestPerfQoSUsageErrors(t *testing.T) {
 }
 
 func TestPerfQoSHelp(t *testing.T) {
-	stdout, _, code := runCmd(t, "perf", "write", "--help")
+	stdout, _, code := cmdtest.Run(t, NewCmd, "perf", "write", "--help")
 	for _, s := range []string{"-S, --sl", "--tclass", "-T, --tos", "--flow_label", "-u, --qp-timeout", "--retry_count",
 		"--pkey_index", "-w, --limit_bw", "-y, --limit_msgrate", "--limit_lat ", "--limit_lat_pct", "--tclass 104 -S 3 -w 9000"} {
 		if code != 0 || !strings.Contains(stdout, s) {

@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdtest"
 	"strings"
 	"testing"
 
@@ -22,7 +23,7 @@ func TestPerfRDMACMFlag(t *testing.T) {
 		t.Fatalf("no -R: RDMACM %v, err %v", f.p.RDMACM, err)
 	}
 	for _, c := range []string{"UD", "UC"} {
-		_, stderr, code := runCmd(t, "perf", "send", "-R", "-c", c, "10.0.0.1")
+		_, stderr, code := cmdtest.Run(t, NewCmd, "perf", "send", "-R", "-c", c, "10.0.0.1")
 		if code != cmdutil.ExitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "-R") {
 			t.Fatalf("-R -c %s: code %d, stderr %q", c, code, stderr)
 		}

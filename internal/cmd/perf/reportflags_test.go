@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdtest"
 	"strings"
 	"testing"
 	"time"
@@ -52,7 +53,7 @@ func TestPerfReportFlags(t *testing.T) {
 		{[]string{"perf", "write", "--lat", "--rate_limit", "5", "--rate_limit_type", "SW", "h"}, "--rate_limit_type SW"},
 		{[]string{"perf", "write", "--lat", "--cqe_poll", "4", "h"}, "--cqe_poll"},
 	} {
-		out, stderr, code := runCmd(t, c.args...)
+		out, stderr, code := cmdtest.Run(t, NewCmd, c.args...)
 		if code != cmdutil.ExitUsage || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.name) {
 			t.Errorf("%q: exit %d, stderr %q; want exit 2, one line naming %s", c.args, code, stderr, c.name)
 		}
@@ -63,7 +64,7 @@ func TestPerfReportFlags(t *testing.T) {
 // claims in the exchange, and exits 0 without opening a device.
 func TestPerfVersion(t *testing.T) {
 	for _, args := range [][]string{{"perf", "write", "-V"}, {"perf", "atomic", "--lat", "--version"}} {
-		out, stderr, code := runCmd(t, args...)
+		out, stderr, code := cmdtest.Run(t, NewCmd, args...)
 		if code != 0 || out != "Version: "+perf.OurVersion+"\n" || stderr != "" {
 			t.Fatalf("%q: exit %d, stdout %q, stderr %q", args, code, out, stderr)
 		}
@@ -87,7 +88,7 @@ func TestPerfOutJSONFlags(t *testing.T) {
 		t.Fatalf("%v %q", err, f.p.Report.OutJSON)
 	}
 	for _, args := range [][]string{{"perf", "write", "--out_json_file", "x.json", "h"}, {"perf", "write", "--out_json", "--out_json_file=", "h"}} {
-		out, stderr, code := runCmd(t, args...)
+		out, stderr, code := cmdtest.Run(t, NewCmd, args...)
 		if code != cmdutil.ExitUsage || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "--out_json_file") {
 			t.Errorf("%q: exit %d, stderr %q", args, code, stderr)
 		}
