@@ -151,28 +151,34 @@ func TestCompletionCommand(t *testing.T) {
 	}
 }
 
+// completeWords asks the whole command tree, with the completions the
+// binary attaches at start-up, to complete args on the captured rxe tree
+// (cobra's __complete), and returns the words it offers.
+func completeWords(t *testing.T, args ...string) []string {
+	t.Helper()
+	var out bytes.Buffer
+	root := newRootCmd(&cmdutil.App{Stdout: &out, Stderr: &out})
+	cpl.Attach(root)
+	root.SetArgs(append([]string{cobra.ShellCompRequestCmd, "--sysfs-root", rxeFixture}, args...))
+	if err := root.Execute(); err != nil {
+		t.Fatalf("__complete %q: %v", args, err)
+	}
+	var words []string
+	for _, l := range strings.Split(strings.TrimRight(out.String(), "\n"), "\n") {
+		if !strings.HasPrefix(l, ":") && !strings.HasPrefix(l, "Completion ended") {
+			w, _, _ := strings.Cut(l, "\t")
+			words = append(words, w)
+		}
+	}
+	return words
+}
+
 // TestAttachCompletionsRealTree completes on the real command tree, as the
 // shell would once run attaches the completions: every command whose
 // usage names a DEV slot completes device names, and perf's --ib-dev and
 // --gid-index flags complete too.
 func TestAttachCompletionsRealTree(t *testing.T) {
-	complete := func(args ...string) []string {
-		var out bytes.Buffer
-		root := newRootCmd(&cmdutil.App{Stdout: &out, Stderr: &out})
-		cpl.Attach(root)
-		root.SetArgs(append([]string{cobra.ShellCompRequestCmd, "--sysfs-root", rxeFixture}, args...))
-		if err := root.Execute(); err != nil {
-			t.Fatalf("__complete %q: %v", args, err)
-		}
-		var words []string
-		for _, l := range strings.Split(strings.TrimRight(out.String(), "\n"), "\n") {
-			if !strings.HasPrefix(l, ":") && !strings.HasPrefix(l, "Completion ended") {
-				w, _, _ := strings.Cut(l, "\t")
-				words = append(words, w)
-			}
-		}
-		return words
-	}
+	complete := func(args ...string) []string { return completeWords(t, args...) }
 	root := newRootCmd(&cmdutil.App{Stdout: io.Discard, Stderr: io.Discard})
 	n := 0
 	walk(root, func(c *cobra.Command) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"strings"
 	"syscall"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/nldev"
-	"github.com/spf13/cobra"
 )
 
 // Bad input to the writes is one line on stderr and exit 2, before any
@@ -86,22 +84,7 @@ func TestWriteErrorCodes(t *testing.T) {
 // values: devices and ports, on|off, modes (netns names: dev's
 // TestNetnsCompletion).
 func TestKeywordCompletion(t *testing.T) {
-	complete := func(args ...string) string {
-		var out bytes.Buffer
-		root := newRootCmd(&cmdutil.App{Stdout: &out, Stderr: &out})
-		root.SetArgs(append([]string{cobra.ShellCompRequestCmd, "--sysfs-root", rxeFixture}, args...))
-		if err := root.Execute(); err != nil {
-			t.Fatalf("__complete %q: %v", args, err)
-		}
-		var words []string
-		for _, l := range strings.Split(strings.TrimRight(out.String(), "\n"), "\n") {
-			if !strings.HasPrefix(l, ":") && !strings.HasPrefix(l, "Completion ended") {
-				w, _, _ := strings.Cut(l, "\t")
-				words = append(words, w)
-			}
-		}
-		return strings.Join(words, " ")
-	}
+	complete := func(args ...string) string { return strings.Join(completeWords(t, args...), " ") }
 	for _, tc := range []struct {
 		args []string
 		want string
