@@ -180,20 +180,13 @@ func TestCountersWatch(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("--watch did not stop on cancel")
 	}
-	var saw bool
-	for _, line := range strings.Split(strings.TrimSpace(o.String()), "\n") {
-		var rates []counterRateJSON
-		if err := json.Unmarshal([]byte(line), &rates); err != nil {
-			t.Fatalf("line %q: %v", line, err)
-		}
-		for _, r := range rates {
-			if r.Name != "rcvd_pkts" || r.Delta != 1000 || r.Value != 1000 || r.Rate <= 0 || r.IntervalS <= 0 {
-				t.Errorf("unexpected rate %+v", r)
-			}
-			saw = true
+	rates := watchRates(t, o.String())
+	for _, r := range rates {
+		if r.Name != "rcvd_pkts" || r.Delta != 1000 || r.Value != 1000 || r.Rate <= 0 || r.IntervalS <= 0 {
+			t.Errorf("unexpected rate %+v", r)
 		}
 	}
-	if !saw {
+	if len(rates) == 0 {
 		t.Fatalf("no rate line for rcvd_pkts:\n%s", o.String())
 	}
 }
@@ -282,26 +275,34 @@ func TestCountersWatchReset(t *testing.T) {
 			}
 			continue
 		}
-		var saw bool
-		for _, line := range strings.Split(strings.TrimSpace(o.String()), "\n") {
-			var rates []counterRateJSON
-			if err := json.Unmarshal([]byte(line), &rates); err != nil {
-				t.Fatalf("line %q: %v", line, err)
-			}
-			for _, r := range rates {
-				if r.Name != "rcvd_pkts" || !r.Reset || r.Delta != 5 || r.Value != 5 || r.Wrapped {
-					t.Errorf("unexpected rate %+v", r)
-				}
-				saw = true
+		rates := watchRates(t, o.String())
+		for _, r := range rates {
+			if r.Name != "rcvd_pkts" || !r.Reset || r.Delta != 5 || r.Value != 5 || r.Wrapped {
+				t.Errorf("unexpected rate %+v", r)
 			}
 		}
-		if !saw {
+		if len(rates) == 0 {
 			t.Fatalf("no reset line for rcvd_pkts:\n%s", o.String())
 		}
 		if !strings.Contains(o.String(), `"reset":true`) {
 			t.Errorf("no reset key:\n%s", o.String())
 		}
 	}
+}
+
+// watchRates decodes the output of counters -j --watch: a JSON array of
+// rates a line.
+func watchRates(t *testing.T, out string) []counterRateJSON {
+	t.Helper()
+	var all []counterRateJSON
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var rates []counterRateJSON
+		if err := json.Unmarshal([]byte(line), &rates); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		all = append(all, rates...)
+	}
+	return all
 }
 
 // syncBuffer is a bytes.Buffer safe for a command writing while the test

@@ -177,12 +177,7 @@ func TestVMCountersWatch(t *testing.T) {
 	if len(lines) < 1 {
 		t.Fatalf("no output")
 	}
-	for _, l := range lines {
-		var v []counterRateJSON
-		if err := json.Unmarshal([]byte(l), &v); err != nil {
-			t.Fatalf("%q: %v", l, err)
-		}
-	}
+	watchRates(t, o.String())
 	t.Logf("%d intervals printed", len(lines))
 }
 
