@@ -1,7 +1,6 @@
 package inventory
 
 import (
-	"encoding/binary"
 	"errors"
 	"net/netip"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"github.com/mdlayher/netlink/nltest"
 	"github.com/rdmactl/rdmactl/internal/kfeat"
 	"github.com/rdmactl/rdmactl/internal/nldev"
+	"github.com/rdmactl/rdmactl/internal/nldev/nldevtest"
 	"github.com/rdmactl/rdmactl/internal/verbs"
 )
 
@@ -104,19 +104,6 @@ type kernel struct {
 	badSeq bool
 }
 
-// kernelError is the NLMSG_ERROR the kernel sends for a refused request:
-// the negative errno, then the request's own header and payload.
-func kernelError(en syscall.Errno, req netlink.Message) ([]netlink.Message, error) {
-	b := binary.NativeEndian.AppendUint32(nil, uint32(-int32(en)))
-	b = binary.NativeEndian.AppendUint32(b, uint32(16+len(req.Data)))
-	b = binary.NativeEndian.AppendUint16(b, uint16(req.Header.Type))
-	b = binary.NativeEndian.AppendUint16(b, uint16(req.Header.Flags))
-	b = binary.NativeEndian.AppendUint32(b, req.Header.Sequence)
-	b = binary.NativeEndian.AppendUint32(b, req.Header.PID)
-	b = append(b, req.Data...)
-	return []netlink.Message{{Header: netlink.Header{Type: netlink.Error, Sequence: req.Header.Sequence, PID: req.Header.PID}, Data: b}}, nil
-}
-
 func (k *kernel) dev(idx uint32) (kdev, bool) {
 	for _, d := range k.devs {
 		if d.idx == idx {
@@ -139,15 +126,11 @@ func (k *kernel) handle(reqs []netlink.Message) ([]netlink.Message, error) {
 	op := uint16(req.Header.Type) & 0x3ff
 	k.reqs[op]++
 	answer := func(data ...[]byte) ([]netlink.Message, error) {
-		var out []netlink.Message
-		for _, d := range data {
-			out = append(out, netlink.Message{Header: netlink.Header{Type: req.Header.Type, Sequence: req.Header.Sequence, PID: req.Header.PID}, Data: d})
+		out := make([]netlink.Message, len(data))
+		for i, d := range data {
+			out[i].Data = d
 		}
-		if req.Header.Flags&netlink.Dump != 0 {
-			out = append(out, netlink.Message{Header: netlink.Header{Type: netlink.Done, Sequence: req.Header.Sequence, PID: req.Header.PID}, Data: make([]byte, 4)})
-			return nltest.Multipart(out)
-		}
-		return out, nil
+		return nldevtest.Reply(req, out...)
 	}
 	if m, ok := k.bad[op]; ok {
 		out := make([]netlink.Message, len(m))
@@ -161,15 +144,15 @@ func (k *kernel) handle(reqs []netlink.Message) ([]netlink.Message, error) {
 		return out, nil
 	}
 	if en, ok := k.errs[op]; ok {
-		return kernelError(en, req)
+		return nldevtest.Refuse(en, req)
 	}
 	idx, hasIdx := devIndexOf(t, req.Data)
 	d, known := k.dev(idx)
 	if hasIdx && !known {
-		return kernelError(syscall.EINVAL, req) // ib_device_get_by_index failed
+		return nldevtest.Refuse(syscall.EINVAL, req) // ib_device_get_by_index failed
 	}
 	if hasIdx && d.name == k.vanish && k.reqs[cmdGet] > 0 {
-		return kernelError(k.vErrno, req)
+		return nldevtest.Refuse(k.vErrno, req)
 	}
 	resMsg := func(table func(e *netlink.AttributeEncoder)) ([]netlink.Message, error) {
 		return answer(encode(t, func(e *netlink.AttributeEncoder) {
@@ -206,7 +189,7 @@ func (k *kernel) handle(reqs []netlink.Message) ([]netlink.Message, error) {
 		if req.Header.Flags&netlink.Dump == 0 {
 			p, ok := u32Of(t, req.Data, aPortIndex)
 			if !ok || p < 1 || int(p) > d.ports {
-				return kernelError(syscall.EINVAL, req)
+				return nldevtest.Refuse(syscall.EINVAL, req)
 			}
 			lo, hi = int(p), int(p)
 		}
@@ -229,7 +212,7 @@ func (k *kernel) handle(reqs []netlink.Message) ([]netlink.Message, error) {
 		return answer(ps...)
 	case cmdGetChardev:
 		if d.nouv {
-			return kernelError(syscall.ENOENT, req)
+			return nldevtest.Refuse(syscall.ENOENT, req)
 		}
 		return answer(encode(t, func(e *netlink.AttributeEncoder) {
 			e.String(aChardevNm, "uverbs"+itoa(int(d.idx)))
@@ -396,7 +379,7 @@ func (k *kernel) handle(reqs []netlink.Message) ([]netlink.Message, error) {
 			})
 		})
 	}
-	return kernelError(syscall.EOPNOTSUPP, req)
+	return nldevtest.Refuse(syscall.EOPNOTSUPP, req)
 }
 
 func twoRoCE(t *testing.T) *kernel {

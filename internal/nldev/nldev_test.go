@@ -1,7 +1,6 @@
 package nldev
 
 import (
-	"encoding/binary"
 	"errors"
 	"net/netip"
 	"reflect"
@@ -11,6 +10,7 @@ import (
 	"github.com/mdlayher/netlink"
 	"github.com/mdlayher/netlink/nltest"
 
+	"github.com/rdmactl/rdmactl/internal/nldev/nldevtest"
 	"github.com/rdmactl/rdmactl/internal/vocab"
 )
 
@@ -48,19 +48,10 @@ func isResObjectOp(t uint16) bool {
 }
 func (f *fakeConn) Close() error { return nil }
 
-// kernelError is the NLMSG_ERROR the kernel sends for a refused request:
-// the negative errno, then the request's own header and payload.
-func kernelError(en syscall.Errno, req netlink.Message) []netlink.Message {
-	b := binary.NativeEndian.AppendUint32(nil, uint32(-int32(en)))
-	b = binary.NativeEndian.AppendUint32(b, uint32(16+len(req.Data)))
-	b = binary.NativeEndian.AppendUint16(b, uint16(req.Header.Type))
-	b = binary.NativeEndian.AppendUint16(b, uint16(req.Header.Flags))
-	b = binary.NativeEndian.AppendUint32(b, req.Header.Sequence)
-	b = binary.NativeEndian.AppendUint32(b, req.Header.PID)
-	b = append(b, req.Data...)
-	return []netlink.Message{{Header: netlink.Header{Type: netlink.Error, Sequence: req.Header.Sequence, PID: req.Header.PID}, Data: b}}
-}
-
+// newFake is a fake kernel behind an nltest connection: fn answers each
+// request, nldevtest frames the answers as the kernel does (dumps end in
+// NLMSG_DONE; a request asking for an acknowledgement gets one) and an
+// errno from fn becomes the kernel's NLMSG_ERROR.
 func newFake(fn func(req message) ([]message, error)) (*Client, *fakeConn) {
 	f := &fakeConn{fn: fn}
 	nc := nltest.Dial(func(reqs []netlink.Message) ([]netlink.Message, error) {
@@ -68,21 +59,16 @@ func newFake(fn func(req message) ([]message, error)) (*Client, *fakeConn) {
 		out, err := f.Execute(message{Type: uint16(req.Header.Type), Flags: uint16(req.Header.Flags), Data: req.Data})
 		var en syscall.Errno
 		if errors.As(err, &en) {
-			return kernelError(en, req), nil
+			return nldevtest.Refuse(en, req)
 		}
 		if err != nil {
 			return nil, err
 		}
-		res := make([]netlink.Message, 0, len(out)+1)
-		for _, m := range out {
-			res = append(res, netlink.Message{Header: netlink.Header{Type: netlink.HeaderType(m.Type), Flags: netlink.HeaderFlags(m.Flags), Sequence: req.Header.Sequence, PID: req.Header.PID}, Data: m.Data})
+		res := make([]netlink.Message, len(out))
+		for i, m := range out {
+			res[i] = netlink.Message{Header: netlink.Header{Type: netlink.HeaderType(m.Type), Flags: netlink.HeaderFlags(m.Flags)}, Data: m.Data}
 		}
-		if req.Header.Flags&netlink.Dump != 0 {
-			// A dump ends with NLMSG_DONE, as the kernel sends it.
-			res = append(res, netlink.Message{Header: netlink.Header{Sequence: req.Header.Sequence, PID: req.Header.PID}})
-			return nltest.Multipart(res)
-		}
-		return res, nil
+		return nldevtest.Reply(req, res...)
 	})
 	return &Client{c: nc}, f
 }

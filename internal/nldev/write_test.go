@@ -8,35 +8,7 @@ import (
 	"testing"
 
 	"github.com/mdlayher/netlink"
-	"github.com/mdlayher/netlink/nltest"
 )
-
-// newAckFake is a fake kernel that, like nldev.c through netlink_rcv_skb,
-// follows a request's answers with an acknowledgement (NLMSG_ERROR 0)
-// when the request asked for one, and records each request's flags.
-func newAckFake(fn func(req message) ([]message, error)) (*Client, *fakeConn) {
-	f := &fakeConn{fn: fn}
-	nc := nltest.Dial(func(reqs []netlink.Message) ([]netlink.Message, error) {
-		req := reqs[0]
-		out, err := f.Execute(message{Type: uint16(req.Header.Type), Flags: uint16(req.Header.Flags), Data: req.Data})
-		var en syscall.Errno
-		if errors.As(err, &en) {
-			return kernelError(en, req), nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		var res []netlink.Message
-		for _, m := range out {
-			res = append(res, netlink.Message{Header: netlink.Header{Type: netlink.HeaderType(m.Type), Sequence: req.Header.Sequence, PID: req.Header.PID}, Data: m.Data})
-		}
-		if req.Header.Flags&netlink.Acknowledge != 0 {
-			res = append(res, kernelError(0, req)...)
-		}
-		return res, nil
-	})
-	return &Client{c: nc}, f
-}
 
 // attrList is a request's attributes in order, as (type, payload) pairs.
 func attrList(b []byte) []attr { return parseAttrs(b).list }
@@ -82,7 +54,7 @@ func TestWriteRequests(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c, f := newAckFake(func(req message) ([]message, error) { return nil, nil })
+			c, f := newFake(func(req message) ([]message, error) { return nil, nil })
 			if err := tc.do(c); err != nil {
 				t.Fatal(err)
 			}
@@ -109,7 +81,7 @@ func TestWriteRequests(t *testing.T) {
 // The nested table of optional counters carries NLA_F_NESTED, as libmnl's
 // mnl_attr_nest_start puts it.
 func TestOptionalCountersNestedFlag(t *testing.T) {
-	c, f := newAckFake(func(req message) ([]message, error) { return nil, nil })
+	c, f := newFake(func(req message) ([]message, error) { return nil, nil })
 	if err := c.SetOptionalCounters(0, 1, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +94,7 @@ func TestOptionalCountersNestedFlag(t *testing.T) {
 
 func TestWriteErrorsKeepErrno(t *testing.T) {
 	for _, en := range []syscall.Errno{syscall.EPERM, syscall.EOPNOTSUPP, syscall.EBUSY, syscall.EEXIST, syscall.EINVAL} {
-		c, _ := newAckFake(func(req message) ([]message, error) { return nil, en })
+		c, _ := newFake(func(req message) ([]message, error) { return nil, en })
 		err := c.SetNetnsMode(true)
 		var ke *KernelError
 		if !errors.As(err, &ke) || ke.Errno != en || ke.Op != "SYS_SET" || !errors.Is(err, en) {
@@ -134,7 +106,7 @@ func TestWriteErrorsKeepErrno(t *testing.T) {
 // A write whose command answers (STAT_SET of a bind) reads through to the
 // ack, so the next request on the socket gets its own answers.
 func TestBindReadsAnswerThenAck(t *testing.T) {
-	c, _ := newAckFake(func(req message) ([]message, error) {
+	c, _ := newFake(func(req message) ([]message, error) {
 		switch req.Type {
 		case msgType(cmdStatSet):
 			var e encoder
@@ -203,7 +175,7 @@ func qpCounterMsg() []byte {
 }
 
 func TestQPCountersDecode(t *testing.T) {
-	c, f := newAckFake(func(req message) ([]message, error) {
+	c, f := newFake(func(req message) ([]message, error) {
 		return []message{{Type: req.Type, Data: qpCounterMsg()}}, nil
 	})
 	got, err := c.QPCounters(0, 1)
@@ -244,7 +216,7 @@ func statusMsg() []byte {
 }
 
 func TestCounterStatusDecode(t *testing.T) {
-	c, _ := newAckFake(func(req message) ([]message, error) {
+	c, _ := newFake(func(req message) ([]message, error) {
 		return []message{{Type: req.Type, Data: statusMsg()}}, nil
 	})
 	got, err := c.CounterStatus(0, 1)
@@ -269,7 +241,7 @@ func mrStatMsg() []byte {
 }
 
 func TestMRStatisticsDecode(t *testing.T) {
-	c, _ := newAckFake(func(req message) ([]message, error) {
+	c, _ := newFake(func(req message) ([]message, error) {
 		return []message{{Type: req.Type, Data: mrStatMsg()}}, nil
 	})
 	got, err := c.MRStatistics(1)
