@@ -588,6 +588,9 @@ func (m *mlx5Model) writeCQE(body []byte, opcode uint8) {
 // without a kernel; the UAR is an ordinary page.
 func mlx5TestQP(t testing.TB, sendWR, recvWR, inline, ncqe uint32) (*mlx5QP, *mlx5CQ, []byte) {
 	t.Helper()
+	// The CQ's page stands for the UAR too: the QP's BlueFlame register
+	// is in its second half.
+	cq, uar := mlx5TestArmCQ(t, ncqe)
 	l, err := mlx5Layout(&verbs.QPRequest{MaxSendWR: sendWR, MaxRecvWR: recvWR, MaxRecvSGE: 1, MaxInlineData: inline}, 1<<15)
 	if err != nil {
 		t.Fatal(err)
@@ -596,22 +599,10 @@ func mlx5TestQP(t testing.TB, sendWR, recvWR, inline, ncqe uint32) (*mlx5QP, *ml
 	if err != nil {
 		t.Fatal(err)
 	}
-	cq, err := mlx5NewCQ(ncqe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	uar, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(func() { _ = q.Release() }) // before the CQ's (retire)
 	q.qpn, q.rc, q.sendCQ, q.recvCQ = 0x2a5, true, cq, cq
 	q.uar, q.bfHalf = unsafe.Pointer(&uar[0x800+512]), 256
 	cq.attach(q)
-	t.Cleanup(func() {
-		_ = q.Release()
-		_ = cq.Release()
-		_ = unix.Munmap(uar)
-	})
 	return q, cq, uar
 }
 

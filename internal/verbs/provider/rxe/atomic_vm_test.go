@@ -90,7 +90,8 @@ func TestRxeAtomics(t *testing.T) {
 	t.Logf("refused: status %d (%s)", wc.Status, fmt.Sprint(wc.Status))
 }
 
-// vmRegMRAccess is vmRegMR with the access flags given.
+// vmRegMRAccess registers n bytes of fresh memory in pd with the access
+// rights given; both are released when the test ends.
 func vmRegMRAccess(t testing.TB, pd *verbs.PD, n int, access verbs.Access) *vmMR {
 	t.Helper()
 	buf, err := verbs.NewBuffer(n)

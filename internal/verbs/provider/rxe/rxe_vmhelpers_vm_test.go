@@ -50,27 +50,10 @@ func vmAllocPD(t testing.TB, c *verbs.Context) *verbs.PD {
 	return pd
 }
 
+// vmRegMR registers n bytes of fresh memory in pd with every access right.
 func vmRegMR(t testing.TB, c *verbs.Context, pd *verbs.PD, n int) *vmMR {
 	t.Helper()
-	buf, err := verbs.NewBuffer(n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := buf.Close(); err != nil {
-			t.Errorf("buffer close: %v", err)
-		}
-	})
-	mr, err := pd.RegMR(buf, verbs.AccessAll)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := mr.Close(); err != nil {
-			t.Errorf("dereg MR: %v", err)
-		}
-	})
-	return &vmMR{buf: buf.Bytes(), base: buf.Addr(), lkey: mr.LKey, rkey: mr.RKey}
+	return vmRegMRAccess(t, pd, n, verbs.AccessAll)
 }
 
 // vmGID reads GID index idx of port 1 from sysfs, the reference for what
