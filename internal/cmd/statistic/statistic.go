@@ -261,16 +261,24 @@ func parseQPArgs(cmd string, args []string, need, other string) (qpArgs, error) 
 	return q, nil
 }
 
-// openQPArgs is parseQPArgs, then the writer opened on the port
-// (openPort); closeFn releases it.
-func openQPArgs(a *cmdutil.App, cmd string, args []string, need, other string) (q qpArgs, closeFn func(), err error) {
-	if q, err = parseQPArgs(cmd, args, need, other); err != nil {
-		return qpArgs{}, nil, err
+// runQPWrite parses "link DEV/PORT" and the keywords need and other
+// (parseQPArgs), opens the writer on the port (openPort) and runs write
+// with them and the words that name the request in an error.
+func runQPWrite(a *cmdutil.App, cmd string, args []string, need, other string, write func(q qpArgs, what string) error) error {
+	q, err := parseQPArgs(cmd, args, need, other)
+	if err != nil {
+		return err
 	}
+	var closeFn func()
 	if q.c, q.index, closeFn, err = openPort(a, q.dev, q.port); err != nil {
-		return qpArgs{}, nil, err
+		return err
 	}
-	return q, closeFn, nil
+	defer closeFn()
+	n := q.lqpn
+	if need == "cntn" {
+		n = q.cntn
+	}
+	return write(q, fmt.Sprintf("%s link %s/%d %s %d", cmd, q.dev, q.port, need, *n))
 }
 
 func optU32Arg(cmd string, kw map[string]string, key string) (*uint32, error) {
@@ -363,51 +371,39 @@ func openPort(a *cmdutil.App, dev string, port uint32) (c *inventory.Config, ind
 }
 
 func runQPBind(a *cmdutil.App, args []string) error {
-	const cmd = "statistic qp bind"
-	qa, closeFn, err := openQPArgs(a, cmd, args, "lqpn", "cntn")
-	if err != nil {
-		return err
-	}
-	defer closeFn()
-	c, index, dev, port, lqpn, cntn := qa.c, qa.index, qa.dev, qa.port, qa.lqpn, qa.cntn
-	what := fmt.Sprintf("%s link %s/%d lqpn %d", cmd, dev, port, *lqpn)
-	_, err = c.BindQP(index, port, *lqpn, cntn)
-	return cmdutil.WriteError(what, err, map[syscall.Errno]cmdutil.Refusal{
-		syscall.ENOENT:     {Code: cmdutil.ExitNotFound, Msg: fmt.Sprintf("no QP %d on %s/%d that a counter can take, or no such counter (ENOENT)", *lqpn, dev, port)},
-		syscall.EOPNOTSUPP: {Code: cmdutil.ExitUnsupported, Msg: fmt.Sprintf("%s has no QP counters to bind to (EOPNOTSUPP)", dev)},
-		syscall.EINVAL:     {Code: cmdutil.ExitFailure, Msg: "the kernel refused (EINVAL): the port is in auto mode, or the QP and counter do not match"},
-		syscall.ENOMEM:     {Code: cmdutil.ExitUnsupported, Msg: fmt.Sprintf("the kernel could not make a counter (ENOMEM): %s has no QP counters to allocate", dev)},
+	return runQPWrite(a, "statistic qp bind", args, "lqpn", "cntn", func(q qpArgs, what string) error {
+		_, err := q.c.BindQP(q.index, q.port, *q.lqpn, q.cntn)
+		return cmdutil.WriteError(what, err, map[syscall.Errno]cmdutil.Refusal{
+			syscall.ENOENT:     {Code: cmdutil.ExitNotFound, Msg: fmt.Sprintf("no QP %d on %s/%d that a counter can take, or no such counter (ENOENT)", *q.lqpn, q.dev, q.port)},
+			syscall.EOPNOTSUPP: {Code: cmdutil.ExitUnsupported, Msg: fmt.Sprintf("%s has no QP counters to bind to (EOPNOTSUPP)", q.dev)},
+			syscall.EINVAL:     {Code: cmdutil.ExitFailure, Msg: "the kernel refused (EINVAL): the port is in auto mode, or the QP and counter do not match"},
+			syscall.ENOMEM:     {Code: cmdutil.ExitUnsupported, Msg: fmt.Sprintf("the kernel could not make a counter (ENOMEM): %s has no QP counters to allocate", q.dev)},
+		})
 	})
 }
 
 func runQPUnbind(a *cmdutil.App, args []string) error {
-	const cmd = "statistic qp unbind"
-	qa, closeFn, err := openQPArgs(a, cmd, args, "cntn", "lqpn")
-	if err != nil {
-		return err
-	}
-	defer closeFn()
-	c, index, dev, port, lqpn, cntn := qa.c, qa.index, qa.dev, qa.port, qa.lqpn, qa.cntn
-	what := fmt.Sprintf("%s link %s/%d cntn %d", cmd, dev, port, *cntn)
-	why := map[syscall.Errno]cmdutil.Refusal{
-		syscall.ENOENT:     {Code: cmdutil.ExitNotFound, Msg: fmt.Sprintf("no counter %d with that QP on %s/%d (ENOENT)", *cntn, dev, port)},
-		syscall.EOPNOTSUPP: {Code: cmdutil.ExitUnsupported, Msg: fmt.Sprintf("%s has no QP counters (EOPNOTSUPP)", dev)},
-		syscall.EINVAL:     {Code: cmdutil.ExitNotFound, Msg: fmt.Sprintf("the kernel refused (EINVAL): no counter %d bound by hand on %s/%d", *cntn, dev, port)},
-	}
-	if lqpn != nil {
-		return cmdutil.WriteError(what, c.UnbindQP(index, port, *cntn, *lqpn), why)
-	}
-	// Every QP of the counter, as rdma does: read the counter, unbind each.
-	q, err := c.QPCounterByID(index, port, *cntn)
-	if err != nil {
-		return cmdutil.WriteError(what, err, why)
-	}
-	for _, n := range q.LQPNs {
-		if err := c.UnbindQP(index, port, *cntn, n); err != nil {
-			return cmdutil.WriteError(fmt.Sprintf("%s lqpn %d", what, n), err, why)
+	return runQPWrite(a, "statistic qp unbind", args, "cntn", "lqpn", func(q qpArgs, what string) error {
+		why := map[syscall.Errno]cmdutil.Refusal{
+			syscall.ENOENT:     {Code: cmdutil.ExitNotFound, Msg: fmt.Sprintf("no counter %d with that QP on %s/%d (ENOENT)", *q.cntn, q.dev, q.port)},
+			syscall.EOPNOTSUPP: {Code: cmdutil.ExitUnsupported, Msg: fmt.Sprintf("%s has no QP counters (EOPNOTSUPP)", q.dev)},
+			syscall.EINVAL:     {Code: cmdutil.ExitNotFound, Msg: fmt.Sprintf("the kernel refused (EINVAL): no counter %d bound by hand on %s/%d", *q.cntn, q.dev, q.port)},
 		}
-	}
-	return nil
+		if q.lqpn != nil {
+			return cmdutil.WriteError(what, q.c.UnbindQP(q.index, q.port, *q.cntn, *q.lqpn), why)
+		}
+		// Every QP of the counter, as rdma does: read the counter, unbind each.
+		qc, err := q.c.QPCounterByID(q.index, q.port, *q.cntn)
+		if err != nil {
+			return cmdutil.WriteError(what, err, why)
+		}
+		for _, n := range qc.LQPNs {
+			if err := q.c.UnbindQP(q.index, q.port, *q.cntn, n); err != nil {
+				return cmdutil.WriteError(fmt.Sprintf("%s lqpn %d", what, n), err, why)
+			}
+		}
+		return nil
+	})
 }
 
 // optCounterArgs parses "link DEV/PORT optional-counters [LIST]".
