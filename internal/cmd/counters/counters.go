@@ -219,10 +219,7 @@ func collectCounters(a *cmdutil.App, arg string, fl *countersFlags) ([]counterJS
 
 func printCounters(a *cmdutil.App, rows []counterJSON) error {
 	if a.Opts.JSON {
-		if rows == nil {
-			rows = []counterJSON{}
-		}
-		return a.PrintJSON(rows)
+		return cmdutil.PrintList(a, rows)
 	}
 	tb := render.NewTable(a.Stdout, "DEV", "PORT", "SOURCE", "COUNTER", "VALUE", "UNIT")
 	for _, r := range rows {
@@ -315,10 +312,7 @@ func printRates(a *cmdutil.App, now time.Time, rep *inventory.RateReport, out []
 		for _, e := range events {
 			fmt.Fprintf(a.Stderr, "rdmactl: %s\n", e)
 		}
-		if out == nil {
-			out = []counterRateJSON{}
-		}
-		return a.PrintJSON(out)
+		return cmdutil.PrintList(a, out)
 	}
 	for _, e := range events {
 		fmt.Fprintf(a.Stdout, "%s  %s\n", stamp, e)

@@ -107,10 +107,7 @@ func devShow(a *cmdutil.App, dev string) ([]devShowJSON, error) {
 
 func printDevShow(a *cmdutil.App, rows []devShowJSON) error {
 	if a.Opts.JSON {
-		if rows == nil {
-			rows = []devShowJSON{}
-		}
-		return a.PrintJSON(rows)
+		return cmdutil.PrintList(a, rows)
 	}
 	hdr := []string{"IDX", "DEV", "NODE_TYPE", "FW", "NODE_GUID", "SYS_IMAGE_GUID", "DRIVER", "UVERBS", "PCI", "NETNS"}
 	if a.Opts.Details {

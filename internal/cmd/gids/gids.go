@@ -195,10 +195,7 @@ func runGIDs(a *cmdutil.App, arg string, fl *gidsFlags) error {
 		}
 	}
 	if a.Opts.JSON {
-		if rows == nil {
-			rows = []gidJSON{}
-		}
-		return a.PrintJSON(rows)
+		return cmdutil.PrintList(a, rows)
 	}
 	tb := render.NewTable(a.Stdout, "DEV", "PORT", "INDEX", "GID", "TYPE", "NETDEV", "IP")
 	for _, r := range rows {

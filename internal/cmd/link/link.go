@@ -116,10 +116,7 @@ func runLinkShow(a *cmdutil.App, arg string) error {
 		rows = append(rows, r)
 	}
 	if a.Opts.JSON {
-		if rows == nil {
-			rows = []linkJSON{}
-		}
-		return a.PrintJSON(rows)
+		return cmdutil.PrintList(a, rows)
 	}
 	tb := render.NewTable(a.Stdout, "PORT", "STATE", "PHYS_STATE", "LINK_LAYER", "NETDEV", "LID", "SM_LID", "LMC", "RATE", "MTU")
 	for _, r := range rows {

@@ -95,10 +95,7 @@ func Make(dir, target string) (out []Link, kept int, err error) {
 
 func printLinks(a *cmdutil.App, out []Link) error {
 	if a.Opts.JSON {
-		if out == nil {
-			out = []Link{}
-		}
-		return a.PrintJSON(out)
+		return cmdutil.PrintList(a, out)
 	}
 	t := render.NewTable(a.Stdout, "NAME", "PATH", "STATUS")
 	for _, l := range out {
