@@ -28,8 +28,11 @@ func cmArgs(verb, kind string, extra []string, who string, port int, client bool
 
 // cmPairs are the pairings of the RDMA CM tests: rdmactl on both sides,
 // and against perftest in either role.
-var cmPairs = []struct{ name, server, client string }{
+var cmPairs = []cmPair{
 	{"rdmactl-rdmactl", "r", "r"}, {"rdmactl-client-perftest-server", "p", "r"}, {"perftest-client-rdmactl-server", "r", "p"}}
+
+// cmPair names who serves and who connects: "r" rdmactl, "p" perftest.
+type cmPair struct{ name, server, client string }
 
 // cmTest is one test of the RDMA CM tests: verb, bw or lat, more options.
 type cmTest struct {
@@ -37,50 +40,55 @@ type cmTest struct {
 	extra      []string
 }
 
-func TestVMPerfRDMACM(t *testing.T) {
-	resUnchanged(t, true)
-	tests := []cmTest{{"write", "bw", nil}, {"send", "bw", nil}, {"read", "bw", nil}, {"write", "lat", nil}, {"send", "lat", nil}, {"read", "lat", nil}, {"write", "bw", []string{"-q", "2"}}}
-	port := 19100
+// eachCMPair runs body for each test against each pair, as the subtest
+// VERB_KIND[EXTRA]/PAIR, on its own port counted up from base.
+func eachCMPair(t *testing.T, tests []cmTest, base int, body func(t *testing.T, tc cmTest, pr cmPair, port int)) {
+	port := base
 	for _, tc := range tests {
 		for _, pr := range cmPairs {
 			port++
 			p := port
-			name := fmt.Sprintf("%s_%s%s/%s", tc.verb, tc.kind, strings.Join(tc.extra, ""), pr.name)
-			t.Run(name, func(t *testing.T) {
-				// perftest's comm connect does not retry: runPair starts the
-				// client once the server's CM id listens.
-				r := retryPair(t, p, 1000, func(port int) ([]string, []string) {
-					return cmArgs(tc.verb, tc.kind, tc.extra, pr.server, port, false), cmArgs(tc.verb, tc.kind, tc.extra, pr.client, port, true)
-				}, pairOpts{}, perftestClock)
-				r.mustPass(t)
-				sout, cout := r.sout, r.cout
-				for who, out := range map[string]string{"server": sout, "client": cout} {
-					if headerField(out, "rdma_cm QPs") != "ON" || headerField(out, "Data ex. method") != "rdma_cm" {
-						t.Fatalf("%s's header does not say rdma_cm:\n%s", who, out)
-					}
-				}
-				if tc.verb == "read" && tc.kind == "lat" {
-					rows := parsePerfRows(t, "client", cout)
-					if rows[0].iters != 100 || (pr.client == "r" && rows[0].vals[0] <= 0) {
-						t.Fatalf("client row %+v", rows[0])
-					}
-					return
-				}
-				s, c := agreeingRows(t, sout, cout)
-				if tc.kind == "bw" && tc.verb != "send" && fmt.Sprint(s.vals) != fmt.Sprint(c.vals) {
-					// The server prints the client's report, which
-					// crossed the CM exchange as five 8-byte SENDs.
-					t.Fatalf("server printed %v, client measured %v", s.vals, c.vals)
-				}
-				for i, r := range []perfRow{s, c} {
-					if []string{pr.server, pr.client}[i] == "r" && (!finite(r.vals) || r.vals[len(r.vals)-1] <= 0 && tc.kind == "bw") {
-						t.Fatalf("rdmactl's row is not sane: %+v", r)
-					}
-				}
-				t.Logf("server %+v client %+v", s, c)
-			})
+			t.Run(fmt.Sprintf("%s_%s%s/%s", tc.verb, tc.kind, strings.Join(tc.extra, ""), pr.name), func(t *testing.T) { body(t, tc, pr, p) })
 		}
 	}
+}
+
+func TestVMPerfRDMACM(t *testing.T) {
+	resUnchanged(t, true)
+	tests := []cmTest{{"write", "bw", nil}, {"send", "bw", nil}, {"read", "bw", nil}, {"write", "lat", nil}, {"send", "lat", nil}, {"read", "lat", nil}, {"write", "bw", []string{"-q", "2"}}}
+	eachCMPair(t, tests, 19100, func(t *testing.T, tc cmTest, pr cmPair, p int) {
+		// perftest's comm connect does not retry: runPair starts the
+		// client once the server's CM id listens.
+		r := retryPair(t, p, 1000, func(port int) ([]string, []string) {
+			return cmArgs(tc.verb, tc.kind, tc.extra, pr.server, port, false), cmArgs(tc.verb, tc.kind, tc.extra, pr.client, port, true)
+		}, pairOpts{}, perftestClock)
+		r.mustPass(t)
+		sout, cout := r.sout, r.cout
+		for who, out := range map[string]string{"server": sout, "client": cout} {
+			if headerField(out, "rdma_cm QPs") != "ON" || headerField(out, "Data ex. method") != "rdma_cm" {
+				t.Fatalf("%s's header does not say rdma_cm:\n%s", who, out)
+			}
+		}
+		if tc.verb == "read" && tc.kind == "lat" {
+			rows := parsePerfRows(t, "client", cout)
+			if rows[0].iters != 100 || (pr.client == "r" && rows[0].vals[0] <= 0) {
+				t.Fatalf("client row %+v", rows[0])
+			}
+			return
+		}
+		s, c := agreeingRows(t, sout, cout)
+		if tc.kind == "bw" && tc.verb != "send" && fmt.Sprint(s.vals) != fmt.Sprint(c.vals) {
+			// The server prints the client's report, which
+			// crossed the CM exchange as five 8-byte SENDs.
+			t.Fatalf("server printed %v, client measured %v", s.vals, c.vals)
+		}
+		for i, r := range []perfRow{s, c} {
+			if []string{pr.server, pr.client}[i] == "r" && (!finite(r.vals) || r.vals[len(r.vals)-1] <= 0 && tc.kind == "bw") {
+				t.Fatalf("rdmactl's row is not sane: %+v", r)
+			}
+		}
+		t.Logf("server %+v client %+v", s, c)
+	})
 }
 
 // TestVMPerfCommCM: -z, perftest's --comm_rdma_cm: the exchange over an
@@ -91,38 +99,30 @@ func TestVMPerfRDMACM(t *testing.T) {
 func TestVMPerfCommCM(t *testing.T) {
 	resUnchanged(t, true)
 	tests := []cmTest{{"write", "bw", nil}, {"read", "bw", nil}, {"send", "lat", nil}, {"send", "bw", []string{"-c", "UD"}}}
-	port := 19300
-	for _, tc := range tests {
-		for _, pr := range cmPairs {
-			port++
-			p := port
-			name := fmt.Sprintf("%s_%s%s/%s", tc.verb, tc.kind, strings.Join(tc.extra, ""), pr.name)
-			t.Run(name, func(t *testing.T) {
-				args := func(who, dev string, port int, client bool) []string {
-					a := append([]string{"-z", "-d", dev, "-n", "100", "-p", strconv.Itoa(port)}, tc.extra...)
-					if client {
-						a = append(a, perfServerIP)
-					}
-					return perfCmd(who, tc.verb, tc.kind, nil, a...)
-				}
-				r := retryPair(t, p, 1000, func(port int) ([]string, []string) {
-					return args(pr.server, "rxe0", port, false), args(pr.client, "rxe1", port, true)
-				}, pairOpts{}, perftestClock)
-				r.mustPass(t)
-				for who, out := range map[string]string{"server": r.sout, "client": r.cout} {
-					if headerField(out, "rdma_cm QPs") != "OFF" || headerField(out, "Data ex. method") != "rdma_cm" {
-						t.Fatalf("%s's header does not say rdma_cm QPs OFF, exchange rdma_cm:\n%s", who, out)
-					}
-				}
-				if len(tc.extra) > 0 { // UD: a receiver may count fewer than were sent
-					t.Logf("client %+v", parsePerfRows(t, "client", r.cout)[0])
-					return
-				}
-				s, c := agreeingRows(t, r.sout, r.cout)
-				t.Logf("server %+v client %+v", s, c)
-			})
+	eachCMPair(t, tests, 19300, func(t *testing.T, tc cmTest, pr cmPair, p int) {
+		args := func(who, dev string, port int, client bool) []string {
+			a := append([]string{"-z", "-d", dev, "-n", "100", "-p", strconv.Itoa(port)}, tc.extra...)
+			if client {
+				a = append(a, perfServerIP)
+			}
+			return perfCmd(who, tc.verb, tc.kind, nil, a...)
 		}
-	}
+		r := retryPair(t, p, 1000, func(port int) ([]string, []string) {
+			return args(pr.server, "rxe0", port, false), args(pr.client, "rxe1", port, true)
+		}, pairOpts{}, perftestClock)
+		r.mustPass(t)
+		for who, out := range map[string]string{"server": r.sout, "client": r.cout} {
+			if headerField(out, "rdma_cm QPs") != "OFF" || headerField(out, "Data ex. method") != "rdma_cm" {
+				t.Fatalf("%s's header does not say rdma_cm QPs OFF, exchange rdma_cm:\n%s", who, out)
+			}
+		}
+		if len(tc.extra) > 0 { // UD: a receiver may count fewer than were sent
+			t.Logf("client %+v", parsePerfRows(t, "client", r.cout)[0])
+			return
+		}
+		s, c := agreeingRows(t, r.sout, r.cout)
+		t.Logf("server %+v client %+v", s, c)
+	})
 }
 
 // TestVMPerfRDMACMFailures: a client with nothing listening on the port
