@@ -73,11 +73,12 @@ func newFake(fn func(req message) ([]message, error)) (*Client, *fakeConn) {
 	return &Client{c: nc}, f
 }
 
-// Sample values from /work/shared/fixtures/rxe/rdma_*.json (rxe on 6.1).
+// Values two rxe devices had on Debian's 6.1 kernel, as rdma -j -d dev
+// show printed them.
 const (
 	guidRxe0 = 0xa86c01fffecc54ed
 	guidRxe1 = 0xa07aa8fffe8dd35c
-	// rxe's caps: the bits of the names in rdma_d_dev_show.json.
+	// rxe's caps: the bits of the names rdma -d dev show printed.
 	capsRxe = 1<<1 | 1<<2 | 1<<4 | 1<<5 | 1<<6 | 1<<10 | 1<<11 | 1<<12 | 1<<13 | 1<<17 | 1<<21 | 1<<24
 )
 

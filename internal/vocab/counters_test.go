@@ -9,7 +9,7 @@ import (
 // TestCapturedNamesKnown: every counter in the captured sysfs trees (rxe
 // on 6.1 and the mlx5 tree, internal/sysfs/testdata) is in the table.
 // rxe's NLDEV statistics carry the same names as its hw_counters
-// (fixtures/rxe/rdma_statistic_show.json).
+// (as rdma statistic show prints them for rxe).
 func TestCapturedNamesKnown(t *testing.T) {
 	var dirs []string
 	for _, pat := range []string{"*/class/infiniband/*/ports/*/counters", "*/class/infiniband/*/ports/*/hw_counters",
