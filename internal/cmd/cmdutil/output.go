@@ -7,8 +7,7 @@ import "github.com/rdmactl/rdmactl/internal/render"
 func (a *App) PrintJSON(v any) error { return render.JSON(a.Stdout, v, a.Opts.Pretty) }
 
 // PrintList writes a command's list of rows as a JSON array: [] when
-// there are none (as rdma -j prints an empty list), never null, so that
-// `jq '.[]'` works on every answer.
+// there are none, never null, so that `jq '.[]'` works on every answer.
 func PrintList[T any](a *App, rows []T) error {
 	if rows == nil {
 		rows = []T{}
