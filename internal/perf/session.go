@@ -614,6 +614,24 @@ func (s *Session) keys() error {
 	return nil
 }
 
+// handshake is one key record on the first QP, which perftest's tests
+// exchange as a barrier between the steps of their set-up.
+func (s *Session) handshake() error { return s.key(0, false) }
+
+// start runs a test's set-up steps (keys, connectQPs, handshake) in the
+// order its perftest program does them in main() (src/write_bw.c,
+// send_bw.c, write_lat.c, send_lat.c...), then prints the header.
+func (s *Session) start(steps ...func() error) error {
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	s.result.Info = *s.info()
+	s.header()
+	return nil
+}
+
 // connectQPs checks GID families (ctx_check_gid_compatibility) and moves
 // the QPs to RTS.
 func (s *Session) connectQPs() error {
@@ -818,20 +836,9 @@ func (s *Session) addBW(r BWResult) {
 // seqRDMABW is ib_write_bw / ib_read_bw.
 func (s *Session) seqRDMABW(ctx context.Context) error {
 	p := s.P
-	if err := s.keys(); err != nil {
+	if err := s.start(s.keys, s.connectQPs, s.keys, s.handshake); err != nil {
 		return err
 	}
-	if err := s.connectQPs(); err != nil {
-		return err
-	}
-	if err := s.keys(); err != nil {
-		return err
-	}
-	if err := s.key(0, false); err != nil {
-		return err
-	}
-	s.result.Info = *s.info()
-	s.header()
 	if p.passive() && !p.Bidir {
 		// The server's memory is the target; it waits for the client's
 		// report and prints it.
@@ -929,20 +936,9 @@ func (s *Session) seqRDMABW(ctx context.Context) error {
 // seqSendBW is ib_send_bw.
 func (s *Session) seqSendBW(ctx context.Context) error {
 	p := s.P
-	if err := s.keys(); err != nil {
+	if err := s.start(s.keys, s.connectQPs, s.handshake, s.keys); err != nil {
 		return err
 	}
-	if err := s.connectQPs(); err != nil {
-		return err
-	}
-	if err := s.key(0, false); err != nil {
-		return err
-	}
-	if err := s.keys(); err != nil {
-		return err
-	}
-	s.result.Info = *s.info()
-	s.header()
 	r := s.newRunner()
 	r.fillSRQPattern() // what an --use-srq receiver checks (srq.go)
 	for i, sz := range p.sizes(s.mtu) {
@@ -1001,39 +997,13 @@ func (s *Session) seqSendBW(ctx context.Context) error {
 // seqLat is ib_write_lat, ib_read_lat and ib_send_lat.
 func (s *Session) seqLat(ctx context.Context) error {
 	p := s.P
-	switch p.Verb {
-	case VerbWrite, VerbRead, VerbAtomic:
-		if err := s.key(0, false); err != nil {
-			return err
-		}
-		if err := s.keys(); err != nil {
-			return err
-		}
-		if err := s.connectQPs(); err != nil {
-			return err
-		}
-		if err := s.keys(); err != nil {
-			return err
-		}
-		if err := s.key(0, false); err != nil {
-			return err
-		}
-	case VerbSend:
-		if err := s.keys(); err != nil {
-			return err
-		}
-		if err := s.connectQPs(); err != nil {
-			return err
-		}
-		if err := s.key(0, false); err != nil {
-			return err
-		}
-		if err := s.keys(); err != nil {
-			return err
-		}
+	steps := []func() error{s.handshake, s.keys, s.connectQPs, s.keys, s.handshake}
+	if p.Verb == VerbSend {
+		steps = []func() error{s.keys, s.connectQPs, s.handshake, s.keys}
 	}
-	s.result.Info = *s.info()
-	s.header()
+	if err := s.start(steps...); err != nil {
+		return err
+	}
 	if p.Verb.isReadLike() && p.passive() {
 		// The reader is the client; the server's memory is read.
 		if !p.Report.AsPerftest { // perftest's read_lat/atomic_lat server prints no table (header)
