@@ -182,7 +182,6 @@ func (s *Session) seqListen(ctx context.Context) error {
 			return err
 		}
 	}
-	s.result.Info = *s.info()
 	s.header()
 	r := s.newRunner()
 	r.prepare(s.P.Size)

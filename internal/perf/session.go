@@ -620,14 +620,13 @@ func (s *Session) handshake() error { return s.key(0, false) }
 
 // start runs a test's set-up steps (keys, connectQPs, handshake) in the
 // order its perftest program does them in main() (src/write_bw.c,
-// send_bw.c, write_lat.c, send_lat.c...), then prints the header.
+// send_bw.c, write_lat.c, send_lat.c...), then the header.
 func (s *Session) start(steps ...func() error) error {
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return err
 		}
 	}
-	s.result.Info = *s.info()
 	s.header()
 	return nil
 }
@@ -805,12 +804,15 @@ func (s *Session) sequence(ctx context.Context) error {
 	}
 }
 
+// header records the run's set-up (Info) in the result and, with an
+// output, prints perftest's header and the table's first lines.
 func (s *Session) header() {
+	in := s.info()
+	s.result.Info = *in
 	if s.Out == nil {
 		return
 	}
-	writeHeader(s.Out, s.P, s.info())
-	s.result.Info = *s.info()
+	writeHeader(s.Out, s.P, in)
 	switch {
 	case s.P.Test == TestBW:
 		s.printf("%s", s.cpuHeaderEnd(bwHeader(s.P.Gbits, s.P.Report.AsPerftest)))
