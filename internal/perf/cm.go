@@ -51,19 +51,15 @@ const (
 	keySizeCMTail = 64
 )
 
-// cmKeySize is the record's size with or without tail_markers_vaddr.
-func cmKeySize(tail bool) int {
-	if tail {
-		return keySizeCMTail
-	}
-	return keySizeCM
-}
-
 // encodeKeyCM is rdma_write_keys' record: lid, out_reads, qpn, psn, rkey
 // (int32 BE), 4 bytes of padding, vaddr (u64 BE), with tail the tail
 // markers' address (u64 BE), then the GID, srqn and gid_index (int32 BE).
 func encodeKeyCM(d *Dest, gidIndex int, tail bool) []byte {
-	b := make([]byte, cmKeySize(tail))
+	n, g := keySizeCM, 32 // g: where the GID starts
+	if tail {
+		n, g = keySizeCMTail, 40
+	}
+	b := make([]byte, n)
 	be := binary.BigEndian
 	be.PutUint32(b[0:], uint32(d.LID))
 	be.PutUint32(b[4:], uint32(d.OutReads))
@@ -71,10 +67,8 @@ func encodeKeyCM(d *Dest, gidIndex int, tail bool) []byte {
 	be.PutUint32(b[12:], d.PSN)
 	be.PutUint32(b[16:], d.RKey)
 	be.PutUint64(b[24:], d.VAddr)
-	g := 32
 	if tail {
 		be.PutUint64(b[32:], d.TailMarkers)
-		g = 40
 	}
 	copy(b[g:g+16], d.GID[:])
 	be.PutUint32(b[g+16:], d.SRQN)

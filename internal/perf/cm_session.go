@@ -83,8 +83,8 @@ func (s *Session) connectCM(ctx context.Context) error {
 // (create_rdma_cm_connection's ctx_hand_shake with a zeroed record).
 func (s *Session) cmSync(what string) error {
 	var zero Dest
-	tail := s.cmTailKey()
-	_, err := s.conn.xchg(what, encodeKeyCM(&zero, 0, tail), cmKeySize(tail), false)
+	rec := encodeKeyCM(&zero, 0, s.cmTailKey())
+	_, err := s.conn.xchg(what, rec, len(rec), false)
 	return err
 }
 

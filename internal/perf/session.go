@@ -585,12 +585,12 @@ func (s *Session) key(i int, long bool) error {
 		s.settle()
 	}
 	form := keyForm{gid: s.withGID, dv: s.P.DataValidation}
-	mine, size, parse := encodeKey(&s.my[i], form), keySize(form), func(b []byte) (Dest, error) { return parseKey(b, form) }
+	mine, parse := encodeKey(&s.my[i], form), func(b []byte) (Dest, error) { return parseKey(b, form) }
 	if s.P.cmExchange() {
-		tail := s.cmTailKey()
-		mine, size, parse = encodeKeyCM(&s.my[i], s.gidIndex, tail), cmKeySize(tail), parseKeyCM
+		mine, parse = encodeKeyCM(&s.my[i], s.gidIndex, s.cmTailKey()), parseKeyCM
 	}
-	b, err := s.conn.xchg(what, mine, size, long)
+	// The peer's record has this side's form, so this side's size.
+	b, err := s.conn.xchg(what, mine, len(mine), long)
 	if err != nil {
 		return err
 	}
