@@ -1,10 +1,10 @@
 package perf
 
 import (
-	"github.com/rdmactl/rdmactl/internal/cmd/cmdtest"
 	"strings"
 	"testing"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdtest"
 	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/perf"
 )

@@ -1,11 +1,11 @@
 package perf
 
 import (
-	"github.com/rdmactl/rdmactl/internal/cmd/cmdtest"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/rdmactl/rdmactl/internal/cmd/cmdtest"
 	"github.com/rdmactl/rdmactl/internal/cmd/cmdutil"
 	"github.com/rdmactl/rdmactl/internal/perf"
 )
