@@ -30,10 +30,7 @@ func TestVMPerfMcast(t *testing.T) {
 		for _, pair := range [][2]string{{"r", "p"}, {"p", "r"}, {"r", "r"}} {
 			t.Run(kind+"_"+pair[0]+pair[1], func(t *testing.T) {
 				port += 10
-				r := retryPair(t, port, 1000, func(port int) ([]string, []string) {
-					s, c, _ := perfPairArgs("send", kind, "RC", mc, pair[0], pair[1], port)
-					return s, c
-				}, pairOpts{}, perftestClock)
+				r := retryPerfPair(t, "send", kind, "RC", mc, pair[0], pair[1], port, perftestClock)
 				r.mustPass(t)
 				agreeingRows(t, r.sout, r.cout)
 				title := map[string]string{"bw": "Send BW Multicast Test\n", "lat": "Send Latency Multicast Test\n"}[kind]
@@ -70,10 +67,7 @@ func TestVMPerfMcast(t *testing.T) {
 		case <-time.After(20 * time.Second):
 			t.Fatalf("the listener did not start: %s %s", out.String(), l.stderr.String())
 		}
-		retryPair(t, port+100, 1000, func(port int) ([]string, []string) {
-			s, c, _ := perfPairArgs("send", "bw", "RC", append(mc, "-D", "2"), "p", "p", port)
-			return s, c
-		}, pairOpts{}, perftestClock).mustPass(t)
+		retryPerfPair(t, "send", "bw", "RC", append(mc, "-D", "2"), "p", "p", port+100, perftestClock).mustPass(t)
 		time.Sleep(3 * time.Second) // the period the traffic began in ends
 		_ = l.cmd.Process.Signal(os.Interrupt)
 		err := l.cmd.Wait()
